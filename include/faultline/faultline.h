@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* faultline: everything public, in one include. */
+#ifndef FAULTLINE_FAULTLINE_H
+#define FAULTLINE_FAULTLINE_H
+
+#include <faultline/log.h>
+#include <faultline/format.h>
+#include <faultline/discovery.h>
+
+#endif /* FAULTLINE_FAULTLINE_H */
