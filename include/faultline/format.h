@@ -98,7 +98,7 @@ const char *fl_location_kind_name(uint32_t kind);
  */
 
 enum fl_faultmap_event_type {
-	FL_FM_TABLE = 1,	/* a table header */
+	FL_FM_TABLE = 1,	/* a table header: .header */
 	FL_FM_FUNCTION,		/* a FunctionInfo */
 	FL_FM_FAULT,		/* a FunctionFaultInfo */
 	FL_FM_TABLE_END,	/* the end of the current table */
@@ -114,8 +114,7 @@ struct fl_faultmap_event {
 			uint8_t reserved0;
 			uint16_t reserved1;
 			uint32_t num_functions;
-			size_t size;	/* bytes of this table */
-		} table;
+		} header;
 		struct {
 			uint32_t index;		/* within the table */
 			uint64_t address;	/* as stored in the section */
@@ -139,8 +138,6 @@ struct fl_faultmap_cursor {
 	const unsigned char *data;
 	size_t size;
 	size_t pos;
-	size_t table_start;
-	size_t table_end;
 	uint32_t flags;
 	uint32_t table;
 	uint32_t num_functions;
@@ -149,6 +146,7 @@ struct fl_faultmap_cursor {
 	uint32_t num_pcs;
 	uint32_t pc;
 	int state;
+	int err;
 	struct fl_diag *diag;
 };
 
@@ -179,7 +177,7 @@ long fl_faultmap_validate(const void *data, size_t size, uint32_t flags,
  */
 
 enum fl_stackmap_event_type {
-	FL_SM_TABLE = 1,	/* a table header */
+	FL_SM_TABLE = 1,	/* a table header: .header */
 	FL_SM_FUNCTION,		/* a StkSizeRecord */
 	FL_SM_CONSTANT,		/* a LargeConstant */
 	FL_SM_RECORD,		/* a StkMapRecord header */
@@ -204,8 +202,7 @@ struct fl_stackmap_event {
 			uint32_t num_functions;
 			uint32_t num_constants;
 			uint32_t num_records;
-			size_t size;		/* bytes of this table */
-		} table;
+		} header;
 		struct {
 			uint32_t index;
 			uint64_t address;	/* as stored in the section */
@@ -221,7 +218,8 @@ struct fl_stackmap_event {
 			uint32_t index;		/* within the table */
 			/* the function it belongs to (v2, v3), else FL_NO_FUNCTION */
 			uint32_t function;
-			uint64_t function_address;
+			uint64_t function_address;	/* 0 in v1 */
+			uint64_t stack_size;		/* of the function; 0 in v1 */
 			uint64_t id;
 			uint32_t instruction_offset;
 			uint16_t flags;
@@ -278,6 +276,7 @@ struct fl_stackmap_cursor {
 	uint16_t num_live_outs;
 	uint16_t live_out;
 	int state;
+	int err;
 	struct fl_diag *diag;
 };
 
