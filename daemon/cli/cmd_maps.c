@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * faultline faultmap|stackmap [--json] [--strict] FILE...
+ *
+ * Every file is validated whole before anything of it is printed, so a
+ * malformed file never leaves half a table on stdout.  Exit status: 0 when
+ * every file was read, 1 when one was malformed or unreadable (the others
+ * are still printed), 2 for a bad command line.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+
+enum map_kind { FAULTMAP, STACKMAP };
+
+struct map_command {
+	const char *name;
+	enum map_kind kind;
+	const char *section;
+};
+
+static void map_usage(const struct map_command *mc, FILE *out)
+{
+	fprintf(out,
+		"Usage: faultline %s [--json] [--strict] FILE...\n"
+		"\n"
+		"Prints the %s tables of ELF files (objects, executables, shared\n"
+		"libraries).  The default output is what LLVM 14 prints (%s), for\n"
+		"every table of the section, not only the first.\n"
+		"\n"
+		"Options:\n"
+		"  --json     print one JSON document for all files (see faultline(1))\n"
+		"  --strict   also reject non-zero reserved fields and padding\n"
+		"  -h, --help show this help\n"
+		"\n"
+		"Exit status: 0 on success, 1 if a file is malformed or unreadable,\n"
+		"2 for usage errors.\n",
+		mc->name, mc->section,
+		mc->kind == FAULTMAP ? "llvm-objdump-14 --fault-map-section"
+				     : "llvm-readelf-14 --stackmap");
+}
+
+static long validate(const struct map_command *mc, const struct cli_file *f,
+		     uint32_t flags, struct fl_diag *diag)
+{
+	const struct cli_section *sec = mc->kind == FAULTMAP ? &f->faultmap : &f->stackmap;
+
+	if (!sec->found)
+		return 0;
+	if (mc->kind == FAULTMAP)
+		return fl_faultmap_validate(sec->data, sec->size, flags, diag);
+	return fl_stackmap_validate(sec->data, sec->size, flags | f->stackmap_flags, diag);
+}
+
+/* Text output for one file; nfiles > 1 adds LLVM's per-file headers. */
+static void print_text(const struct map_command *mc, struct cli_file *f,
+		       uint32_t flags, int nfiles)
+{
+	if (mc->kind == FAULTMAP) {
+		if (nfiles > 1)
+			printf("\n%s:\tfile format %s\n", f->path, f->format_name);
+		print_faultmap_llvm(stdout, &f->faultmap, flags);
+	} else {
+		if (nfiles > 1)
+			printf("\nFile: %s\n", f->path);
+		print_stackmap_llvm(stdout, &f->stackmap, flags | f->stackmap_flags);
+	}
+}
+
+static int run_maps(const struct map_command *mc, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct json_object *doc = NULL, *files = NULL;
+	uint32_t flags = 0;
+	int json = 0, status = 0, opt, i;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = 1;
+			break;
+		case 's':
+			flags |= FL_PARSE_STRICT;
+			break;
+		case 'h':
+			map_usage(mc, stdout);
+			return 0;
+		default:
+			usage_error(mc->name, "unknown option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage_error(mc->name, "no FILE given");
+		return EXIT_USAGE;
+	}
+
+	if (json) {
+		doc = json_object_new_object();
+		files = json_object_new_array();
+		json_object_object_add(doc, "command", json_object_new_string(mc->name));
+		json_object_object_add(doc, "schema", json_object_new_int(1));
+		json_object_object_add(doc, "strict", json_object_new_boolean(!!(flags & FL_PARSE_STRICT)));
+		json_object_object_add(doc, "files", files);
+	}
+
+	for (i = optind; i < argc; i++) {
+		struct cli_file f;
+		struct fl_diag diag = { 0 };
+		char err[512];
+		long ret;
+
+		ret = cli_file_open(&f, argv[i], err, sizeof(err));
+		if (ret == 0) {
+			ret = validate(mc, &f, flags, &diag);
+			if (ret < 0)
+				snprintf(err, sizeof(err), "%s: %s", f.path, diag.msg);
+		}
+		if (ret < 0) {
+			fprintf(stderr, "faultline: %s\n", err);
+			status = EXIT_MALFORMED;
+			if (json) {
+				struct json_object *o = json_object_new_object();
+
+				json_object_object_add(o, "file", json_object_new_string(argv[i]));
+				json_object_object_add(o, "ok", json_object_new_boolean(0));
+				json_object_object_add(o, "error", json_object_new_string(err));
+				json_object_array_add(files, o);
+			}
+		} else if (json) {
+			json_object_array_add(files, mc->kind == FAULTMAP ?
+					      faultmap_json(&f, flags) :
+					      stackmap_json(&f, flags));
+		} else {
+			print_text(mc, &f, flags, argc - optind);
+		}
+		cli_file_close(&f);
+	}
+
+	if (json) {
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "faultline: %s: write error: %s\n", mc->name, strerror(errno));
+		return EXIT_MALFORMED;
+	}
+	return status;
+}
+
+int cmd_faultmap(int argc, char **argv)
+{
+	static const struct map_command mc = { "faultmap", FAULTMAP, FL_FAULTMAP_SECTION };
+
+	return run_maps(&mc, argc, argv);
+}
+
+int cmd_stackmap(int argc, char **argv)
+{
+	static const struct map_command mc = { "stackmap", STACKMAP, FL_STACKMAP_SECTION };
+
+	return run_maps(&mc, argc, argv);
+}

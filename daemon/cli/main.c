@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/* faultline: the command-line tool.  This file only dispatches subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef FL_VERSION
+#define FL_VERSION "unknown"
+#endif
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "faultmap", cmd_faultmap, "print the .llvm_faultmaps tables of ELF files" },
+	{ "stackmap", cmd_stackmap, "print the .llvm_stackmaps tables of ELF files" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fputs("Usage: faultline COMMAND [OPTIONS] [ARGS]\n"
+	      "       faultline COMMAND --help\n"
+	      "       faultline --version\n"
+	      "\n"
+	      "Runtime support for LLVM implicit checks, stack maps and patch points.\n"
+	      "\n"
+	      "Commands:\n", out);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nSee faultline(1).\n", out);
+}
+
+void usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("faultline: ", stderr);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'faultline %s%s--help' for more information.\n",
+		cmd ? cmd : "", cmd ? " " : "");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("faultline %s\n", FL_VERSION);
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	if (argv[1][0] == '-')
+		usage_error(NULL, "unknown option '%s'", argv[1]);
+	else
+		usage_error(NULL, "unknown command '%s'", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+/* The unit test runner: every suite of selftests/unit in one Check run. */
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "suites.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(fmt_suite());
+	int failed;
+
+	srunner_add_suite(sr, faultmap_suite());
+	srunner_add_suite(sr, stackmap_suite());
+	srunner_add_suite(sr, table_suite());
+#ifdef FL_HAVE_DISCOVERY_SUITE
+	srunner_add_suite(sr, discovery_suite());
+#endif
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
