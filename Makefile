@@ -106,6 +106,8 @@ CLI_SRCS := $(wildcard daemon/cli/*.c)
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 CLI := $(B)/bin/faultline
 
+$(B)/obj/daemon/cli/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
+
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -126,6 +128,19 @@ $(UNIT): $(UNIT_OBJS) $(LIB_A)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJS) $(LIB_A) $(LIB_LIBS) $(CHECK_LIBS)
 
 # ---------------------------------------------------------------------------
+# CLI behaviour tests (exit codes, messages, JSON, hostile input)
+
+JSON_CHECK := $(B)/tests/json_check
+
+$(JSON_CHECK): $(B)/obj/selftests/cli/json_check.o
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+.PHONY: check-cli
+check-cli: $(CLI) $(JSON_CHECK) | deps
+	$(Q)selftests/cli/run.sh $(CLI) $(JSON_CHECK) $(B)/tests/cli
+
+# ---------------------------------------------------------------------------
 # Top-level targets
 
 ALL := $(LIB_SO) $(LIB_A) $(CLI)
@@ -133,12 +148,62 @@ ALL := $(LIB_SO) $(LIB_A) $(CLI)
 .PHONY: all
 all: $(ALL)
 
-.PHONY: check check-unit
+.PHONY: check check-unit check-san
 check-unit: $(UNIT)
 	$(Q)CK_FORK=yes $(UNIT)
 
-check: all check-unit
-	@echo "make check: all passed"
+# The unit tests and the CLI tests again, built with ASan + UBSan.
+check-san: | deps
+	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-cli
+
+CHECKS := check-unit check-cli check-san
+
+check: all
+	$(Q)failed=; for t in $(CHECKS); do \
+		echo "==> make $$t"; \
+		$(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make check: FAILED:$$failed"; exit 1; fi; \
+	echo "make check: all passed ($(CHECKS))"
+
+# ---------------------------------------------------------------------------
+# Install
+
+PC_FILE := $(B)/faultline.pc
+
+$(PC_FILE): Makefile
+	@mkdir -p $(@D)
+	$(Q)printf '%s\n' \
+		'prefix=$(PREFIX)' \
+		'libdir=$(LIBDIR)' \
+		'includedir=$(INCLUDEDIR)' \
+		'' \
+		'Name: faultline' \
+		'Description: Runtime support for LLVM implicit checks, stack maps and patch points' \
+		'Version: $(VERSION)' \
+		'Requires.private: $(PKGS)' \
+		'Libs: -L$${libdir} -lfaultline' \
+		'Cflags: -I$${includedir}' > $@
+
+.PHONY: install
+install: all $(PC_FILE)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR)/faultline $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/faultline
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libfaultline.so.$(VERSION)
+	ln -sf libfaultline.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfaultline.so.0
+	ln -sf libfaultline.so.0 $(DESTDIR)$(LIBDIR)/libfaultline.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libfaultline.a
+	install -m 644 include/faultline/*.h $(DESTDIR)$(INCLUDEDIR)/faultline/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/faultline.pc
+	install -m 644 docs/man/faultline.1 $(DESTDIR)$(MANDIR)/man1/faultline.1
+
+# ---------------------------------------------------------------------------
+# Demo: until the daemon exists, the tables of a sample program.
+
+.PHONY: demo
+demo: all
+	$(Q)scripts/demo.sh $(CLI) $(B)/demo
 
 .PHONY: clean
 clean:

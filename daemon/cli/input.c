@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/* Input files of faultmap/stackmap, read through the discovery layer. */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <faultline/discovery.h>
+
+#include "cli.h"
+
+/* llvm-objdump's name for the file format (ELFObjectFile::getFileFormatName). */
+static const char *format_name(uint16_t machine, int big)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return "elf64-x86-64";
+	case EM_AARCH64:
+		return big ? "elf64-bigaarch64" : "elf64-littleaarch64";
+	case EM_PPC64:
+		return big ? "elf64-powerpc" : "elf64-powerpcle";
+	case EM_S390:
+		return "elf64-s390";
+	case EM_RISCV:
+		return "elf64-littleriscv";
+	}
+	return "elf64-unknown";
+}
+
+static void take_section(struct fl_elf *elf, enum fl_section_kind kind,
+			 struct cli_section *sec)
+{
+	struct fl_elf_section s;
+
+	memset(sec, 0, sizeof(*sec));
+	if (fl_elf_section(elf, kind, &s) == 0) {
+		sec->found = 1;
+		sec->data = s.data;
+		sec->size = s.size;
+	}
+}
+
+int cli_file_open(struct cli_file *f, const char *path, char *err, size_t errlen)
+{
+	struct fl_elf_opts opts = { .sz = sizeof(opts), .flags = FL_ELF_ANY_MACHINE };
+	struct fl_diag diag = { 0 };
+	struct fl_elf *elf;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	ret = fl_elf_open(path, &opts, &elf, &diag);
+	if (ret < 0) {
+		if (diag.msg[0])
+			snprintf(err, errlen, "%s", diag.msg);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	f->priv = elf;
+	f->stackmap_flags = fl_elf_parse_flags(elf);
+	f->format_name = format_name(fl_elf_machine(elf),
+				     !!(f->stackmap_flags & FL_PARSE_BIG_ENDIAN));
+	take_section(elf, FL_SECTION_FAULTMAP, &f->faultmap);
+	take_section(elf, FL_SECTION_STACKMAP, &f->stackmap);
+	return 0;
+}
+
+void cli_file_close(struct cli_file *f)
+{
+	fl_elf_close(f->priv);
+	f->priv = NULL;
+}
+
+const char *cli_file_symbol(struct cli_file *f, const struct cli_section *sec,
+			    size_t address_offset, uint64_t address)
+{
+	enum fl_section_kind kind = sec == &f->faultmap ? FL_SECTION_FAULTMAP
+							: FL_SECTION_STACKMAP;
+
+	return fl_elf_function_name(f->priv, kind, address_offset, address);
+}

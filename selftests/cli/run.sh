@@ -1,0 +1,169 @@
+#!/bin/bash
+# The faultline command line: exit codes, messages, JSON, hostile input.
+#   run.sh FAULTLINE JSON_CHECK WORKDIR
+set -u
+
+FL=$(realpath "$1")
+JSON_CHECK=$(realpath "$2")
+W=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# run NAME EXPECTED_STATUS CMD...: runs CMD (10 s limit), output in NAME.out/.err
+run() {
+	local name=$1 want=$2 got
+	shift 2
+	timeout 10 "$@" >"$name.out" 2>"$name.err"
+	got=$?
+	if [ "$got" = "$want" ]; then ok; else bad "$name: exit $got, expected $want"; sed 's/^/  | /' "$name.err" | head -5; fi
+}
+
+# has NAME FILE TEXT: FILE contains TEXT (fixed string)
+has() {
+	if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $2"; sed 's/^/  | /' "$2" | head -5; fi
+}
+
+empty() {
+	if [ ! -s "$2" ]; then ok; else bad "$1: $2 is not empty"; head -3 "$2"; fi
+}
+
+# ---- a sample object, and llvm's view of it
+llc-14 -O2 -enable-implicit-null-checks -filetype=obj "$HERE/sample.ll" -o sample.o || exit 1
+llvm-objdump-14 --fault-map-section sample.o | sed -n '/^FaultMap table:/,$p' >sample.faultmap.llvm
+llvm-readelf-14 --stackmap sample.o >sample.stackmap.llvm
+cp sample.o other.o
+
+# ---- usage
+run help 0 "$FL" --help
+has help help.out "Usage: faultline COMMAND"
+run help_sub 0 "$FL" faultmap --help
+has help_sub help_sub.out "Usage: faultline faultmap"
+run version 0 "$FL" --version
+has version version.out "faultline "
+run no_args 2 "$FL"
+run unknown_command 2 "$FL" frobnicate
+has unknown_command unknown_command.err "unknown command 'frobnicate'"
+run unknown_option 2 "$FL" --frobnicate
+run no_file 2 "$FL" faultmap
+has no_file no_file.err "no FILE given"
+run bad_option 2 "$FL" stackmap --jsn sample.o
+has bad_option bad_option.err "unknown option '--jsn'"
+empty bad_option bad_option.out
+
+# ---- good input: LLVM's output
+run faultmap_text 0 "$FL" faultmap sample.o
+cmp -s faultmap_text.out sample.faultmap.llvm && ok || { bad "faultmap differs from llvm-objdump"; diff faultmap_text.out sample.faultmap.llvm | head; }
+run stackmap_text 0 "$FL" stackmap sample.o
+cmp -s stackmap_text.out sample.stackmap.llvm && ok || { bad "stackmap differs from llvm-readelf"; diff stackmap_text.out sample.stackmap.llvm | head; }
+# Several files: the same per-file headers as the LLVM tools.
+run faultmap_two 0 "$FL" faultmap sample.o other.o
+llvm-objdump-14 --fault-map-section sample.o other.o >two.llvm
+cmp -s faultmap_two.out two.llvm && ok || { bad "two-file faultmap differs"; diff faultmap_two.out two.llvm | head; }
+run stackmap_two 0 "$FL" stackmap sample.o other.o
+llvm-readelf-14 --stackmap sample.o other.o >two.llvm
+cmp -s stackmap_two.out two.llvm && ok || { bad "two-file stackmap differs"; diff stackmap_two.out two.llvm | head; }
+# A file without the sections.
+printf 'int main(void) { return 0; }\n' >plain.c && gcc -c plain.c -o plain.o
+run faultmap_none 0 "$FL" faultmap plain.o
+printf 'FaultMap table:\n<not found>\n' | cmp -s - faultmap_none.out && ok || bad "no section: not '<not found>'"
+run stackmap_none 0 "$FL" stackmap plain.o
+empty stackmap_none stackmap_none.out
+
+# ---- JSON
+run json_faultmap 0 "$FL" faultmap --json sample.o plain.o
+"$JSON_CHECK" command='"faultmap"' files.0.ok=true files.0.found=true \
+	files.0.tables.0.version=1 files.0.tables.0.functions.0.symbol='"load_field"' \
+	files.0.tables.0.functions.0.faults.0.kind='"load"' \
+	files.0.tables.0.functions.1.symbol='"store_field"' \
+	files.0.tables.0.functions.1.faults.0.kind='"store"' \
+	files.1.found=false files.1.tables='[]' <json_faultmap.out && ok || bad "faultmap JSON"
+run json_stackmap 0 "$FL" stackmap --json sample.o
+"$JSON_CHECK" command='"stackmap"' files.0.tables.0.version=3 \
+	files.0.tables.0.functions.0.symbol='"with_stackmap"' \
+	files.0.tables.0.records.0.id=7 \
+	files.0.tables.0.records.0.locations.1.kind='"constant"' \
+	files.0.tables.0.records.0.locations.1.value=-3 \
+	files.0.tables.0.records.0.locations.2.kind='"constant_index"' \
+	files.0.tables.0.records.0.locations.2.value=8589934592 \
+	files.0.tables.0.records.0.locations.3.kind='"direct"' <json_stackmap.out && ok || bad "stackmap JSON"
+
+# ---- malformed input: exit 1, the file and the diagnostic on stderr, nothing on stdout
+run missing 1 "$FL" faultmap does-not-exist.o
+has missing missing.err "does-not-exist.o"
+empty missing missing.out
+printf 'this is not an ELF file\n' >text.o
+run not_elf 1 "$FL" stackmap text.o
+has not_elf not_elf.err "text.o"
+# A fault map whose NumFunctions reaches past the end.
+printf '\001\000\000\000\377\377\377\377' >bad.faultmap
+# (its relocations go too: they would point past the new section's end)
+llvm-objcopy-14 --remove-section .rela.llvm_faultmaps \
+	--update-section .llvm_faultmaps=bad.faultmap sample.o bad_faultmap.o
+run bad_faultmap 1 "$FL" faultmap bad_faultmap.o
+has bad_faultmap bad_faultmap.err "bad_faultmap.o: .llvm_faultmaps: table 0: NumFunctions 4294967295"
+empty bad_faultmap bad_faultmap.out
+# One bad file among good ones: the good ones are still printed, exit 1.
+run bad_among_good 1 "$FL" faultmap sample.o bad_faultmap.o other.o
+if [ "$(grep -c '^FaultMap table:' bad_among_good.out)" = 2 ]; then ok; else bad "bad_among_good: good files not printed"; fi
+run bad_json 1 "$FL" faultmap --json sample.o bad_faultmap.o
+"$JSON_CHECK" files.0.ok=true files.1.ok=false <bad_json.out && ok || bad "JSON with a bad file"
+has bad_json bad_json.out "NumFunctions 4294967295"
+
+# ---- --strict: a non-zero reserved byte is accepted, but rejected when strict
+llvm-objcopy-14 --dump-section .llvm_stackmaps=sm.bin sample.o
+printf '\001' | dd of=sm.bin bs=1 seek=1 conv=notrunc 2>/dev/null
+llvm-objcopy-14 --update-section .llvm_stackmaps=sm.bin sample.o reserved.o
+run reserved_lax 0 "$FL" stackmap reserved.o
+run reserved_strict 1 "$FL" stackmap --strict reserved.o
+has reserved_strict reserved_strict.err "(strict)"
+
+# ---- write errors are reported
+if [ -w /dev/full ]; then
+	timeout 10 "$FL" faultmap sample.o >/dev/full 2>full.err
+	[ $? = 1 ] && ok || bad "write error to /dev/full not reported"
+fi
+
+# ---- hostile input: never a crash, never a hang (status 0 or 1 only)
+hostile() {
+	local f=$1 cmd s
+	for cmd in faultmap stackmap; do
+		for opt in "" --json --strict; do
+			timeout 10 "$FL" $cmd $opt "$f" >/dev/null 2>hostile.err
+			s=$?
+			if [ $s != 0 ] && [ $s != 1 ]; then
+				bad "hostile $f ($cmd $opt): status $s"
+				cp "$f" "crash-$(basename "$f")"
+				return
+			fi
+		done
+	done
+	ok
+}
+size=$(stat -c %s sample.o)
+for len in 0 1 4 16 52 63 64 65 100 200 $((size / 2)) $((size - 9)) $((size - 1)); do
+	head -c "$len" sample.o >"trunc-$len.o"
+	hostile "trunc-$len.o"
+done
+for i in $(seq 1 20); do
+	head -c $((RANDOM % 4096 + 1)) /dev/urandom >"random-$i.o"
+	hostile "random-$i.o"
+	# An ELF header followed by garbage.
+	{ head -c 64 sample.o; head -c $((RANDOM % 4096)) /dev/urandom; } >"elfish-$i.o"
+	hostile "elfish-$i.o"
+	# The sample with a few bytes flipped.
+	cp sample.o "flip-$i.o"
+	for k in 1 2 3 4; do
+		printf "\\x$(printf %02x $((RANDOM % 256)))" |
+			dd of="flip-$i.o" bs=1 seek=$((RANDOM % size)) conv=notrunc 2>/dev/null
+	done
+	hostile "flip-$i.o"
+done
+run directory 1 "$FL" faultmap .
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
