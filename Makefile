@@ -156,7 +156,11 @@ check-unit: $(UNIT)
 check-san: | deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-cli
 
-CHECKS := check-unit check-cli check-san
+.PHONY: check-docs
+check-docs:
+	$(Q)selftests/docs/check-man.sh
+
+CHECKS := check-unit check-cli check-docs check-san
 
 check: all
 	$(Q)failed=; for t in $(CHECKS); do \
@@ -188,7 +192,8 @@ $(PC_FILE): Makefile
 .PHONY: install
 install: all $(PC_FILE)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR)/faultline $(DESTDIR)$(MANDIR)/man1
+		$(DESTDIR)$(INCLUDEDIR)/faultline $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man3
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/faultline
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libfaultline.so.$(VERSION)
 	ln -sf libfaultline.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfaultline.so.0
@@ -197,6 +202,7 @@ install: all $(PC_FILE)
 	install -m 644 include/faultline/*.h $(DESTDIR)$(INCLUDEDIR)/faultline/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/faultline.pc
 	install -m 644 docs/man/faultline.1 $(DESTDIR)$(MANDIR)/man1/faultline.1
+	install -m 644 docs/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 
 # ---------------------------------------------------------------------------
 # Demo: until the daemon exists, the tables of a sample program.
