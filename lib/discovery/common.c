@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/* Helpers shared by the discovery layer: diagnostics, options, libelf setup. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <libelf.h>
+
+#include "core/fmt.h"
+#include "discovery/internal.h"
+
+int fl_disc_diag(struct fl_diag *diag, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!diag)
+		return err;
+	diag->err = err;
+	va_start(ap, fmt);
+	fl_vfmt(diag->msg, sizeof(diag->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+bool fl_disc_opts_copy(void *copy, size_t known, const void *opts)
+{
+	const unsigned char *p = opts;
+	size_t sz, i;
+
+	memset(copy, 0, known);
+	if (!opts)
+		return true;
+	memcpy(&sz, opts, sizeof(sz));
+	if (sz < sizeof(sz))
+		return false;
+	for (i = known; i < sz; i++)
+		if (p[i])
+			return false;
+	memcpy(copy, opts, sz < known ? sz : known);
+	return true;
+}
+
+static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
+static int libelf_ok;
+
+static void libelf_setup(void)
+{
+	libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+int fl_disc_libelf_init(void)
+{
+	pthread_once(&libelf_once, libelf_setup);
+	return libelf_ok ? 0 : -ENOSYS;
+}
+
+const char *fl_section_kind_name(enum fl_section_kind kind)
+{
+	switch (kind) {
+	case FL_SECTION_FAULTMAP:
+		return FL_FAULTMAP_SECTION;
+	case FL_SECTION_STACKMAP:
+		return FL_STACKMAP_SECTION;
+	}
+	return NULL;
+}

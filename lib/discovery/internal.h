@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal interfaces of the discovery layer (lib/discovery). */
+#ifndef FL_DISCOVERY_INTERNAL_H
+#define FL_DISCOVERY_INTERNAL_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <faultline/discovery.h>
+
+/*
+ * Fills *diag (if not NULL) with the formatted text (fl_fmt directives) and
+ * returns err.
+ */
+int fl_disc_diag(struct fl_diag *diag, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Copies a caller's options struct (whose first member is its size) into
+ * *copy of known bytes: fields the caller's older struct lacks read as 0.
+ * Returns false when opts->sz is too small to hold the size itself, or when
+ * a newer caller set fields this library does not know (non-zero bytes past
+ * known), as libbpf's OPTS_VALID does.  NULL opts gives all zeros.
+ */
+bool fl_disc_opts_copy(void *copy, size_t known, const void *opts);
+
+/* elf_version(EV_CURRENT), once per process.  Returns 0 or -ENOSYS. */
+int fl_disc_libelf_init(void);
+
+/* What a file says about how it is loaded (ET_EXEC, ET_DYN). */
+struct fl_elf_load_info {
+	size_t phnum;
+	const Elf64_Phdr *phdr;		/* in native byte order */
+	size_t build_id_size;		/* 0: none */
+	const unsigned char *build_id;
+};
+
+/* Fills *li for elf; the pointers stay valid until fl_elf_close. */
+void fl_elf_load_info(const struct fl_elf *elf, struct fl_elf_load_info *li);
+
+#endif /* FL_DISCOVERY_INTERNAL_H */
