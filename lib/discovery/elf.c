@@ -30,6 +30,7 @@
 struct func_sym {
 	uint64_t value;
 	uint16_t shndx;		/* ET_REL; 0 in linked files */
+	bool undef;		/* SHN_UNDEF with an address: see load_functions */
 	size_t seq;		/* position in the symbol table: ties */
 	const char *name;
 };
@@ -270,12 +271,18 @@ static int cmp_func(const void *a, const void *b)
 		return x->shndx < y->shndx ? -1 : 1;
 	if (x->value != y->value)
 		return x->value < y->value ? -1 : 1;
+	if (x->undef != y->undef)
+		return x->undef ? 1 : -1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /*
  * The STT_FUNC symbols of .symtab, else .dynsym, for naming functions.  A
  * symbol table that cannot be read only costs the names: it is not an error.
+ * In a linked file an undefined STT_FUNC with a non-zero value names its
+ * canonical address: lld 14 -pie turns every function the maps name into
+ * one (SHN_UNDEF, st_value = the function), so these count too, after the
+ * defined symbols at the same address.
  */
 static int load_functions(struct fl_elf *f)
 {
@@ -307,15 +314,18 @@ static int load_functions(struct fl_elf *f)
 	if (!f->funcs)
 		return -ENOMEM;
 	for (i = 1; i < n; i++) {
-		GElf_Sym s;
 		const char *name;
+		GElf_Sym s;
+		bool undef;
 		int t;
 
 		if (!gelf_getsym(d, i, &s))
 			break;
 		t = GELF_ST_TYPE(s.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_shndx >= SHN_LORESERVE || !s.st_name)
+		undef = s.st_shndx == SHN_UNDEF;
+
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx >= SHN_LORESERVE ||
+		    !s.st_name || (undef && (f->type == ET_REL || !s.st_value)))
 			continue;
 		name = elf_strptr(f->e, symsh.sh_link, s.st_name);
 		if (!name || !*name)
@@ -323,6 +333,7 @@ static int load_functions(struct fl_elf *f)
 		f->funcs[f->nfuncs++] = (struct func_sym){
 			.value = s.st_value,
 			.shndx = f->type == ET_REL ? s.st_shndx : 0,
+			.undef = undef,
 			.seq = i,
 			.name = name,
 		};
@@ -654,7 +665,8 @@ static int load_relocs(struct fl_elf *f, struct fl_diag *diag)
 			return err;
 	}
 	for (k = 0; k < FL_SECTION_KINDS; k++)
-		qsort(f->map[k].rel, f->map[k].nrel, sizeof(struct reloc), cmp_reloc);
+		if (f->map[k].nrel)
+			qsort(f->map[k].rel, f->map[k].nrel, sizeof(struct reloc), cmp_reloc);
 	return 0;
 }
 
@@ -719,6 +731,9 @@ static int load(struct fl_elf *f, struct fl_diag *diag)
 		return libelf_error(f, diag, "section headers");
 	if (f->shnum > 0 && elf_getshdrstrndx(f->e, &f->shstrndx))
 		return libelf_error(f, diag, "section name string table");
+	if (f->shnum > 0 && f->shstrndx >= f->shnum)
+		return fl_disc_diag(diag, -EINVAL, "%s: e_shstrndx %zu is not a section (%zu sections)",
+				    f->label, f->shstrndx, f->shnum);
 	err = find_maps(f, diag);
 	if (!err)
 		err = load_functions(f);

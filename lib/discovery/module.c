@@ -70,7 +70,7 @@ static struct module *to_module(const struct fl_module *m)
 
 static const char *display_name(const struct module *m)
 {
-	return m->pub.name[0] ? m->pub.name : "main program";
+	return m->pub.name[0] ? m->pub.name : "main program (/proc/self/exe)";
 }
 
 /* Sets the module's error: "<module>: <text>".  Returns err. */
@@ -220,13 +220,12 @@ static int check_same_file(struct module *m, const struct fl_elf *elf)
 	size_t i, id_size;
 
 	if (fl_elf_type(elf) != ET_EXEC && fl_elf_type(elf) != ET_DYN)
-		return module_error(m, -ESTALE, "%s: e_type %u is not a loadable file",
-				    m->path, fl_elf_type(elf));
+		return module_error(m, -ESTALE, "e_type %u is not a loadable file", fl_elf_type(elf));
 	fl_elf_load_info(elf, &li);
 	if (li.phnum != m->phnum)
 		return module_error(m, -ESTALE,
-				    "%s: %zu program headers, the loaded module has %zu (file replaced?)",
-				    m->path, li.phnum, m->phnum);
+				    "the file has %zu program headers, the loaded module %zu (file replaced?)",
+				    li.phnum, m->phnum);
 	for (i = 0; i < m->phnum; i++) {
 		const ElfW(Phdr) *a = &m->phdr[i];
 		const Elf64_Phdr *b = &li.phdr[i];
@@ -235,15 +234,14 @@ static int check_same_file(struct module *m, const struct fl_elf *elf)
 		    a->p_offset != b->p_offset || a->p_vaddr != b->p_vaddr ||
 		    a->p_filesz != b->p_filesz || a->p_memsz != b->p_memsz)
 			return module_error(m, -ESTALE,
-					    "%s: program header %zu differs from the loaded module's (file replaced?)",
-					    m->path, i);
+					    "program header %zu of the file differs from the loaded one (file replaced?)",
+					    i);
 	}
 	id_size = memory_build_id(m, &id);
 	if (id_size && li.build_id_size &&
 	    (id_size != li.build_id_size || memcmp(id, li.build_id, id_size)))
 		return module_error(m, -ESTALE,
-				    "%s: build ID differs from the loaded module's (file replaced?)",
-				    m->path);
+				    "the build ID of the file differs from the loaded one (file replaced?)");
 	return 0;
 }
 
@@ -439,7 +437,9 @@ static int scan_relocations(struct module *m)
 	if (err)
 		return err;
 	for (k = 0; k < FL_SECTION_KINDS; k++)
-		qsort(m->sec[k].rel, m->sec[k].nrel, sizeof(struct relocated), cmp_relocated);
+		if (m->sec[k].nrel)
+			qsort(m->sec[k].rel, m->sec[k].nrel, sizeof(struct relocated),
+			      cmp_relocated);
 	return 0;
 }
 
@@ -549,12 +549,14 @@ static int function(struct module *m, int k, uint32_t table, uint32_t index,
 		return module_error(m, err,
 				    "%s: table %u: function %u: the address field at offset 0x%zx is only partly relocated",
 				    kind_name(k), table, index, off);
+	if (err && f.relocated)
+		return module_error(m, err,
+				    "%s: table %u: function %u: address 0x%lx (set by the loader's relocation) is not in an executable segment of the module",
+				    kind_name(k), table, index, f.address);
 	if (err)
 		return module_error(m, err,
-				    "%s: table %u: function %u: address 0x%lx (%s 0x%lx) is not in an executable segment of the module",
-				    kind_name(k), table, index, f.address,
-				    f.relocated ? "relocated by the loader to" : "link-time value + bias, stored",
-				    stored);
+				    "%s: table %u: function %u: address 0x%lx (link-time 0x%lx + load bias) is not in an executable segment of the module",
+				    kind_name(k), table, index, f.address, stored);
 	return add_function(m, k, &f);
 }
 
@@ -659,8 +661,8 @@ static int check_bytes(struct module *m, int k, const struct fl_elf_section *fs)
 			while (mem[pos] == file[pos])
 				pos++;
 			return module_error(m, -ESTALE,
-					    "%s: %s in memory differs from the file at offset 0x%zx (file replaced?)",
-					    m->path, kind_name(k), pos);
+					    "%s in memory differs from the file at offset 0x%zx (file replaced?)",
+					    kind_name(k), pos);
 		}
 		pos = end;
 	}
@@ -713,8 +715,15 @@ static int discover(struct module *m, bool want_all)
 	int err, k;
 
 	err = fl_elf_open(m->path, NULL, &elf, &d);
-	if (err)
-		return module_error(m, err, "%s", d.msg);
+	if (err) {
+		/* d.msg starts with the path: keep the module's name only once. */
+		size_t n = strlen(m->path);
+		const char *msg = d.msg;
+
+		if (!strncmp(msg, m->path, n) && !strncmp(msg + n, ": ", 2))
+			msg += n + 2;
+		return module_error(m, err, "%s: %s", m->path, msg);
+	}
 	err = check_same_file(m, elf);
 	for (k = 0; k < FL_SECTION_KINDS && !err; k++) {
 		struct fl_module_section *s = &m->pub.sections[k];
@@ -725,12 +734,11 @@ static int discover(struct module *m, bool want_all)
 		have[k] = true;
 		addr = m->pub.load_bias + fs[k].addr;
 		if (!(fs[k].flags & SHF_ALLOC))
-			err = module_error(m, -EINVAL, "%s: %s is not SHF_ALLOC: it is not loaded",
-					   m->path, kind_name(k));
+			err = module_error(m, -EINVAL, "%s is not SHF_ALLOC: it is not loaded", kind_name(k));
 		else if (!in_load(m, addr, fs[k].size, true))
 			err = module_error(m, -EINVAL,
-					   "%s: %s (0x%lx, %zu bytes) is not in a loaded segment",
-					   m->path, kind_name(k), fs[k].addr, fs[k].size);
+					   "%s (0x%lx, %zu bytes) is not in a loaded segment",
+					   kind_name(k), fs[k].addr, fs[k].size);
 		s->data = (const void *)(uintptr_t)addr;
 		s->size = fs[k].size;
 		s->link_address = fs[k].addr;
