@@ -58,10 +58,11 @@
  *   and the errno of open(2) when a file cannot be opened.
  *
  * Thread-safety: every function here is thread-safe; objects are immutable
- * once returned.  None is async-signal-safe except where stated: libelf,
- * malloc and dl_iterate_phdr are not, so the discovery layer is not used in
- * signal context.  The dispatch layer copies what it needs (fl_module's
- * functions) into its own tables beforehand.
+ * once returned.  Opening and discovering are not async-signal-safe (libelf,
+ * malloc and dl_iterate_phdr are not), so they are never used in signal
+ * context: the dispatch layer copies what it needs (fl_module's functions)
+ * into its own tables beforehand.  The accessors of an opened object only
+ * read it and are async-signal-safe where stated.
  * The library never prints.
  */
 #ifndef FAULTLINE_DISCOVERY_H
@@ -116,7 +117,8 @@ struct fl_elf;
  * fl_elf_close), -errno on failure with *diag filled in (diag may be NULL).
  * A file without either map section opens fine; a map section that is
  * present but unusable (SHT_NOBITS, past the end of the file, twice) is an
- * error.  The file is read, not kept mapped.  Thread-safe.
+ * error.  The file is read, not kept mapped.  Thread-safe; not
+ * async-signal-safe (libelf, malloc).
  */
 int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 		struct fl_elf **out, struct fl_diag *diag);
@@ -124,21 +126,25 @@ int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 /*
  * As fl_elf_open, for an ELF image of size bytes at data (copied: data may
  * be freed on return).  Any bytes are acceptable input: this never crashes,
- * hangs or leaks.  Thread-safe.
+ * hangs or leaks.  Thread-safe; not async-signal-safe.
  */
 int fl_elf_open_mem(const void *data, size_t size, const struct fl_elf_opts *opts,
 		    struct fl_elf **out, struct fl_diag *diag);
 
-/* Frees elf and everything returned from it.  NULL is fine. */
+/* Frees elf and everything returned from it.  NULL is fine.  Not async-signal-safe. */
 void fl_elf_close(struct fl_elf *elf);
 
-/* Returns e_type (ET_REL, ET_EXEC or ET_DYN).  Thread-safe. */
+/* Returns e_type (ET_REL, ET_EXEC or ET_DYN).  Thread-safe, async-signal-safe. */
 uint16_t fl_elf_type(const struct fl_elf *elf);
-/* Returns e_machine (EM_X86_64 unless FL_ELF_ANY_MACHINE).  Thread-safe. */
+/*
+ * Returns e_machine (EM_X86_64 unless FL_ELF_ANY_MACHINE).  Thread-safe,
+ * async-signal-safe.
+ */
 uint16_t fl_elf_machine(const struct fl_elf *elf);
 /*
  * Returns the flags the format layer needs for this file's stack maps:
- * FL_PARSE_BIG_ENDIAN for an ELFDATA2MSB file, else 0.  Thread-safe.
+ * FL_PARSE_BIG_ENDIAN for an ELFDATA2MSB file, else 0.  Thread-safe,
+ * async-signal-safe.
  */
 uint32_t fl_elf_parse_flags(const struct fl_elf *elf);
 
@@ -154,7 +160,8 @@ struct fl_elf_section {
 
 /*
  * Returns 0 with *sec filled in, -ENOENT if the file has no such section,
- * -EINVAL for a bad kind.  Thread-safe.
+ * -EINVAL for a bad kind.  Thread-safe, async-signal-safe (the accessors
+ * below only read what fl_elf_open prepared).
  */
 int fl_elf_section(const struct fl_elf *elf, enum fl_section_kind kind,
 		   struct fl_elf_section *sec);
@@ -186,7 +193,7 @@ struct fl_elf_reloc {
  * SHF_ALLOC ones, r_offset = sh_addr + offset).  offset is the
  * address_offset of the format layer's function events.
  * Returns 0 with *rel filled in, -ENOENT if no relocation applies there (or
- * no such section), -EINVAL for a bad kind.  Thread-safe.
+ * no such section), -EINVAL for a bad kind.  Thread-safe, async-signal-safe.
  */
 int fl_elf_reloc(const struct fl_elf *elf, enum fl_section_kind kind,
 		 size_t offset, struct fl_elf_reloc *rel);
@@ -200,7 +207,7 @@ int fl_elf_reloc(const struct fl_elf *elf, enum fl_section_kind kind,
  * Returns 0 with *addr set, -EOPNOTSUPP for ET_REL (use fl_elf_reloc),
  * -ENXIO for a relocation against an undefined symbol or of a type it does
  * not know, -ENOENT if no such section, -EINVAL for a bad kind or an offset
- * past the section.  Thread-safe.
+ * past the section.  Thread-safe, async-signal-safe.
  */
 int fl_elf_function_address(const struct fl_elf *elf, enum fl_section_kind kind,
 			    size_t address_offset, uint64_t stored, uint64_t *addr);
@@ -210,7 +217,7 @@ int fl_elf_function_address(const struct fl_elf *elf, enum fl_section_kind kind,
  * address_offset: ET_REL through its relocation, linked files through the
  * STT_FUNC symbol (.symtab, else .dynsym) at fl_elf_function_address.
  * Returns the name (valid until fl_elf_close), or NULL if unknown.
- * Thread-safe.
+ * Thread-safe, async-signal-safe.
  */
 const char *fl_elf_function_name(const struct fl_elf *elf, enum fl_section_kind kind,
 				 size_t address_offset, uint64_t stored);
@@ -321,12 +328,12 @@ int fl_module_open_addr(const void *addr, const struct fl_module_opts *opts,
 /*
  * As fl_module_open_addr, for the module of a dlopen handle (also
  * dlopen(NULL, ...) for the main program).  Returns -ENOENT for a handle
- * dlinfo does not know.
+ * dlinfo does not know.  Thread-safe; not async-signal-safe.
  */
 int fl_module_open_handle(void *handle, const struct fl_module_opts *opts,
 			  struct fl_module **out, struct fl_diag *diag);
 
-/* Frees a module from fl_module_open_*.  NULL is fine. */
+/* Frees a module from fl_module_open_*.  NULL is fine.  Not async-signal-safe. */
 void fl_module_free(struct fl_module *m);
 
 /*

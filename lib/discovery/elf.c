@@ -363,14 +363,27 @@ static const char *function_at(const struct fl_elf *f, uint16_t shndx, uint64_t 
 	return NULL;
 }
 
-static int add_reloc(struct map_section *m, const struct fl_elf_reloc *r)
+static int add_reloc(const struct fl_elf *f, struct map_section *m,
+		     const struct fl_elf_reloc *r, const char *rname, struct fl_diag *diag)
 {
+	/*
+	 * A map's relocated fields are 8-byte addresses in 16- or 24-byte
+	 * records: more relocations than a quarter of its bytes is a hostile
+	 * file (RELR can name 63 fields in 8 bytes), not one to spend memory on.
+	 */
+	if (m->nrel >= m->sec.size / 4 + 1)
+		return fl_disc_diag(diag, -EINVAL,
+				    "%s: %s: more relocations against %s than a %zu-byte map can hold",
+				    f->label, rname,
+				    m == &f->map[FL_SECTION_FAULTMAP] ? FL_FAULTMAP_SECTION
+								       : FL_STACKMAP_SECTION,
+				    m->sec.size);
 	if (m->nrel == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 8;
 		struct reloc *p = realloc(m->rel, cap * sizeof(*p));
 
 		if (!p)
-			return -ENOMEM;
+			return fl_disc_diag(diag, -ENOMEM, "%s: out of memory", f->label);
 		m->rel = p;
 		m->cap = cap;
 	}
@@ -550,7 +563,7 @@ static int load_rel_section(struct fl_elf *f, Elf_Scn *scn, const GElf_Shdr *sh,
 						 r.symbol_value + (uint64_t)r.addend);
 		else if (reloc_target(f, &r, &target))
 			r.function = function_at(f, 0, target);
-		err = add_reloc(m, &r);
+		err = add_reloc(f, m, &r, rname, diag);
 		if (err)
 			return err;
 	}
@@ -607,7 +620,7 @@ static int load_relr_section(struct fl_elf *f, Elf_Scn *scn, const GElf_Shdr *sh
 				r.addend = (int64_t)field_value(f, m, r.offset);
 				if (reloc_target(f, &r, &target))
 					r.function = function_at(f, 0, target);
-				err = add_reloc(m, &r);
+				err = add_reloc(f, m, &r, rname, diag);
 				if (err)
 					return err;
 			}
@@ -774,7 +787,8 @@ int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 	err = fl_disc_libelf_init();
 	if (err)
 		return fl_disc_diag(diag, err, "%s: libelf does not work", path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
 		return fl_disc_diag(diag, err, "%s: %s", path, strerror(-err));

@@ -715,6 +715,17 @@ static int discover(struct module *m, bool want_all)
 	int err, k;
 
 	err = fl_elf_open(m->path, NULL, &elf, &d);
+	if (err == -ENOENT && !m->pub.name[0] && getauxval(AT_EXECFN)) {
+		/* No /proc: the name the kernel was given (checked like any file). */
+		char *path = strdup((const char *)getauxval(AT_EXECFN));
+
+		if (!path)
+			return module_error(m, -ENOMEM, "out of memory");
+		free(m->path);
+		m->path = path;
+		m->pub.path = path;
+		err = fl_elf_open(m->path, NULL, &elf, &d);
+	}
 	if (err) {
 		/* d.msg starts with the path: keep the module's name only once. */
 		size_t n = strlen(m->path);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -621,7 +622,7 @@ END_TEST
  * R_X86_64_64 against a dynamic symbol for the second.  Sections: 1 .text
  * at 0x1000, 2 .llvm_faultmaps at 0x2000, 3 .rela.dyn, 4 .dynsym, 5 .dynstr.
  */
-static void build_linked(struct img *im, uint32_t rel_type)
+static void build_linked_n(struct img *im, uint32_t rel_type, int relr_repeat)
 {
 	static const char dynstr[] = "\0fl_a\0fl_b";
 	struct vec syms, rela;
@@ -647,7 +648,8 @@ static void build_linked(struct img *im, uint32_t rel_type)
 	} else {
 		/* SHT_RELR: the field holds the link-time address. */
 		fm_size = faultmap2(fm_bytes, 0x1010, 0x1020);
-		put64(&rela, 0x2008);
+		for (int i = 0; i < relr_repeat; i++)
+			put64(&rela, 0x2008);
 		secs[2].entsize = 8;
 		secs[2].link = 0;
 	}
@@ -657,6 +659,11 @@ static void build_linked(struct img *im, uint32_t rel_type)
 	secs[3].data = syms.buf;
 	secs[3].size = syms.len;
 	build(im, &(struct hdr){ .type = ET_DYN }, secs, 5);
+}
+
+static void build_linked(struct img *im, uint32_t rel_type)
+{
+	build_linked_n(im, rel_type, 1);
 }
 
 START_TEST(elf_gives_link_time_addresses_from_dynamic_relocations)
@@ -717,6 +724,23 @@ START_TEST(elf_reads_packed_relative_relocations)
 }
 END_TEST
 
+START_TEST(elf_refuses_more_relocations_than_a_map_can_hold)
+{
+	struct fl_elf *elf;
+	struct fl_diag d;
+	struct img im;
+
+	/* 17 relocations fit a 64-byte map (a quarter of its bytes, + 1). */
+	build_linked_n(&im, SHT_RELR, 17);
+	ck_assert_int_eq(open_img(&im, &elf, &d), 0);
+	fl_elf_close(elf);
+	build_linked_n(&im, SHT_RELR, 18);
+	ck_assert_int_eq(open_img(&im, &elf, &d), -EINVAL);
+	ck_assert_str_eq(d.msg, "(memory): .rela.dyn: more relocations against .llvm_faultmaps "
+				"than a 64-byte map can hold");
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Files and hostile input
  */
@@ -751,6 +775,10 @@ START_TEST(elf_opens_files_as_it_opens_memory)
 	ck_assert_ptr_nonnull(strstr(d.msg, path));
 	ck_assert_int_eq(fl_elf_open("/tmp", NULL, &elf, &d), -EINVAL);
 	ck_assert_str_eq(d.msg, "/tmp: not a regular file");
+	/* A FIFO without a writer: refused, without blocking in open(2). */
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(fl_elf_open(path, NULL, &elf, &d), -EINVAL);
+	unlink(path);
 }
 END_TEST
 
@@ -917,6 +945,7 @@ Suite *discovery_suite(void)
 	tcase_add_test(elf, elf_rejects_bad_relocations_of_a_map);
 	tcase_add_test(elf, elf_gives_link_time_addresses_from_dynamic_relocations);
 	tcase_add_test(elf, elf_reads_packed_relative_relocations);
+	tcase_add_test(elf, elf_refuses_more_relocations_than_a_map_can_hold);
 	tcase_add_test(elf, elf_opens_files_as_it_opens_memory);
 	tcase_add_test(elf, elf_survives_mutated_input);
 	tcase_set_timeout(elf, 60);
