@@ -441,13 +441,33 @@ $(DT_OUT)/dt-preempt: $(DT_OUT)/check-preempt.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $< $(DT_LIBS)
 
-DT_ALL := $(foreach m,$(DT_EXE_MODES),$(DT_OUT)/dt-$(m)) \
+# The corpus (selftests/progs, linked by the corpus rules above: ten modes,
+# several tables per section, --gc-sections with keep-sections.ld, stack
+# maps of every kind) with dt-probe.so preloaded, which checks every module
+# with maps against its own symbol table before main.  The gc-nokeep files
+# have no maps, by design.  With SAN=1, ASan's runtime must be preloaded
+# first.
+$(DT_OUT)/probe.o: $(DT_DIR)/probe.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(DT_OUT)/dt-probe.so: $(DT_OUT)/probe.o $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -o $@ $< $(DT_LIBS)
+
+DT_CORPUS = $(filter-out %gc-nokeep-gnu,$(PROGS_LINKED))
+DT_PRELOAD = $(if $(filter 1,$(SAN)),$(shell $(CC) -print-file-name=libasan.so) )$(DT_OUT)/dt-probe.so
+
+DT_ALL = $(foreach m,$(DT_EXE_MODES),$(DT_OUT)/dt-$(m)) \
 	$(foreach m,$(DT_SO_MODES),$(DT_OUT)/libdt-$(m).so) \
-	$(DT_OUT)/dt-host $(DT_OUT)/dt-preempt $(DT_OUT)/funcs.o
+	$(DT_OUT)/dt-host $(DT_OUT)/dt-preempt $(DT_OUT)/funcs.o \
+	$(DT_OUT)/dt-probe.so $(DT_CORPUS)
 
 .PHONY: check-discovery
 check-discovery: $(DT_ALL)
-	$(Q)selftests/discovery/run.sh $(DT_OUT) "$(DT_EXE_MODES)" "$(DT_SO_MODES)"
+	$(Q)selftests/discovery/run.sh $(DT_OUT) "$(DT_EXE_MODES)" "$(DT_SO_MODES)" \
+		"$(DT_PRELOAD)" "$(DT_CORPUS)"
 
 # The unit runner adds discovery_suite() when this is defined.
 $(B)/obj/selftests/unit/main.o: ALL_CFLAGS += -DFL_HAVE_DISCOVERY_SUITE

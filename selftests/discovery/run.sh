@@ -1,10 +1,14 @@
 #!/bin/bash
 # Runs the discovery tests built by `make check-discovery`.
-#   run.sh OUT "EXE_MODES" "SO_MODES"
+#   run.sh OUT "EXE_MODES" "SO_MODES" "PRELOAD" "CORPUS_FILES"
+# PRELOAD: dt-probe.so (after ASan's runtime with SAN=1); CORPUS_FILES: the
+# linked corpus files, libraries named *.so-*.
 set -u
 out=$1
 exe_modes=$2
 so_modes=$3
+preload=$4
+corpus=$5
 failed=()
 
 run() {
@@ -26,6 +30,14 @@ run object "$out/dt-host" object object "$out/funcs.o"
 run stale "$out/dt-host" stale stale "$out/libdt-so-gnu.so" "$out/libdt-so-lld-notext.so" "$out"
 for m in $so_modes; do
 	run "preempted-$m" "$out/dt-preempt" preempted "preempted-$m" "$out/libdt-$m.so"
+done
+
+for f in $corpus; do
+	name=corpus:$(basename "$f")
+	case $(basename "$f") in
+	*.so-*)	run "$name" env DT_PROBE_LABEL="$name" LD_PRELOAD="$preload $f" /bin/true ;;
+	*)	run "$name" env DT_PROBE_LABEL="$name" LD_PRELOAD="$preload" "$f" ;;
+	esac
 done
 
 if [ ${#failed[@]} -ne 0 ]; then
