@@ -33,7 +33,9 @@
  *   lld -pie                        link-time value, NO dynamic relocation
  *                                   (lld 14 takes the "canonical PLT" path for
  *                                   the STT_FUNC symbols): runtime = value +
- *                                   load bias
+ *                                   load bias.  Only for global default-
+ *                                   visibility functions: a hidden or internal
+ *                                   one makes the link fail
  *   lld -pie/-shared -z notext      0 in the file, R_X86_64_RELATIVE or
  *                                   R_X86_64_64: ld.so relocates it
  *   lld -shared without -z notext   does not link
@@ -341,8 +343,9 @@ void fl_module_free(struct fl_module *m);
  * offset address_offset of m's section kind, given the value stored there
  * (what the format layer read from sections[kind].data).
  * Returns 0 with *runtime set, -ENOENT if m has no such section, -EINVAL
- * for a bad kind or an offset past the section, -ERANGE if the address is
- * not in an executable segment of m (*runtime is set anyway).
+ * for a bad kind, an offset past the section or a field that a relocation
+ * sets only in part, -ERANGE if the address is not in an executable segment
+ * of m (*runtime is set anyway).
  * Thread-safe and async-signal-safe (no allocation, no locks).
  */
 int fl_module_function_address(const struct fl_module *m, enum fl_section_kind kind,
