@@ -14,9 +14,7 @@ int main(void)
 	srunner_add_suite(sr, faultmap_suite());
 	srunner_add_suite(sr, stackmap_suite());
 	srunner_add_suite(sr, table_suite());
-#ifdef FL_HAVE_DISCOVERY_SUITE
 	srunner_add_suite(sr, discovery_suite());
-#endif
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
