@@ -540,6 +540,42 @@ check-fuzz: $(FUZZ_BINS)
 
 # ---- end fuzz ----
 
+# ---- bench ----
+# Benchmarks (selftests/bench/): figures measured side by side, never timed
+# assertions.
+#
+#   make bench    BENCH_REPEAT=15 (format layer runs), BENCH_RUNS=7 (runs of
+#                 each command in the whole-process comparison)
+#
+# bench_parse: format layer throughput (cursor walk, table build, lookups)
+# on a synthetic 1,000,000-entry fault map and 1,000,000-record stack map;
+# bench_exec: faultline vs llvm-readelf-14 / llvm-objdump-14 on an object
+# holding those sections, interleaved.  See selftests/bench/run.sh.
+# A few minutes; data files in $(B)/bench/data/ (about 100 MB).
+
+BENCH_REPEAT ?= 15
+BENCH_RUNS ?= 7
+BENCH_OUT := $(B)/bench
+BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec
+
+$(BENCH_OUT)/bench_parse: $(B)/obj/selftests/bench/bench_parse.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LIB_LIBS)
+
+$(BENCH_OUT)/bench_exec: $(B)/obj/selftests/bench/bench_exec.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
+
+.PHONY: bench
+bench: $(BENCH_BINS) $(CLI)
+	$(Q)BENCH_REPEAT=$(BENCH_REPEAT) BENCH_RUNS=$(BENCH_RUNS) \
+		LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
+		selftests/bench/run.sh $(BENCH_OUT) $(CLI)
+
+# ---- end bench ----
+
 # ---------------------------------------------------------------------------
 # Top-level targets
 
@@ -560,7 +596,7 @@ check-san: | deps
 check-docs:
 	$(Q)selftests/docs/check-man.sh
 
-CHECKS := check-unit check-cli check-docs check-san
+CHECKS := check-unit check-cli check-docs check-conformance check-discovery check-san
 
 check: all
 	$(Q)failed=; for t in $(CHECKS); do \
