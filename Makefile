@@ -469,10 +469,6 @@ check-discovery: $(DT_ALL)
 	$(Q)selftests/discovery/run.sh $(DT_OUT) "$(DT_EXE_MODES)" "$(DT_SO_MODES)" \
 		"$(DT_PRELOAD)" "$(DT_CORPUS)"
 
-# The unit runner adds discovery_suite() when this is defined.
-$(B)/obj/selftests/unit/main.o: ALL_CFLAGS += -DFL_HAVE_DISCOVERY_SUITE
-$(B)/obj/selftests/unit/main.o: selftests/unit/test_discovery.c
-
 # ---- end discovery tests ----
 
 # ---- fuzz ----
