@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The benchmarks (make bench):
+#
+#   selftests/bench/run.sh OUTDIR CLI
+#
+# OUTDIR holds bench_parse and bench_exec and receives the data files; CLI is
+# build/bin/faultline.  Environment: BENCH_REPEAT (bench_parse repetitions,
+# default 15), BENCH_RUNS (whole-process runs of each command, default 7),
+# LLVM_READELF, LLVM_OBJDUMP, LLVM_OBJCOPY, LLVM_MC (default the -14 tools).
+#
+#  1. Format layer: bench_parse on the synthetic sections (synth.h).
+#  2. Whole process, on one ELF object holding the same two sections (one
+#     table each, since LLVM's tools print only the first): faultline
+#     stackmap vs llvm-readelf --stackmap, faultline faultmap vs llvm-objdump
+#     --fault-map-section.  The outputs are compared first (llvm-objdump's is
+#     taken from "FaultMap table:" on: before that it names the file, which
+#     faultline does only when given several); a pair whose outputs differ is
+#     reported and not timed, and the script then exits 1.
+# Figures only, measured side by side: nothing here asserts a time.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 OUTDIR CLI" >&2
+	exit 2
+fi
+out=$1
+cli=$2
+repeat=${BENCH_REPEAT:-15}
+runs=${BENCH_RUNS:-7}
+readelf=${LLVM_READELF:-llvm-readelf-14}
+objdump=${LLVM_OBJDUMP:-llvm-objdump-14}
+objcopy=${LLVM_OBJCOPY:-llvm-objcopy-14}
+mc=${LLVM_MC:-llvm-mc-14}
+data=$out/data
+status=0
+
+echo "== 1. Format layer (bench_parse -n $repeat)"
+"$out/bench_parse" -n "$repeat"
+
+echo
+echo "== 2. Whole process (bench_exec -n $runs)"
+rm -rf "$data"
+mkdir -p "$data"
+"$out/bench_parse" --write "$data"
+"$mc" -filetype=obj -triple=x86_64-unknown-linux-gnu /dev/null -o "$data/empty.o"
+# Flags and alignment as llc-14 gives them.
+"$objcopy" \
+	--add-section .llvm_faultmaps="$data/faultmap.bin" \
+	--set-section-flags .llvm_faultmaps=alloc,readonly \
+	--add-section .llvm_stackmaps="$data/stackmap.bin" \
+	--set-section-flags .llvm_stackmaps=alloc,readonly \
+	--set-section-alignment .llvm_stackmaps=8 \
+	"$data/empty.o" "$data/maps.o"
+rm -f "$data/faultmap.bin" "$data/stackmap.bin" "$data/empty.o"
+obj=$data/maps.o
+echo "  file: $obj ($(stat -c %s "$obj") bytes: the sections of part 1, one table each)"
+
+# Compares the outputs of a pair; prints why and returns 1 if they differ.
+same_output() { # name A-output B-output
+	if cmp -s "$2" "$3"; then
+		echo "  $1: outputs identical ($(stat -c %s "$2") bytes)"
+		rm -f "$2" "$3"
+		return 0
+	fi
+	echo "  $1: OUTPUTS DIFFER, not timed ($2 vs $3):"
+	diff "$2" "$3" | head -10 | sed 's/^/    /'
+	status=1
+	return 1
+}
+
+"$cli" stackmap "$obj" > "$data/stackmap.faultline"
+"$readelf" --stackmap "$obj" > "$data/stackmap.llvm"
+if same_output stackmap "$data/stackmap.faultline" "$data/stackmap.llvm"; then
+	"$out/bench_exec" -n "$runs" \
+		-- "faultline stackmap" "$cli" stackmap "$obj" \
+		-- "${readelf##*/} --stackmap" "$readelf" --stackmap "$obj"
+fi
+
+"$cli" faultmap "$obj" > "$data/faultmap.faultline"
+"$objdump" --fault-map-section "$obj" | sed -n '/^FaultMap table:$/,$p' \
+	> "$data/faultmap.llvm"
+if same_output faultmap "$data/faultmap.faultline" "$data/faultmap.llvm"; then
+	"$out/bench_exec" -n "$runs" \
+		-- "faultline faultmap" "$cli" faultmap "$obj" \
+		-- "${objdump##*/} --fault-map-section" "$objdump" --fault-map-section "$obj"
+fi
+exit $status
