@@ -584,9 +584,9 @@ all: $(ALL)
 check-unit: $(UNIT)
 	$(Q)CK_FORK=yes $(UNIT)
 
-# The unit tests and the CLI tests again, built with ASan + UBSan.
+# The unit, CLI and discovery tests again, built with ASan + UBSan.
 check-san: | deps
-	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-cli
+	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-cli check-discovery
 
 .PHONY: check-docs
 check-docs:
