@@ -11,7 +11,8 @@
 ;    anyregcc they are: the locations are the return value (for .i64), then
 ;    the numArgs arguments, then the live values;
 ;  - with a target the reserved bytes start with movabsq $target, %r11;
-;    callq *%r11 (13 bytes), so numBytes must be at least 13; a function
+;    callq *%r11 (13 bytes).  numBytes must be at least 13: llc-14 does not
+;    check, and with 12 it writes an object of over 4 GiB of nops; a function
 ;    target becomes an R_X86_64_64 relocation in .text in every relocation
 ;    model (so a PIE or shared object gets a text relocation), a constant
 ;    one does not;

@@ -9,7 +9,8 @@
 ;    is a ConstantIndex into the constants array, which holds each distinct
 ;    value once;
 ;  - Constant and ConstantIndex locations are always size 8, whatever the
-;    type; Register locations have the type's size (16 for an XMM value);
+;    type; a Register location has the size of the integer type (1, 2, 4, 8)
+;    and 16 for any value in an XMM register (float, double, vector);
 ;  - an alloca passed directly is a Direct location [rbp or rsp + offset];
 ;  - a value live across a call that regalloc spilled is Indirect
 ;    [rbp or rsp + offset];
