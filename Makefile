@@ -81,7 +81,9 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a
 LIB_MAP := lib/libfaultline.map
-LIB_LIBS = $(PKG_LIBS)
+# The library needs only libelf; json-c is for the command-line tool.
+LIB_PKGS := libelf
+LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS))
 
 $(B)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
@@ -111,7 +113,7 @@ $(B)/obj/daemon/cli/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(LIB_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(PKG_LIBS)
 
 # ---------------------------------------------------------------------------
 # Unit tests (Check)
@@ -592,7 +594,11 @@ check-san: | deps
 check-docs:
 	$(Q)selftests/docs/check-man.sh
 
-CHECKS := check-unit check-cli check-docs check-conformance check-discovery check-san
+.PHONY: check-install
+check-install: all
+	$(Q)selftests/install/run.sh $(B)/tests/install
+
+CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery check-san
 
 check: all
 	$(Q)failed=; for t in $(CHECKS); do \
@@ -617,7 +623,7 @@ $(PC_FILE): Makefile
 		'Name: faultline' \
 		'Description: Runtime support for LLVM implicit checks, stack maps and patch points' \
 		'Version: $(VERSION)' \
-		'Requires.private: $(PKGS)' \
+		'Requires.private: $(LIB_PKGS)' \
 		'Libs: -L$${libdir} -lfaultline' \
 		'Cflags: -I$${includedir}' > $@
 

@@ -1,0 +1,42 @@
+#!/bin/bash
+# make install into a scratch DESTDIR, then build and run a program against
+# the installed headers and library through pkg-config, as a user would.
+#   run.sh WORKDIR
+set -eu
+W=$(realpath -m "$1")
+rm -rf "$W" && mkdir -p "$W"
+PREFIX=/opt/faultline-test
+make --no-print-directory -s install DESTDIR="$W/root" PREFIX="$PREFIX" >/dev/null
+R=$W/root$PREFIX
+for f in bin/faultline lib/libfaultline.so lib/libfaultline.so.0 lib/libfaultline.a \
+	 lib/pkgconfig/faultline.pc include/faultline/format.h include/faultline/discovery.h \
+	 share/man/man1/faultline.1 share/man/man3/fl_stackmap_next.3; do
+	[ -e "$R/$f" ] || { echo "install: missing $f"; exit 1; }
+done
+cat >"$W/user.c" <<'C'
+#include <stdio.h>
+#include <faultline/faultline.h>
+int main(void)
+{
+	static const unsigned char fm[] = { 1, 0, 0, 0, 0, 0, 0, 0 };
+	struct fl_diag d;
+	long n = fl_faultmap_validate(fm, sizeof(fm), 0, &d);
+	long bad = fl_faultmap_validate(fm, 3, 0, &d);
+	printf("%ld %ld %s\n", n, bad, d.msg);
+	return n == 0 && bad < 0 ? 0 : 1;
+}
+C
+# The .pc file names the install prefix; point pkg-config at the staged copy.
+export PKG_CONFIG_SYSROOT_DIR="$W/root" PKG_CONFIG_PATH="$R/lib/pkgconfig"
+gcc -Wall -Werror -o "$W/user" "$W/user.c" $(pkg-config --cflags --libs faultline)
+LD_LIBRARY_PATH="$R/lib" "$W/user" >"$W/user.out"
+grep -q '^0 -90 .llvm_faultmaps: table 0: header truncated' "$W/user.out" ||
+	{ echo "install: unexpected output: $(cat "$W/user.out")"; exit 1; }
+# Only the fl_ API is exported.
+if nm -D --defined-only "$R/lib/libfaultline.so" | awk '{print $3}' | grep -v '^fl_' | grep -v '^FAULTLINE_' | grep -q .; then
+	echo "install: libfaultline.so exports more than fl_*:"
+	nm -D --defined-only "$R/lib/libfaultline.so" | grep -v ' fl_'
+	exit 1
+fi
+"$R/bin/faultline" --version >/dev/null
+echo "install: ok (headers, libraries, pkg-config, man pages, exports)"
