@@ -11,6 +11,7 @@ int main(void)
 	SRunner *sr = srunner_create(fmt_suite());
 	int failed;
 
+	srunner_add_suite(sr, log_suite());
 	srunner_add_suite(sr, faultmap_suite());
 	srunner_add_suite(sr, stackmap_suite());
 	srunner_add_suite(sr, table_suite());

@@ -6,6 +6,7 @@
 #include <check.h>
 
 Suite *fmt_suite(void);
+Suite *log_suite(void);
 Suite *faultmap_suite(void);
 Suite *stackmap_suite(void);
 Suite *table_suite(void);
