@@ -598,7 +598,7 @@ check-docs:
 check-install: all
 	$(Q)selftests/install/run.sh $(B)/tests/install
 
-CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery check-san
+CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery check-fuzz check-san
 
 check: all
 	$(Q)failed=; for t in $(CHECKS); do \
