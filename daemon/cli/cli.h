@@ -21,7 +21,7 @@ struct cli_section {
 struct cli_file {
 	const char *path;
 	const char *format_name;	/* "elf64-x86-64", as llvm-objdump names it */
-	uint32_t stackmap_flags;	/* FL_PARSE_BIG_ENDIAN for MSB objects */
+	uint32_t parse_flags;		/* FL_PARSE_BIG_ENDIAN for MSB objects */
 	struct cli_section faultmap;
 	struct cli_section stackmap;
 	void *priv;

@@ -53,8 +53,8 @@ static long validate(const struct map_command *mc, const struct cli_file *f,
 	if (!sec->found)
 		return 0;
 	if (mc->kind == FAULTMAP)
-		return fl_faultmap_validate(sec->data, sec->size, flags, diag);
-	return fl_stackmap_validate(sec->data, sec->size, flags | f->stackmap_flags, diag);
+		return fl_faultmap_validate(sec->data, sec->size, flags | f->parse_flags, diag);
+	return fl_stackmap_validate(sec->data, sec->size, flags | f->parse_flags, diag);
 }
 
 /* Text output for one file; nfiles > 1 adds LLVM's per-file headers. */
@@ -64,11 +64,11 @@ static void print_text(const struct map_command *mc, struct cli_file *f,
 	if (mc->kind == FAULTMAP) {
 		if (nfiles > 1)
 			printf("\n%s:\tfile format %s\n", f->path, f->format_name);
-		print_faultmap_llvm(stdout, &f->faultmap, flags);
+		print_faultmap_llvm(stdout, &f->faultmap, flags | f->parse_flags);
 	} else {
 		if (nfiles > 1)
 			printf("\nFile: %s\n", f->path);
-		print_stackmap_llvm(stdout, &f->stackmap, flags | f->stackmap_flags);
+		print_stackmap_llvm(stdout, &f->stackmap, flags | f->parse_flags);
 	}
 }
 
@@ -141,7 +141,7 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 			}
 		} else if (json) {
 			json_object_array_add(files, mc->kind == FAULTMAP ?
-					      faultmap_json(&f, flags) :
+					      faultmap_json(&f, flags | f.parse_flags) :
 					      stackmap_json(&f, flags));
 		} else {
 			print_text(mc, &f, flags, argc - optind);

@@ -58,9 +58,9 @@ int cli_file_open(struct cli_file *f, const char *path, char *err, size_t errlen
 		return ret;
 	}
 	f->priv = elf;
-	f->stackmap_flags = fl_elf_parse_flags(elf);
+	f->parse_flags = fl_elf_parse_flags(elf);
 	f->format_name = format_name(fl_elf_machine(elf),
-				     !!(f->stackmap_flags & FL_PARSE_BIG_ENDIAN));
+				     !!(f->parse_flags & FL_PARSE_BIG_ENDIAN));
 	take_section(elf, FL_SECTION_FAULTMAP, &f->faultmap);
 	take_section(elf, FL_SECTION_STACKMAP, &f->stackmap);
 	return 0;

@@ -26,6 +26,7 @@ static struct json_object *file_object(struct cli_file *f, const struct cli_sect
 	add(o, "file", json_object_new_string(f->path));
 	add(o, "ok", json_object_new_boolean(1));
 	add(o, "found", json_object_new_boolean(sec->found));
+	add(o, "big_endian", json_object_new_boolean(!!(f->parse_flags & FL_PARSE_BIG_ENDIAN)));
 	if (sec->found)
 		add(o, "section_size", u64(sec->size));
 	return o;
@@ -164,11 +165,10 @@ struct json_object *stackmap_json(struct cli_file *f, uint32_t flags)
 	struct fl_diag diag;
 	unsigned version = 0;
 
-	add(o, "big_endian", json_object_new_boolean(!!(f->stackmap_flags & FL_PARSE_BIG_ENDIAN)));
 	add(o, "tables", tables);
 	if (!sec->found)
 		return o;
-	fl_stackmap_cursor_init(&c, sec->data, sec->size, flags | f->stackmap_flags, &diag);
+	fl_stackmap_cursor_init(&c, sec->data, sec->size, flags | f->parse_flags, &diag);
 	while (fl_stackmap_next(&c, &ev) > 0) {
 		struct json_object *x;
 

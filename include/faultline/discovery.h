@@ -144,7 +144,7 @@ uint16_t fl_elf_type(const struct fl_elf *elf);
  */
 uint16_t fl_elf_machine(const struct fl_elf *elf);
 /*
- * Returns the flags the format layer needs for this file's stack maps:
+ * Returns the flags the format layer needs for this file's maps:
  * FL_PARSE_BIG_ENDIAN for an ELFDATA2MSB file, else 0.  Thread-safe,
  * async-signal-safe.
  */

@@ -49,9 +49,10 @@ enum {
 	/* Reject non-zero reserved fields and padding (default: accept). */
 	FL_PARSE_STRICT = 1u << 0,
 	/*
-	 * Stack maps are in the object's byte order: set this for an
-	 * ELFDATA2MSB object.  Fault maps are always little-endian; the flag
-	 * is ignored for them.
+	 * The section is big-endian: set this for an ELFDATA2MSB object.
+	 * LLVM writes both sections in the target's byte order (its fault map
+	 * reader assumes little-endian, its writer does not: llc-14 for
+	 * aarch64_be writes a big-endian .llvm_faultmaps).
 	 */
 	FL_PARSE_BIG_ENDIAN = 1u << 1,
 };

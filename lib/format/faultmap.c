@@ -2,7 +2,7 @@
 /*
  * The fault map cursor: walks .llvm_faultmaps (version 1) as events.
  *
- * Layout (always little-endian, no alignment):
+ * Layout (the object's byte order, FL_PARSE_BIG_ENDIAN; no alignment):
  *   header    u8 Version (1), u8 0, u16 0, u32 NumFunctions
  *   function  u64 FunctionAddress, u32 NumFaultingPCs, u32 0
  *   fault     u32 FaultKind, u32 FaultingPCOffset, u32 HandlerPCOffset
@@ -54,19 +54,25 @@ static int fail(struct fl_faultmap_cursor *c, int err)
 	return err;
 }
 
-/* Fault maps are little-endian whatever the object's byte order. */
-static uint32_t r32(const struct fl_faultmap_cursor *c, size_t off)
+static int big(const struct fl_faultmap_cursor *c)
 {
-	return rd32(c->data + off, 0);
+	return !!(c->flags & FL_PARSE_BIG_ENDIAN);
 }
 
-/* A hint for a table that reads sensibly only when byte-swapped. */
-static const char *endian_hint(uint32_t value, uint64_t limit)
+static uint32_t r32(const struct fl_faultmap_cursor *c, size_t off)
+{
+	return rd32(c->data + off, big(c));
+}
+
+/* A hint for a table that reads sensibly only in the other byte order. */
+static const char *endian_hint(const struct fl_faultmap_cursor *c, uint32_t value,
+			       uint64_t limit)
 {
 	uint32_t swapped = __builtin_bswap32(value);
 
 	if (value > limit && swapped <= limit)
-		return " (the table looks big-endian; fault maps are always little-endian)";
+		return big(c) ? " (the table looks little-endian, the object is big-endian)"
+			      : " (the table looks big-endian, the object is little-endian)";
 	return "";
 }
 
@@ -85,24 +91,24 @@ static int read_header(struct fl_faultmap_cursor *c, struct fl_faultmap_event *e
 	if (version != 1)
 		return fail(c, fl_diag_set(c->diag, -EPROTONOSUPPORT, SECTION, c->table,
 			"Version %u unsupported (supported: 1)", version));
-	if ((c->flags & FL_PARSE_STRICT) && (p[1] || rd16(p + 2, 0)))
+	if ((c->flags & FL_PARSE_STRICT) && (p[1] || rd16(p + 2, big(c))))
 		return fail(c, fl_diag_set(c->diag, -EINVAL, SECTION, c->table,
 			"Reserved header fields are 0x%x, 0x%x, expected 0 (strict)",
-			p[1], rd16(p + 2, 0)));
+			p[1], rd16(p + 2, big(c))));
 	nfunc = r32(c, c->pos + 4);
 	if ((uint64_t)nfunc * FUNCTION_SIZE > rest - HEADER_SIZE)
 		return fail(c, fl_diag_set(c->diag, -EMSGSIZE, SECTION, c->table,
 			"NumFunctions %u needs at least %llu bytes, %llu left%s",
 			nfunc, (unsigned long long)nfunc * FUNCTION_SIZE,
 			(unsigned long long)(rest - HEADER_SIZE),
-			endian_hint(nfunc, (rest - HEADER_SIZE) / FUNCTION_SIZE)));
+			endian_hint(c, nfunc, (rest - HEADER_SIZE) / FUNCTION_SIZE)));
 
 	ev->type = FL_FM_TABLE;
 	ev->table = c->table;
 	ev->offset = c->pos;
 	ev->header.version = version;
 	ev->header.reserved0 = p[1];
-	ev->header.reserved1 = rd16(p + 2, 0);
+	ev->header.reserved1 = rd16(p + 2, big(c));
 	ev->header.num_functions = nfunc;
 
 	c->num_functions = nfunc;
@@ -126,7 +132,7 @@ static int read_function(struct fl_faultmap_cursor *c, struct fl_faultmap_event 
 			"function %u: NumFaultingPCs %u needs %llu bytes, %llu left%s",
 			c->function, npcs, (unsigned long long)npcs * FAULT_SIZE,
 			(unsigned long long)(rest - FUNCTION_SIZE - later),
-			endian_hint(npcs, (rest - FUNCTION_SIZE - later) / FAULT_SIZE)));
+			endian_hint(c, npcs, (rest - FUNCTION_SIZE - later) / FAULT_SIZE)));
 	if ((c->flags & FL_PARSE_STRICT) && reserved)
 		return fail(c, fl_diag_set(c->diag, -EINVAL, SECTION, c->table,
 			"function %u: Reserved is 0x%x, expected 0 (strict)",
@@ -136,7 +142,7 @@ static int read_function(struct fl_faultmap_cursor *c, struct fl_faultmap_event 
 	ev->table = c->table;
 	ev->offset = c->pos;
 	ev->function.index = c->function;
-	ev->function.address = rd64(c->data + c->pos, 0);
+	ev->function.address = rd64(c->data + c->pos, big(c));
 	ev->function.address_offset = c->pos;
 	ev->function.num_faulting_pcs = npcs;
 	ev->function.reserved = reserved;
@@ -157,7 +163,7 @@ static int read_fault(struct fl_faultmap_cursor *c, struct fl_faultmap_event *ev
 	if (!fl_fault_kind_name(kind))
 		return fail(c, fl_diag_set(c->diag, -EINVAL, SECTION, c->table,
 			"function %u: fault %u: FaultKind %u unknown%s",
-			c->function, c->pc, kind, endian_hint(kind, 3)));
+			c->function, c->pc, kind, endian_hint(c, kind, 3)));
 
 	ev->type = FL_FM_FAULT;
 	ev->table = c->table;

@@ -92,6 +92,19 @@ run json_stackmap 0 "$FL" stackmap --json sample.o
 	files.0.tables.0.records.0.locations.2.value=8589934592 \
 	files.0.tables.0.records.0.locations.3.kind='"direct"' <json_stackmap.out && ok || bad "stackmap JSON"
 
+# ---- byte order: LLVM writes both sections in the target's byte order.
+# A big-endian AArch64 object reads exactly as the little-endian one.
+llc-14 -mtriple=aarch64-linux-gnu -O2 -enable-implicit-null-checks -filetype=obj "$HERE/sample.ll" -o le.o
+llc-14 -mtriple=aarch64_be-linux-gnu -O2 -enable-implicit-null-checks -filetype=obj "$HERE/sample.ll" -o be.o
+for cmd in faultmap stackmap; do
+	run "le_$cmd" 0 "$FL" $cmd le.o
+	run "be_$cmd" 0 "$FL" $cmd be.o
+	cmp -s "le_$cmd.out" "be_$cmd.out" && ok || { bad "$cmd: big-endian differs from little-endian"; diff "le_$cmd.out" "be_$cmd.out" | head; }
+done
+has be_faultmap be_faultmap.out "Fault kind: FaultingStore"
+run be_json 0 "$FL" faultmap --json be.o
+"$JSON_CHECK" files.0.big_endian=true files.0.tables.0.functions.1.faults.0.kind='"store"' <be_json.out && ok || bad "big-endian JSON"
+
 # ---- malformed input: exit 1, the file and the diagnostic on stderr, nothing on stdout
 run missing 1 "$FL" faultmap does-not-exist.o
 has missing missing.err "does-not-exist.o"

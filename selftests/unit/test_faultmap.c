@@ -257,20 +257,33 @@ START_TEST(faultmap_rejects_unsupported_versions)
 }
 END_TEST
 
-/* Fault maps are little-endian: a big-endian one is rejected, with a hint. */
-START_TEST(faultmap_rejects_a_big_endian_table_with_a_hint)
+/*
+ * Fault maps are in the object's byte order: a big-endian table reads with
+ * FL_PARSE_BIG_ENDIAN, and a table in the other byte order than the flag
+ * says is rejected with a hint.
+ */
+START_TEST(faultmap_reads_the_objects_byte_order_and_rejects_the_other)
 {
+	struct fl_faultmap_cursor c;
+	struct fl_faultmap_event ev;
 	struct fl_diag d;
 	struct vec v;
 
 	vec_init(&v, 1);
 	fm_table(&v, 2, two_addr, two_npcs, two_faults);
-	ck_assert_int_lt(fl_faultmap_validate(v.buf, v.len, 0, &d), 0);
-	ck_assert_ptr_nonnull(strstr(d.msg, "looks big-endian"));
-	/* The big-endian flag is for stack maps: it changes nothing here. */
-	ck_assert_int_lt(fl_faultmap_validate(v.buf, v.len, FL_PARSE_BIG_ENDIAN, &d), 0);
-	fm_two(&v);
 	ck_assert_int_eq(fl_faultmap_validate(v.buf, v.len, FL_PARSE_BIG_ENDIAN, &d), 3);
+	fl_faultmap_cursor_init(&c, v.buf, v.len, FL_PARSE_BIG_ENDIAN, &d);
+	ck_assert_int_eq(fl_faultmap_next(&c, &ev), 1);
+	ck_assert_int_eq(fl_faultmap_next(&c, &ev), 1);
+	ck_assert_uint_eq(ev.function.address, 0x1000);
+	ck_assert_int_eq(fl_faultmap_next(&c, &ev), 1);
+	ck_assert_uint_eq(ev.fault.handler_pc_offset, 20);
+
+	ck_assert_int_lt(fl_faultmap_validate(v.buf, v.len, 0, &d), 0);
+	ck_assert_ptr_nonnull(strstr(d.msg, "looks big-endian, the object is little-endian"));
+	fm_two(&v);
+	ck_assert_int_lt(fl_faultmap_validate(v.buf, v.len, FL_PARSE_BIG_ENDIAN, &d), 0);
+	ck_assert_ptr_nonnull(strstr(d.msg, "looks little-endian, the object is big-endian"));
 }
 END_TEST
 
@@ -335,7 +348,7 @@ Suite *faultmap_suite(void)
 	tcase_add_test(tc, faultmap_rejects_num_faulting_pcs_past_the_end);
 	tcase_add_test(tc, faultmap_rejects_unknown_fault_kinds);
 	tcase_add_test(tc, faultmap_rejects_unsupported_versions);
-	tcase_add_test(tc, faultmap_rejects_a_big_endian_table_with_a_hint);
+	tcase_add_test(tc, faultmap_reads_the_objects_byte_order_and_rejects_the_other);
 	tcase_add_test(tc, faultmap_reserved_fields_are_accepted_unless_strict);
 	tcase_add_test(tc, faultmap_error_is_sticky);
 	tcase_add_test(tc, fault_kind_names_are_llvms);
