@@ -52,9 +52,9 @@ ld -pie -z noseparate-code -z max-page-size=0x1000 -z norelro \
 	--unresolved-symbols=ignore-all -e fm_load \
 	"$work/seed.o" -o "$work/gnu.pie" 2>/dev/null
 
-cp "$work/seed.o" "$out/elf/x86_64-rel.o"
-cp "$work/be.o" "$out/elf/aarch64_be-rel.o"
-cp "$work/two.so" "$out/elf/lld-shared-two-tables.so"
+cp "$work/seed.o" "$out/elf/x86_64-rel"
+cp "$work/be.o" "$out/elf/aarch64_be-rel"
+cp "$work/two.so" "$out/elf/lld-shared-two-tables"
 cp "$work/seed.exe" "$out/elf/lld-static-exec"
 cp "$work/gnu.pie" "$out/elf/gnu-ld-pie-textrel"
 
