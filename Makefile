@@ -241,15 +241,15 @@ $(foreach m,$(PROGS_MODULES),$(foreach o,$(PROGS_OPTS),$(foreach r,$(PROGS_RELOC
 $(foreach m,$(PROGS_MODULES),$(foreach r,$(PROGS_RELOCS),\
 	$(eval $(call PROGS_OBJ_RULE,$(m),O2,$(r),-fs,-function-sections))))
 
-$(PROGS_OUT)/obj/main-nopie.o: $(PROGS_DIR)/main.c | deps
+$(PROGS_OUT)/obj/main-nopie.o: $(PROGS_DIR)/main.c $(PROGS_DIR)/stubs.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(PROGS_CFLAGS) -fno-pie -c $< -o $@
+	$(Q)$(CC) $(PROGS_CFLAGS) -fno-pie -r -nostdlib $^ -o $@
 
-$(PROGS_OUT)/obj/main-pie.o: $(PROGS_DIR)/main.c | deps
+$(PROGS_OUT)/obj/main-pie.o: $(PROGS_DIR)/main.c $(PROGS_DIR)/stubs.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(PROGS_CFLAGS) -fPIE -c $< -o $@
+	$(Q)$(CC) $(PROGS_CFLAGS) -fPIE -r -nostdlib $^ -o $@
 
 # $(1) output name, $(2) inputs in link order, $(3) link command
 define PROGS_LINK_RULE
@@ -454,9 +454,13 @@ $(DT_OUT)/probe.o: $(DT_DIR)/probe.c | deps
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(DT_OUT)/dt-probe.so: $(DT_OUT)/probe.o $(LIB_A)
+$(DT_OUT)/stubs.o: $(PROGS_DIR)/stubs.c | deps
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(DT_OUT)/dt-probe.so: $(DT_OUT)/probe.o $(DT_OUT)/stubs.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -shared -o $@ $< $(DT_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -o $@ $(DT_OUT)/probe.o $(DT_OUT)/stubs.o $(DT_LIBS)
 
 DT_CORPUS = $(filter-out %gc-nokeep-gnu,$(PROGS_LINKED))
 DT_PRELOAD = $(if $(filter 1,$(SAN)),$(shell $(CC) -print-file-name=libasan.so) )$(DT_OUT)/dt-probe.so

@@ -22,30 +22,7 @@
 
 #include <faultline/discovery.h>
 
-/* What the corpus libraries import from the program (selftests/progs/main.c). */
-void throw_npe(void);
-void callee(void);
-long callee_i64(long x);
-void __llvm_deoptimize(void);
-
-void throw_npe(void)
-{
-	abort();
-}
-
-void callee(void)
-{
-}
-
-long callee_i64(long x)
-{
-	return x + 1;
-}
-
-void __llvm_deoptimize(void)
-{
-	abort();
-}
+/* What the corpus libraries import is in selftests/progs/stubs.c, linked in. */
 
 static int failures;
 

@@ -1,37 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The C side of the corpus executables: the symbols the IR modules in this
- * directory call, and a main that touches none of them.  The executables are
- * inputs for the conformance test (their sections are parsed, they are not
- * run for their behaviour), so every stub is minimal.  __llvm_deoptimize is
- * libfaultline's to define; a stub stands in for it here so that the
- * corpus does not depend on the library.
+ * main of the corpus executables; the symbols the IR modules call are in
+ * stubs.c, linked into the same object.
  */
-#include <stdlib.h>
-
-void throw_npe(void);
-void callee(void);
-long callee_i64(long x);
-void __llvm_deoptimize(void);
-
-void throw_npe(void)
-{
-	abort();
-}
-
-void callee(void)
-{
-}
-
-long callee_i64(long x)
-{
-	return x + 1;
-}
-
-void __llvm_deoptimize(void)
-{
-	abort();
-}
+int main(void);
 
 int main(void)
 {
