@@ -78,13 +78,46 @@ static void print_location(FILE *out, const struct fl_stackmap_event *ev)
 	fprintf(out, ", size: %u\n", ev->location.size);
 }
 
+/*
+ * LLVM prints a header before each part of a table (functions, constants,
+ * records), also for an empty part: print every header the walk has moved
+ * past, once, when an event of a later part (or the table's end) arrives.
+ */
+enum part { FUNCTIONS, CONSTANTS, RECORDS };
+
+struct table_print {
+	enum part at;
+	uint32_t num_constants;
+	uint32_t num_records;
+	unsigned live_outs;		/* NumLiveOuts of the current record */
+	int live_outs_open;		/* its "N live-outs: [ " is printed */
+};
+
+static void enter(FILE *out, struct table_print *t, enum part part)
+{
+	while (t->at < part) {
+		t->at++;
+		if (t->at == CONSTANTS)
+			fprintf(out, "Num Constants: %" PRIu32 "\n", t->num_constants);
+		else
+			fprintf(out, "Num Records: %" PRIu32 "\n", t->num_records);
+	}
+}
+
+/* The live-out list opens after the last location, before any live-out. */
+static void open_live_outs(FILE *out, struct table_print *t)
+{
+	if (!t->live_outs_open)
+		fprintf(out, "    %u live-outs: [ ", t->live_outs);
+	t->live_outs_open = 1;
+}
+
 int print_stackmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags)
 {
 	struct fl_stackmap_cursor c;
 	struct fl_stackmap_event ev;
 	struct fl_diag diag;
-	uint32_t num_functions = 0, num_constants = 0, num_records = 0;
-	unsigned live_outs = 0;
+	struct table_print t = { 0 };
 	int ret;
 
 	/* llvm-readelf prints nothing for a file without stack maps. */
@@ -96,54 +129,45 @@ int print_stackmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags
 		case FL_SM_TABLE:
 			fprintf(out, "LLVM StackMap Version: %u\nNum Functions: %" PRIu32 "\n",
 				ev.header.version, ev.header.num_functions);
-			num_functions = ev.header.num_functions;
-			num_constants = ev.header.num_constants;
-			num_records = ev.header.num_records;
-			/* Functions come next; the constants header follows them. */
-			if (ev.header.num_functions == 0) {
-				fprintf(out, "Num Constants: %" PRIu32 "\n", num_constants);
-				if (num_constants == 0)
-					fprintf(out, "Num Records: %" PRIu32 "\n", num_records);
-			}
+			t = (struct table_print){
+				.at = FUNCTIONS,
+				.num_constants = ev.header.num_constants,
+				.num_records = ev.header.num_records,
+			};
 			break;
 		case FL_SM_FUNCTION:
 			fprintf(out, "  Function address: %" PRIu64 ", stack size: %" PRIu64
 				", callsite record count: %" PRIu64 "\n",
 				ev.function.address, ev.function.stack_size,
 				ev.function.record_count);
-			if (ev.function.index + 1 == num_functions) {
-				fprintf(out, "Num Constants: %" PRIu32 "\n", num_constants);
-				if (num_constants == 0)
-					fprintf(out, "Num Records: %" PRIu32 "\n", num_records);
-			}
 			break;
 		case FL_SM_CONSTANT:
+			enter(out, &t, CONSTANTS);
 			fprintf(out, "  #%" PRIu32 ": %" PRIu64 "\n", ev.constant.index + 1,
 				ev.constant.value);
-			if (ev.constant.index + 1 == num_constants)
-				fprintf(out, "Num Records: %" PRIu32 "\n", num_records);
 			break;
 		case FL_SM_RECORD:
+			enter(out, &t, RECORDS);
 			fprintf(out, "  Record ID: %" PRIu64 ", instruction offset: %" PRIu32 "\n"
 				"    %u locations:\n",
 				ev.record.id, ev.record.instruction_offset,
 				ev.record.num_locations);
-			live_outs = ev.record.num_live_outs;
+			t.live_outs = ev.record.num_live_outs;
+			t.live_outs_open = 0;
 			break;
 		case FL_SM_LOCATION:
 			print_location(out, &ev);
 			break;
 		case FL_SM_LIVE_OUT:
-			if (ev.live_out.index == 0)
-				fprintf(out, "    %u live-outs: [ ", live_outs);
+			open_live_outs(out, &t);
 			fprintf(out, "R#%u (%u-bytes) ", ev.live_out.dwarf_reg, ev.live_out.size);
 			break;
 		case FL_SM_RECORD_END:
-			if (live_outs == 0)
-				fputs("    0 live-outs: [ ", out);
+			open_live_outs(out, &t);
 			fputs("]\n", out);
 			break;
 		case FL_SM_TABLE_END:
+			enter(out, &t, RECORDS);
 			break;
 		}
 	}
