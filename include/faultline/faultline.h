@@ -6,5 +6,7 @@
 #include <faultline/log.h>
 #include <faultline/format.h>
 #include <faultline/discovery.h>
+#include <faultline/dispatch.h>
+#include <faultline/region.h>
 
 #endif /* FAULTLINE_FAULTLINE_H */

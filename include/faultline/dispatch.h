@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dispatch: the per-process handler table and the fault handler.
+ *
+ * fl_init installs faultline's SIGSEGV and SIGBUS handler and registers
+ * every loaded module that has a .llvm_faultmaps section.  From then on a
+ * fault at a registered faulting PC, of the registered kind, at an address
+ * in the null area (or past the committed limit of a userfaultfd region,
+ * see region.h) resumes at the entry's handler PC; every other fault goes
+ * to the handler the application installed, exactly as the kernel would
+ * have delivered it.
+ *
+ * Applications that install their own SIGSEGV/SIGBUS handlers after
+ * fl_init call fl_sigaction instead of sigaction (the preload shim,
+ * libfaultline-preload.so, interposes sigaction, signal, sigset,
+ * bsd_signal and sysv_signal so that unmodified programs do).
+ */
+#ifndef FAULTLINE_DISPATCH_H
+#define FAULTLINE_DISPATCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <faultline/format.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+	/* fl_init: do not register the modules loaded now (JIT-only users). */
+	FL_INIT_NO_DISCOVERY = 1u << 0,
+};
+
+/* Options: the first field is the struct's size (sizeof). */
+struct fl_init_opts {
+	size_t sz;
+	uint32_t flags;		/* FL_INIT_* */
+	/*
+	 * A fault is a failed null check only when its address is below this
+	 * bound.  0: the page size (LLVM's -imp-null-check-page-size default).
+	 */
+	uint64_t null_bound;
+	/* Counter slots (one per registered site).  0: 1 << 20. */
+	uint32_t max_sites;
+};
+
+/*
+ * Sets up dispatch for the process: the counters' memfd, the handlers for
+ * SIGSEGV and SIGBUS (the ones installed before are kept as the chain),
+ * and, unless FL_INIT_NO_DISCOVERY, the loaded modules.  opts may be NULL.
+ * Returns 0 on success, -EALREADY if dispatch is already set up, -errno on
+ * failure.  Thread-safe.  Not async-signal-safe.
+ */
+int fl_init(const struct fl_init_opts *opts);
+
+/*
+ * Rescans the loaded modules (dl_iterate_phdr): registers the ones that
+ * appeared, unregisters the ones that are gone.  The preload shim calls it
+ * after every dlopen and dlclose; a library user calls it after its own.
+ * Returns the number of modules registered or unregistered, -errno on
+ * failure.  Thread-safe.  Not async-signal-safe.
+ */
+int fl_refresh(void);
+
+/* Options of fl_module_register: the first field is the struct's size. */
+struct fl_module_reg {
+	size_t sz;
+	const char *name;		/* for messages and stats; may be NULL */
+	/*
+	 * The .llvm_faultmaps bytes, as the code's loader left them: function
+	 * addresses are final runtime addresses (MCJIT and ORC relocate the
+	 * section in memory).  Copied; need not outlive the call.
+	 */
+	const void *faultmap;
+	size_t faultmap_size;
+	/* The .llvm_stackmaps bytes, validated and kept; may be NULL. */
+	const void *stackmap;
+	size_t stackmap_size;
+	/* The code: every faulting and handler PC must be inside it. */
+	uint64_t code_start;
+	uint64_t code_size;
+	uint32_t parse_flags;		/* FL_PARSE_* */
+};
+
+/*
+ * Registers code that is not a loaded ELF module (JIT code).  Returns a
+ * module id > 0 on success, -EINVAL with *diag filled in (diag may be
+ * NULL) when the sections are malformed or an address falls outside the
+ * code range, -EEXIST when the code range overlaps a registered module,
+ * -ENOSPC when the counters are full, -ENODEV before fl_init, -errno
+ * otherwise.  Thread-safe.  Not async-signal-safe.
+ */
+int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag);
+
+/*
+ * Unregisters a module (by the id fl_module_register returned).  When it
+ * returns, no fault is dispatched to the module's handler PCs any more and
+ * the code may be freed.  Returns 0 on success, -ENOENT for an unknown id.
+ * Thread-safe.  Not async-signal-safe.
+ */
+int fl_module_unregister(int id);
+
+/*
+ * Records an action for SIGSEGV or SIGBUS the way sigaction(2) would, but
+ * leaves faultline's handler installed: unclaimed faults are delivered to
+ * the recorded action.  Any other signal goes straight to sigaction.
+ * Returns 0 on success, -1 with errno set on failure (as sigaction).
+ * Thread-safe and async-signal-safe (no locks: a handler may call it).
+ */
+int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+
+struct fl_stats {
+	size_t sz;
+	uint64_t claimed;	/* faults dispatched to a handler PC */
+	uint64_t chained;	/* faults passed to the application's action */
+	uint64_t populated;	/* region pages populated in signal context */
+	uint32_t modules;	/* registered modules */
+	uint32_t sites;		/* registered sites */
+	uint32_t handler_replaced; /* 1: something replaced our handler */
+};
+
+/*
+ * Fills in *st (st->sz must be set).  Returns 0, or -EINVAL.  Thread-safe.
+ * Not async-signal-safe.
+ */
+int fl_stats_get(struct fl_stats *st);
+
+struct fl_site {
+	int module;		/* module id */
+	const char *module_name;
+	uint64_t faulting_pc;	/* runtime addresses */
+	uint64_t handler_pc;
+	uint32_t kind;		/* enum fl_fault_kind */
+	uint64_t faults;	/* times dispatched */
+};
+
+typedef int (*fl_site_fn)(const struct fl_site *site, void *ctx);
+
+/*
+ * Calls fn for every registered site, in address order, until it returns
+ * non-zero.  Returns that value, or 0.  Strings are valid during the call.
+ * Thread-safe.  Not async-signal-safe.
+ */
+int fl_site_for_each(fl_site_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FAULTLINE_DISPATCH_H */

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal context (see dispatch.h for the rules): the chain.
+ *
+ * The kernel keeps faultline's handler for SIGSEGV and SIGBUS.  What the
+ * application asks for with sigaction (or signal, sigset, ...) is recorded
+ * here and answered as if it had taken effect; a fault faultline does not
+ * claim is delivered to the recorded action the way the kernel would have
+ * delivered it.
+ *
+ * Records are written by fl_sigaction, which must stay async-signal-safe
+ * (a handler may call sigaction, and a thread may be interrupted in the
+ * middle of one), so there is no lock: each signal has a ring of slots,
+ * each slot a sequence count.  A writer takes a fresh slot, fills it
+ * between two increments of its sequence, and publishes it by exchanging
+ * the signal's current index: the exchange hands back exactly the action
+ * in effect before, as sigaction's oldact must.  A reader copies the
+ * current slot and retries if its sequence moved.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <faultline/dispatch.h>
+
+#include "dispatch/dispatch.h"
+
+#define CHAIN_SLOTS 64u
+#define KERNEL_SIGSET_BITS 64
+
+struct chain_slot {
+	_Atomic uint32_t seq;		/* odd while being written */
+	_Atomic uintptr_t handler;	/* sa_handler / sa_sigaction */
+	_Atomic int flags;
+	_Atomic uint64_t mask;		/* the kernel's 64-bit sigset */
+	_Atomic uintptr_t restorer;
+};
+
+struct chain {
+	_Atomic uint32_t current;	/* index of the slot in effect */
+	_Atomic uint32_t next;		/* next slot to write */
+	struct chain_slot slots[CHAIN_SLOTS];
+};
+
+/* [0] SIGSEGV, [1] SIGBUS.  Slot 0 starts as SIG_DFL (all zero). */
+static struct chain chains[2];
+
+static struct chain *chain_of(int sig)
+{
+	if (sig == SIGSEGV)
+		return &chains[0];
+	if (sig == SIGBUS)
+		return &chains[1];
+	return NULL;
+}
+
+static uint64_t mask_to_bits(const sigset_t *set)
+{
+	uint64_t bits = 0;
+
+	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
+		if (sigismember(set, s) == 1)
+			bits |= 1ull << (s - 1);
+	return bits;
+}
+
+static void bits_to_mask(uint64_t bits, sigset_t *set)
+{
+	sigemptyset(set);
+	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
+		if (bits & (1ull << (s - 1)))
+			sigaddset(set, s);
+}
+
+/* Copies slot s into *out; returns false if a writer was in it. */
+static bool slot_copy(struct chain_slot *s, struct sigaction *out)
+{
+	/* Pairs with the release increment that ends a write. */
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+	uintptr_t handler, restorer;
+	uint64_t mask;
+	int flags;
+
+	if (seq & 1)
+		return false;
+	handler = atomic_load_explicit(&s->handler, memory_order_relaxed);
+	flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
+	mask = atomic_load_explicit(&s->mask, memory_order_relaxed);
+	restorer = atomic_load_explicit(&s->restorer, memory_order_relaxed);
+	/* Orders the field loads before the re-check of seq. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq)
+		return false;
+
+	memset(out, 0, sizeof(*out));
+	if (flags & SA_SIGINFO)
+		out->sa_sigaction = (void (*)(int, siginfo_t *, void *))handler;
+	else
+		out->sa_handler = (void (*)(int))handler;
+	out->sa_flags = flags;
+	bits_to_mask(mask, &out->sa_mask);
+	out->sa_restorer = (void (*)(void))restorer;
+	return true;
+}
+
+static void slot_read(struct chain *c, struct sigaction *out)
+{
+	/* Pairs with the exchange in slot_publish. */
+	while (!slot_copy(&c->slots[atomic_load_explicit(&c->current,
+			memory_order_acquire) % CHAIN_SLOTS], out))
+		;
+}
+
+/* Publishes act; returns the index of the slot it replaced. */
+static uint32_t slot_publish(struct chain *c, const struct sigaction *act)
+{
+	uint32_t i = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed) + 1;
+	struct chain_slot *s = &c->slots[i % CHAIN_SLOTS];
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	uintptr_t handler = (act->sa_flags & SA_SIGINFO) ?
+		(uintptr_t)act->sa_sigaction : (uintptr_t)act->sa_handler;
+
+	/* Odd: readers of this slot retry until the write is done. */
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	/* Orders the odd seq before the field stores (readers' acquire fence). */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->handler, handler, memory_order_relaxed);
+	atomic_store_explicit(&s->flags, act->sa_flags, memory_order_relaxed);
+	atomic_store_explicit(&s->mask, mask_to_bits(&act->sa_mask), memory_order_relaxed);
+	atomic_store_explicit(&s->restorer, (uintptr_t)act->sa_restorer, memory_order_relaxed);
+	/* Pairs with the acquire load of seq in slot_read. */
+	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
+	/* Pairs with the acquire load of current in slot_read. */
+	return atomic_exchange_explicit(&c->current, i, memory_order_acq_rel);
+}
+
+void fl_chain_record(int sig, const struct sigaction *act)
+{
+	struct chain *c = chain_of(sig);
+
+	if (c)
+		slot_publish(c, act);
+}
+
+int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	/*
+	 * glibc's own name for sigaction: the preload shim interposes
+	 * sigaction, signal, ... but not this one.
+	 */
+	extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+	return __sigaction(sig, act, old);
+}
+
+int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	struct chain *c = chain_of(sig);
+
+	if (!c || !atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire))
+		return fl_real_sigaction(sig, act, oldact);
+
+	if (!act) {
+		if (oldact)
+			slot_read(c, oldact);
+		return 0;
+	}
+
+	/*
+	 * The old action is the slot the exchange replaced, not "current"
+	 * read before it: another thread may publish in between.  Only 63
+	 * more sigaction calls racing this one could reuse that slot first.
+	 */
+	{
+		uint32_t old = slot_publish(c, act);
+
+		while (oldact && !slot_copy(&c->slots[old % CHAIN_SLOTS], oldact))
+			;
+	}
+	return 0;
+}
+
+/* SIG_DFL for sig in the kernel: the next delivery kills as without us. */
+static void restore_default(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	fl_real_sigaction(sig, &dfl, NULL);
+}
+
+void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct chain *c = chain_of(sig);
+	struct sigaction act;
+	/* A fault the kernel raised: returning re-executes the instruction. */
+	int synchronous = si->si_code > 0;
+	sigset_t mask;
+
+	slot_read(c, &act);
+
+	if (!(act.sa_flags & SA_SIGINFO) &&
+	    (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN)) {
+		/* An ignored signal someone sent: dropped, as the kernel does. */
+		if (act.sa_handler == SIG_IGN && !synchronous)
+			return;
+		/*
+		 * The kernel forces the default action for a synchronous fault
+		 * whose handler is SIG_IGN (force_sig_info_to_task), and SIG_DFL
+		 * is the default: restore it and let the fault happen again,
+		 * so the process dies by this signal with its core dump.  A
+		 * signal that was sent is sent again: it is delivered when
+		 * this handler returns (or now; ours runs with SA_NODEFER).
+		 */
+		restore_default(sig);
+		if (!synchronous)
+			syscall(SYS_tgkill, getpid(), gettid(), sig);
+		return;
+	}
+
+	/*
+	 * The mask the kernel would have set: the interrupted one, plus
+	 * sa_mask, plus the signal itself unless SA_NODEFER.  sigreturn
+	 * restores uc_sigmask when this handler returns.
+	 */
+	mask = uc->uc_sigmask;
+	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
+		if (sigismember(&act.sa_mask, s) == 1)
+			sigaddset(&mask, s);
+	if (!(act.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+
+	if (act.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		slot_publish(c, &dfl);
+	}
+
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, ucv);
+	else
+		act.sa_handler(sig);
+}

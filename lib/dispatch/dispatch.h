@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The signal-context room: everything the SIGSEGV/SIGBUS handler can reach
+ * lives in lib/dispatch/ and keeps these rules.
+ *
+ *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
+ *    errno preserved, a few hundred bytes of stack.
+ *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
+ *    and the chain records of chain.c.  It writes only the site counters,
+ *    the statistics and, for SA_RESETHAND, a chain record.
+ *  - Syscalls: ioctl on a region's userfaultfd, rt_sigprocmask,
+ *    rt_sigaction (to restore a default action), tgkill.
+ *
+ * The writers (lib/table/, lib/region/) build immutable snapshots and
+ * publish them here; see "Snapshots" below for the protocol.
+ */
+#ifndef FL_DISPATCH_DISPATCH_H
+#define FL_DISPATCH_DISPATCH_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <faultline/region.h>
+
+/* One registered implicit check: 24 bytes, sorted by faulting_pc. */
+struct fl_site_entry {
+	uint64_t faulting_pc;
+	uint64_t handler_pc;
+	uint32_t kind;		/* enum fl_fault_kind */
+	uint32_t counter;	/* index into fl_dispatch.counters */
+};
+
+/* One module's sites; [start, end) covers all its faulting PCs. */
+struct fl_snap_module {
+	uint64_t start;
+	uint64_t end;
+	const struct fl_site_entry *sites;
+	uint32_t num_sites;
+	int id;
+};
+
+/*
+ * A userfaultfd region as the handler sees it.  The region owns it; it
+ * lives until the region is destroyed, which happens only after a
+ * snapshot without it has been published and every reader of the old
+ * one has left (fl_snapshot_synchronize).
+ */
+struct fl_region {
+	uint64_t start;
+	uint64_t size;
+	uint64_t page_size;
+	/*
+	 * The committed limit in bytes from start.  fl_region_commit stores
+	 * it (release); the handler loads it (acquire) before populating, so
+	 * a page is never populated past a limit that was lowered before the
+	 * fault.
+	 */
+	_Atomic uint64_t limit;
+	int uffd;
+	/*
+	 * FL_REGION_*.  With FL_REGION_HELPER_THREAD, a fault past the limit
+	 * reaches the faulting thread as a SIGBUS the helper thread sent
+	 * (rt_tgsigqueueinfo, si_code BUS_ADRERR, si_addr the address): its
+	 * REG_ERR is stale, so si_errno carries the write bit (1: write) of
+	 * the userfaultfd message instead.
+	 */
+	uint32_t flags;
+	const void *template_page;	/* NULL: zero pages */
+	/* Writer-side state (lib/region/), never read by the handler. */
+	void *priv;
+};
+
+struct fl_snap_region {
+	uint64_t start;
+	uint64_t end;
+	struct fl_region *region;
+};
+
+/*
+ * An immutable snapshot of the handler table: modules sorted by start,
+ * non-overlapping; regions sorted by start, non-overlapping.
+ */
+struct fl_snapshot {
+	uint32_t num_modules;
+	uint32_t num_regions;
+	const struct fl_snap_module *modules;
+	const struct fl_snap_region *regions;
+	uint64_t generation;
+};
+
+/*
+ * Snapshots: the one current snapshot is fl_dispatch.current.  A reader
+ * (the handler) enters by reading the epoch, incrementing
+ * readers[epoch & 1], then loading current; it leaves by decrementing the
+ * same counter.  A writer publishes a new snapshot with one store to
+ * current, then waits for a grace period (fl_snapshot_synchronize in
+ * lib/table/publish.c): it flips the epoch and waits until the old parity's
+ * counter drains, twice, so that every reader that could have loaded the
+ * old pointer has left.  All five operations are seq_cst: the reader's
+ * increment must be ordered before its load of current, and the writer's
+ * store to current before its reads of the counters.
+ */
+struct fl_dispatch_state {
+	_Atomic(const struct fl_snapshot *) current;
+	_Atomic uint64_t epoch;
+	_Atomic uint64_t readers[2];
+
+	/* Set once by fl_init before the handler is installed. */
+	_Atomic int ready;
+	uint64_t null_bound;
+	/* Per-site counters (relaxed increments), in the counters memfd. */
+	_Atomic uint64_t *counters;
+	uint32_t max_sites;
+
+	/* Statistics (relaxed). */
+	_Atomic uint64_t claimed;
+	_Atomic uint64_t chained;
+	_Atomic uint64_t populated;
+	_Atomic uint64_t wrong_pid_sigbus;
+};
+
+extern struct fl_dispatch_state fl_dispatch;
+
+/* Enters a read-side section; returns the parity to leave with. */
+static inline unsigned fl_snapshot_enter(const struct fl_snapshot **snap)
+{
+	unsigned parity = (unsigned)(atomic_load(&fl_dispatch.epoch) & 1);
+
+	atomic_fetch_add(&fl_dispatch.readers[parity], 1);
+	*snap = atomic_load(&fl_dispatch.current);
+	return parity;
+}
+
+static inline void fl_snapshot_leave(unsigned parity)
+{
+	atomic_fetch_sub(&fl_dispatch.readers[parity], 1);
+}
+
+/* Returns the site at pc, or NULL.  Two binary searches. */
+const struct fl_site_entry *fl_snapshot_lookup(const struct fl_snapshot *s, uint64_t pc);
+
+/* Returns the region containing addr, or NULL. */
+const struct fl_snap_region *fl_snapshot_region(const struct fl_snapshot *s, uint64_t addr);
+
+/*
+ * Region fault (handler side, region_fault.c): addr is inside r.  Below
+ * the committed limit, in SIGBUS mode, populates the page and returns 1
+ * (the access retries); past it returns 0 (a guard fault: dispatch by PC).
+ * Returns -1 when the page could not be populated.
+ */
+int fl_region_fault(const struct fl_region *r, uint64_t addr);
+
+/* The handler, installed by fl_dispatch_install. */
+void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
+
+/*
+ * Installs fl_dispatch_handler for SIGSEGV and SIGBUS, recording the
+ * actions in place as the chain.  Returns 0 or -errno.  Not signal context;
+ * called once by fl_init.
+ */
+int fl_dispatch_install(void);
+
+/* Returns true when the kernel's action for sig is still ours. */
+bool fl_dispatch_installed(int sig);
+
+/* Chain (chain.c). */
+
+/* Delivers an unclaimed fault to the recorded action, as the kernel would. */
+void fl_chain_deliver(int sig, siginfo_t *si, void *uc);
+
+/* Sets the recorded action (the initial one, from fl_dispatch_install). */
+void fl_chain_record(int sig, const struct sigaction *act);
+
+/* libc's sigaction, never the shim's interposer. */
+int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+#endif /* FL_DISPATCH_DISPATCH_H */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal context (see dispatch.h for the rules): the SIGSEGV/SIGBUS
+ * handler.  This is where a faulting PC becomes a handler PC.
+ *
+ * A fault is claimed only when all four rules of DESIGN.md hold:
+ *  1. the kernel raised it: SIGSEGV with SEGV_MAPERR/SEGV_ACCERR, or SIGBUS
+ *     with BUS_ADRERR (what userfaultfd's SIGBUS feature sends, and what
+ *     a region's helper thread sends back);
+ *  2. the PC is exactly a registered faulting PC;
+ *  3. the access fits the site's kind: bit 1 of the page fault error code
+ *     (uc_mcontext REG_ERR) is the write bit;
+ *  4. the address is in the null area (below fl_dispatch.null_bound) or
+ *     past the committed limit of a registered region.
+ * A claimed fault resumes at the site's handler PC and bumps the site's
+ * counter.  Anything else goes down the chain unchanged (chain.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dispatch/dispatch.h"
+
+struct fl_dispatch_state fl_dispatch;
+
+/*
+ * Set while this thread runs the claiming part of the handler: a fault
+ * there is a bug in faultline, and must kill the process by its default
+ * action rather than recurse.  Initial-exec: no allocation on first use.
+ */
+static __thread int in_handler __attribute__((tls_model("initial-exec")));
+
+enum verdict { CHAIN, CLAIMED, RETRY };
+
+static bool kernel_fault(int sig, const siginfo_t *si)
+{
+	if (sig == SIGSEGV)
+		return si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR;
+	return sig == SIGBUS && si->si_code == BUS_ADRERR;
+}
+
+static bool kind_fits(uint32_t kind, bool write)
+{
+	switch (kind) {
+	case 1:		/* FaultingLoad */
+		return !write;
+	case 3:		/* FaultingStore */
+		return write;
+	case 2:		/* FaultingLoadStore: the load or the store */
+		return true;
+	default:
+		return false;
+	}
+}
+
+static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	const struct fl_snapshot *snap;
+	const struct fl_site_entry *site;
+	uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
+	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	bool write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+	bool guarded = addr < fl_dispatch.null_bound;
+	enum verdict v = CHAIN;
+	unsigned parity;
+
+	if (!kernel_fault(sig, si))
+		return CHAIN;
+
+	parity = fl_snapshot_enter(&snap);
+	if (!snap)
+		goto out;
+
+	if (!guarded && sig == SIGBUS) {
+		const struct fl_snap_region *r = fl_snapshot_region(snap, addr);
+
+		if (r) {
+			int populated = fl_region_fault(r->region, addr);
+
+			if (populated > 0) {
+				atomic_fetch_add_explicit(&fl_dispatch.populated, 1,
+							  memory_order_relaxed);
+				v = RETRY;
+				goto out;
+			}
+			guarded = populated == 0;
+			/*
+			 * The helper thread's SIGBUS is not a page fault of
+			 * this thread: REG_ERR is stale, and si_errno carries
+			 * the write bit of the userfaultfd message instead.
+			 */
+			if (r->region->flags & FL_REGION_HELPER_THREAD)
+				write = si->si_errno & 1;
+		}
+	}
+	if (!guarded)
+		goto out;
+
+	site = fl_snapshot_lookup(snap, pc);
+	if (!site || !kind_fits(site->kind, write))
+		goto out;
+
+	/* Relaxed: a statistic; the daemon reads it whenever it likes. */
+	atomic_fetch_add_explicit(&fl_dispatch.counters[site->counter], 1,
+				  memory_order_relaxed);
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)site->handler_pc;
+	atomic_fetch_add_explicit(&fl_dispatch.claimed, 1, memory_order_relaxed);
+	v = CLAIMED;
+out:
+	/* After the last use of snap and site: the writer may free them. */
+	fl_snapshot_leave(parity);
+	return v;
+}
+
+void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	enum verdict v;
+
+	if (in_handler) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		fl_real_sigaction(sig, &dfl, NULL);
+		return;
+	}
+
+	in_handler = 1;
+	v = claim(sig, si, ucv);
+	in_handler = 0;
+
+	errno = saved_errno;
+	if (v != CHAIN)
+		return;
+
+	atomic_fetch_add_explicit(&fl_dispatch.chained, 1, memory_order_relaxed);
+	/* The application's handler may longjmp out: nothing of ours is held. */
+	fl_chain_deliver(sig, si, ucv);
+}
+
+bool fl_dispatch_installed(int sig)
+{
+	struct sigaction cur;
+
+	if (fl_real_sigaction(sig, NULL, &cur) != 0)
+		return false;
+	return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == fl_dispatch_handler;
+}
+
+int fl_dispatch_install(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction ours, old;
+
+		memset(&ours, 0, sizeof(ours));
+		ours.sa_sigaction = fl_dispatch_handler;
+		/*
+		 * SA_NODEFER with an empty mask: chain.c sets the mask the
+		 * application's action asks for.  SA_ONSTACK: a stack overflow
+		 * can only be handled on an alternate stack.
+		 */
+		ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+		sigemptyset(&ours.sa_mask);
+		if (fl_real_sigaction(sigs[i], NULL, &old) != 0)
+			return -errno;
+		if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == fl_dispatch_handler))
+			fl_chain_record(sigs[i], &old);
+		if (fl_real_sigaction(sigs[i], &ours, NULL) != 0)
+			return -errno;
+	}
+	return 0;
+}
