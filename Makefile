@@ -76,7 +76,8 @@ deps:
 # ---------------------------------------------------------------------------
 # libfaultline
 
-LIB_SRCS := $(wildcard lib/core/*.c lib/format/*.c lib/discovery/*.c)
+LIB_SRCS := $(wildcard lib/core/*.c lib/format/*.c lib/discovery/*.c lib/dispatch/*.c \
+	lib/table/*.c lib/region/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a
@@ -100,6 +101,21 @@ $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libfaultline.so.0 -Wl,--version-script=$(LIB_MAP) \
 		-Wl,-z,defs $(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+
+# ---------------------------------------------------------------------------
+# libfaultline-preload.so: the shim for unmodified programs.  The library is
+# linked in statically with its symbols hidden (--exclude-libs), so that the
+# shim exports only what it interposes, unversioned (a versioned definition
+# would not match the programs' sigaction@GLIBC_2.2.5 references).
+
+PRELOAD_SO := $(B)/lib/libfaultline-preload.so
+PRELOAD_OBJS := $(B)/obj/lib/preload/preload.o
+
+$(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL $(ALL_LDFLAGS) -o $@ \
+		$(PRELOAD_OBJS) $(LIB_A) $(LIB_LIBS)
 
 # ---------------------------------------------------------------------------
 # faultline (the command-line tool)
@@ -581,7 +597,7 @@ bench: $(BENCH_BINS) $(CLI)
 # ---------------------------------------------------------------------------
 # Top-level targets
 
-ALL := $(LIB_SO) $(LIB_A) $(CLI)
+ALL := $(LIB_SO) $(LIB_A) $(PRELOAD_SO) $(CLI)
 
 .PHONY: all
 all: $(ALL)
@@ -641,6 +657,7 @@ install: all $(PC_FILE)
 	ln -sf libfaultline.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfaultline.so.0
 	ln -sf libfaultline.so.0 $(DESTDIR)$(LIBDIR)/libfaultline.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libfaultline.a
+	install -m 755 $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/libfaultline-preload.so
 	install -m 644 include/faultline/*.h $(DESTDIR)$(INCLUDEDIR)/faultline/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/faultline.pc
 	install -m 644 docs/man/faultline.1 $(DESTDIR)$(MANDIR)/man1/faultline.1

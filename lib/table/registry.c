@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <faultline/discovery.h>
@@ -550,7 +551,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *ctx)
 			break;
 		}
 	}
-	if (!found)
+	/* The vDSO has no file and no fault map. */
+	if (!found || (uint64_t)getauxval(AT_SYSINFO_EHDR) == first)
 		return 0;
 	grown = realloc(l->v, (l->n + 1) * sizeof(*l->v));
 	if (!grown)

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libfaultline-preload.so: faultline for an unmodified program.
+ *
+ *   LD_PRELOAD=libfaultline-preload.so ./app      (or: faultline run -- ./app)
+ *
+ * A constructor calls fl_init, which registers every loaded module with a
+ * fault map and installs faultline's SIGSEGV/SIGBUS handler.  The program's
+ * own sigaction, signal, sigset, bsd_signal, sysv_signal and ssignal calls
+ * land here and are recorded (fl_sigaction) rather than replacing it;
+ * dlopen and dlclose rescan the loaded modules.
+ *
+ * Environment:
+ *   FAULTLINE_LOG=error|warn|info|debug   messages to stderr (default: error)
+ *   FAULTLINE_NULL_BOUND=N                the null area, bytes (default: the
+ *                                         page size)
+ *
+ * Known difference: a dlopen by bare file name resolves DT_RUNPATH and
+ * $ORIGIN as if called from this library, not from the program's module
+ * that called it (glibc takes the caller from the return address).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <faultline/dispatch.h>
+#include <faultline/log.h>
+
+#include "core/fmt.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Not declared by glibc's headers under _GNU_SOURCE; exported by libc. */
+sighandler_t bsd_signal(int sig, sighandler_t handler);
+sighandler_t __sysv_signal(int sig, sighandler_t handler);
+
+static enum fl_log_level log_level = FL_LOG_ERROR;
+
+static void log_stderr(enum fl_log_level level, const char *msg, void *ctx)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	char line[512];
+	int n;
+
+	(void)ctx;
+	if (level > log_level)
+		return;
+	n = fl_fmt(line, sizeof(line), "faultline: %s: %s\n", names[level], msg);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+static void read_env(struct fl_init_opts *o)
+{
+	const char *lvl = getenv("FAULTLINE_LOG");
+	const char *bound = getenv("FAULTLINE_NULL_BOUND");
+
+	if (lvl) {
+		if (!strcmp(lvl, "error"))
+			log_level = FL_LOG_ERROR;
+		else if (!strcmp(lvl, "warn") || !strcmp(lvl, "warning"))
+			log_level = FL_LOG_WARN;
+		else if (!strcmp(lvl, "info"))
+			log_level = FL_LOG_INFO;
+		else if (!strcmp(lvl, "debug"))
+			log_level = FL_LOG_DEBUG;
+		else
+			fl_set_log(log_stderr, NULL), log_stderr(FL_LOG_ERROR,
+				"FAULTLINE_LOG: expected error, warn, info or debug", NULL);
+	}
+	if (bound) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(bound, &end, 0);
+		if (errno || end == bound || *end || v == 0)
+			log_stderr(FL_LOG_ERROR, "FAULTLINE_NULL_BOUND: expected a positive number "
+				   "of bytes; using the page size", NULL);
+		else
+			o->null_bound = v;
+	}
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	struct fl_init_opts o = { .sz = sizeof(o) };
+	int err;
+
+	fl_set_log(log_stderr, NULL);
+	read_env(&o);
+	err = fl_init(&o);
+	if (err && err != -EALREADY) {
+		char msg[128];
+
+		fl_fmt(msg, sizeof(msg), "fl_init failed: %s; running without faultline",
+		       strerror(-err));
+		log_stderr(FL_LOG_ERROR, msg, NULL);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Signals.  The same semantics as glibc's own functions, built on
+ * fl_sigaction (which passes every signal but SIGSEGV and SIGBUS through).
+ */
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	return fl_sigaction(sig, act, oldact);
+}
+
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool mask_self)
+{
+	struct sigaction act, old;
+
+	if (handler == SIG_ERR || sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = flags;
+	sigemptyset(&act.sa_mask);
+	if (mask_self && sigaddset(&act.sa_mask, sig) != 0)
+		return SIG_ERR;
+	if (fl_sigaction(sig, &act, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* glibc's signal: BSD semantics. */
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, true);
+}
+
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, true);
+}
+
+EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, true);
+}
+
+/* System V semantics: one-shot, not masked during the handler. */
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, false);
+}
+
+EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return sysv_signal(sig, handler);
+}
+
+EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	sigset_t set, old_mask;
+	struct sigaction act, old;
+
+	if (sig <= 0 || sig >= NSIG || disp == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (disp == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &set, &old_mask) != 0 ||
+		    fl_sigaction(sig, NULL, &old) != 0)
+			return SIG_ERR;
+		return sigismember(&old_mask, sig) ? SIG_HOLD : old.sa_handler;
+	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = disp;
+	sigemptyset(&act.sa_mask);
+	if (fl_sigaction(sig, &act, &old) != 0 ||
+	    sigprocmask(SIG_UNBLOCK, &set, &old_mask) != 0)
+		return SIG_ERR;
+	return sigismember(&old_mask, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/* ------------------------------------------------------------------------
+ * The loader.  Loads and unloads are serialized with the rescan that
+ * follows them, so that no dlopen can map new code over a library that
+ * was just unloaded before its entries are gone.  Recursive: a library's
+ * constructor may dlopen (glibc holds its own recursive lock meanwhile).
+ */
+
+static pthread_mutex_t loader_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	void *h;
+
+	if (!real)
+		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	pthread_mutex_lock(&loader_lock);
+	h = real(file, mode);
+	if (h) {
+		int saved = errno;
+
+		fl_refresh();
+		errno = saved;
+	}
+	pthread_mutex_unlock(&loader_lock);
+	return h;
+}
+
+EXPORT int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	int r;
+
+	if (!real)
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	pthread_mutex_lock(&loader_lock);
+	r = real(handle);
+	if (r == 0)
+		fl_refresh();
+	pthread_mutex_unlock(&loader_lock);
+	return r;
+}
