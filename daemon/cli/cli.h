@@ -50,6 +50,7 @@ struct json_object *stackmap_json(struct cli_file *f, uint32_t flags);
 
 int cmd_faultmap(int argc, char **argv);
 int cmd_stackmap(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* "faultline: " + message on stderr, then "Try ..." */
 void usage_error(const char *cmd, const char *fmt, ...)

@@ -19,6 +19,7 @@ struct command {
 static const struct command commands[] = {
 	{ "faultmap", cmd_faultmap, "print the .llvm_faultmaps tables of ELF files" },
 	{ "stackmap", cmd_stackmap, "print the .llvm_stackmaps tables of ELF files" },
+	{ "run", cmd_run, "run a program with faultline's preload library" },
 };
 
 static void usage(FILE *out)

@@ -178,5 +178,30 @@ for i in $(seq 1 20); do
 done
 run directory 1 "$FL" faultmap .
 
+# ---- faultline run: the preload library next to the tool
+PRELOAD=$(dirname "$FL")/../lib/libfaultline-preload.so
+run run_help 0 "$FL" run --help
+has run_help run_help.out "Usage: faultline run"
+run run_no_program 2 "$FL" run
+has run_no_program run_no_program.err "no program to run"
+run run_bad_log 2 "$FL" run --log loud -- true
+has run_bad_log run_bad_log.err "--log: expected error, warn, info or debug"
+run run_bad_bound 2 "$FL" run --null-bound -1 -- true
+run run_missing_program 127 "$FL" run -- ./no-such-program
+has run_missing_program run_missing_program.err "no-such-program: No such file or directory"
+run run_not_executable 126 "$FL" run -- ./sample.o
+run run_missing_preload 127 "$FL" run --preload ./no-such.so -- true
+if [ -e "$PRELOAD" ]; then
+	# The program sees the library in LD_PRELOAD, ahead of what was there,
+	# and its own options and exit status pass through.
+	run run_env 0 env LD_PRELOAD=/nonexistent-but-kept.so "$FL" run -- sh -c 'echo "$LD_PRELOAD"; exit 0'
+	has run_env run_env.out "libfaultline-preload.so:/nonexistent-but-kept.so"
+	run run_status 3 "$FL" run -- sh -c 'exit 3'
+	run run_args 0 "$FL" run -- echo --log x
+	has run_args run_args.out "--log x"
+else
+	bad "run: $PRELOAD not built"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
