@@ -450,7 +450,8 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 			diag->err : 0;
 	if (err) {
 		free(s.v);
-		return err < 0 ? err : -EINVAL;
+		/* Whatever the format layer found, for the caller it is bad input. */
+		return err == -ENOMEM ? err : -EINVAL;
 	}
 
 	m = calloc(1, sizeof(*m));

@@ -11,5 +11,6 @@ Suite *faultmap_suite(void);
 Suite *stackmap_suite(void);
 Suite *table_suite(void);
 Suite *discovery_suite(void);
+Suite *dispatch_suite(void);
 
 #endif /* FL_TEST_SUITES_H */

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Dispatch through the library API: JIT code registered with
+ * fl_module_register, the four claim rules, unregistration, the chain
+ * records of fl_sigaction, a small alternate stack, and registration under
+ * concurrency.  Each test runs in its own process (CK_FORK), so each may
+ * call fl_init.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include <faultline/dispatch.h>
+
+#include "suites.h"
+#include "vec.h"
+
+/*
+ * Machine code, one page:
+ *   +0   load:  mov (%rdi),%eax; ret        handler +3:  mov $-1,%eax; ret
+ *   +16  store: movl $1,(%rdi); xor %eax,%eax; ret
+ *                                            handler +25: mov $-2,%eax; ret
+ */
+static const unsigned char code_bytes[] = {
+	0x8b, 0x07, 0xc3, 0xb8, 0xff, 0xff, 0xff, 0xff, 0xc3,
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0xc7, 0x07, 0x01, 0x00, 0x00, 0x00, 0x31, 0xc0, 0xc3,
+	0xb8, 0xfe, 0xff, 0xff, 0xff, 0xc3,
+};
+
+typedef int (*fn_t)(int *p);
+
+struct jit {
+	unsigned char *code;
+	fn_t load;
+	fn_t store;
+	struct vec map;
+};
+
+static void jit_make(struct jit *j)
+{
+	j->code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(j->code, MAP_FAILED);
+	memcpy(j->code, code_bytes, sizeof(code_bytes));
+	j->load = (fn_t)(void *)j->code;
+	j->store = (fn_t)(void *)(j->code + 16);
+}
+
+/* A fault map for j: the load as load_kind, the store as store_kind. */
+static void jit_map(struct jit *j, uint32_t load_kind, uint32_t store_kind)
+{
+	struct vec *v = &j->map;
+
+	vec_init(v, 0);
+	put8(v, 1); put8(v, 0); put16(v, 0); put32(v, 2);
+	put64(v, (uint64_t)(uintptr_t)j->code); put32(v, 1); put32(v, 0);
+	put32(v, load_kind); put32(v, 0); put32(v, 3);
+	put64(v, (uint64_t)(uintptr_t)j->code + 16); put32(v, 1); put32(v, 0);
+	put32(v, store_kind); put32(v, 0); put32(v, 9);
+}
+
+static int jit_register(struct jit *j, struct fl_diag *d)
+{
+	struct fl_module_reg reg = {
+		.sz = sizeof(reg),
+		.name = "unit-jit",
+		.faultmap = j->map.buf,
+		.faultmap_size = j->map.len,
+		.code_start = (uint64_t)(uintptr_t)j->code,
+		.code_size = 4096,
+	};
+
+	return fl_module_register(&reg, d);
+}
+
+static void init_jit_only(void)
+{
+	struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_NO_DISCOVERY };
+
+	ck_assert_int_eq(fl_init(&o), 0);
+}
+
+/* Runs fn(arg) in a child; returns its wait status. */
+static int in_child(void (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* No core files from the deaths these tests expect. */
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		fn(arg);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void call_load_null(void *arg)
+{
+	struct jit *j = arg;
+
+	_exit(j->load(NULL) == -1 ? 0 : 3);
+}
+
+static void call_load_wild(void *arg)
+{
+	struct jit *j = arg;
+
+	j->load((int *)(uintptr_t)0xdead0000);
+}
+
+static void call_store_null(void *arg)
+{
+	struct jit *j = arg;
+
+	j->store(NULL);
+}
+
+static int count_faults(const struct fl_site *s, void *ctx)
+{
+	uint64_t *total = ctx;
+
+	*total += s->faults;
+	return 0;
+}
+
+START_TEST(dispatch_jit_load_and_store_resume_at_handlers)
+{
+	struct jit j;
+	struct fl_stats st = { .sz = sizeof(st) };
+	uint64_t total = 0;
+	int x = 7, id;
+
+	init_jit_only();
+	jit_make(&j);
+	jit_map(&j, 1 /* FaultingLoad */, 3 /* FaultingStore */);
+	id = jit_register(&j, NULL);
+	ck_assert_int_gt(id, 0);
+
+	ck_assert_int_eq(j.load(&x), 7);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(j.load(NULL), -1);
+	ck_assert_int_eq(j.store(&x), 0);
+	ck_assert_int_eq(x, 1);
+	ck_assert_int_eq(j.store(NULL), -2);
+	/* An address in the null area, not just 0. */
+	ck_assert_int_eq(j.load((int *)(uintptr_t)0x100), -1);
+
+	ck_assert_int_eq(fl_site_for_each(count_faults, &total), 0);
+	ck_assert_uint_eq(total, 102);
+	ck_assert_int_eq(fl_stats_get(&st), 0);
+	ck_assert_uint_eq(st.claimed, 102);
+	ck_assert_uint_eq(st.sites, 2);
+	ck_assert_uint_eq(st.handler_replaced, 0);
+}
+END_TEST
+
+START_TEST(dispatch_wild_address_at_registered_pc_is_not_claimed)
+{
+	struct jit j;
+	int status;
+
+	init_jit_only();
+	jit_make(&j);
+	jit_map(&j, 1, 3);
+	ck_assert_int_gt(jit_register(&j, NULL), 0);
+	status = in_child(call_load_wild, &j);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGSEGV);
+}
+END_TEST
+
+START_TEST(dispatch_access_kind_must_match)
+{
+	struct jit j;
+	int status;
+
+	init_jit_only();
+	jit_make(&j);
+	/*
+	 * The store registered as a FaultingLoad: its write fault is not one.
+	 * The load registered as a FaultingLoadStore: its read fault is.
+	 */
+	jit_map(&j, 2, 1);
+	ck_assert_int_gt(jit_register(&j, NULL), 0);
+	status = in_child(call_store_null, &j);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGSEGV);
+	status = in_child(call_load_null, &j);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+START_TEST(dispatch_unregistered_code_faults_as_before)
+{
+	struct jit j;
+	int id, status;
+
+	init_jit_only();
+	jit_make(&j);
+	jit_map(&j, 1, 3);
+	id = jit_register(&j, NULL);
+	ck_assert_int_gt(id, 0);
+	status = in_child(call_load_null, &j);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(fl_module_unregister(id), 0);
+	ck_assert_int_eq(fl_module_unregister(id), -ENOENT);
+	status = in_child(call_load_null, &j);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGSEGV);
+	/* And again: registration after unregistration works. */
+	ck_assert_int_gt(jit_register(&j, NULL), 0);
+	ck_assert_int_eq(j.load(NULL), -1);
+}
+END_TEST
+
+START_TEST(dispatch_register_rejects_bad_input)
+{
+	struct jit j;
+	struct fl_diag d;
+	struct fl_module_reg reg = { .sz = sizeof(reg) };
+	unsigned char junk[3] = { 9, 9, 9 };
+
+	jit_make(&j);
+	jit_map(&j, 1, 3);
+	/* Before fl_init. */
+	ck_assert_int_eq(jit_register(&j, &d), -ENODEV);
+	init_jit_only();
+	ck_assert_int_eq(fl_init(NULL), -EALREADY);
+
+	ck_assert_int_eq(fl_module_register(NULL, &d), -EINVAL);
+	ck_assert_int_eq(fl_module_register(&reg, &d), -EINVAL);
+	reg.faultmap = junk;
+	reg.faultmap_size = sizeof(junk);
+	reg.code_start = (uint64_t)(uintptr_t)j.code;
+	reg.code_size = 4096;
+	ck_assert_int_eq(fl_module_register(&reg, &d), -EINVAL);
+	ck_assert(strstr(d.msg, ".llvm_faultmaps") != NULL);
+
+	/* A handler PC outside the code range. */
+	reg.faultmap = j.map.buf;
+	reg.faultmap_size = j.map.len;
+	reg.code_size = 10;
+	ck_assert_int_eq(fl_module_register(&reg, &d), -EINVAL);
+	ck_assert(strstr(d.msg, "outside the code range") != NULL);
+
+	/* Two modules over the same code. */
+	ck_assert_int_gt(jit_register(&j, &d), 0);
+	ck_assert_int_eq(jit_register(&j, &d), -EEXIST);
+}
+END_TEST
+
+static volatile sig_atomic_t app_calls;
+static volatile uintptr_t app_addr;
+
+static void app_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	app_calls++;
+	app_addr = (uintptr_t)si->si_addr;
+	/* Skip the 2-byte load, as a runtime's own handler might. */
+	uc->uc_mcontext.gregs[REG_RIP] += 2;
+}
+
+START_TEST(dispatch_unclaimed_fault_reaches_recorded_handler)
+{
+	struct sigaction act, old;
+	struct jit j;
+
+	init_jit_only();
+	jit_make(&j);
+	jit_map(&j, 1, 3);
+	ck_assert_int_gt(jit_register(&j, NULL), 0);
+
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = app_handler;
+	act.sa_flags = SA_SIGINFO;
+	sigemptyset(&act.sa_mask);
+	sigaddset(&act.sa_mask, SIGUSR1);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &act, &old), 0);
+	ck_assert_ptr_eq(old.sa_handler, SIG_DFL);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, NULL, &old), 0);
+	ck_assert_ptr_eq(old.sa_sigaction, app_handler);
+	ck_assert_int_eq(old.sa_flags, SA_SIGINFO);
+	ck_assert_int_eq(sigismember(&old.sa_mask, SIGUSR1), 1);
+
+	/* Claimed: the application's handler is not involved. */
+	ck_assert_int_eq(j.load(NULL), -1);
+	ck_assert_int_eq(app_calls, 0);
+	/* A wild address goes to it, with the fault's siginfo. */
+	j.load((int *)(uintptr_t)0xdead0000);
+	ck_assert_int_eq(app_calls, 1);
+	ck_assert_uint_eq(app_addr, 0xdead0000);
+	/* The kernel still has faultline's handler. */
+	ck_assert_int_eq(sigaction(SIGSEGV, NULL, &old), 0);
+	ck_assert_ptr_ne(old.sa_sigaction, app_handler);
+}
+END_TEST
+
+static void *on_small_altstack(void *arg)
+{
+	struct jit *j = arg;
+	long min = sysconf(_SC_MINSIGSTKSZ);
+	stack_t ss = { .ss_size = (size_t)(min > MINSIGSTKSZ ? min : MINSIGSTKSZ) };
+	int r;
+
+	ss.ss_sp = mmap(NULL, ss.ss_size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ss.ss_sp == MAP_FAILED || sigaltstack(&ss, NULL) != 0)
+		return (void *)1;
+	r = j->load(NULL);
+	return (void *)(uintptr_t)(r == -1 ? 0 : 2);
+}
+
+START_TEST(dispatch_runs_on_a_minimal_sigaltstack)
+{
+	struct jit j;
+	pthread_t t;
+	void *r;
+
+	init_jit_only();
+	jit_make(&j);
+	jit_map(&j, 1, 3);
+	ck_assert_int_gt(jit_register(&j, NULL), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, on_small_altstack, &j), 0);
+	ck_assert_int_eq(pthread_join(t, &r), 0);
+	ck_assert_ptr_eq(r, NULL);
+}
+END_TEST
+
+/*
+ * Two threads fail checks in module A while a third registers and
+ * unregisters other modules as fast as it can: every fault must still
+ * land on A's handler, and no snapshot may be freed under a reader.
+ */
+struct churn {
+	struct jit a;
+	_Atomic int stop;
+	_Atomic unsigned long wrong;
+	_Atomic unsigned long faults;
+};
+
+static void *fault_loop(void *arg)
+{
+	struct churn *c = arg;
+	int x = 5;
+
+	while (!atomic_load(&c->stop)) {
+		if (c->a.load(NULL) != -1 || c->a.load(&x) != 5)
+			atomic_fetch_add(&c->wrong, 1);
+		atomic_fetch_add(&c->faults, 1);
+	}
+	return NULL;
+}
+
+START_TEST(dispatch_survives_registration_churn)
+{
+	struct churn c = { 0 };
+	struct jit others[8];
+	pthread_t t[2];
+	int ids[8];
+
+	init_jit_only();
+	jit_make(&c.a);
+	jit_map(&c.a, 1, 3);
+	ck_assert_int_gt(jit_register(&c.a, NULL), 0);
+	for (int i = 0; i < 8; i++) {
+		jit_make(&others[i]);
+		jit_map(&others[i], 1, 3);
+	}
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, fault_loop, &c), 0);
+	for (int round = 0; round < 300; round++) {
+		for (int i = 0; i < 8; i++)
+			ck_assert_int_gt(ids[i] = jit_register(&others[i], NULL), 0);
+		for (int i = 0; i < 8; i++)
+			ck_assert_int_eq(fl_module_unregister(ids[i]), 0);
+	}
+	atomic_store(&c.stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(atomic_load(&c.wrong), 0);
+	ck_assert_uint_gt(atomic_load(&c.faults), 0);
+}
+END_TEST
+
+Suite *dispatch_suite(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc = tcase_create("dispatch");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, dispatch_jit_load_and_store_resume_at_handlers);
+	tcase_add_test(tc, dispatch_wild_address_at_registered_pc_is_not_claimed);
+	tcase_add_test(tc, dispatch_access_kind_must_match);
+	tcase_add_test(tc, dispatch_unregistered_code_faults_as_before);
+	tcase_add_test(tc, dispatch_register_rejects_bad_input);
+	tcase_add_test(tc, dispatch_unclaimed_fault_reaches_recorded_handler);
+	tcase_add_test(tc, dispatch_runs_on_a_minimal_sigaltstack);
+	tcase_add_test(tc, dispatch_survives_registration_churn);
+	suite_add_tcase(s, tc);
+	return s;
+}
