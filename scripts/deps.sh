@@ -12,6 +12,7 @@ libelf-dev zlib1g-dev
 check libjson-c-dev
 libbpf-dev bpftool liburing-dev
 binutils
+openjdk-17-jdk-headless nodejs python3
 "
 
 # One dpkg-query for all: it prints "ii" for installed packages and nothing

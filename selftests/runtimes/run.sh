@@ -1,0 +1,308 @@
+#!/bin/bash
+# Real runtimes that install their own SIGSEGV handlers behave the same with
+# libfaultline-preload.so as without it: each program below runs twice,
+# without the shim ("plain") and with LD_PRELOAD=<shim> ("shim"), and the two
+# runs must have the same stdout, the same stderr and the same exit status.
+#
+#   run.sh PRELOAD_SO OUTDIR        (make check-runtimes)
+#
+# The programs (selftests/runtimes/), with Debian 12's runtimes:
+#   jvm-npe      OpenJDK 17 (NpeStress.java): NullPointerExceptions in
+#                several threads from a method C2 compiles with an implicit
+#                null check (the load faults, HotSpot's handler sends it to
+#                an uncommon trap), then caught by C2 code; StackOverflowError
+#                caught in two threads; -Xcheck:jni, whose periodic checks
+#                warn when a signal handler is not HotSpot's.
+#   jvm-crash    OpenJDK 17 (Crash.java): a read of address 0 in the VM's
+#                native code; HotSpot's handler writes hs_err and aborts.
+#   node-wasm    Node.js (wasm-oob.js): out-of-bounds WebAssembly loads
+#                fault in V8's guard region and are caught as RuntimeError,
+#                in the main thread and two workers.
+#   node-kill    Node.js sends itself SIGSEGV (si_code SI_TKILL): Node's
+#                handler finds no wasm trap, restores SIG_DFL and re-raises.
+#   python       CPython (segv-child.py): faulthandler on, children that die
+#                of SIGSEGV (kernel-generated and sent) keep returncode -11,
+#                their traceback and their core dump.
+# Besides the comparison, each run is checked for what it is meant to
+# exercise (expected exit status, the expected output, C2 really compiled
+# the method and really faulted in it), so that two runs that fail the same
+# way do not pass, and the shim's run is checked to have the shim mapped.
+#
+# Each run has its own directory OUTDIR/{plain,shim}/NAME/ (its cwd) with
+# stdout, stderr, status and what else the program leaves (maps: a copy of
+# its /proc/self/maps; compilation.log, hs_err.log).  Java sources are
+# compiled into OUTDIR/classes.  Runs are limited to FL_RT_TIMEOUT seconds
+# (default 60) each; core dumps are off except where segv-child.py turns
+# them on for its children.
+#
+# Prints "ok - CHECK" or "FAIL - CHECK: why" per check, then a summary; exits
+# 1 when a check failed.
+# The expect() checks are single-quoted on purpose (bash -c expands them);
+# the mask functions are called through same().
+# shellcheck disable=SC2016,SC2317
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: run.sh PRELOAD_SO OUTDIR" >&2
+	exit 2
+fi
+if ! so=$(realpath -e "$1"); then
+	echo "FAIL - setup: preload library $1 not found"
+	exit 1
+fi
+mkdir -p "$2" || exit 1
+out=$(realpath "$2")
+here=$(cd "$(dirname "$0")" && pwd)
+
+# Debian's own runtimes, not whatever comes first in PATH (pyenv, nvm, ...).
+java_home=${FL_JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+java=$java_home/bin/java
+javac=$java_home/bin/javac
+node=${FL_NODE:-/usr/bin/node}
+python=${FL_PYTHON:-/usr/bin/python3}
+timeout_s=${FL_RT_TIMEOUT:-60}
+
+npass=0
+nfail=0
+failed=()
+
+ok() {
+	echo "ok - $1"
+	npass=$((npass + 1))
+}
+
+notok() {
+	echo "FAIL - $1: $2"
+	nfail=$((nfail + 1))
+	failed+=("$1")
+}
+
+# Shows a file's first lines under a FAIL line.
+show() {
+	sed -n "1,${2:-25}p" "$1" | sed 's/^/#   /'
+}
+
+for tool in "$java" "$javac" "$node" "$python" timeout; do
+	if ! command -v "$tool" >/dev/null; then
+		notok "setup" "$tool not found (scripts/deps.sh installs it)"
+		echo "runtimes: $npass passed, $nfail failed"
+		exit 1
+	fi
+done
+
+# run NAME MODE CMD...: runs CMD in OUTDIR/MODE/NAME.  The shim is preloaded
+# into CMD, not into timeout(1).  The exit status recorded is the shell's:
+# 128+N when CMD died of signal N (timeout re-raises it; it also writes
+# "timeout: the monitored command dumped core" to stderr when it did).
+run() {
+	local name=$1 mode=$2 d=$out/$2/$1
+	shift 2
+	rm -rf "$d"
+	mkdir -p "$d"
+	local preload=(env -u LD_PRELOAD)
+	[ "$mode" = shim ] && preload=(env "LD_PRELOAD=$so")
+	# (The braces' 2>/dev/null: bash's own "Segmentation fault" notice.)
+	{
+		(
+			cd "$d" || exit 125
+			ulimit -S -c 0
+			export RT_MAPS=$d/maps
+			exec timeout -k 5 "$timeout_s" "${preload[@]}" "$@" >stdout 2>stderr
+		)
+	} 2>/dev/null
+	echo $? >"$d/status"
+}
+
+# both NAME CMD...: the plain run, then the shim's run.
+both() {
+	local name=$1
+	shift
+	run "$name" plain "$@"
+	run "$name" shim "$@"
+}
+
+# same NAME FILE [FILTER...]: FILE of the two runs, each through FILTER
+# (default cat), must be identical.
+same() {
+	local name=$1 file=$2
+	shift 2
+	[ $# -eq 0 ] && set -- cat
+	local a=$out/plain/$name/$file b=$out/shim/$name/$file diff=$out/$name.$file.diff
+	if [ ! -e "$a" ] || [ ! -e "$b" ]; then
+		notok "$name: $file identical" "missing $([ -e "$a" ] || echo "$a ")$([ -e "$b" ] || echo "$b")"
+		return
+	fi
+	if diff -u --label "plain/$name/$file" --label "shim/$name/$file" \
+		<("$@" <"$a") <("$@" <"$b") >"$diff"; then
+		ok "$name: $file identical"
+		rm -f "$diff"
+	else
+		notok "$name: $file differs" "$(tail -n +3 "$diff" | grep -c '^[-+]') lines, see $diff"
+		show "$diff" 40
+	fi
+}
+
+# expect NAME CHECK COMMAND...: COMMAND must succeed for both runs; it is
+# run with D set to the run's directory.
+expect() {
+	local name=$1 what=$2 mode why=
+	shift 2
+	for mode in plain shim; do
+		if ! D=$out/$mode/$name bash -c "$1"; then
+			why="$why${why:+, }not in the $mode run"
+		fi
+	done
+	if [ -z "$why" ]; then
+		ok "$name: $what"
+	else
+		notok "$name: $what" "$why"
+	fi
+}
+
+status_is() {
+	expect "$1" "exit status $2 (both runs)" "[ \"\$(cat \"\$D/status\")\" = $2 ]"
+}
+
+# The shim is mapped in the shim's run of NAME and only there.
+mapped() {
+	local name=$1
+	if ! grep -qF "$so" "$out/shim/$name/maps" 2>/dev/null; then
+		notok "$name: shim loaded" "$so not in the shim run's /proc/self/maps"
+	elif grep -qF "$so" "$out/plain/$name/maps" 2>/dev/null; then
+		notok "$name: shim loaded" "$so mapped in the plain run too"
+	elif [ ! -s "$out/plain/$name/maps" ]; then
+		notok "$name: shim loaded" "the plain run wrote no maps"
+	else
+		ok "$name: shim loaded in the shim run only"
+	fi
+}
+
+# Nondeterministic text, masked before comparing, and nothing else:
+#  - HotSpot's fatal error banner: the faulting pc (ASLR), pid and tid;
+#  - faulthandler's "Current thread 0x...": the thread's pthread_t (ASLR).
+mask_hs_banner() {
+	sed -E 's/pc=0x[0-9a-f]+, pid=[0-9]+, tid=[0-9]+/pc=PC, pid=PID, tid=TID/'
+}
+mask_thread_ids() {
+	sed -E 's/([Tt]hread) 0x[0-9a-f]+/\1 0x.../'
+}
+# The deterministic parts of a HotSpot fatal error report (hs_err): the
+# siginfo line (signal, si_code, si_addr); the page fault error code and
+# trap number from the ucontext; the crashing thread's name and state; the
+# native stack (library offsets: no ASLR); the signal handlers as HotSpot
+# reads them back with sigaction(), with their masks, flags and whether
+# each is blocked in the crashing thread.
+hs_err_excerpt() {
+	awk '
+		/^siginfo:/ { print }
+		/ERR=0x/ { if (match($0, /ERR=0x[0-9a-f]+/)) print substr($0, RSTART, RLENGTH) }
+		/^ *TRAPNO=/ { sub(/^ */, ""); print }
+		/^Current thread/ {
+			sub(/^Current thread \(0x[0-9a-f]+\): */, "Current thread: ")
+			sub(/, id=[0-9]+, stack\(.*$/, "")
+			print
+		}
+		/^Native frames:/ || /^Signal Handlers:/ { s = 1 }
+		s { print; if ($0 == "") s = 0 }
+	'
+}
+
+start=$(date +%s.%N)
+echo "runtimes: shim $so"
+
+# ---- Java: compile ----
+classes=$out/classes
+rm -rf "$classes"
+mkdir -p "$classes"
+# Crash.java uses sun.misc.Unsafe: javac warns about it whatever the options.
+if "$javac" -nowarn -d "$classes" "$here/NpeStress.java" "$here/Crash.java" \
+	>"$out/javac.log" 2>&1; then
+	ok "javac"
+	java_ok=1
+else
+	notok "javac" "see $out/javac.log"
+	show "$out/javac.log"
+	java_ok=0
+fi
+
+if [ $java_ok = 1 ]; then
+	# ---- jvm-npe ----
+	# 4 threads x 300000 calls, null in every 50th of the second half; 2 rounds.
+	both jvm-npe "$java" -Xcheck:jni -XX:+UnlockDiagnosticVMOptions \
+		-XX:+LogCompilation -XX:LogFile=compilation.log \
+		-cp "$classes" NpeStress 4 300000 50 2
+	status_is jvm-npe 0
+	same jvm-npe stdout
+	same jvm-npe stderr
+	expect jvm-npe "all NullPointerExceptions and StackOverflowErrors caught" \
+		'[ "$(grep -c "3000 NullPointerExceptions caught" "$D/stdout")" = 8 ] &&
+		 grep -q "^first message: Cannot read field \"v\"" "$D/stdout" &&
+		 [ "$(grep -o "StackOverflowError caught (depth > 1000: true)" "$D/stdout" | wc -l)" = 6 ] &&
+		 [ "$(tail -n 1 "$D/stdout")" = done ]'
+	# C2 (level 4) compiled work(), and its implicit null check faulted: a
+	# null_check uncommon trap in C2 code is reached only through HotSpot's
+	# SIGSEGV handler.
+	expect jvm-npe "C2 compiled NpeStress.work" \
+		'grep "<nmethod " "$D/compilation.log" | grep "compiler=.c2. level=.4." |
+		 grep -q "method=.NpeStress work "'
+	expect jvm-npe "null check faults in C2 code (uncommon traps)" \
+		'grep "<uncommon_trap thread=" "$D/compilation.log" |
+		 grep "reason=.null_check." | grep -q "compiler=.c2."'
+	for m in plain shim; do
+		n=$(grep "<uncommon_trap thread=" "$out/$m/jvm-npe/compilation.log" 2>/dev/null |
+			grep "reason=.null_check." | grep -c "compiler=.c2.")
+		echo "#   $m: $n null check faults in C2 code"
+	done
+	mapped jvm-npe
+
+	# ---- jvm-crash ----
+	both jvm-crash "$java" -XX:ErrorFile=hs_err.log -cp "$classes" Crash
+	status_is jvm-crash 134
+	same jvm-crash stdout mask_hs_banner
+	same jvm-crash stderr
+	expect jvm-crash "hs_err: SIGSEGV at address 0" \
+		'grep -q "^siginfo: si_signo: 11 (SIGSEGV), si_code: 1 (SEGV_MAPERR), si_addr: 0x0000000000000000$" "$D/hs_err.log"'
+	same jvm-crash hs_err.log hs_err_excerpt
+fi
+
+# ---- node-wasm ----
+# 10000 iterations x 4 out-of-bounds loads, in the main thread and 2 workers.
+both node-wasm "$node" "$here/wasm-oob.js" 10000 2
+status_is node-wasm 0
+same node-wasm stdout
+same node-wasm stderr
+expect node-wasm "all out-of-bounds loads caught as RuntimeError" \
+	'[ "$(grep -c "10000 iterations, in-bounds sum 920443736, 40000 traps caught$" "$D/stdout")" = 3 ] &&
+	 [ "$(grep -c "RuntimeError \"memory access out of bounds\" x 40000$" "$D/stdout")" = 3 ] &&
+	 [ "$(tail -n 1 "$D/stdout")" = done ]'
+mapped node-wasm
+
+# ---- node-kill ----
+both node-kill "$node" -e 'process.kill(process.pid, "SIGSEGV"); setTimeout(() => {}, 5000)'
+status_is node-kill 139
+same node-kill stdout
+same node-kill stderr
+
+# ---- python ----
+both python "$python" "$here/segv-child.py" children
+status_is python 0
+same python stdout mask_thread_ids
+same python stderr
+expect python "children died of SIGSEGV (-11) with faulthandler's traceback" \
+	'[ "$(grep -c "^returncode: -11$" "$D/stdout")" = 4 ] &&
+	 [ "$(grep -c "^Fatal Python error: Segmentation fault$" "$D/stdout")" = 3 ]'
+if grep -q "^core dumps: on" "$out/plain/python/stdout" 2>/dev/null; then
+	expect python "children dumped core" \
+		'[ "$(grep -c "^core dumped: yes$" "$D/stdout")" = 4 ]'
+fi
+mapped python
+
+end=$(date +%s.%N)
+secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+if [ $nfail -eq 0 ]; then
+	echo "runtimes: all $npass checks passed (${secs} s)"
+	exit 0
+fi
+echo "runtimes: $npass passed, $nfail failed (${secs} s):"
+printf '  %s\n' "${failed[@]}"
+exit 1
