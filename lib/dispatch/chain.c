@@ -135,12 +135,20 @@ static uint32_t slot_publish(struct chain *c, const struct sigaction *act)
 	return atomic_exchange_explicit(&c->current, i, memory_order_acq_rel);
 }
 
+/* libc's signal restorer (SA_RESTORER), learnt from our own action. */
+static _Atomic uintptr_t libc_restorer;
+
 void fl_chain_record(int sig, const struct sigaction *act)
 {
 	struct chain *c = chain_of(sig);
 
 	if (c)
 		slot_publish(c, act);
+}
+
+void fl_chain_set_restorer(void (*restorer)(void))
+{
+	atomic_store_explicit(&libc_restorer, (uintptr_t)restorer, memory_order_relaxed);
 }
 
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -157,6 +165,8 @@ int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	struct chain *c = chain_of(sig);
+	struct sigaction k;
+	uint32_t old;
 
 	if (!c || !atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire))
 		return fl_real_sigaction(sig, act, oldact);
@@ -168,16 +178,26 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 	}
 
 	/*
+	 * Record what the kernel would have stored, and would report back as
+	 * oldact later: the mask without SIGKILL and SIGSTOP, and SA_RESTORER
+	 * with libc's restorer (glibc's sigaction always asks for it; ours
+	 * carries the same one).
+	 */
+	k = *act;
+	sigdelset(&k.sa_mask, SIGKILL);
+	sigdelset(&k.sa_mask, SIGSTOP);
+	k.sa_flags |= SA_RESTORER;
+	k.sa_restorer = (void (*)(void))atomic_load_explicit(&libc_restorer,
+							   memory_order_relaxed);
+
+	/*
 	 * The old action is the slot the exchange replaced, not "current"
 	 * read before it: another thread may publish in between.  Only 63
 	 * more sigaction calls racing this one could reuse that slot first.
 	 */
-	{
-		uint32_t old = slot_publish(c, act);
-
-		while (oldact && !slot_copy(&c->slots[old % CHAIN_SLOTS], oldact))
-			;
-	}
+	old = slot_publish(c, &k);
+	while (oldact && !slot_copy(&c->slots[old % CHAIN_SLOTS], oldact))
+		;
 	return 0;
 }
 
@@ -203,8 +223,8 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 
 	slot_read(c, &act);
 
-	if (!(act.sa_flags & SA_SIGINFO) &&
-	    (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN)) {
+	/* sa_handler and sa_sigaction share storage: test the value alone. */
+	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN) {
 		/* An ignored signal someone sent: dropped, as the kernel does. */
 		if (act.sa_handler == SIG_IGN && !synchronous)
 			return;
@@ -234,13 +254,12 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 	if (!(act.sa_flags & SA_NODEFER))
 		sigaddset(&mask, sig);
 
+	/* As the kernel does: only the handler goes back to SIG_DFL. */
 	if (act.sa_flags & SA_RESETHAND) {
-		struct sigaction dfl;
+		struct sigaction reset = act;
 
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigemptyset(&dfl.sa_mask);
-		slot_publish(c, &dfl);
+		reset.sa_handler = SIG_DFL;
+		slot_publish(c, &reset);
 	}
 
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);

@@ -25,6 +25,11 @@
 
 #include <faultline/region.h>
 
+/* The kernel's flag for sa_restorer (x86-64); glibc does not export it. */
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
 /* One registered implicit check: 24 bytes, sorted by faulting_pc. */
 struct fl_site_entry {
 	uint64_t faulting_pc;
@@ -62,13 +67,20 @@ struct fl_region {
 	int uffd;
 	/*
 	 * FL_REGION_*.  With FL_REGION_HELPER_THREAD, a fault past the limit
-	 * reaches the faulting thread as a SIGBUS the helper thread sent
-	 * (rt_tgsigqueueinfo, si_code BUS_ADRERR, si_addr the address): its
-	 * REG_ERR is stale, so si_errno carries the write bit (1: write) of
-	 * the userfaultfd message instead.
+	 * reaches the faulting thread as a SIGBUS the helper thread forwarded
+	 * (struct fl_region_forward below); once fl_region_forwarded has
+	 * accepted it, it reads as the kernel's would: si_code BUS_ADRERR,
+	 * si_addr the exact address.  Its REG_ERR is stale (it is no page
+	 * fault of this thread), so si_errno carries the write bit of the
+	 * userfaultfd message instead: 1 for a write, 0 for a read.
 	 */
 	uint32_t flags;
 	const void *template_page;	/* NULL: zero pages */
+	/*
+	 * Helper-thread mode: random, set before the region is published;
+	 * a forwarded SIGBUS carries it (only this process can know it).
+	 */
+	uint64_t forward_cookie;
 	/* Writer-side state (lib/region/), never read by the handler. */
 	void *priv;
 };
@@ -147,11 +159,61 @@ const struct fl_snap_region *fl_snapshot_region(const struct fl_snapshot *s, uin
 
 /*
  * Region fault (handler side, region_fault.c): addr is inside r.  Below
- * the committed limit, in SIGBUS mode, populates the page and returns 1
- * (the access retries); past it returns 0 (a guard fault: dispatch by PC).
- * Returns -1 when the page could not be populated.
+ * the committed limit populates the page and returns 1 (the access
+ * retries; also when another thread populated it first, or the kernel
+ * asked to try again); past it returns 0 (a guard fault: dispatch by PC).
+ * Returns -1 when the page could not be populated.  Either mode: in
+ * helper-thread mode the limit may have been raised since the helper
+ * forwarded the fault.
  */
 int fl_region_fault(const struct fl_region *r, uint64_t addr);
+
+/*
+ * Populates the page at offset off (page-aligned) of r: UFFDIO_COPY from
+ * the template, else UFFDIO_ZEROPAGE.  wake: also wake threads waiting in
+ * the userfaultfd for that page (helper-thread mode; in SIGBUS mode nobody
+ * waits).  Returns 0 or -errno (-EEXIST: the page is there already).
+ * Async-signal-safe; the helper thread uses it too.
+ */
+int fl_region_populate(const struct fl_region *r, uint64_t off, bool wake);
+
+/*
+ * Helper-thread mode, how a fault past the limit reaches the faulting
+ * thread.  The helper cannot send it a SIGBUS that looks like the
+ * kernel's: rt_tgsigqueueinfo accepts si_code >= 0 only when the target is
+ * the calling thread itself (EPERM otherwise, measured on 6.18).  So it
+ * sends si_code SI_QUEUE, and this is the siginfo's first 48 bytes (the
+ * kernel's struct kernel_siginfo: what it keeps of a queued siginfo).
+ */
+struct fl_region_forward {
+	int32_t signo;		/* SIGBUS */
+	int32_t write;		/* at si_errno: 1 for a write fault, 0 for a read */
+	int32_t code;		/* SI_QUEUE */
+	int32_t pad;
+	uint64_t addr;		/* at si_addr: the exact fault address */
+	/*
+	 * The thread's user PC and stack pointer while it waited in the
+	 * fault (/proc/self/task/TID/syscall), 0 when unknown.
+	 */
+	uint64_t pc;
+	uint64_t sp;
+	uint64_t cookie;	/* the region's forward_cookie */
+};
+
+/*
+ * Handler side of the above, for a SIGBUS with si_code SI_QUEUE, before
+ * rule 1 (it enters and leaves the snapshot itself).  Returns 1 when si is
+ * a fault a region's helper thread forwarded to this thread, for the
+ * context uc was interrupted in: si is rewritten in place to what the
+ * kernel would have sent (si_code BUS_ADRERR, si_addr the address, the
+ * rest zero but si_errno, the write bit), and the handler goes on as for
+ * a kernel SIGBUS at si_addr.  Returns -1 when it was forwarded for a
+ * context this is not (the thread took another signal while it waited in
+ * the fault, and runs its handler now): the handler must return without
+ * claiming or chaining; the access re-executes later and faults again if
+ * it must.  Returns 0 for any other signal: chain it unchanged.
+ */
+int fl_region_forwarded(siginfo_t *si, const void *uc);
 
 /* The handler, installed by fl_dispatch_install. */
 void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
@@ -173,6 +235,9 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *uc);
 
 /* Sets the recorded action (the initial one, from fl_dispatch_install). */
 void fl_chain_record(int sig, const struct sigaction *act);
+
+/* Remembers libc's SA_RESTORER restorer, reported in recorded actions. */
+void fl_chain_set_restorer(void (*restorer)(void));
 
 /* libc's sigaction, never the shim's interposer. */
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);

@@ -167,8 +167,11 @@ int fl_dispatch_install(void)
 			return -errno;
 		if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == fl_dispatch_handler))
 			fl_chain_record(sigs[i], &old);
-		if (fl_real_sigaction(sigs[i], &ours, NULL) != 0)
+		if (fl_real_sigaction(sigs[i], &ours, NULL) != 0 ||
+		    fl_real_sigaction(sigs[i], NULL, &ours) != 0)
 			return -errno;
+		if (ours.sa_flags & SA_RESTORER)
+			fl_chain_set_restorer(ours.sa_restorer);
 	}
 	return 0;
 }
