@@ -13,11 +13,20 @@
  * Modes:
  *  - default: UFFD_FEATURE_SIGBUS.  The faulting thread handles its own
  *    fault in faultline's SIGBUS handler.
- *  - FL_REGION_HELPER_THREAD: a helper thread reads the userfaultfd and
- *    populates pages, so that threads touching committed memory never take
- *    a signal.  A fault past the limit is sent back to the faulting thread
- *    as a SIGBUS (BUS_ADRERR, si_addr the address) and dispatched as in the
- *    default mode.
+ *  - FL_REGION_HELPER_THREAD: a helper thread (every signal blocked) reads
+ *    the userfaultfd and populates pages, so that threads touching
+ *    committed memory never take a signal.  A fault past the limit is
+ *    forwarded to the faulting thread as a SIGBUS (si_code SI_QUEUE: no
+ *    thread may send another a kernel si_code), which faultline's handler
+ *    checks and then dispatches as in the default mode; unclaimed, the
+ *    application sees BUS_ADRERR at the address, si_errno 1 for a write.
+ *
+ * In both modes: a system call that writes into a page nobody touched
+ * yet fails with EFAULT (UFFD_USER_MODE_ONLY: kernel-mode faults are not
+ * served); a thread that blocks SIGBUS and touches the region past the
+ * limit kills the process with SIGBUS, as the kernel's own SIGBUS would; a
+ * child made by fork sees plain anonymous memory (no registration, no
+ * limit).  fl_region_create.3 has the details.
  *
  * Requires fl_init.
  */
@@ -77,9 +86,11 @@ int fl_region_commit(struct fl_region *r, size_t bytes);
 size_t fl_region_committed(const struct fl_region *r);
 
 /*
- * Drops every populated page (the next touch populates again) and sets
- * the committed limit to bytes.  Returns 0, -EINVAL, or -errno.
- * Thread-safe.  Not async-signal-safe.
+ * Sets the committed limit to bytes (as fl_region_commit), then drops
+ * every populated page (MADV_DONTNEED: the next touch populates again,
+ * from zero or the template).  Pages touched during the call may be
+ * dropped too.  Returns 0, -EINVAL (limit unchanged), or -errno of
+ * madvise.  Thread-safe.  Not async-signal-safe.
  */
 int fl_region_reset(struct fl_region *r, size_t bytes);
 

@@ -1,39 +1,106 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Signal context (see dispatch.h for the rules): a fault inside a
- * userfaultfd region.
+ * userfaultfd region, and a fault a region's helper thread forwarded.
+ * Reads only the struct fl_region the snapshot names; the only syscall is
+ * ioctl on the region's userfaultfd.
  */
 #include <errno.h>
 #include <linux/userfaultfd.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <ucontext.h>
 
 #include "dispatch/dispatch.h"
 
-int fl_region_fault(const struct fl_region *r, uint64_t addr)
-{
-	/* Pairs with the release store in fl_region_commit. */
-	uint64_t limit = atomic_load_explicit(&((struct fl_region *)r)->limit,
-					      memory_order_acquire);
-	uint64_t page = (addr - r->start) & ~(r->page_size - 1);
+_Static_assert(sizeof(struct fl_region_forward) == 48,
+	       "the kernel keeps 48 bytes of a queued siginfo");
+_Static_assert(offsetof(struct fl_region_forward, write) == offsetof(siginfo_t, si_errno) &&
+	       offsetof(struct fl_region_forward, code) == offsetof(siginfo_t, si_code) &&
+	       offsetof(struct fl_region_forward, addr) == offsetof(siginfo_t, si_addr),
+	       "struct fl_region_forward follows siginfo_t");
 
-	if (addr - r->start >= limit || (r->flags & FL_REGION_HELPER_THREAD))
-		return 0;
+int fl_region_populate(const struct fl_region *r, uint64_t off, bool wake)
+{
+	int ret;
+
 	if (r->template_page) {
 		struct uffdio_copy cp = {
-			.dst = r->start + page,
+			.dst = r->start + off,
 			.src = (uint64_t)(uintptr_t)r->template_page,
 			.len = r->page_size,
+			.mode = wake ? 0 : UFFDIO_COPY_MODE_DONTWAKE,
 		};
 
-		if (ioctl(r->uffd, UFFDIO_COPY, &cp) == 0 || errno == EEXIST)
-			return 1;
+		ret = ioctl(r->uffd, UFFDIO_COPY, &cp);
 	} else {
 		struct uffdio_zeropage zp = {
-			.range = { .start = r->start + page, .len = r->page_size },
+			.range = { .start = r->start + off, .len = r->page_size },
+			.mode = wake ? 0 : UFFDIO_ZEROPAGE_MODE_DONTWAKE,
 		};
 
-		if (ioctl(r->uffd, UFFDIO_ZEROPAGE, &zp) == 0 || errno == EEXIST)
-			return 1;
+		ret = ioctl(r->uffd, UFFDIO_ZEROPAGE, &zp);
 	}
+	return ret == 0 ? 0 : -errno;
+}
+
+int fl_region_fault(const struct fl_region *r, uint64_t addr)
+{
+	/*
+	 * Acquire: pairs with the release store of fl_region_commit and
+	 * fl_region_reset (lib/region/region.c).
+	 */
+	uint64_t limit = atomic_load_explicit(&r->limit, memory_order_acquire);
+	uint64_t off = addr - r->start;
+	int err;
+
+	if (off >= limit)
+		return 0;
+	/*
+	 * EEXIST: another thread populated the page first.  EAGAIN: the
+	 * kernel asks to try again.  Either way the access just retries.
+	 */
+	err = fl_region_populate(r, off & ~(r->page_size - 1),
+				 (r->flags & FL_REGION_HELPER_THREAD) != 0);
+	if (err == 0 || err == -EEXIST || err == -EAGAIN)
+		return 1;
 	return -1;
+}
+
+int fl_region_forwarded(siginfo_t *si, const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+	const struct fl_snapshot *snap;
+	const struct fl_snap_region *sr;
+	struct fl_region_forward f;
+	unsigned parity;
+	int ret = 0;
+
+	memcpy(&f, si, sizeof(f));
+	if (f.signo != SIGBUS || f.code != SI_QUEUE)
+		return 0;
+
+	parity = fl_snapshot_enter(&snap);
+	sr = snap ? fl_snapshot_region(snap, f.addr) : NULL;
+	if (!sr || !(sr->region->flags & FL_REGION_HELPER_THREAD) ||
+	    f.cookie != sr->region->forward_cookie)
+		goto out;
+	/*
+	 * The thread waited in the fault at (pc, sp).  If it was interrupted
+	 * there by another signal before this one came, this may be that
+	 * signal's handler: not the faulting instruction.
+	 */
+	if (f.pc && (f.pc != (uint64_t)uc->uc_mcontext.gregs[REG_RIP] ||
+		     f.sp != (uint64_t)uc->uc_mcontext.gregs[REG_RSP])) {
+		ret = -1;
+		goto out;
+	}
+	si->si_code = BUS_ADRERR;
+	memset((char *)si + offsetof(struct fl_region_forward, pc), 0,
+	       sizeof(f) - offsetof(struct fl_region_forward, pc));
+	ret = 1;
+out:
+	fl_snapshot_leave(parity);
+	return ret;
 }

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Regions come and go: 20 at once, touched, destroyed, 10 times over.
+ * Afterwards the process has the file descriptors and threads it had
+ * before (each region holds a userfaultfd, and in helper mode an eventfd
+ * and a thread), and no region is mapped any more.  (Not the count of
+ * mappings: glibc keeps exited threads' stacks for reuse, and ASan keeps
+ * more per thread.)
+ */
+#include <sys/mman.h>
+#include <dirent.h>
+
+#include "common.h"
+
+#define AT_ONCE 20
+#define ROUNDS 10
+
+static int count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	t_check(d != NULL, "%s: %s", path, strerror(errno));
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t flags = t_start(argc, argv);
+	struct fl_region *r[AT_ONCE];
+	int fds, threads;
+	uint8_t tmpl[1 << 16];
+
+	t_init();
+	memset(tmpl, 0x3c, sizeof(tmpl));
+	/* One region first: whatever the first use sets up once is not a leak. */
+	fl_region_destroy(t_region(t_page, t_page, tmpl, flags));
+	fds = count_dir("/proc/self/fd");
+	threads = count_dir("/proc/self/task");
+
+	for (int round = 0; round < ROUNDS; round++) {
+		void *base[AT_ONCE];
+
+		for (int i = 0; i < AT_ONCE; i++) {
+			r[i] = t_region((size_t)(i + 1) << 20, 4 * t_page, i % 2 ? tmpl : NULL, flags);
+			base[i] = fl_region_base(r[i]);
+			((volatile uint8_t *)base[i])[t_page] = 1;
+		}
+		for (int i = 0; i < AT_ONCE; i++)
+			fl_region_destroy(r[i]);
+		for (int i = 0; i < AT_ONCE; i++)
+			t_check(msync(base[i], t_page, MS_ASYNC) == -1 && errno == ENOMEM,
+				"round %d: region %d is still mapped", round, i);
+	}
+	t_check(count_dir("/proc/self/fd") == fds, "file descriptors: %d, were %d",
+		count_dir("/proc/self/fd"), fds);
+	t_check(count_dir("/proc/self/task") == threads, "threads: %d, were %d",
+		count_dir("/proc/self/task"), threads);
+	printf("PASS %s (%s): %d regions\n", t_name, flags ? "helper" : "sigbus", AT_ONCE * ROUNDS);
+	return 0;
+}
