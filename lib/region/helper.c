@@ -31,6 +31,13 @@
  *     checks them in the handler.
  * Without /proc, steps 1-3 are skipped and PC and SP sent as 0: only the
  * cookie is checked, and a thread that blocks SIGBUS waits for ever.
+ *
+ * What is left: a thread woken out of the fault by another signal whose
+ * handler then waits in some other page fault (I/O, not this userfaultfd)
+ * just when step 1 looks.  Step 1 then reads that fault's PC and SP, and
+ * the forward is taken for a fault there.  It matters only if that PC is
+ * a registered faulting PC, and the window is the few microseconds
+ * between the helper's read of the message and step 1.
  */
 #include <errno.h>
 #include <fcntl.h>
