@@ -6,7 +6,8 @@
  * A fault is claimed only when all four rules of DESIGN.md hold:
  *  1. the kernel raised it: SIGSEGV with SEGV_MAPERR/SEGV_ACCERR, or SIGBUS
  *     with BUS_ADRERR (what userfaultfd's SIGBUS feature sends, and what
- *     a region's helper thread sends back);
+ *     a fault a region's helper thread forwarded reads as once
+ *     fl_region_forwarded has checked it);
  *  2. the PC is exactly a registered faulting PC;
  *  3. the access fits the site's kind: bit 1 of the page fault error code
  *     (uc_mcontext REG_ERR) is the write bit;
@@ -63,6 +64,13 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	enum verdict v = CHAIN;
 	unsigned parity;
 
+	/*
+	 * A fault a region's helper thread forwarded (SI_QUEUE): accepted, it
+	 * reads as the kernel's SIGBUS from here on; -1: it was meant for the
+	 * context this signal interrupted, not this one: do nothing.
+	 */
+	if (sig == SIGBUS && si->si_code == SI_QUEUE && fl_region_forwarded(si, uc) < 0)
+		return RETRY;
 	if (!kernel_fault(sig, si))
 		return CHAIN;
 
