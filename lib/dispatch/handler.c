@@ -96,8 +96,11 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 			 * this thread: REG_ERR is stale, and si_errno carries
 			 * the write bit of the userfaultfd message instead.
 			 */
-			if (r->region->flags & FL_REGION_HELPER_THREAD)
+			if (r->region->flags & FL_REGION_HELPER_THREAD) {
 				write = si->si_errno & 1;
+				/* The kernel's SIGBUS has si_errno 0, as the chain expects. */
+				si->si_errno = 0;
+			}
 		}
 	}
 	if (!guarded)
