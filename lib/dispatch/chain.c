@@ -29,6 +29,13 @@
 #define CHAIN_SLOTS 64u
 #define KERNEL_SIGSET_BITS 64
 
+/*
+ * The sa_flags bits the kernel keeps (its UAPI_SA_FLAGS on x86-64, as
+ * measured: every other bit reads back as 0).  0x800 is SA_EXPOSE_TAGBITS.
+ */
+#define KERNEL_SA_FLAGS ((int)(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | 0x800 | \
+	SA_RESTORER | SA_ONSTACK | SA_RESTART | SA_NODEFER | SA_RESETHAND))
+
 struct chain_slot {
 	_Atomic uint32_t seq;		/* odd while being written */
 	_Atomic uintptr_t handler;	/* sa_handler / sa_sigaction */
@@ -179,13 +186,16 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 
 	/*
 	 * Record what the kernel would have stored, and would report back as
-	 * oldact later: the mask without SIGKILL and SIGSTOP, and SA_RESTORER
-	 * with libc's restorer (glibc's sigaction always asks for it; ours
-	 * carries the same one).
+	 * oldact later: the mask without SIGKILL and SIGSTOP, the flags
+	 * without the bits it does not know (since 5.11 it clears them, so
+	 * that programs can probe for flags with SA_UNSUPPORTED), and
+	 * SA_RESTORER with libc's restorer (glibc's sigaction always asks for
+	 * it; ours carries the same one).
 	 */
 	k = *act;
 	sigdelset(&k.sa_mask, SIGKILL);
 	sigdelset(&k.sa_mask, SIGSTOP);
+	k.sa_flags &= KERNEL_SA_FLAGS;
 	k.sa_flags |= SA_RESTORER;
 	k.sa_restorer = (void (*)(void))atomic_load_explicit(&libc_restorer,
 							   memory_order_relaxed);
@@ -210,6 +220,96 @@ static void restore_default(int sig)
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
 	fl_real_sigaction(sig, &dfl, NULL);
+}
+
+/*
+ * fl_call_on_stack(sp, fn, sig, si, uc): calls fn(sig, si, uc) with the
+ * stack pointer at sp (16-byte aligned) and returns on the caller's stack.
+ * A handler that longjmps out of fn simply never comes back.
+ */
+void fl_call_on_stack(uintptr_t sp, uintptr_t fn, int sig, siginfo_t *si, void *uc)
+	__attribute__((visibility("hidden")));
+__asm__(".text\n"
+	".globl fl_call_on_stack\n"
+	".hidden fl_call_on_stack\n"
+	".type fl_call_on_stack,@function\n"
+	"fl_call_on_stack:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	movq %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	movq %rdi, %rsp\n"
+	"	movq %rsi, %rax\n"
+	"	movl %edx, %edi\n"
+	"	movq %rcx, %rsi\n"
+	"	movq %r8, %rdx\n"
+	"	callq *%rax\n"
+	"	movq %rbp, %rsp\n"
+	"	popq %rbp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size fl_call_on_stack, .-fl_call_on_stack\n");
+
+/* The kernel's on_sig_stack(): the stack grows down, its top is on it. */
+static bool on_stack(const stack_t *ss, uintptr_t sp)
+{
+	return sp > (uintptr_t)ss->ss_sp && sp - (uintptr_t)ss->ss_sp <= ss->ss_size;
+}
+
+/*
+ * Whether the 8 bytes at addr can be written, asking the kernel to write
+ * there (rt_sigprocmask stores the old mask; EFAULT if it cannot).  Only
+ * used below the interrupted code's red zone, where nothing lives.
+ */
+static bool writable(uintptr_t addr)
+{
+	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, (void *)addr,
+		       KERNEL_SIGSET_BITS / 8) == 0;
+}
+
+/* A rough size of the kernel's signal frame (rt_sigframe + xsave area). */
+#define KERNEL_FRAME_BYTES 2048
+
+/*
+ * Our handler runs with SA_ONSTACK (a stack overflow can only be handled
+ * on the alternate stack); an action without it runs, under the kernel,
+ * on the interrupted stack, below its red zone (get_sigframe).  Returns
+ * false when we are on the stack the kernel would have used anyway (no
+ * alternate stack, or the interrupted code was on it already).  Otherwise
+ * runs the application's handler on the interrupted stack and returns
+ * true; if that stack cannot take a signal frame (a stack overflow), the
+ * kernel would have killed the process by SIGSEGV (force_sigsegv), and so
+ * do we, without calling it.  The handler and its arguments share
+ * storage for both kinds of handler: a one-argument one ignores the rest.
+ */
+static bool off_altstack(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction *act,
+			 bool synchronous)
+{
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+
+	/*
+	 * uc_stack is the thread's alternate stack as configured (its
+	 * ss_flags are not sas_ss_flags() of the interrupted sp, and with
+	 * SS_AUTODISARM sigaltstack() now reports it disabled).
+	 */
+	if ((uc->uc_stack.ss_flags & SS_DISABLE) || on_stack(&uc->uc_stack, sp) ||
+	    !on_stack(&uc->uc_stack, here))
+		return false;
+	sp = (sp - 128) & ~(uintptr_t)15;
+	if (!writable(sp - 8) || !writable(sp - KERNEL_FRAME_BYTES)) {
+		/* force_sigsegv: SIG_DFL, unblocked, and a SIGSEGV. */
+		restore_default(SIGSEGV);
+		sigdelset(&uc->uc_sigmask, SIGSEGV);
+		if (sig != SIGSEGV || !synchronous)
+			syscall(SYS_tgkill, getpid(), gettid(), SIGSEGV);
+		return true;
+	}
+	fl_call_on_stack(sp, (uintptr_t)act->sa_handler, sig, si, uc);
+	return true;
 }
 
 void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
@@ -263,6 +363,8 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 	}
 
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (!(act.sa_flags & SA_ONSTACK) && off_altstack(sig, si, uc, &act, synchronous))
+		return;
 	if (act.sa_flags & SA_SIGINFO)
 		act.sa_sigaction(sig, si, ucv);
 	else
