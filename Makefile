@@ -916,7 +916,9 @@ check-docs:
 check-install: all
 	$(Q)selftests/install/run.sh $(B)/tests/install
 
-CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery check-fuzz check-san
+CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery \
+	check-shim check-jit check-region check-runtimes check-stress check-stress-tsan \
+	check-fuzz check-san
 
 check: all
 	$(Q)failed=; for t in $(CHECKS); do \
