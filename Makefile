@@ -155,7 +155,7 @@ $(JSON_CHECK): $(B)/obj/selftests/cli/json_check.o
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 .PHONY: check-cli
-check-cli: $(CLI) $(JSON_CHECK) | deps
+check-cli: $(CLI) $(JSON_CHECK) $(PRELOAD_SO) | deps
 	$(Q)selftests/cli/run.sh $(CLI) $(JSON_CHECK) $(B)/tests/cli
 
 # ---- corpus (selftests/progs) ----
