@@ -5,10 +5,14 @@
 #
 #   selftests/bench/run.sh OUTDIR CLI
 #
-# OUTDIR holds bench_parse and bench_exec and receives the data files; CLI is
+# OUTDIR holds bench_parse, bench_exec, bench_dispatch, bench_region and
+# startup/many (startup-prog.sh), and receives the data files; CLI is
 # build/bin/faultline.  Environment: BENCH_REPEAT (bench_parse repetitions,
-# default 15), BENCH_RUNS (whole-process runs of each command, default 7),
-# LLVM_READELF, LLVM_OBJDUMP, LLVM_OBJCOPY, LLVM_MC (default the -14 tools).
+# dispatch and region batches, default 15), BENCH_RUNS (whole-process runs
+# of each command, default 7), BENCH_STARTUP_RUNS (runs of each side of the
+# startup comparison, default 21), PRELOAD (libfaultline-preload.so, default
+# ../lib/libfaultline-preload.so next to OUTDIR), LLVM_READELF,
+# LLVM_OBJDUMP, LLVM_OBJCOPY, LLVM_MC (default the -14 tools).
 #
 #  1. Format layer: bench_parse on the synthetic sections (synth.h).
 #  2. Whole process, on one ELF object holding the same two sections (one
@@ -18,6 +22,14 @@
 #     taken from "FaultMap table:" on: before that it names the file, which
 #     faultline does only when given several); a pair whose outputs differ is
 #     reported and not timed, and the script then exits 1.
+#  3. Dispatch: bench_dispatch (faultline vs the floor, claimed and
+#     unclaimed faults, two threads).
+#  4. userfaultfd regions: bench_region (skipped, with the reason, where
+#     userfaultfd is unavailable).
+#  5. Startup: startup/many (about 100,000 fault map entries: the count is
+#     printed, and the number the preload library registered) run to
+#     completion with and without LD_PRELOAD=libfaultline-preload.so, by
+#     bench_exec, both through env(1) so that the two differ only there.
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -29,6 +41,8 @@ out=$1
 cli=$2
 repeat=${BENCH_REPEAT:-15}
 runs=${BENCH_RUNS:-7}
+startup_runs=${BENCH_STARTUP_RUNS:-21}
+preload=$(realpath "${PRELOAD:-$out/../lib/libfaultline-preload.so}")
 readelf=${LLVM_READELF:-llvm-readelf-14}
 objdump=${LLVM_OBJDUMP:-llvm-objdump-14}
 objcopy=${LLVM_OBJCOPY:-llvm-objcopy-14}
@@ -85,5 +99,35 @@ if same_output faultmap "$data/faultmap.faultline" "$data/faultmap.llvm"; then
 	"$out/bench_exec" -n "$runs" \
 		-- "faultline faultmap" "$cli" faultmap "$obj" \
 		-- "${objdump##*/} --fault-map-section" "$objdump" --fault-map-section "$obj"
+fi
+
+echo
+echo "== 3. Dispatch (bench_dispatch -n $repeat)"
+"$out/bench_dispatch" -n "$repeat" || status=1
+
+echo
+echo "== 4. userfaultfd regions (bench_region -n $repeat)"
+rc=0
+"$out/bench_region" -n "$repeat" || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+	echo "  bench_region failed (exit status $rc)"
+	status=1
+fi
+
+echo
+echo "== 5. Startup (bench_exec -n $startup_runs)"
+prog=$out/startup/many
+entries=$("$cli" faultmap "$prog" | grep -c 'Fault kind')
+registered=$(FAULTLINE_LOG=debug LD_PRELOAD=$preload "$prog" 2>&1 |
+	sed -n 's/.*the main program: \([0-9]*\) implicit checks.*/\1/p')
+echo "  program: $prog (non-PIE, $entries fault map entries;" \
+	"the preload library registered ${registered:-an unreported number})"
+if [ -n "$registered" ] && [ "$registered" -ne "$entries" ]; then
+	echo "  the preload library did not register the program's entries: not timed"
+	status=1
+else
+	"$out/bench_exec" -n "$startup_runs" \
+		-- "with libfaultline-preload.so" env LD_PRELOAD="$preload" "$prog" \
+		-- "without" env "$prog"
 fi
 exit $status
