@@ -20,6 +20,9 @@
 
 #include <faultline/dispatch.h>
 
+#include "dispatch/dispatch.h"
+#include "table/table.h"
+
 #include "suites.h"
 #include "vec.h"
 
@@ -418,6 +421,73 @@ START_TEST(dispatch_survives_registration_churn)
 }
 END_TEST
 
+
+static void exit_42(int sig)
+{
+	(void)sig;
+	_exit(42);
+}
+
+#define NESTED_ALTSTACK (256 * 1024)
+
+struct nested {
+	struct jit *j;
+	unsigned char *altstack;	/* MAP_SHARED: the parent reads it after */
+};
+
+static void fault_inside_handler(void *arg)
+{
+	struct nested *n = arg;
+	/* A snapshot whose module array is unmapped: the lookup faults. */
+	static struct fl_snapshot broken = {
+		.num_modules = 1,
+		.modules = (const struct fl_snap_module *)(uintptr_t)0x18,
+	};
+	stack_t ss = { .ss_sp = n->altstack, .ss_size = NESTED_ALTSTACK };
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = exit_42;
+	fl_sigaction(SIGSEGV, &act, NULL);
+	sigaltstack(&ss, NULL);
+	fl_snapshot_publish(&broken);
+	n->j->load(NULL);
+	_exit(3);
+}
+
+START_TEST(dispatch_fault_inside_handler_dies_by_default_action)
+{
+	struct nested n;
+	struct jit j;
+	size_t used = 0;
+	int status;
+
+	init_jit_only();
+	jit_make(&j);
+	jit_map(&j, 1, 3);
+	ck_assert_int_gt(jit_register(&j, NULL), 0);
+	n.j = &j;
+	n.altstack = mmap(NULL, NESTED_ALTSTACK, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(n.altstack, MAP_FAILED);
+	memset(n.altstack, 0xa5, NESTED_ALTSTACK);
+
+	/*
+	 * Neither the application's handler (which would exit 42) nor a
+	 * recursion: the nested fault restores SIG_DFL and the process dies
+	 * by it, two signal frames deep.  Looping handlers would have used
+	 * the whole alternate stack before the kernel gave up.
+	 */
+	status = in_child(fault_inside_handler, &n);
+	ck_assert(died_of_segv(status));
+	while (used < NESTED_ALTSTACK && n.altstack[used] == 0xa5)
+		used++;
+	used = NESTED_ALTSTACK - used;
+	ck_assert_uint_lt(used, 32 * 1024);
+	ck_assert_uint_gt(used, 0);
+}
+END_TEST
+
 Suite *dispatch_suite(void)
 {
 	Suite *s = suite_create("dispatch");
@@ -432,6 +502,7 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, dispatch_unclaimed_fault_reaches_recorded_handler);
 	tcase_add_test(tc, dispatch_runs_on_a_minimal_sigaltstack);
 	tcase_add_test(tc, dispatch_survives_registration_churn);
+	tcase_add_test(tc, dispatch_fault_inside_handler_dies_by_default_action);
 	suite_add_tcase(s, tc);
 	return s;
 }
