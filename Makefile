@@ -125,6 +125,7 @@ CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 CLI := $(B)/bin/faultline
 
 $(B)/obj/daemon/cli/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
+$(B)/obj/daemon/cli/cmd_run.o: ALL_CFLAGS += -DFL_LIBDIR='"$(LIBDIR)"'
 
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
