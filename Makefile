@@ -936,9 +936,11 @@ all: $(ALL)
 check-unit: $(UNIT)
 	$(Q)CK_FORK=yes $(UNIT)
 
-# The unit, CLI and discovery tests again, built with ASan + UBSan.
+# The unit, CLI, discovery and JIT tests again, and 10 s of the stress test,
+# built with ASan + UBSan (check-region runs its own SAN=1 pass).
 check-san: | deps
-	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-cli check-discovery
+	$(Q)$(MAKE) --no-print-directory SAN=1 STRESS_SECONDS=10 check-unit check-cli \
+		check-discovery check-jit check-stress
 
 .PHONY: check-docs
 check-docs:
