@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "sites.h"
+#include "truncated.h"
 
 /* libchainctor.so calls this from its constructor (see chainctor.c). */
 extern void (*chain_ctor_hook)(int argc, char **argv);
@@ -393,23 +394,12 @@ static void fatal_fault(void)
 	printf("survived the fault\n");
 }
 
-static char *truncated_mapping(void)
+static char *chain_truncated_mapping(void)
 {
-	int fd = memfd_create("chain", 0);
-	char *p;
+	char *p = truncated_mapping("chain");
 
-	if (fd < 0 || ftruncate(fd, 8192) != 0) {
-		perror("memfd");
-		exit(3);
-	}
-	p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED || ftruncate(fd, 0) != 0) {
-		perror("mmap");
-		exit(3);
-	}
-	close(fd);
 	map_base = p;
-	map_size = 8192;
+	map_size = TRUNCATED_SIZE;
 	return p;
 }
 
@@ -794,7 +784,7 @@ static void i_sigbus(void)
 
 static int r_sigbus_handler_sees_adrerr(void)
 {
-	char *p = truncated_mapping();
+	char *p = chain_truncated_mapping();
 
 	printf("read: caught %d\n", fault_load((const int *)(p + 4)));
 	printf("write: caught %d\n", fault_store((int *)(p + 4096)));

@@ -19,25 +19,9 @@
 #include <unistd.h>
 
 #include "sites.h"
+#include "truncated.h"
 
 static volatile int sink;
-
-static char *truncated_mapping(void)
-{
-	int fd = memfd_create("unclaimed", 0);
-	char *p;
-
-	if (fd < 0 || ftruncate(fd, 8192) != 0) {
-		perror("memfd");
-		exit(3);
-	}
-	p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED || ftruncate(fd, 0) != 0) {
-		perror("mmap");
-		exit(3);
-	}
-	return p;
-}
 
 /* An address that is surely unmapped: a hole made by unmapping a page. */
 static int *wild(void)
@@ -89,9 +73,9 @@ static void run(const char *name)
 	else if (!strcmp(name, "kill_bus"))
 		kill(getpid(), SIGBUS);
 	else if (!strcmp(name, "truncated_mapping_sigbus"))
-		sink = *(volatile int *)truncated_mapping();
+		sink = *(volatile int *)truncated_mapping("unclaimed");
 	else if (!strcmp(name, "truncated_mapping_sigbus_at_registered_pc"))
-		sink = site_load_i32((int *)truncated_mapping());
+		sink = site_load_i32((int *)truncated_mapping("unclaimed"));
 	else if (!strcmp(name, "stack_overflow"))
 		sink = recurse(0);
 	else {
