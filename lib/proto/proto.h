@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The faultline protocol (docs/protocol.md): messages on the daemon's
+ * SOCK_SEQPACKET socket and the shared region's layout.  Encoding,
+ * decoding and validation only: no I/O, no allocation.  Shared by the
+ * process side (lib/agent/) and the daemon, which decodes what any client
+ * sends with this code (fuzzed: selftests/fuzz/fuzz_proto.c).
+ */
+#ifndef FL_PROTO_PROTO_H
+#define FL_PROTO_PROTO_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <faultline/format.h>
+
+#define FL_PROTO_MAGIC 0x504c4c46u	/* "FLLP" */
+#define FL_PROTO_VERSION 1
+#define FL_PROTO_MAX_MESSAGE 65536u
+#define FL_PROTO_MAX_FDS 4u
+#define FL_PROTO_MAX_REGION (256ull << 20)
+#define FL_PROTO_MAX_NAME 4096u
+#define FL_PROTO_COMM 16u
+
+enum fl_msg_type {
+	FL_MSG_HELLO = 1,
+	FL_MSG_MODULE_ADD = 2,
+	FL_MSG_MODULE_REMOVE = 3,
+	FL_MSG_SYMBOLS = 4,
+	FL_MSG_QUERY = 16,
+	FL_MSG_REQUEST = 17,
+	FL_MSG_WELCOME = 64,
+	FL_MSG_ERROR = 65,
+	FL_MSG_REPLY = 66,
+};
+
+enum fl_query_what {
+	FL_QUERY_STATS = 1,
+	FL_QUERY_PS = 2,
+	FL_QUERY_SITES = 3,
+	FL_QUERY_STACKMAPS = 4,
+};
+
+enum fl_request_kind {
+	FL_REQ_PING = 1,
+	FL_REQ_HEAL_THRESHOLD = 2,
+};
+
+#define FL_REPLY_MORE 1u
+
+struct fl_msg_header {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t length;	/* the whole message */
+	uint32_t seq;
+};
+
+struct fl_msg_hello {
+	struct fl_msg_header h;
+	uint32_t pid;
+	uint32_t flags;		/* 0 */
+	uint64_t region_size;
+	char comm[FL_PROTO_COMM];
+};
+
+struct fl_msg_module_add {
+	struct fl_msg_header h;
+	uint32_t module;
+	uint32_t flags;		/* 0 */
+	uint64_t code_start;
+	uint64_t code_size;
+	uint32_t first_counter;
+	uint32_t num_sites;
+	uint32_t faultmap_size;
+	uint32_t stackmap_size;
+	uint32_t name_len;
+	uint32_t reserved;
+	/* name_len bytes of name follow */
+};
+
+struct fl_msg_module_remove {
+	struct fl_msg_header h;
+	uint32_t module;
+	uint32_t reserved;
+};
+
+struct fl_msg_symbols {
+	struct fl_msg_header h;
+	uint32_t module;
+	uint32_t count;
+	/* count entries: site u32, len u16, len bytes */
+};
+
+struct fl_msg_query {
+	struct fl_msg_header h;
+	uint32_t what;
+	uint32_t pid;
+	uint64_t arg;
+};
+
+struct fl_msg_request {
+	struct fl_msg_header h;
+	uint32_t pid;
+	uint32_t kind;
+	uint64_t arg;
+};
+
+struct fl_msg_welcome {
+	struct fl_msg_header h;
+	uint32_t daemon_pid;
+	uint32_t reserved;
+};
+
+struct fl_msg_error {
+	struct fl_msg_header h;
+	int32_t err;
+	uint32_t len;
+	/* len bytes of text */
+};
+
+struct fl_msg_reply {
+	struct fl_msg_header h;
+	uint32_t flags;
+	uint32_t len;
+	/* len bytes of JSON text */
+};
+
+/*
+ * A decoded message: the fixed part copied out of the buffer (aligned,
+ * checked), variable parts as pointers into it.
+ */
+struct fl_msg {
+	enum fl_msg_type type;
+	uint32_t seq;
+	union {
+		struct fl_msg_hello hello;
+		struct fl_msg_module_add module_add;
+		struct fl_msg_module_remove module_remove;
+		struct fl_msg_symbols symbols;
+		struct fl_msg_query query;
+		struct fl_msg_request request;
+		struct fl_msg_welcome welcome;
+		struct fl_msg_error error;
+		struct fl_msg_reply reply;
+	};
+	const char *name;	/* MODULE_ADD: name_len bytes, no NUL inside */
+	const char *text;	/* ERROR, REPLY: len bytes */
+	const unsigned char *entries;	/* SYMBOLS: checked, walk with fl_symbols_next */
+	size_t entries_size;
+	size_t nfds;		/* fds the message must carry */
+};
+
+/*
+ * Decodes and validates one message of len bytes that came with nfds file
+ * descriptors.  Returns 0 with *m filled in, or -EBADMSG / -EPROTO /
+ * -EPROTONOSUPPORT / -EMSGSIZE with *diag saying what is wrong.  Never
+ * reads outside buf.  Async-signal-safe.
+ */
+int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
+		    struct fl_diag *diag);
+
+/* One SYMBOLS entry. */
+struct fl_symbol {
+	uint32_t site;
+	uint16_t len;
+	const char *name;	/* len bytes, no NUL inside */
+};
+
+/*
+ * Walks the entries of a decoded SYMBOLS message (already validated by
+ * fl_proto_decode).  *pos starts at 0.  Returns 1 with *s filled in, 0 at
+ * the end.
+ */
+int fl_symbols_next(const struct fl_msg *m, size_t *pos, struct fl_symbol *s);
+
+/*
+ * Fills in a header for a message of type and total length.  Returns
+ * length.
+ */
+size_t fl_proto_header(void *buf, enum fl_msg_type type, size_t length, uint32_t seq);
+
+/* ------------------------------------------------------------------------
+ * The shared region
+ */
+
+#define FL_SHM_MAGIC 0x484c4c46u	/* "FLLH" */
+#define FL_SHM_VERSION 1
+#define FL_SHM_HEADER_SIZE 256u
+#define FL_SHM_ALIGN 64u
+
+struct fl_shm_header {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t header_size;
+	uint32_t pid;
+	uint32_t capacity;
+	uint64_t size;
+	uint32_t sites_offset;
+	uint32_t counters_offset;
+	uint32_t requests_offset;
+	uint32_t request_entries;
+	uint32_t completions_offset;
+	uint32_t completion_entries;
+	uint8_t pad0[16];
+	/* 64: the daemon's cache line */
+	_Atomic uint32_t request_head;
+	_Atomic uint32_t request_tail;	/* written by the process */
+	_Atomic uint32_t doorbell;
+	uint8_t pad1[52];
+	/* 128: the process's cache line */
+	_Atomic uint32_t completion_head;
+	_Atomic uint32_t completion_tail;	/* written by the daemon */
+	_Atomic uint32_t heal_threshold;
+	uint8_t pad2[116];
+};
+
+struct fl_shm_site {
+	uint64_t faulting_pc;
+	uint64_t handler_pc;
+	uint32_t module;
+	uint32_t kind;		/* 0: slot unused */
+	uint64_t reserved;
+};
+
+struct fl_shm_entry {
+	uint32_t seq;
+	int32_t status;		/* requests: the kind; completions: 0 or -errno */
+	uint64_t value;		/* requests: arg; completions: the result */
+	uint64_t reserved[2];
+};
+
+/* The layout of a region, as computed by fl_shm_layout or checked. */
+struct fl_shm_layout {
+	uint64_t size;
+	uint32_t capacity;
+	uint32_t sites_offset;
+	uint32_t counters_offset;
+	uint32_t requests_offset;
+	uint32_t request_entries;
+	uint32_t completions_offset;
+	uint32_t completion_entries;
+};
+
+/*
+ * Computes the layout for capacity sites and rings of the given sizes
+ * (powers of 2).  Returns 0 or -EINVAL (too large, not a power of 2).
+ */
+int fl_shm_layout(uint32_t capacity, uint32_t request_entries,
+		  uint32_t completion_entries, struct fl_shm_layout *l);
+
+/* Writes the writer-once header fields of a new region. */
+void fl_shm_init(void *region, const struct fl_shm_layout *l, uint32_t pid);
+
+/*
+ * Checks a copy of a region's header against the region's real size and
+ * the pid the peer really has.  Returns 0 with *l filled in, -EBADMSG
+ * with *diag set otherwise.
+ */
+int fl_shm_check(const struct fl_shm_header *copy, uint64_t real_size, uint32_t pid,
+		 struct fl_shm_layout *l, struct fl_diag *diag);
+
+/*
+ * Rings (single producer, single consumer).  push: returns 0, or -EAGAIN
+ * when full.  pop: returns 1 with *e filled in (a copy), 0 when empty,
+ * -EBADMSG when the producer's head is not plausible (more entries than
+ * the ring holds): a protocol violation.
+ */
+int fl_ring_push(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
+		 uint32_t n, const struct fl_shm_entry *e);
+int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entries,
+		uint32_t n, struct fl_shm_entry *e);
+
+#endif /* FL_PROTO_PROTO_H */
