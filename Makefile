@@ -77,7 +77,7 @@ deps:
 # libfaultline
 
 LIB_SRCS := $(wildcard lib/core/*.c lib/format/*.c lib/discovery/*.c lib/dispatch/*.c \
-	lib/table/*.c lib/region/*.c lib/proto/*.c)
+	lib/table/*.c lib/region/*.c lib/proto/*.c lib/agent/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a

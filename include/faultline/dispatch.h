@@ -31,6 +31,8 @@ extern "C" {
 enum {
 	/* fl_init: do not register the modules loaded now (JIT-only users). */
 	FL_INIT_NO_DISCOVERY = 1u << 0,
+	/* fl_init: do not register with faultlined. */
+	FL_INIT_NO_AGENT = 1u << 1,
 };
 
 /* Options: the first field is the struct's size (sizeof). */
@@ -44,12 +46,21 @@ struct fl_init_opts {
 	uint64_t null_bound;
 	/* Counter slots (one per registered site).  0: 1 << 20. */
 	uint32_t max_sites;
+	/*
+	 * faultlined's socket.  NULL: $FAULTLINE_SOCKET, else
+	 * /run/faultline/faultlined.sock as root and
+	 * $XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise.  The process
+	 * registers when a daemon listens there, and keeps trying in the
+	 * background when none does; it works the same either way.
+	 */
+	const char *socket_path;
 };
 
 /*
- * Sets up dispatch for the process: the counters' memfd, the handlers for
- * SIGSEGV and SIGBUS (the ones installed before are kept as the chain),
- * and, unless FL_INIT_NO_DISCOVERY, the loaded modules.  opts may be NULL.
+ * Sets up dispatch for the process: the shared region (counters), the
+ * handlers for SIGSEGV and SIGBUS (the ones installed before are kept as
+ * the chain), unless FL_INIT_NO_DISCOVERY the loaded modules, and unless
+ * FL_INIT_NO_AGENT the agent threads that register with faultlined.  opts may be NULL.
  * Returns 0 on success, -EALREADY if dispatch is already set up, -errno on
  * failure.  Thread-safe.  Not async-signal-safe.
  */

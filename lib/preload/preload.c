@@ -90,6 +90,8 @@ static void read_env(struct fl_init_opts *o)
 __attribute__((constructor)) static void preload_init(void)
 {
 	struct fl_init_opts o = { .sz = sizeof(o) };
+	/* The program must start with the errno it would have had. */
+	int saved_errno = errno;
 	int err;
 
 	fl_set_log(log_stderr, NULL);
@@ -102,6 +104,7 @@ __attribute__((constructor)) static void preload_init(void)
 		       strerror(-err));
 		log_stderr(FL_LOG_ERROR, msg, NULL);
 	}
+	errno = saved_errno;
 }
 
 /* ------------------------------------------------------------------------

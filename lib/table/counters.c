@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-site counters: one 64-bit slot per registered site, in a memfd
- * sealed against shrinking and growing (the daemon maps it read-only; see
- * the daemon issue), allocated to modules in blocks.  The handler
- * increments them; this file hands out and takes back blocks, under the
- * registry lock.
+ * The shared region (docs/protocol.md): a memfd sealed against shrinking
+ * and growing that holds the per-site counters (one 64-bit slot per
+ * registered site, allocated to modules in blocks), the site table that
+ * says which module owns each slot, and the request and completion rings.
+ * The handler increments the counters; this file creates the region and
+ * hands out and takes back blocks, under the registry lock.  The agent
+ * (lib/agent/) passes the memfd to the daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "proto/proto.h"
 #include "table/table.h"
 
 struct block {
@@ -20,49 +23,120 @@ struct block {
 	uint32_t len;
 };
 
-static int counters_fd = -1;
+static int region_fd = -1;
+static void *region;
+static struct fl_shm_layout layout;
 static struct block *free_blocks;	/* sorted by base, coalesced */
 static size_t num_free;
 
-int fl_counters_init(uint32_t max_sites)
-{
-	size_t size = (size_t)max_sites * sizeof(uint64_t);
-	void *p;
-	int fd;
+#define RING_ENTRIES 64
 
-	fd = memfd_create("faultline-counters", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+/* Creates, sizes, seals and maps a region for max_sites; no other state. */
+static int region_create(uint32_t max_sites, int *fd_out, void **map_out,
+			 struct fl_shm_layout *l)
+{
+	void *p;
+	int fd, err;
+
+	err = fl_shm_layout(max_sites, RING_ENTRIES, RING_ENTRIES, l);
+	if (err)
+		return err;
+	fd = memfd_create("faultline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)size) != 0 ||
+	if (ftruncate(fd, (off_t)l->size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
 		goto fail;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
+	fl_shm_init(p, l, (uint32_t)getpid());
+	*fd_out = fd;
+	*map_out = p;
+	return 0;
+fail:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+int fl_counters_init(uint32_t max_sites)
+{
+	int err = region_create(max_sites, &region_fd, &region, &layout);
+
+	if (err)
+		return err;
 	free_blocks = malloc(sizeof(*free_blocks));
 	if (!free_blocks) {
-		munmap(p, size);
-		errno = ENOMEM;
-		goto fail;
+		munmap(region, layout.size);
+		close(region_fd);
+		region_fd = -1;
+		return -ENOMEM;
 	}
 	free_blocks[0] = (struct block){ 0, max_sites };
 	num_free = 1;
-	counters_fd = fd;
-	fl_dispatch.counters = p;
+	fl_dispatch.counters = (_Atomic uint64_t *)((char *)region + layout.counters_offset);
 	fl_dispatch.max_sites = max_sites;
 	return 0;
-fail:
-	{
-		int err = errno;
+}
 
-		close(fd);
-		return -err;
-	}
+/*
+ * After fork, in the child: a region of its own, with the same sites and
+ * counters from zero (a new process counts its own faults).  The parent's
+ * mapping is left alone (the child's copy of it is unmapped).  Returns 0
+ * or -errno (then the child keeps counting into the parent's region).
+ */
+int fl_counters_fork_child(void)
+{
+	struct fl_shm_layout l;
+	void *p;
+	int fd, err;
+
+	if (!region)
+		return 0;
+	err = region_create(layout.capacity, &fd, &p, &l);
+	if (err)
+		return err;
+	memcpy((char *)p + l.sites_offset, (char *)region + layout.sites_offset,
+	       (size_t)l.capacity * sizeof(struct fl_shm_site));
+	/*
+	 * The child has one thread, this one, and it is not in the handler:
+	 * a plain store switches the handler to the new counters.
+	 */
+	fl_dispatch.counters = (_Atomic uint64_t *)((char *)p + l.counters_offset);
+	munmap(region, layout.size);
+	close(region_fd);
+	region = p;
+	region_fd = fd;
+	layout = l;
+	return 0;
 }
 
 int fl_counters_fd(void)
 {
-	return counters_fd;
+	return region_fd;
+}
+
+void *fl_counters_region(struct fl_shm_layout *l)
+{
+	*l = layout;
+	return region;
+}
+
+/* Describes slots [base, base + n) in the site table (kind 0: unused). */
+void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
+			  const struct fl_site_entry *sites)
+{
+	struct fl_shm_site *t = (struct fl_shm_site *)((char *)region + layout.sites_offset);
+
+	for (uint32_t i = 0; i < n; i++) {
+		t[base + i] = (struct fl_shm_site){
+			.faulting_pc = sites ? sites[i].faulting_pc : 0,
+			.handler_pc = sites ? sites[i].handler_pc : 0,
+			.module = sites ? module : 0,
+			.kind = sites ? sites[i].kind : 0,
+		};
+	}
 }
 
 /* Returns the first slot of a block of n, or -ENOSPC.  n > 0. */

@@ -27,8 +27,10 @@
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
 
+#include "agent/agent.h"
 #include "core/fmt.h"
 #include "core/log.h"
+#include "proto/proto.h"
 #include "table/table.h"
 
 struct module {
@@ -45,8 +47,10 @@ struct module {
 	struct fl_site_entry *sites;
 	uint32_t num_sites;
 	uint32_t counter_base;
-	void *stackmap;			/* JIT: a copy, for the daemon issue */
-	size_t stackmap_size;
+	/* The sections for the daemon: a sealed memfd (agent.h), or -1. */
+	int sections_fd;
+	uint32_t faultmap_size;
+	uint32_t stackmap_size;
 };
 
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,9 +79,10 @@ static void module_free(struct module *m)
 {
 	if (!m)
 		return;
+	if (m->sections_fd >= 0)
+		close(m->sections_fd);
 	free(m->name);
 	free(m->sites);
-	free(m->stackmap);
 	free(m);
 }
 
@@ -163,8 +168,11 @@ static int publish(struct module **removed, size_t num_removed)
 	fl_snapshot_synchronize();
 	free((void *)old);
 	for (size_t i = 0; i < num_removed; i++) {
-		if (removed[i]->num_sites)
+		if (removed[i]->num_sites) {
+			fl_agent_module_removed(removed[i]->id);
+			fl_counters_describe(removed[i]->counter_base, removed[i]->num_sites, 0, NULL);
 			fl_counters_free(removed[i]->counter_base, removed[i]->num_sites);
+		}
 		module_free(removed[i]);
 	}
 	return 0;
@@ -205,9 +213,21 @@ static int module_add(struct module *m)
 	mods[num_mods++] = m;
 	if (m->num_sites == 0)
 		return m->id;	/* nothing for the handler */
+	fl_counters_describe(m->counter_base, m->num_sites, (uint32_t)m->id, m->sites);
 	err = publish(NULL, 0);
-	if (err == 0)
+	if (err == 0) {
+		struct fl_agent_module am = {
+			.id = m->id, .name = m->name,
+			.code_start = m->start, .code_size = m->end - m->start,
+			.first_counter = m->counter_base, .num_sites = m->num_sites,
+			.sites = m->sites, .sections_fd = m->sections_fd,
+			.faultmap_size = m->faultmap_size, .stackmap_size = m->stackmap_size,
+		};
+
+		fl_agent_module_added(&am);
 		return m->id;
+	}
+	fl_counters_describe(m->counter_base, m->num_sites, 0, NULL);
 	num_mods--;
 fail:
 	if (m->num_sites)
@@ -345,6 +365,37 @@ static int sites_of_jit(const struct fl_module_reg *reg, struct sites *out,
 	return sites_finish(out, diag);
 }
 
+/*
+ * The sealed memfd the agent passes to the daemon.  Sections too large for
+ * the protocol, or a failure, leave the daemon without them (logged): the
+ * module still dispatches.
+ */
+static int sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size,
+		       uint32_t *fm_out, uint32_t *sm_out)
+{
+	int fd;
+
+	*fm_out = *sm_out = 0;
+	if (!fm)
+		fm_size = 0;
+	if (!sm)
+		sm_size = 0;
+	if (fm_size + sm_size > FL_PROTO_MAX_REGION) {
+		fl_log(FL_LOG_WARN, "sections of %zu bytes: too large for faultlined",
+		       fm_size + sm_size);
+		return -1;
+	}
+	fd = fl_agent_sections_fd(fm, fm_size, sm, sm_size);
+	if (fd < 0) {
+		if (fd != -1)
+			fl_log(FL_LOG_WARN, "sections for faultlined: %s", strerror(-fd));
+		return -1;
+	}
+	*fm_out = (uint32_t)fm_size;
+	*sm_out = (uint32_t)sm_size;
+	return fd;
+}
+
 static void module_take_sites(struct module *m, struct sites *s)
 {
 	m->sites = s->v;
@@ -374,7 +425,7 @@ int fl_init(const struct fl_init_opts *opts)
 			return -EINVAL;
 		memcpy(&o, opts, opts->sz);
 	}
-	if (o.flags & ~(uint32_t)FL_INIT_NO_DISCOVERY)
+	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT))
 		return -EINVAL;
 
 	pthread_mutex_lock(&lock);
@@ -413,6 +464,13 @@ out:
 
 		if (r < 0)
 			return r;
+	}
+	if (!(o.flags & FL_INIT_NO_AGENT)) {
+		int r = fl_agent_start(o.socket_path);
+
+		/* Dispatch works without the daemon: say so, go on. */
+		if (r < 0)
+			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
 	}
 	return 0;
 }
@@ -455,6 +513,8 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	}
 
 	m = calloc(1, sizeof(*m));
+	if (m)
+		m->sections_fd = -1;
 	if (!m || !(m->name = strdup(r.name ? r.name : "jit"))) {
 		free(m);
 		free(s.v);
@@ -463,15 +523,8 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	module_take_sites(m, &s);
 	m->start = r.code_start;
 	m->end = r.code_start + r.code_size;
-	if (r.stackmap_size) {
-		m->stackmap = malloc(r.stackmap_size);
-		if (!m->stackmap) {
-			module_free(m);
-			return -ENOMEM;
-		}
-		memcpy(m->stackmap, r.stackmap, r.stackmap_size);
-		m->stackmap_size = r.stackmap_size;
-	}
+	m->sections_fd = sections_fd(r.faultmap, r.faultmap_size, r.stackmap, r.stackmap_size,
+				     &m->faultmap_size, &m->stackmap_size);
 
 	pthread_mutex_lock(&lock);
 	report_replaced();
@@ -603,6 +656,8 @@ static struct module *elf_module_new(const struct loaded *ld)
 	struct sites s = { 0 };
 	int err;
 
+	if (m)
+		m->sections_fd = -1;
 	if (!m || !(m->name = strdup(ld->name))) {
 		free(m);
 		return NULL;
@@ -626,7 +681,13 @@ static struct module *elf_module_new(const struct loaded *ld)
 		       diag.msg[0] ? diag.msg : strerror(-err));
 		free(s.v);
 	} else {
+		const struct fl_module_section *fs = &fm->sections[FL_SECTION_FAULTMAP];
+		const struct fl_module_section *ss = &fm->sections[FL_SECTION_STACKMAP];
+
 		module_take_sites(m, &s);
+		if (m->num_sites)
+			m->sections_fd = sections_fd(fs->data, fs->size, ss->data, ss->size,
+						     &m->faultmap_size, &m->stackmap_size);
 		if (m->num_sites)
 			fl_log(FL_LOG_DEBUG, "%s: %u implicit checks",
 			       ld->name[0] ? ld->name : "the main program", m->num_sites);

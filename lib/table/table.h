@@ -39,7 +39,13 @@ const struct fl_snapshot *fl_snapshot_publish(const struct fl_snapshot *s);
 
 /* Counters (counters.c); all under the registry lock. */
 int fl_counters_init(uint32_t max_sites);
+int fl_counters_fork_child(void);
 int fl_counters_fd(void);
+/* The region and this process's own copy of its layout. */
+struct fl_shm_layout;
+void *fl_counters_region(struct fl_shm_layout *l);
+void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
+			  const struct fl_site_entry *sites);
 int64_t fl_counters_alloc(uint32_t n);
 int fl_counters_free(uint32_t base, uint32_t n);
 

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's connection: registration with faultlined, module updates,
+ * reconnection after a daemon restart, and a fresh registration in a
+ * forked child.  See agent.h.
+ *
+ * State: the list of modules (copies) and a queue of changes not yet sent,
+ * under lock.  The registry calls in with its own lock held (order:
+ * registry, then this lock); nothing here calls back into the registry.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/internal.h"
+#include "core/fmt.h"
+#include "core/log.h"
+#include "proto/proto.h"
+#include "table/table.h"
+
+struct amod {
+	int id;
+	char *name;
+	uint64_t code_start;
+	uint64_t code_size;
+	uint32_t first_counter;
+	uint32_t num_sites;
+	uint64_t *pcs;		/* faulting PCs, for SYMBOLS */
+	int fd;
+	uint32_t faultmap_size;
+	uint32_t stackmap_size;
+	bool sent;		/* MODULE_ADD sent on the current connection */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct amod **mods;
+static size_t num_mods;
+static int *removed;		/* ids to send MODULE_REMOVE for */
+static size_t num_removed;
+static char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static int wake_fd = -1;	/* eventfd: the queue changed */
+static int sock = -1;		/* owned by the fl-agent thread */
+static uint32_t seq;
+static bool started;
+static bool warned;
+
+const char *fl_agent_socket_path(void)
+{
+	return path;
+}
+
+static void amod_free(struct amod *m)
+{
+	if (!m)
+		return;
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m->name);
+	free(m->pcs);
+	free(m);
+}
+
+int fl_agent_sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size)
+{
+	int fd, err;
+
+	if (fm_size + sm_size == 0)
+		return -1;
+	fd = memfd_create("faultline-sections", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if ((fm_size && write(fd, fm, fm_size) != (ssize_t)fm_size) ||
+	    (sm_size && write(fd, sm, sm_size) != (ssize_t)sm_size))
+		goto fail;
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto fail;
+	return fd;
+fail:
+	err = errno ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+static void wake(void)
+{
+	uint64_t one = 1;
+
+	if (wake_fd >= 0)
+		(void)!write(wake_fd, &one, sizeof(one));
+}
+
+void fl_agent_module_added(const struct fl_agent_module *m)
+{
+	struct amod *a = calloc(1, sizeof(*a));
+	struct amod **grown;
+
+	if (!a)
+		return;
+	a->fd = -1;
+	a->id = m->id;
+	a->name = strdup(m->name ? m->name : "");
+	a->code_start = m->code_start;
+	a->code_size = m->code_size;
+	a->first_counter = m->first_counter;
+	a->num_sites = m->num_sites;
+	a->pcs = calloc(m->num_sites ? m->num_sites : 1, sizeof(*a->pcs));
+	a->faultmap_size = m->faultmap_size;
+	a->stackmap_size = m->stackmap_size;
+	if (m->sections_fd >= 0)
+		a->fd = fcntl(m->sections_fd, F_DUPFD_CLOEXEC, 3);
+	if (!a->name || !a->pcs || (m->sections_fd >= 0 && a->fd < 0)) {
+		amod_free(a);
+		return;
+	}
+	for (uint32_t i = 0; i < m->num_sites; i++)
+		a->pcs[i] = m->sites[i].faulting_pc;
+
+	pthread_mutex_lock(&lock);
+	grown = realloc(mods, (num_mods + 1) * sizeof(*mods));
+	if (grown) {
+		mods = grown;
+		mods[num_mods++] = a;
+		a = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	amod_free(a);
+	wake();
+}
+
+void fl_agent_module_removed(int id)
+{
+	struct amod *gone = NULL;
+	bool was_sent = false;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < num_mods; i++) {
+		if (mods[i]->id == id) {
+			gone = mods[i];
+			was_sent = gone->sent;
+			memmove(&mods[i], &mods[i + 1], (num_mods - i - 1) * sizeof(*mods));
+			num_mods--;
+			break;
+		}
+	}
+	if (was_sent) {
+		int *grown = realloc(removed, (num_removed + 1) * sizeof(*removed));
+
+		if (grown) {
+			removed = grown;
+			removed[num_removed++] = id;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	amod_free(gone);
+	wake();
+}
+
+/* ------------------------------------------------------------------------
+ * The connection
+ */
+
+static int send_msg(int fd, const void *buf, size_t len, const int *fds, size_t nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	for (;;) {
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+
+		if (n == (ssize_t)len)
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 ? -errno : -EIO;
+	}
+}
+
+static int send_hello(int fd)
+{
+	struct fl_msg_hello h;
+	struct fl_shm_layout l;
+	int region_fd = fl_counters_fd();
+
+	memset(&h, 0, sizeof(h));
+	fl_counters_region(&l);
+	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
+	h.pid = (uint32_t)getpid();
+	h.region_size = l.size;
+	if (prctl(PR_GET_NAME, h.comm) != 0)
+		memcpy(h.comm, "?", 2);
+	h.comm[FL_PROTO_COMM - 1] = 0;
+	return send_msg(fd, &h, sizeof(h), &region_fd, 1);
+}
+
+static int send_module(int fd, struct amod *m)
+{
+	char buf[sizeof(struct fl_msg_module_add) + FL_PROTO_MAX_NAME];
+	struct fl_msg_module_add a;
+	size_t name_len = strlen(m->name);
+	size_t len;
+	int err;
+
+	if (name_len > FL_PROTO_MAX_NAME)
+		name_len = FL_PROTO_MAX_NAME;
+	len = sizeof(a) + name_len;
+	memset(&a, 0, sizeof(a));
+	fl_proto_header(&a, FL_MSG_MODULE_ADD, len, ++seq);
+	a.module = (uint32_t)m->id;
+	a.code_start = m->code_start;
+	a.code_size = m->code_size;
+	a.first_counter = m->first_counter;
+	a.num_sites = m->num_sites;
+	a.faultmap_size = m->faultmap_size;
+	a.stackmap_size = m->stackmap_size;
+	a.name_len = (uint32_t)name_len;
+	memcpy(buf, &a, sizeof(a));
+	memcpy(buf + sizeof(a), m->name, name_len);
+	err = send_msg(fd, buf, len, &m->fd, m->fd >= 0 ? 1 : 0);
+	if (err)
+		return err;
+	return fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs, m->num_sites, &seq);
+}
+
+static int send_remove(int fd, int id)
+{
+	struct fl_msg_module_remove r;
+
+	memset(&r, 0, sizeof(r));
+	fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), ++seq);
+	r.module = (uint32_t)id;
+	return send_msg(fd, &r, sizeof(r), NULL, 0);
+}
+
+/*
+ * Sends what is queued: removals, then modules not yet sent.  Sending
+ * happens without the lock (a module removed meanwhile gets its
+ * MODULE_REMOVE on the next round, as it was marked sent).
+ */
+static int flush(int fd)
+{
+	for (;;) {
+		struct amod snapshot;
+		int id = 0, err;
+		bool have_mod = false;
+
+		pthread_mutex_lock(&lock);
+		if (num_removed) {
+			id = removed[--num_removed];
+		} else {
+			for (size_t i = 0; i < num_mods; i++) {
+				if (!mods[i]->sent) {
+					mods[i]->sent = true;
+					snapshot = *mods[i];
+					snapshot.name = strdup(mods[i]->name);
+					snapshot.pcs = malloc((mods[i]->num_sites ? mods[i]->num_sites : 1) *
+							      sizeof(uint64_t));
+					snapshot.fd = mods[i]->fd >= 0 ?
+						fcntl(mods[i]->fd, F_DUPFD_CLOEXEC, 3) : -1;
+					if (snapshot.pcs)
+						memcpy(snapshot.pcs, mods[i]->pcs,
+						       mods[i]->num_sites * sizeof(uint64_t));
+					have_mod = true;
+					break;
+				}
+			}
+		}
+		pthread_mutex_unlock(&lock);
+
+		if (id)
+			err = send_remove(fd, id);
+		else if (have_mod)
+			err = snapshot.name && snapshot.pcs ? send_module(fd, &snapshot) : -ENOMEM;
+		else
+			return 0;
+		if (have_mod) {
+			free(snapshot.name);
+			free(snapshot.pcs);
+			if (snapshot.fd >= 0)
+				close(snapshot.fd);
+		}
+		if (err)
+			return err;
+	}
+}
+
+/* Marks every module unsent and forgets removals: a new connection. */
+static void reset_sent(void)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < num_mods; i++)
+		mods[i]->sent = false;
+	num_removed = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * Connects and registers: HELLO, WELCOME (waited for up to timeout_ms),
+ * then every module.  Returns the socket, or -errno.
+ */
+static int connect_and_register(int timeout_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd p;
+	char buf[256];
+	struct fl_msg m;
+	ssize_t n;
+	int fd, err;
+
+	if (!path[0])
+		return -ENOENT;
+	memcpy(sa.sun_path, path, sizeof(path));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = send_hello(fd);
+	if (err)
+		goto fail;
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&p, 1, timeout_ms) != 1) {
+		err = -ETIMEDOUT;
+		goto fail;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n <= 0) {
+		err = n < 0 ? -errno : -ECONNRESET;
+		goto fail;
+	}
+	err = fl_proto_decode(buf, (size_t)n, 0, &m, NULL);
+	if (err)
+		goto fail;
+	if (m.type != FL_MSG_WELCOME) {
+		if (m.type == FL_MSG_ERROR)
+			fl_log(FL_LOG_WARN, "faultlined refused the registration: %.*s",
+			       (int)m.error.len, m.text);
+		err = m.type == FL_MSG_ERROR ? m.error.err : -EPROTO;
+		goto fail;
+	}
+	reset_sent();
+	err = flush(fd);
+	if (err)
+		goto fail;
+	fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+/* Reads what the daemon sends; returns -errno when the connection is gone. */
+static int read_daemon(int fd)
+{
+	char buf[FL_PROTO_MAX_MESSAGE];
+	struct fl_msg m;
+	struct fl_diag d;
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (fl_proto_decode(buf, (size_t)n, 0, &m, &d) != 0) {
+		fl_log(FL_LOG_WARN, "faultlined: %s; disconnecting", d.msg);
+		return -EPROTO;
+	}
+	if (m.type == FL_MSG_ERROR)
+		fl_log(FL_LOG_WARN, "faultlined: %.*s", (int)m.error.len, m.text);
+	return 0;
+}
+
+static void *agent_thread(void *arg)
+{
+	int backoff_ms = 50;
+
+	(void)arg;
+	for (;;) {
+		struct pollfd p[2];
+
+		if (sock < 0) {
+			int fd = connect_and_register(1000);
+
+			if (fd < 0) {
+				struct timespec ts = { backoff_ms / 1000, (backoff_ms % 1000) * 1000000L };
+				uint64_t drain;
+
+				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED) {
+					warned = true;
+					fl_log(FL_LOG_INFO, "faultlined at %s: %s; retrying", path,
+					       strerror(-fd));
+				}
+				nanosleep(&ts, NULL);
+				if (backoff_ms < 1000)
+					backoff_ms *= 2;
+				/* Queued changes go with the next registration. */
+				(void)!read(wake_fd, &drain, sizeof(drain));
+				continue;
+			}
+			sock = fd;
+			backoff_ms = 50;
+		}
+		p[0] = (struct pollfd){ .fd = sock, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if (p[1].revents & POLLIN) {
+			uint64_t drain;
+
+			(void)!read(wake_fd, &drain, sizeof(drain));
+		}
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(sock) < 0) ||
+		    flush(sock) < 0) {
+			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
+			close(sock);
+			sock = -1;
+		}
+	}
+	return NULL;
+}
+
+int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, stack);
+	err = pthread_create(&t, &attr, fn, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	pthread_setname_np(t, name);
+	return 0;
+}
+
+static void resolve_path(const char *given)
+{
+	const char *env = getenv("FAULTLINE_SOCKET");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (given)
+		n = fl_fmt(path, sizeof(path), "%s", given);
+	else if (env && *env)
+		n = fl_fmt(path, sizeof(path), "%s", env);
+	else if (geteuid() == 0)
+		n = fl_fmt(path, sizeof(path), "/run/faultline/faultlined.sock");
+	else if (xdg && *xdg)
+		n = fl_fmt(path, sizeof(path), "%s/faultline/faultlined.sock", xdg);
+	else
+		n = -1;
+	if (n < 0 || (size_t)n >= sizeof(path))
+		path[0] = 0;
+}
+
+static void fork_child(void)
+{
+	if (!started)
+		return;
+	/* The parent's connection and threads are not ours. */
+	if (sock >= 0)
+		close(sock);
+	sock = -1;
+	if (fl_counters_fork_child() != 0)
+		return;
+	reset_sent();
+	/* As at start: registered before fork returns, when a daemon answers. */
+	{
+		int fd = connect_and_register(200);
+
+		if (fd >= 0)
+			sock = fd;
+	}
+	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
+		fl_agent_requests_start();
+}
+
+int fl_agent_start(const char *given)
+{
+	int fd, err;
+
+	resolve_path(given);
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake_fd < 0)
+		return -errno;
+	/* Synchronous first try: a short-lived process is counted too. */
+	fd = connect_and_register(1000);
+	if (fd >= 0)
+		sock = fd;
+	started = true;
+	pthread_atfork(NULL, NULL, fork_child);
+	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
+	if (err)
+		return err;
+	return fl_agent_requests_start();
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent: the in-process side of the daemon protocol (docs/protocol.md).
+ * It registers the process with faultlined when one is listening, tells
+ * it about every module the registry adds or removes, and serves the
+ * daemon's requests from the shared region.  Without a daemon the process
+ * works the same; the agent keeps trying in the background.
+ *
+ * Threads: "fl-agent" (the connection) and "fl-requests" (the request
+ * ring's futex).  Neither ever runs in signal context.
+ */
+#ifndef FL_AGENT_AGENT_H
+#define FL_AGENT_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch/dispatch.h"
+
+/* What MODULE_ADD says about a module. */
+struct fl_agent_module {
+	int id;
+	const char *name;
+	uint64_t code_start;
+	uint64_t code_size;
+	uint32_t first_counter;
+	uint32_t num_sites;
+	const struct fl_site_entry *sites;
+	/* A sealed memfd with the fault map then the stack map, or -1. */
+	int sections_fd;
+	uint32_t faultmap_size;
+	uint32_t stackmap_size;
+};
+
+/*
+ * Starts the agent for the socket at path (NULL: $FAULTLINE_SOCKET, else
+ * the default).  Registers synchronously when a daemon answers at once, so
+ * that a process living a millisecond is counted.  Returns 0, or -errno
+ * when the threads cannot be started.
+ */
+int fl_agent_start(const char *path);
+
+/*
+ * Called by the registry, under its lock, after publishing a module with
+ * sites, and before freeing one.  They only queue: never block on the
+ * daemon.  The agent takes copies (and its own duplicate of the fd).
+ */
+void fl_agent_module_added(const struct fl_agent_module *m);
+void fl_agent_module_removed(int id);
+
+/*
+ * A sealed memfd holding fm then sm (either may be empty).  Returns the fd,
+ * -1 when both are empty, or -errno.
+ */
+int fl_agent_sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size);
+
+/* The socket path the agent uses (for messages). */
+const char *fl_agent_socket_path(void);
+
+#endif /* FL_AGENT_AGENT_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fl-requests thread: waits on the shared region's doorbell (a futex
+ * the daemon increments and wakes), pops requests, runs them and pushes
+ * completions (docs/protocol.md, "Rings").  Each request is copied out of
+ * the ring once and validated before use: the daemon is a peer, not
+ * trusted.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/internal.h"
+#include "core/log.h"
+#include "proto/proto.h"
+#include "table/table.h"
+
+static int run(const struct fl_shm_entry *req, struct fl_shm_header *h, struct fl_shm_entry *done)
+{
+	memset(done, 0, sizeof(*done));
+	done->seq = req->seq;
+	switch (req->status) {
+	case FL_REQ_PING:
+		done->value = req->value;
+		return 0;
+	case FL_REQ_HEAL_THRESHOLD:
+		if (req->value > UINT32_MAX) {
+			done->status = -EINVAL;
+			return 0;
+		}
+		/* The heal policy (a later issue) reads it; relaxed is enough. */
+		done->value = atomic_exchange_explicit(&h->heal_threshold, (uint32_t)req->value,
+						       memory_order_relaxed);
+		return 0;
+	default:
+		done->status = -EOPNOTSUPP;
+		return 0;
+	}
+}
+
+static void *requests_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct fl_shm_layout l;
+		struct fl_shm_header *h = fl_counters_region(&l);
+		char *base = (char *)h;
+		/* Pairs with the daemon's increment before FUTEX_WAKE. */
+		uint32_t bell = atomic_load_explicit(&h->doorbell, memory_order_acquire);
+		struct fl_shm_entry req, done;
+		int r;
+
+		while ((r = fl_ring_pop(&h->request_head, &h->request_tail,
+					base + l.requests_offset, l.request_entries, &req)) > 0) {
+			run(&req, h, &done);
+			/* A full completion ring: the daemon is not reading; drop it. */
+			if (fl_ring_push(&h->completion_head, &h->completion_tail,
+					 base + l.completions_offset, l.completion_entries,
+					 &done) != 0)
+				fl_log(FL_LOG_WARN, "faultlined: completion ring full; "
+				       "request %u dropped", req.seq);
+		}
+		if (r < 0) {
+			/* An implausible head: resynchronize by discarding. */
+			fl_log(FL_LOG_WARN, "faultlined: request ring corrupt; discarding it");
+			atomic_store_explicit(&h->request_tail,
+					      atomic_load_explicit(&h->request_head,
+								   memory_order_acquire),
+					      memory_order_release);
+		}
+		/* Sleeps until the doorbell moves from bell (or a spurious wake). */
+		syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+int fl_agent_requests_start(void)
+{
+	return fl_agent_thread_start(requests_thread, "fl-requests", 64 * 1024);
+}
