@@ -43,6 +43,7 @@ struct amod {
 	int fd;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
+	uint32_t sm_functions;
 	bool sent;		/* MODULE_ADD sent on the current connection */
 };
 
@@ -120,6 +121,7 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	a->pcs = calloc(m->num_sites ? m->num_sites : 1, sizeof(*a->pcs));
 	a->faultmap_size = m->faultmap_size;
 	a->stackmap_size = m->stackmap_size;
+	a->sm_functions = m->sm_functions;
 	if (m->sections_fd >= 0)
 		a->fd = fcntl(m->sections_fd, F_DUPFD_CLOEXEC, 3);
 	if (!a->name || !a->pcs || (m->sections_fd >= 0 && a->fd < 0)) {
@@ -242,6 +244,7 @@ static int send_module(int fd, struct amod *m)
 	a.num_sites = m->num_sites;
 	a.faultmap_size = m->faultmap_size;
 	a.stackmap_size = m->stackmap_size;
+	a.sm_functions = m->sm_functions;
 	a.name_len = (uint32_t)name_len;
 	memcpy(buf, &a, sizeof(a));
 	memcpy(buf + sizeof(a), m->name, name_len);

@@ -30,6 +30,7 @@ struct fl_agent_module {
 	int sections_fd;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
+	uint32_t sm_functions;	/* u64 runtime addresses after the stack map */
 };
 
 /*

@@ -123,7 +123,7 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (fixed(p, len, sizeof(*a), a))
 			return bad(diag, -EBADMSG, "MODULE_ADD too short", m, len);
 		extra = len - sizeof(*a);
-		if (a->flags || a->reserved)
+		if (a->flags)
 			return bad(diag, -EBADMSG, "MODULE_ADD reserved fields set", m, a->flags);
 		if (a->name_len != extra || a->name_len > FL_PROTO_MAX_NAME)
 			return bad(diag, -EBADMSG, "MODULE_ADD name length", m, a->name_len);
@@ -136,9 +136,13 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 			return bad(diag, -EBADMSG, "MODULE_ADD code range", m, a->code_size);
 		if ((uint64_t)a->first_counter + a->num_sites > UINT32_MAX)
 			return bad(diag, -EBADMSG, "MODULE_ADD counter range", m, a->num_sites);
-		if ((uint64_t)a->faultmap_size + a->stackmap_size > FL_PROTO_MAX_REGION)
+		if ((uint64_t)a->faultmap_size + a->stackmap_size + 8ull * a->sm_functions >
+		    FL_PROTO_MAX_REGION)
 			return bad(diag, -EBADMSG, "MODULE_ADD sections too large", m,
 				   (uint64_t)a->faultmap_size + a->stackmap_size);
+		if (a->sm_functions && !a->stackmap_size)
+			return bad(diag, -EBADMSG, "MODULE_ADD function addresses without a stack map",
+				   m, a->sm_functions);
 		want_fds = a->faultmap_size + a->stackmap_size ? 1 : 0;
 		break;
 	}

@@ -77,7 +77,12 @@ struct fl_msg_module_add {
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
 	uint32_t name_len;
-	uint32_t reserved;
+	/*
+	 * Runtime addresses (u64) of the stack map's functions, in cursor
+	 * order, after the two sections in the memfd: the process resolved
+	 * them (discovery layer); the stored values may be link-time ones.
+	 */
+	uint32_t sm_functions;
 	/* name_len bytes of name follow */
 };
 

@@ -51,6 +51,7 @@ struct module {
 	int sections_fd;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
+	uint32_t sm_functions;
 };
 
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -222,6 +223,7 @@ static int module_add(struct module *m)
 			.first_counter = m->counter_base, .num_sites = m->num_sites,
 			.sites = m->sites, .sections_fd = m->sections_fd,
 			.faultmap_size = m->faultmap_size, .stackmap_size = m->stackmap_size,
+			.sm_functions = m->sm_functions,
 		};
 
 		fl_agent_module_added(&am);
@@ -366,34 +368,80 @@ static int sites_of_jit(const struct fl_module_reg *reg, struct sites *out,
 }
 
 /*
- * The sealed memfd the agent passes to the daemon.  Sections too large for
- * the protocol, or a failure, leave the daemon without them (logged): the
- * module still dispatches.
+ * The sealed memfd the agent passes to the daemon: the fault map, the stack
+ * map, then the runtime address of each stack map function (funcs, n).
+ * Sections too large for the protocol, or a failure, leave the daemon
+ * without them (logged): the module still dispatches.
  */
 static int sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size,
-		       uint32_t *fm_out, uint32_t *sm_out)
+		       const uint64_t *funcs, size_t n, struct module *m)
 {
+	size_t total;
+	char *buf;
 	int fd;
 
-	*fm_out = *sm_out = 0;
+	m->faultmap_size = m->stackmap_size = m->sm_functions = 0;
 	if (!fm)
 		fm_size = 0;
 	if (!sm)
 		sm_size = 0;
-	if (fm_size + sm_size > FL_PROTO_MAX_REGION) {
-		fl_log(FL_LOG_WARN, "sections of %zu bytes: too large for faultlined",
-		       fm_size + sm_size);
+	if (!sm_size)
+		n = 0;
+	total = fm_size + sm_size + n * sizeof(uint64_t);
+	if (total > FL_PROTO_MAX_REGION) {
+		fl_log(FL_LOG_WARN, "%s: sections of %zu bytes: too large for faultlined",
+		       m->name, total);
 		return -1;
 	}
-	fd = fl_agent_sections_fd(fm, fm_size, sm, sm_size);
+	if (total == 0)
+		return -1;
+	buf = malloc(total);
+	if (!buf)
+		return -1;
+	if (fm_size)
+		memcpy(buf, fm, fm_size);
+	if (sm_size)
+		memcpy(buf + fm_size, sm, sm_size);
+	if (n)
+		memcpy(buf + fm_size + sm_size, funcs, n * sizeof(uint64_t));
+	fd = fl_agent_sections_fd(buf, total, NULL, 0);
+	free(buf);
 	if (fd < 0) {
-		if (fd != -1)
-			fl_log(FL_LOG_WARN, "sections for faultlined: %s", strerror(-fd));
+		fl_log(FL_LOG_WARN, "%s: sections for faultlined: %s", m->name, strerror(-fd));
 		return -1;
 	}
-	*fm_out = (uint32_t)fm_size;
-	*sm_out = (uint32_t)sm_size;
+	m->faultmap_size = (uint32_t)fm_size;
+	m->stackmap_size = (uint32_t)sm_size;
+	m->sm_functions = (uint32_t)n;
 	return fd;
+}
+
+/* The stack map's function addresses as stored (JIT: they are runtime ones). */
+static uint64_t *stored_functions(const void *sm, size_t size, uint32_t flags, size_t *n)
+{
+	struct fl_stackmap_cursor c;
+	struct fl_stackmap_event ev;
+	uint64_t *v = NULL, *grown;
+	size_t cap = 0;
+
+	*n = 0;
+	fl_stackmap_cursor_init(&c, sm, size, flags, NULL);
+	while (fl_stackmap_next(&c, &ev) > 0) {
+		if (ev.type != FL_SM_FUNCTION)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				free(v);
+				*n = 0;
+				return NULL;
+			}
+			v = grown;
+		}
+		v[(*n)++] = ev.function.address;
+	}
+	return v;
 }
 
 static void module_take_sites(struct module *m, struct sites *s)
@@ -523,8 +571,15 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	module_take_sites(m, &s);
 	m->start = r.code_start;
 	m->end = r.code_start + r.code_size;
-	m->sections_fd = sections_fd(r.faultmap, r.faultmap_size, r.stackmap, r.stackmap_size,
-				     &m->faultmap_size, &m->stackmap_size);
+	{
+		size_t n = 0;
+		uint64_t *funcs = r.stackmap_size ?
+			stored_functions(r.stackmap, r.stackmap_size, r.parse_flags, &n) : NULL;
+
+		m->sections_fd = sections_fd(r.faultmap, r.faultmap_size, r.stackmap,
+					     r.stackmap_size, funcs, n, m);
+		free(funcs);
+	}
 
 	pthread_mutex_lock(&lock);
 	report_replaced();
@@ -685,9 +740,17 @@ static struct module *elf_module_new(const struct loaded *ld)
 		const struct fl_module_section *ss = &fm->sections[FL_SECTION_STACKMAP];
 
 		module_take_sites(m, &s);
-		if (m->num_sites)
-			m->sections_fd = sections_fd(fs->data, fs->size, ss->data, ss->size,
-						     &m->faultmap_size, &m->stackmap_size);
+		if (m->num_sites) {
+			uint64_t *funcs = calloc(ss->num_functions ? ss->num_functions : 1,
+						 sizeof(*funcs));
+
+			for (size_t i = 0; funcs && i < ss->num_functions; i++)
+				funcs[i] = ss->functions[i].address;
+			if (funcs)
+				m->sections_fd = sections_fd(fs->data, fs->size, ss->data, ss->size,
+							     funcs, ss->num_functions, m);
+			free(funcs);
+		}
 		if (m->num_sites)
 			fl_log(FL_LOG_DEBUG, "%s: %u implicit checks",
 			       ld->name[0] ? ld->name : "the main program", m->num_sites);
