@@ -924,10 +924,53 @@ check-shim: $(PRELOAD_SO) $(SHIM_BINS)
 
 # ---- end shim tests ----
 
+# ---- faultlined ----
+# The daemon (daemon/faultlined/): one io_uring event loop (liburing), a
+# poll(2) fallback, and for now the PING/PONG placeholder protocol (echo.c).
+# Its unit files (faultlined.service, faultlined.socket) are installed with
+# @BINDIR@ replaced.
+#
+#   make check-daemon-loop   the loop's tests (selftests/daemon/loop/): ping,
+#                            1,000 clients, floods, oversized messages, fds,
+#                            clients that never read, SIGTERM, a second
+#                            daemon, socket activation; io_uring and poll
+
+FLD_SRCS := $(wildcard daemon/faultlined/*.c)
+FLD_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(FLD_SRCS))
+FLD := $(B)/bin/faultlined
+FLD_UNITS := daemon/faultlined/faultlined.service daemon/faultlined/faultlined.socket
+FLD_CFLAGS = $(shell pkg-config --cflags liburing)
+FLD_LIBS = $(shell pkg-config --libs liburing)
+
+$(FLD_OBJS): ALL_CFLAGS += $(FLD_CFLAGS)
+$(B)/obj/daemon/faultlined/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
+
+$(FLD): $(FLD_OBJS) $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
+
+FLD_TEST_DIR := selftests/daemon/loop
+FLD_TEST_OUT := $(B)/tests/daemon/loop
+FLD_TEST_SRCS := $(wildcard $(FLD_TEST_DIR)/*.c)
+FLD_TEST_BINS := $(patsubst $(FLD_TEST_DIR)/%.c,$(FLD_TEST_OUT)/%,$(FLD_TEST_SRCS))
+.SECONDARY: $(patsubst %.c,$(B)/obj/%.o,$(FLD_TEST_SRCS))
+
+$(FLD_TEST_OUT)/%: $(B)/obj/$(FLD_TEST_DIR)/%.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
+
+.PHONY: check-daemon-loop
+check-daemon-loop: $(FLD) $(FLD_TEST_BINS)
+	$(Q)$(FLD_TEST_DIR)/run.sh $(FLD) $(FLD_TEST_OUT)
+
+# ---- end faultlined ----
+
 # ---------------------------------------------------------------------------
 # Top-level targets
 
-ALL := $(LIB_SO) $(LIB_A) $(PRELOAD_SO) $(CLI)
+ALL := $(LIB_SO) $(LIB_A) $(PRELOAD_SO) $(CLI) $(FLD)
 
 .PHONY: all
 all: $(ALL)
@@ -985,8 +1028,14 @@ $(PC_FILE): Makefile
 install: all $(PC_FILE)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR)/faultline $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man3
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/faultline
+	install -m 755 $(FLD) $(DESTDIR)$(BINDIR)/faultlined
+	for u in $(FLD_UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(PREFIX)/lib/systemd/system/$${u##*/} && \
+		chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/system/$${u##*/} || exit 1; \
+	done
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libfaultline.so.$(VERSION)
 	ln -sf libfaultline.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfaultline.so.0
 	ln -sf libfaultline.so.0 $(DESTDIR)$(LIBDIR)/libfaultline.so
@@ -996,6 +1045,7 @@ install: all $(PC_FILE)
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/faultline.pc
 	install -m 644 docs/man/faultline.1 $(DESTDIR)$(MANDIR)/man1/faultline.1
 	install -m 644 docs/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 docs/man/faultlined.8 $(DESTDIR)$(MANDIR)/man8/faultlined.8
 
 # ---------------------------------------------------------------------------
 # Demo: until the daemon exists, the tables of a sample program.

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The event loop's insides, shared by loop.c (clients, messages, limits:
+ * everything that does not depend on how readiness is learnt) and its two
+ * backends, loop_uring.c (io_uring, the normal one) and loop_poll.c (poll(2),
+ * the fallback).  Not for the protocol layer.
+ */
+#ifndef FLD_LOOP_INTERNAL_H
+#define FLD_LOOP_INTERNAL_H
+
+#include <liburing.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/signalfd.h>
+
+#include "loop.h"
+
+/* One queued outgoing message. */
+struct fld_out {
+	struct fld_out *next;
+	size_t len;
+	unsigned nfds;
+	int fds[FLD_LOOP_MAX_FDS];
+	unsigned char buf[];
+};
+
+/* An io_uring request's user_data points at one of these. */
+enum fld_uop_kind {
+	FLD_UOP_IGNORE, /* cancel requests: their completions carry nothing */
+	FLD_UOP_ACCEPT,
+	FLD_UOP_SIGNAL,
+	FLD_UOP_TICK,
+	FLD_UOP_READ,   /* a client's multishot POLLIN */
+	FLD_UOP_WRITE,  /* a client's one-shot POLLOUT */
+};
+
+struct fld_uop {
+	enum fld_uop_kind kind;
+	struct fld_client *c;
+};
+
+struct fld_client {
+	struct fld_loop *loop;
+	struct fld_client *prev, *next; /* in loop->live, or loop->dead once dropped */
+	int fd;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	unsigned long id;
+	void *data;
+	int dead;
+	int want_write;   /* the backend watches for POLLOUT */
+	unsigned refs;    /* backend requests in flight that name this client */
+	double tokens;    /* token bucket for msg_rate */
+	uint64_t last_ns;
+	struct fld_out *qhead, **qtail;
+	unsigned qlen;
+	size_t qbytes;
+	struct fld_uop rd, wr; /* io_uring backend only */
+};
+
+struct fld_backend {
+	const char *name;
+	int (*init)(struct fld_loop *l);
+	void (*fini)(struct fld_loop *l);
+	int (*run)(struct fld_loop *l);
+	int (*client_add)(struct fld_loop *l, struct fld_client *c);
+	void (*want_write)(struct fld_loop *l, struct fld_client *c);
+	/* Stop watching c; c->refs reaching 0 lets fld_loop__reap free it. */
+	void (*client_remove)(struct fld_loop *l, struct fld_client *c);
+	void (*accept_resume)(struct fld_loop *l);
+};
+
+extern const struct fld_backend fld_backend_uring;
+extern const struct fld_backend fld_backend_poll;
+
+struct fld_loop {
+	const struct fld_loop_ops *ops;
+	void *ctx;
+	struct fld_loop_opts o;
+	const struct fld_backend *be;
+	int lfd;
+	int sfd;
+	sigset_t oldmask;
+	int stop;
+	int accept_paused;
+	struct fld_client *live, *dead;
+	unsigned nclients;
+	unsigned long next_id;
+	unsigned char *rbuf; /* o.max_msg bytes: every client's receives land here */
+	uint64_t rejected_logged_ns;
+
+	/* io_uring backend */
+	struct io_uring ring;
+	struct fld_uop accept_op, sig_op, tick_op, ignore_op;
+	struct signalfd_siginfo ssi;
+	struct __kernel_timespec tick_ts;
+	int accept_armed;
+	int accept_single; /* multishot accept unsupported: re-armed each time */
+
+	/* poll backend */
+	struct pollfd *pfds;
+	struct fld_client **pcl;
+};
+
+uint64_t fld_loop__now_ns(void);
+/* A new connection; takes ownership of fd. */
+void fld_loop__accepted(struct fld_loop *l, int fd);
+/* accept failed with -err: pauses accepting until the next tick when it may recur. */
+void fld_loop__accept_failed(struct fld_loop *l, int err);
+/* c's socket is readable (or hung up): receives until it would block. */
+void fld_loop__readable(struct fld_loop *l, struct fld_client *c);
+/* c's socket is writable: sends what is queued. */
+void fld_loop__writable(struct fld_loop *l, struct fld_client *c);
+void fld_loop__signal(struct fld_loop *l, int signo);
+void fld_loop__tick(struct fld_loop *l);
+/* Frees dropped clients no backend request names any more. */
+void fld_loop__reap(struct fld_loop *l);
+
+#endif /* FLD_LOOP_INTERNAL_H */

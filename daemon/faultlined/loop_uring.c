@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The io_uring backend (liburing).  Requests, each with user_data pointing
+ * at a struct fld_uop:
+ *   - a multishot accept on the listener (a one-shot accept re-armed after
+ *     each connection where the kernel lacks multishot accept);
+ *   - a read of one struct signalfd_siginfo from the signalfd, re-armed;
+ *   - an IORING_OP_TIMEOUT of tick_ms, re-armed (liburing 2.3 has no
+ *     multishot timeout);
+ *   - per client, a multishot POLLIN poll for as long as it is connected,
+ *     and a one-shot POLLOUT poll while its outgoing queue is not empty.
+ *
+ * Memory ordering: the rings are shared with the kernel, and liburing keeps
+ * the barriers.  io_uring_submit (via __io_uring_flush_sq) publishes new SQ
+ * entries with io_uring_smp_store_release on the SQ tail, matching the
+ * kernel's smp_load_acquire of it; io_uring_for_each_cqe reads the CQ tail
+ * with io_uring_smp_load_acquire, matching the kernel's smp_store_release
+ * after it fills a CQE, so the CQE's fields are read after they were
+ * written; io_uring_cq_advance stores the CQ head with
+ * io_uring_smp_store_release, matching the kernel's acquire before it
+ * reuses those slots.  This file adds no barrier of its own: everything
+ * else is touched by this thread only.
+ *
+ * A client's struct lives while a request names it: c->refs counts the
+ * POLLIN and POLLOUT polls in flight, dropped by their last completion (the
+ * one without IORING_CQE_F_MORE), and fld_loop__reap frees the client only
+ * at 0, so no completion ever reads freed memory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dlog.h"
+#include "loop_internal.h"
+
+#define SQ_ENTRIES 256
+
+/* Returns an SQE, submitting what is queued when the SQ is full, or NULL. */
+static struct io_uring_sqe *get_sqe(struct fld_loop *l)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+
+	if (!sqe) {
+		io_uring_submit(&l->ring);
+		sqe = io_uring_get_sqe(&l->ring);
+	}
+	return sqe;
+}
+
+static int arm_accept(struct fld_loop *l)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	if (!sqe)
+		return -EBUSY;
+	if (l->accept_single)
+		io_uring_prep_accept(sqe, l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	else
+		io_uring_prep_multishot_accept(sqe, l->lfd, NULL, NULL,
+					       SOCK_CLOEXEC | SOCK_NONBLOCK);
+	io_uring_sqe_set_data(sqe, &l->accept_op);
+	l->accept_armed = 1;
+	return 0;
+}
+
+static int arm_signal(struct fld_loop *l)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	if (!sqe)
+		return -EBUSY;
+	/* Offset -1: the file's position, the only one a signalfd has. */
+	io_uring_prep_read(sqe, l->sfd, &l->ssi, sizeof(l->ssi), (__u64)-1);
+	io_uring_sqe_set_data(sqe, &l->sig_op);
+	return 0;
+}
+
+static int arm_tick(struct fld_loop *l)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_timeout(sqe, &l->tick_ts, 0, 0);
+	io_uring_sqe_set_data(sqe, &l->tick_op);
+	return 0;
+}
+
+static int arm_read(struct fld_loop *l, struct fld_client *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_multishot(sqe, c->fd, POLLIN | POLLRDHUP);
+	io_uring_sqe_set_data(sqe, &c->rd);
+	c->refs++;
+	return 0;
+}
+
+static int uring_init(struct fld_loop *l)
+{
+	struct io_uring_params p;
+	unsigned cq = l->o.max_clients * 2 + 64;
+	int err;
+
+	memset(&p, 0, sizeof(p));
+	/*
+	 * Room for a completion from every client at once; with
+	 * IORING_FEAT_NODROP (5.5) the kernel keeps any overflow anyway.
+	 */
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = cq < 65536 ? cq : 65536;
+	err = io_uring_queue_init_params(SQ_ENTRIES, &l->ring, &p);
+	if (err < 0)
+		return err;
+	if (!(p.features & IORING_FEAT_NODROP))
+		fld_warn("io_uring: no IORING_FEAT_NODROP: completions may be lost under load");
+	l->ignore_op.kind = FLD_UOP_IGNORE;
+	l->accept_op.kind = FLD_UOP_ACCEPT;
+	l->sig_op.kind = FLD_UOP_SIGNAL;
+	l->tick_op.kind = FLD_UOP_TICK;
+	l->tick_ts.tv_sec = l->o.tick_ms / 1000;
+	l->tick_ts.tv_nsec = (long long)(l->o.tick_ms % 1000) * 1000000;
+	return 0;
+}
+
+static void uring_fini(struct fld_loop *l)
+{
+	io_uring_queue_exit(&l->ring);
+}
+
+static int uring_client_add(struct fld_loop *l, struct fld_client *c)
+{
+	return arm_read(l, c);
+}
+
+static void uring_want_write(struct fld_loop *l, struct fld_client *c)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	if (!sqe) {
+		fld_client_drop(c, "io_uring submission queue full");
+		return;
+	}
+	io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+	io_uring_sqe_set_data(sqe, &c->wr);
+	c->refs++;
+}
+
+static void cancel(struct fld_loop *l, struct fld_uop *op)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	/*
+	 * Without an SQE the shutdown() the caller did still ends the polls
+	 * (POLLHUP), only later.
+	 */
+	if (!sqe)
+		return;
+	io_uring_prep_cancel(sqe, op, 0);
+	io_uring_sqe_set_data(sqe, &l->ignore_op);
+}
+
+static void uring_client_remove(struct fld_loop *l, struct fld_client *c)
+{
+	if (c->refs) {
+		cancel(l, &c->rd);
+		if (c->want_write)
+			cancel(l, &c->wr);
+	}
+}
+
+static void uring_accept_resume(struct fld_loop *l)
+{
+	if (!l->accept_armed && arm_accept(l) < 0)
+		l->accept_paused = 1;
+}
+
+static void on_accept(struct fld_loop *l, struct io_uring_cqe *cqe)
+{
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		l->accept_armed = 0;
+	if (cqe->res >= 0) {
+		fld_loop__accepted(l, cqe->res);
+	} else if (cqe->res == -EINVAL && !l->accept_single) {
+		fld_info("io_uring: no multishot accept: re-arming a single accept");
+		l->accept_single = 1;
+	} else {
+		fld_loop__accept_failed(l, -cqe->res);
+	}
+	if (!l->accept_armed && !l->accept_paused && arm_accept(l) < 0)
+		l->accept_paused = 1;
+}
+
+static void on_client(struct fld_loop *l, struct fld_uop *op, struct io_uring_cqe *cqe)
+{
+	struct fld_client *c = op->c;
+	int last = !(cqe->flags & IORING_CQE_F_MORE);
+
+	if (!c->dead) {
+		if (cqe->res < 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "poll: %s", strerror(-cqe->res));
+			fld_client_drop(c, why);
+		} else if (op->kind == FLD_UOP_READ) {
+			fld_loop__readable(l, c);
+		} else {
+			fld_loop__writable(l, c);
+		}
+	}
+	if (last) {
+		/* Re-arm a multishot poll the kernel ended (e.g. CQ overflow). */
+		if (op->kind == FLD_UOP_READ && !c->dead && arm_read(l, c) < 0)
+			fld_client_drop(c, "io_uring submission queue full");
+		c->refs--;
+	}
+}
+
+static int handle(struct fld_loop *l, struct io_uring_cqe *cqe)
+{
+	struct fld_uop *op = io_uring_cqe_get_data(cqe);
+
+	switch (op->kind) {
+	case FLD_UOP_IGNORE:
+		return 0;
+	case FLD_UOP_ACCEPT:
+		on_accept(l, cqe);
+		return 0;
+	case FLD_UOP_SIGNAL:
+		if (cqe->res == (int)sizeof(l->ssi))
+			fld_loop__signal(l, (int)l->ssi.ssi_signo);
+		else if (cqe->res < 0 && cqe->res != -EINTR && cqe->res != -EAGAIN)
+			return cqe->res;
+		return arm_signal(l);
+	case FLD_UOP_TICK:
+		fld_loop__tick(l);
+		return arm_tick(l);
+	case FLD_UOP_READ:
+	case FLD_UOP_WRITE:
+		on_client(l, op, cqe);
+		return 0;
+	}
+	return 0;
+}
+
+static int uring_run(struct fld_loop *l)
+{
+	int err;
+
+	if ((err = arm_accept(l)) < 0 || (err = arm_signal(l)) < 0 || (err = arm_tick(l)) < 0)
+		return err;
+	while (!l->stop) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+
+		err = io_uring_submit_and_wait(&l->ring, 1);
+		/* -EBUSY: completions overflowed; reaping them below makes room. */
+		if (err < 0 && err != -EINTR && err != -EBUSY) {
+			fld_err("io_uring_submit_and_wait: %s", strerror(-err));
+			return err;
+		}
+		io_uring_for_each_cqe(&l->ring, head, cqe) {
+			err = handle(l, cqe);
+			n++;
+			if (err < 0) {
+				io_uring_cq_advance(&l->ring, n);
+				fld_err("io_uring: %s", strerror(-err));
+				return err;
+			}
+		}
+		io_uring_cq_advance(&l->ring, n);
+		fld_loop__reap(l);
+	}
+	return 0;
+}
+
+const struct fld_backend fld_backend_uring = {
+	.name = "io_uring",
+	.init = uring_init,
+	.fini = uring_fini,
+	.run = uring_run,
+	.client_add = uring_client_add,
+	.want_write = uring_want_write,
+	.client_remove = uring_client_remove,
+	.accept_resume = uring_accept_resume,
+};

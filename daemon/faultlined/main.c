@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * faultlined: options, paths, the listening socket (created here or handed
+ * over by systemd socket activation), then the event loop until SIGTERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dlog.h"
+#include "echo.h"
+#include "loop.h"
+
+#ifndef FL_VERSION
+#define FL_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+#define SD_LISTEN_FDS_START 3
+
+struct config {
+	const char *socket_path;
+	char socket_buf[PATH_MAX];
+	const char *state_dir;
+	char state_buf[PATH_MAX];
+	int no_bpf;
+	unsigned max_clients;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: faultlined [OPTIONS]\n"
+	      "\n"
+	      "The faultline daemon: processes running faultline register with it over a\n"
+	      "Unix socket.  Runs in the foreground and logs to stderr.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --socket PATH        listen on PATH (default: $FAULTLINE_SOCKET, else\n"
+	      "                       /run/faultline/faultlined.sock as root and\n"
+	      "                       $XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise)\n"
+	      "  --state-dir DIR      keep state in DIR (default: /var/lib/faultline as root,\n"
+	      "                       else $XDG_STATE_HOME/faultline, $XDG_STATE_HOME\n"
+	      "                       defaulting to ~/.local/state)\n"
+	      "  --no-bpf             do not load the eBPF program (accepted now; the eBPF\n"
+	      "                       part comes in a later release)\n"
+	      "  --log-level LEVEL    error, warn, info (default) or debug\n"
+	      "  --max-clients N      serve at most N clients at once (default 4096)\n"
+	      "  -h, --help           show this help\n"
+	      "  --version            show the version\n"
+	      "\n"
+	      "Under systemd socket activation (LISTEN_FDS, LISTEN_PID) it serves the\n"
+	      "socket it is given instead.  FAULTLINED_NO_IO_URING=1 forces the poll(2)\n"
+	      "event loop used when io_uring is unavailable (a debugging aid).\n"
+	      "\n"
+	      "See faultlined(8).\n",
+	      out);
+}
+
+static void __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("faultlined: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'faultlined --help' for more information.\n", stderr);
+}
+
+static int join(char *buf, size_t size, const char *a, const char *b)
+{
+	int n = snprintf(buf, size, "%s%s", a, b);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Returns 0, or 2 after printing why (usage error). */
+static int resolve_paths(struct config *cfg)
+{
+	int root = geteuid() == 0;
+	const char *env;
+
+	if (!cfg->socket_path) {
+		env = getenv("FAULTLINE_SOCKET");
+		if (env && *env) {
+			cfg->socket_path = env;
+		} else if (root) {
+			cfg->socket_path = "/run/faultline/faultlined.sock";
+		} else {
+			env = getenv("XDG_RUNTIME_DIR");
+			if (!env || env[0] != '/') {
+				usage_error("XDG_RUNTIME_DIR is not set (or not absolute): "
+					    "give the socket with --socket or $FAULTLINE_SOCKET");
+				return EXIT_USAGE;
+			}
+			if (join(cfg->socket_buf, sizeof(cfg->socket_buf), env,
+				 "/faultline/faultlined.sock") < 0) {
+				usage_error("XDG_RUNTIME_DIR is too long");
+				return EXIT_USAGE;
+			}
+			cfg->socket_path = cfg->socket_buf;
+		}
+	}
+	if (!cfg->state_dir) {
+		if (root) {
+			cfg->state_dir = "/var/lib/faultline";
+		} else if ((env = getenv("XDG_STATE_HOME")) && env[0] == '/') {
+			if (join(cfg->state_buf, sizeof(cfg->state_buf), env, "/faultline") < 0) {
+				usage_error("XDG_STATE_HOME is too long");
+				return EXIT_USAGE;
+			}
+			cfg->state_dir = cfg->state_buf;
+		} else if ((env = getenv("HOME")) && env[0] == '/') {
+			if (join(cfg->state_buf, sizeof(cfg->state_buf), env,
+				 "/.local/state/faultline") < 0) {
+				usage_error("HOME is too long");
+				return EXIT_USAGE;
+			}
+			cfg->state_dir = cfg->state_buf;
+		} else {
+			usage_error("neither XDG_STATE_HOME nor HOME is set: give --state-dir");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* mkdir -p; the directories it creates get mode.  Returns 0 or -errno. */
+static int mkdirs(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	char *p;
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (p = buf + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char saved = *p;
+
+			*p = '\0';
+			if (mkdir(buf, mode) == 0)
+				chmod(buf, mode); /* the mode asked for, whatever the umask */
+			else if (errno != EEXIST)
+				return -errno;
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	return 0;
+}
+
+static int parent_dirs(const char *path, mode_t mode)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (strlen(path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	return mkdirs(dir, mode);
+}
+
+/* fd 3 from systemd: returns it, 0 when not activated, or -1 after logging. */
+static int activated_socket(void)
+{
+	const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+	int fd = SD_LISTEN_FDS_START, type = 0, domain = 0, listening = 0;
+	socklen_t len;
+	char *end;
+	long pid, n;
+
+	if (!pid_s || !fds_s)
+		return 0;
+	errno = 0;
+	pid = strtol(pid_s, &end, 10);
+	if (errno || *end || pid != (long)getpid())
+		return 0;
+	n = strtol(fds_s, &end, 10);
+	if (errno || *end || n < 1)
+		return 0;
+	/* As sd_listen_fds(1): children must not think the sockets are theirs. */
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (n > 1)
+		fld_warn("socket activation: %ld sockets passed; serving only fd 3", n);
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) {
+		fld_err("socket activation: fd 3 is not a listening AF_UNIX SOCK_SEQPACKET "
+			"socket: %s", strerror(errno));
+		return -1;
+	}
+	len = sizeof(domain);
+	getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+	len = sizeof(listening);
+	getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
+	if (domain != AF_UNIX || type != SOCK_SEQPACKET || !listening) {
+		fld_err("socket activation: fd 3 is not a listening AF_UNIX SOCK_SEQPACKET socket "
+			"(use ListenSequentialPacket= in the socket unit)");
+		return -1;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
+/*
+ * Creates, binds and listens.  A socket file left by a daemon that died is
+ * removed, but only when nothing answers on it.  Returns the fd, or -1
+ * after logging; *ino is the socket file's inode.
+ */
+static int listen_on(const char *path, ino_t *ino)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fld_err("%s: socket path longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	err = parent_dirs(path, 0755);
+	if (err < 0) {
+		fld_err("%s: cannot create its directory: %s", path, strerror(-err));
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		int probe, r;
+
+		if (!S_ISSOCK(st.st_mode)) {
+			fld_err("%s exists and is not a socket: not touching it", path);
+			return -1;
+		}
+		probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (probe < 0) {
+			fld_err("socket: %s", strerror(errno));
+			return -1;
+		}
+		r = connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+		close(probe);
+		if (r == 0 || errno == EAGAIN) {
+			fld_err("another faultlined is listening on %s: not starting", path);
+			return -1;
+		}
+		if (errno != ECONNREFUSED) {
+			fld_err("%s: %s: something else owns it: not starting", path,
+				strerror(errno));
+			return -1;
+		}
+		fld_info("%s: removing a stale socket (nothing listens on it)", path);
+		if (unlink(path) < 0 && errno != ENOENT) {
+			fld_err("%s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fld_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fld_err("%s: bind: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* Any process may register itself; each request is checked with SO_PEERCRED. */
+	if (chmod(path, 0666) < 0 || stat(path, &st) < 0 || listen(fd, SOMAXCONN) < 0) {
+		fld_err("%s: %s", path, strerror(errno));
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	*ino = st.st_ino;
+	return fd;
+}
+
+/* Room for max_clients sockets and the daemon's own files. */
+static void raise_nofile(unsigned max_clients)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_clients + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < want)
+		fld_warn("RLIMIT_NOFILE is %llu: fewer than --max-clients %u clients fit",
+			 (unsigned long long)rl.rlim_cur, max_clients);
+}
+
+static void lib_log(enum fl_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	fld_log(level, "libfaultline: %s", msg);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_NO_BPF, OPT_LOG_LEVEL, OPT_MAX_CLIENTS,
+	       OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct config cfg = { .max_clients = 4096 };
+	struct fld_loop_opts lopts = { .sz = sizeof(lopts) };
+	struct fld_loop *loop;
+	ino_t ino = 0;
+	int opt, lfd, err, level, activated, status = 0;
+	char *end;
+	long v;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_SOCKET:
+			if (!*optarg) {
+				usage_error("--socket: empty path");
+				return EXIT_USAGE;
+			}
+			cfg.socket_path = optarg;
+			break;
+		case OPT_STATE_DIR:
+			if (!*optarg) {
+				usage_error("--state-dir: empty path");
+				return EXIT_USAGE;
+			}
+			cfg.state_dir = optarg;
+			break;
+		case OPT_NO_BPF:
+			cfg.no_bpf = 1;
+			break;
+		case OPT_LOG_LEVEL:
+			level = fld_log_parse_level(optarg);
+			if (level < 0) {
+				usage_error("--log-level: '%s' is not error, warn, info or debug",
+					    optarg);
+				return EXIT_USAGE;
+			}
+			fld_log_set_level((enum fl_log_level)level);
+			break;
+		case OPT_MAX_CLIENTS:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 1000000) {
+				usage_error("--max-clients: '%s' is not a number from 1 to 1000000",
+					    optarg);
+				return EXIT_USAGE;
+			}
+			cfg.max_clients = (unsigned)v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("faultlined %s\n", FL_VERSION);
+			return 0;
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		usage_error("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	fl_set_log(lib_log, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	activated = activated_socket();
+	if (activated < 0)
+		return 1;
+	if ((err = resolve_paths(&cfg)))
+		return err;
+	raise_nofile(cfg.max_clients);
+	if ((err = mkdirs(cfg.state_dir, geteuid() == 0 ? 0755 : 0700)) < 0) {
+		fld_err("%s: cannot create the state directory: %s", cfg.state_dir,
+			strerror(-err));
+		return 1;
+	}
+	if (activated) {
+		lfd = activated;
+	} else {
+		lfd = listen_on(cfg.socket_path, &ino);
+		if (lfd < 0)
+			return 1;
+	}
+
+	lopts.max_clients = cfg.max_clients;
+	err = fld_loop_new(lfd, &fld_echo_ops, NULL, &lopts, &loop);
+	if (err < 0) {
+		fld_err("event loop: %s", strerror(-err));
+		status = 1;
+		goto out;
+	}
+	fld_info("faultlined %s: listening on %s%s (%s loop, state in %s%s)", FL_VERSION,
+		 activated ? "fd 3" : cfg.socket_path,
+		 activated ? " from socket activation" : "", fld_loop_backend(loop),
+		 cfg.state_dir, cfg.no_bpf ? ", eBPF off" : "");
+	if (fld_loop_run(loop) < 0)
+		status = 1;
+	fld_loop_free(loop);
+out:
+	if (!activated) {
+		struct stat st;
+
+		/* Only the file this daemon bound: another may have replaced it. */
+		if (stat(cfg.socket_path, &st) == 0 && st.st_ino == ino)
+			unlink(cfg.socket_path);
+	}
+	close(lfd);
+	return status;
+}
