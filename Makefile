@@ -496,7 +496,8 @@ check-discovery: $(DT_ALL)
 
 # ---- fuzz ----
 # libFuzzer targets (selftests/fuzz/): the format layer's fault map and stack
-# map parsers, and the discovery layer's ELF reader, on arbitrary bytes.
+# map parsers, the discovery layer's ELF reader, and the protocol's message
+# decoder, region header check and ring consumer, on arbitrary bytes.
 # Built by clang-14 with -fsanitize=fuzzer plus ASan and UBSan, from the
 # library's sources compiled again with the same instrumentation into
 # build/fuzz/obj/ (never mixed with the gcc objects).
@@ -507,7 +508,8 @@ check-discovery: $(DT_ALL)
 #                     longer than FUZZ_TIMEOUT seconds, or a broken invariant
 #
 # Runs start from build/fuzz/corpus-NAME/, a copy of the seeds in
-# selftests/fuzz/corpus/NAME/ (regenerate them with make-seeds.sh); findings
+# selftests/fuzz/corpus/NAME/ (regenerate them with make-seeds.sh, or
+# make-proto-seeds.sh for proto); findings
 # go to build/fuzz/artifacts/, logs to build/fuzz/logs/ (see run.sh).
 
 FUZZ_SECONDS ?= 300
@@ -515,8 +517,9 @@ FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_TIMEOUT ?= 10
 FUZZ_OUT := build/fuzz
 # NAME:MAX_LEN.  Sections of a few KiB reach every path; ELF files need
-# room for headers, section tables and a few sections.
-FUZZ_TARGETS := faultmap:8192 stackmap:8192 elf:65536
+# room for headers, section tables and a few sections; messages up to a
+# MODULE_ADD with the longest name.
+FUZZ_TARGETS := faultmap:8192 stackmap:8192 elf:65536 proto:8192
 FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz_$(firstword $(subst :, ,$(t))))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -O1 -g $(FUZZ_SAN) \

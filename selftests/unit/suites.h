@@ -12,5 +12,6 @@ Suite *stackmap_suite(void);
 Suite *table_suite(void);
 Suite *discovery_suite(void);
 Suite *dispatch_suite(void);
+Suite *proto_suite(void);
 
 #endif /* FL_TEST_SUITES_H */

@@ -1,0 +1,1670 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The protocol (docs/protocol.md, lib/proto): every message type decodes
+ * with its fields, every validation rule rejects with its errno and a
+ * diagnostic naming the problem, truncated messages are rejected without
+ * reading past their end (each copied into a buffer of exactly its size, so
+ * SAN=1 catches a stray read), the shared region's layout and header check,
+ * and the rings.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "proto/proto.h"
+#include "suites.h"
+
+#define SEQ 0x1234u
+
+/* A message under construction, aligned like a received datagram. */
+struct buf {
+	union {
+		unsigned char b[FL_PROTO_MAX_MESSAGE + 64];
+		uint64_t align;
+	};
+	size_t len;
+};
+
+static struct buf *buf_new(void)
+{
+	struct buf *b = calloc(1, sizeof(*b));
+
+	ck_assert_ptr_nonnull(b);
+	return b;
+}
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	ck_assert_uint_le(b->len + n, sizeof(b->b));
+	memcpy(b->b + b->len, p, n);
+	b->len += n;
+}
+
+/* Writes the header with the final length. */
+static void finish(struct buf *b, enum fl_msg_type type)
+{
+	ck_assert_uint_eq(fl_proto_header(b->b, type, b->len, SEQ), b->len);
+}
+
+/* Sets the header's length field (offset 8). */
+static void set_length(void *msg, uint32_t length)
+{
+	memcpy((unsigned char *)msg + 8, &length, sizeof(length));
+}
+
+/*
+ * Decodes the first len bytes of msg from a heap copy of exactly len bytes,
+ * so that ASan reports any read past the end.  The copy is freed: *m's
+ * pointers are not for the caller.
+ */
+static int decode_copy(const void *msg, size_t len, size_t nfds, struct fl_msg *m,
+		       struct fl_diag *d)
+{
+	void *copy = malloc(len ? len : 1);
+	int ret;
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, msg, len);
+	memset(d, 0, sizeof(*d));
+	ret = fl_proto_decode(copy, len, nfds, m, d);
+	free(copy);
+	return ret;
+}
+
+static void expect_reject_at(const void *msg, size_t len, size_t nfds, int err,
+			     const char *what, int line)
+{
+	struct fl_msg m;
+	struct fl_diag d;
+	int ret = decode_copy(msg, len, nfds, &m, &d);
+
+	ck_assert_msg(ret == err, "line %d: returned %d, want %d (%s)", line, ret, err,
+		      d.msg);
+	ck_assert_msg(d.err == err, "line %d: diag.err %d", line, d.err);
+	ck_assert_msg(strstr(d.msg, what) != NULL, "line %d: diag \"%s\" lacks \"%s\"",
+		      line, d.msg, what);
+}
+
+#define expect_reject(msg, len, nfds, err, what) \
+	expect_reject_at(msg, len, nfds, err, what, __LINE__)
+
+static void expect_reject_buf_at(const struct buf *b, size_t nfds, int err,
+				 const char *what, int line)
+{
+	expect_reject_at(b->b, b->len, nfds, err, what, line);
+}
+
+#define expect_reject_buf(b, nfds, err, what) \
+	expect_reject_buf_at(b, nfds, err, what, __LINE__)
+
+static void expect_ok(const struct buf *b, size_t nfds, struct fl_msg *m)
+{
+	struct fl_diag d = { 0 };
+	int ret = fl_proto_decode(b->b, b->len, nfds, m, &d);
+
+	ck_assert_msg(ret == 0, "returned %d: %s", ret, d.msg);
+	ck_assert_uint_eq(m->seq, SEQ);
+	ck_assert_uint_eq(m->nfds, nfds);
+}
+
+/* ------------------------------------------------------------------------
+ * Well-formed messages of every type
+ */
+
+static struct fl_msg_hello hello_fields(void)
+{
+	return (struct fl_msg_hello){
+		.pid = 4242,
+		.region_size = 1u << 20,
+		.comm = "worker",
+	};
+}
+
+static struct buf *hello(const struct fl_msg_hello *f)
+{
+	struct buf *b = buf_new();
+
+	put(b, f, sizeof(*f));
+	finish(b, FL_MSG_HELLO);
+	return b;
+}
+
+static const char module_name[] = "/usr/lib/libjit.so";
+
+static struct fl_msg_module_add module_add_fields(void)
+{
+	return (struct fl_msg_module_add){
+		.module = 7,
+		.code_start = 0x7f0000001000,
+		.code_size = 0x2000,
+		.first_counter = 16,
+		.num_sites = 5,
+		.faultmap_size = 92,
+		.stackmap_size = 400,
+		.name_len = sizeof(module_name) - 1,
+		.sm_functions = 2,
+	};
+}
+
+static struct buf *module_add(const struct fl_msg_module_add *f, const char *name,
+			      size_t name_len)
+{
+	struct buf *b = buf_new();
+
+	put(b, f, sizeof(*f));
+	put(b, name, name_len);
+	finish(b, FL_MSG_MODULE_ADD);
+	return b;
+}
+
+static struct buf *module_add_default(void)
+{
+	struct fl_msg_module_add f = module_add_fields();
+
+	return module_add(&f, module_name, f.name_len);
+}
+
+static struct buf *module_remove(uint32_t module, uint32_t reserved)
+{
+	struct fl_msg_module_remove f = { .module = module, .reserved = reserved };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	finish(b, FL_MSG_MODULE_REMOVE);
+	return b;
+}
+
+/* SYMBOLS: the fixed part, then entries appended with symbol(). */
+static struct buf *symbols_begin(uint32_t module, uint32_t count)
+{
+	struct fl_msg_symbols f = { .module = module, .count = count };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	return b;
+}
+
+static void symbol(struct buf *b, uint32_t site, uint16_t len, const char *name)
+{
+	put(b, &site, sizeof(site));
+	put(b, &len, sizeof(len));
+	put(b, name, len);
+}
+
+static struct buf *symbols_default(void)
+{
+	struct buf *b = symbols_begin(7, 3);
+
+	symbol(b, 0, 4, "main");
+	symbol(b, 4, 11, "parse_input");
+	symbol(b, 2, 1, "f");
+	finish(b, FL_MSG_SYMBOLS);
+	return b;
+}
+
+static struct buf *query(uint32_t what, uint32_t pid, uint64_t arg)
+{
+	struct fl_msg_query f = { .what = what, .pid = pid, .arg = arg };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	finish(b, FL_MSG_QUERY);
+	return b;
+}
+
+static struct buf *request(uint32_t pid, uint32_t kind, uint64_t arg)
+{
+	struct fl_msg_request f = { .pid = pid, .kind = kind, .arg = arg };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	finish(b, FL_MSG_REQUEST);
+	return b;
+}
+
+static struct buf *welcome(uint32_t pid, uint32_t reserved)
+{
+	struct fl_msg_welcome f = { .daemon_pid = pid, .reserved = reserved };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	finish(b, FL_MSG_WELCOME);
+	return b;
+}
+
+static struct buf *error_msg(int32_t err, uint32_t len, const char *text, size_t n)
+{
+	struct fl_msg_error f = { .err = err, .len = len };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	put(b, text, n);
+	finish(b, FL_MSG_ERROR);
+	return b;
+}
+
+static struct buf *reply(uint32_t flags, uint32_t len, const char *text, size_t n)
+{
+	struct fl_msg_reply f = { .flags = flags, .len = len };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	put(b, text, n);
+	finish(b, FL_MSG_REPLY);
+	return b;
+}
+
+static const char error_text[] = "no process 99 visible to uid 1000";
+static const char reply_text[] = "{\"processes\":[]}";
+
+START_TEST(hello_decodes_with_its_fields_and_one_fd)
+{
+	struct fl_msg_hello f = hello_fields();
+	struct buf *b = hello(&f);
+	struct fl_msg m;
+
+	expect_ok(b, 1, &m);
+	ck_assert_int_eq(m.type, FL_MSG_HELLO);
+	ck_assert_uint_eq(m.hello.pid, 4242);
+	ck_assert_uint_eq(m.hello.flags, 0);
+	ck_assert_uint_eq(m.hello.region_size, 1u << 20);
+	ck_assert_str_eq(m.hello.comm, "worker");
+	ck_assert_uint_eq(m.hello.h.length, sizeof(f));
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_decodes_with_its_fields_name_and_one_fd)
+{
+	struct buf *b = module_add_default();
+	struct fl_msg m;
+
+	expect_ok(b, 1, &m);
+	ck_assert_int_eq(m.type, FL_MSG_MODULE_ADD);
+	ck_assert_uint_eq(m.module_add.module, 7);
+	ck_assert_uint_eq(m.module_add.code_start, 0x7f0000001000);
+	ck_assert_uint_eq(m.module_add.code_size, 0x2000);
+	ck_assert_uint_eq(m.module_add.first_counter, 16);
+	ck_assert_uint_eq(m.module_add.num_sites, 5);
+	ck_assert_uint_eq(m.module_add.faultmap_size, 92);
+	ck_assert_uint_eq(m.module_add.stackmap_size, 400);
+	ck_assert_uint_eq(m.module_add.name_len, sizeof(module_name) - 1);
+	ck_assert_uint_eq(m.module_add.sm_functions, 2);
+	ck_assert_ptr_eq(m.name, (const char *)b->b + sizeof(struct fl_msg_module_add));
+	ck_assert_mem_eq(m.name, module_name, sizeof(module_name) - 1);
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_without_sections_takes_no_fd)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+	struct fl_msg m;
+
+	f.faultmap_size = f.stackmap_size = 0;
+	f.sm_functions = 0;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 0, &m);
+	expect_reject_buf(b, 1, -EPROTO, "file descriptors");
+	free(b);
+	/* One section alone still needs the fd. */
+	f.stackmap_size = 16;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 1, &m);
+	expect_reject_buf(b, 0, -EPROTO, "file descriptors");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_remove_decodes)
+{
+	struct buf *b = module_remove(9, 0);
+	struct fl_msg m;
+
+	expect_ok(b, 0, &m);
+	ck_assert_int_eq(m.type, FL_MSG_MODULE_REMOVE);
+	ck_assert_uint_eq(m.module_remove.module, 9);
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_decode_and_walk_in_order)
+{
+	struct buf *b = symbols_default();
+	struct fl_symbol s;
+	struct fl_msg m;
+	size_t pos = 0;
+
+	expect_ok(b, 0, &m);
+	ck_assert_int_eq(m.type, FL_MSG_SYMBOLS);
+	ck_assert_uint_eq(m.symbols.module, 7);
+	ck_assert_uint_eq(m.symbols.count, 3);
+	ck_assert_ptr_eq(m.entries, b->b + sizeof(struct fl_msg_symbols));
+	ck_assert_uint_eq(m.entries_size, b->len - sizeof(struct fl_msg_symbols));
+
+	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 1);
+	ck_assert_uint_eq(s.site, 0);
+	ck_assert_uint_eq(s.len, 4);
+	ck_assert_mem_eq(s.name, "main", 4);
+	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 1);
+	ck_assert_uint_eq(s.site, 4);
+	ck_assert_uint_eq(s.len, 11);
+	ck_assert_mem_eq(s.name, "parse_input", 11);
+	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 1);
+	ck_assert_uint_eq(s.site, 2);
+	ck_assert_uint_eq(s.len, 1);
+	ck_assert_mem_eq(s.name, "f", 1);
+	ck_assert_ptr_eq(s.name + s.len, (const char *)b->b + b->len);
+	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 0);
+	ck_assert_uint_eq(pos, m.entries_size);
+	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 0);
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_with_no_entries_walk_to_nothing)
+{
+	struct buf *b = symbols_begin(7, 0);
+	struct fl_symbol s;
+	struct fl_msg m;
+	size_t pos = 0;
+
+	finish(b, FL_MSG_SYMBOLS);
+	expect_ok(b, 0, &m);
+	ck_assert_uint_eq(m.entries_size, 0);
+	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 0);
+	free(b);
+}
+END_TEST
+
+START_TEST(query_decodes_every_kind)
+{
+	for (uint32_t what = FL_QUERY_STATS; what <= FL_QUERY_STACKMAPS; what++) {
+		struct buf *b = query(what, 0, UINT64_MAX);
+		struct fl_msg m;
+
+		expect_ok(b, 0, &m);
+		ck_assert_int_eq(m.type, FL_MSG_QUERY);
+		ck_assert_uint_eq(m.query.what, what);
+		ck_assert_uint_eq(m.query.pid, 0);
+		ck_assert_uint_eq(m.query.arg, UINT64_MAX);
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(request_decodes_every_kind)
+{
+	for (uint32_t kind = FL_REQ_PING; kind <= FL_REQ_HEAL_THRESHOLD; kind++) {
+		struct buf *b = request(4242, kind, 0xabcdef);
+		struct fl_msg m;
+
+		expect_ok(b, 0, &m);
+		ck_assert_int_eq(m.type, FL_MSG_REQUEST);
+		ck_assert_uint_eq(m.request.pid, 4242);
+		ck_assert_uint_eq(m.request.kind, kind);
+		ck_assert_uint_eq(m.request.arg, 0xabcdef);
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(welcome_decodes)
+{
+	struct buf *b = welcome(1, 0);
+	struct fl_msg m;
+
+	expect_ok(b, 0, &m);
+	ck_assert_int_eq(m.type, FL_MSG_WELCOME);
+	ck_assert_uint_eq(m.welcome.daemon_pid, 1);
+	free(b);
+}
+END_TEST
+
+START_TEST(error_decodes_with_its_text)
+{
+	size_t n = sizeof(error_text) - 1;
+	struct buf *b = error_msg(-ESRCH, n, error_text, n);
+	struct fl_msg m;
+
+	expect_ok(b, 0, &m);
+	ck_assert_int_eq(m.type, FL_MSG_ERROR);
+	ck_assert_int_eq(m.error.err, -ESRCH);
+	ck_assert_uint_eq(m.error.len, n);
+	ck_assert_ptr_eq(m.text, (const char *)b->b + sizeof(struct fl_msg_error));
+	ck_assert_mem_eq(m.text, error_text, n);
+	free(b);
+}
+END_TEST
+
+START_TEST(reply_decodes_with_its_text_and_more_flag)
+{
+	size_t n = sizeof(reply_text) - 1;
+
+	for (uint32_t flags = 0; flags <= FL_REPLY_MORE; flags++) {
+		struct buf *b = reply(flags, n, reply_text, n);
+		struct fl_msg m;
+
+		expect_ok(b, 0, &m);
+		ck_assert_int_eq(m.type, FL_MSG_REPLY);
+		ck_assert_uint_eq(m.reply.flags, flags);
+		ck_assert_uint_eq(m.reply.len, n);
+		ck_assert_mem_eq(m.text, reply_text, n);
+		free(b);
+	}
+	/* Empty text. */
+	{
+		struct buf *b = reply(0, 0, "", 0);
+		struct fl_msg m;
+
+		expect_ok(b, 0, &m);
+		ck_assert_uint_eq(m.reply.len, 0);
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(largest_message_is_accepted)
+{
+	size_t n = FL_PROTO_MAX_MESSAGE - sizeof(struct fl_msg_reply);
+	char *text = malloc(n);
+	struct buf *b;
+	struct fl_msg m;
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, 'x', n);
+	b = reply(0, n, text, n);
+	ck_assert_uint_eq(b->len, FL_PROTO_MAX_MESSAGE);
+	expect_ok(b, 0, &m);
+	free(b);
+	free(text);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The header
+ */
+
+/* One well-formed message of every type, with the fds it takes. */
+static size_t all_messages(struct buf *out[9], size_t nfds[9])
+{
+	struct fl_msg_hello h = hello_fields();
+	size_t en = sizeof(error_text) - 1, rn = sizeof(reply_text) - 1;
+	size_t i = 0;
+
+	nfds[i] = 1, out[i++] = hello(&h);
+	nfds[i] = 1, out[i++] = module_add_default();
+	nfds[i] = 0, out[i++] = module_remove(3, 0);
+	nfds[i] = 0, out[i++] = symbols_default();
+	nfds[i] = 0, out[i++] = query(FL_QUERY_SITES, 77, 0);
+	nfds[i] = 0, out[i++] = request(77, FL_REQ_PING, 5);
+	nfds[i] = 0, out[i++] = welcome(1, 0);
+	nfds[i] = 0, out[i++] = error_msg(-EPERM, en, error_text, en);
+	nfds[i] = 0, out[i++] = reply(FL_REPLY_MORE, rn, reply_text, rn);
+	return i;
+}
+
+static void free_all(struct buf *b[], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(b[i]);
+}
+
+START_TEST(every_truncation_is_rejected_without_reading_past_the_end)
+{
+	struct buf *b[9];
+	size_t nfds[9], n = all_messages(b, nfds);
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t len = 0; len < b[i]->len; len++) {
+			unsigned char copy[FL_PROTO_MAX_MESSAGE];
+			struct fl_msg m;
+			struct fl_diag d;
+			int ret;
+
+			/* As sent: the length field says more than arrived. */
+			ret = decode_copy(b[i]->b, len, nfds[i], &m, &d);
+			ck_assert_msg(ret == -EBADMSG, "type %zu len %zu: %d", i, len, ret);
+			ck_assert_int_eq(d.err, -EBADMSG);
+			ck_assert_msg(d.msg[0] != '\0', "type %zu len %zu: no diag", i, len);
+
+			/* The length field agrees: the type's own size check must catch it. */
+			memcpy(copy, b[i]->b, len);
+			if (len >= 12)
+				set_length(copy, (uint32_t)len);
+			ret = decode_copy(copy, len, nfds[i], &m, &d);
+			ck_assert_msg(ret == -EBADMSG, "type %zu len %zu (length patched): %d",
+				      i, len, ret);
+			ck_assert_int_eq(d.err, -EBADMSG);
+			ck_assert_msg(d.msg[0] != '\0', "type %zu len %zu: no diag", i, len);
+		}
+		/* The whole message, in a buffer of exactly its size, is accepted. */
+		{
+			struct fl_msg m;
+			struct fl_diag d;
+
+			ck_assert_int_eq(decode_copy(b[i]->b, b[i]->len, nfds[i], &m, &d), 0);
+		}
+	}
+	free_all(b, n);
+}
+END_TEST
+
+START_TEST(message_shorter_than_a_header_names_its_size)
+{
+	struct buf *b = welcome(1, 0);
+
+	expect_reject(b->b, 0, 0, -EBADMSG, "0 bytes: shorter than a header");
+	expect_reject(b->b, 15, 0, -EBADMSG, "15 bytes: shorter than a header");
+	free(b);
+}
+END_TEST
+
+START_TEST(bad_magic_is_rejected)
+{
+	struct buf *b[9];
+	size_t nfds[9], n = all_messages(b, nfds);
+
+	for (size_t i = 0; i < n; i++) {
+		b[i]->b[0] ^= 0x20;	/* "fLLP" */
+		expect_reject_buf(b[i], nfds[i], -EBADMSG, "bad magic");
+	}
+	free_all(b, n);
+}
+END_TEST
+
+START_TEST(other_version_is_not_supported)
+{
+	struct buf *b[9];
+	size_t nfds[9], n = all_messages(b, nfds);
+	uint16_t versions[] = { 0, 2, 0xffff };
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+			memcpy(b[i]->b + 4, &versions[v], 2);
+			expect_reject_buf(b[i], nfds[i], -EPROTONOSUPPORT,
+					  "unsupported version");
+		}
+	}
+	free_all(b, n);
+}
+END_TEST
+
+START_TEST(length_field_must_match_the_datagram)
+{
+	struct buf *b[9];
+	size_t nfds[9], n = all_messages(b, nfds);
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t len = (uint32_t)b[i]->len;
+		uint32_t wrong[] = { len - 1, len + 1, 0, 16, UINT32_MAX };
+
+		for (size_t w = 0; w < sizeof(wrong) / sizeof(wrong[0]); w++) {
+			set_length(b[i]->b, wrong[w]);
+			expect_reject_buf(b[i], nfds[i], -EBADMSG,
+					  "length field does not match");
+		}
+	}
+	free_all(b, n);
+}
+END_TEST
+
+START_TEST(oversize_message_is_rejected)
+{
+	size_t n = FL_PROTO_MAX_MESSAGE + 1 - sizeof(struct fl_msg_reply);
+	char *text = malloc(n);
+	struct buf *b;
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, 'x', n);
+	b = reply(0, n, text, n);
+	ck_assert_uint_eq(b->len, FL_PROTO_MAX_MESSAGE + 1);
+	expect_reject_buf(b, 0, -EMSGSIZE, "too large");
+	/* Whatever the length field says. */
+	set_length(b->b, FL_PROTO_MAX_MESSAGE);
+	expect_reject_buf(b, 0, -EMSGSIZE, "too large");
+	free(b);
+	free(text);
+}
+END_TEST
+
+START_TEST(unknown_type_is_a_protocol_error)
+{
+	uint16_t types[] = { 0, 5, 15, 18, 63, 67, 0x8000, 0xffff };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct buf *b = welcome(1, 0);
+
+		fl_proto_header(b->b, (enum fl_msg_type)types[i], b->len, SEQ);
+		expect_reject_buf(b, 0, -EPROTO, "unknown message type");
+		expect_reject_buf(b, 1, -EPROTO, "unknown message type");
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(wrong_fd_count_is_a_protocol_error)
+{
+	struct buf *b[9];
+	size_t nfds[9], n = all_messages(b, nfds);
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k <= FL_PROTO_MAX_FDS; k++) {
+			if (k == nfds[i])
+				continue;
+			expect_reject_buf(b[i], k, -EPROTO, "wrong number of file descriptors");
+		}
+	}
+	free_all(b, n);
+}
+END_TEST
+
+START_TEST(diag_names_type_and_seq)
+{
+	struct buf *b = welcome(1, 5);
+	struct fl_msg m;
+	struct fl_diag d;
+
+	ck_assert_int_eq(decode_copy(b->b, b->len, 0, &m, &d), -EBADMSG);
+	ck_assert_str_eq(d.msg, "message type 64 seq 4660: WELCOME reserved set (5)");
+	/* A NULL diag is allowed. */
+	ck_assert_int_eq(fl_proto_decode(b->b, b->len, 0, &m, NULL), -EBADMSG);
+	ck_assert_int_eq(fl_proto_decode(b->b, 3, 0, &m, NULL), -EBADMSG);
+	free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Fixed-size messages: every size but their own is rejected
+ */
+
+START_TEST(fixed_size_messages_reject_extra_bytes)
+{
+	struct buf *b[9];
+	size_t nfds[9], n = all_messages(b, nfds);
+	static const char *const what[9] = {
+		[0] = "HELLO of the wrong size",
+		[2] = "MODULE_REMOVE of the wrong size",
+		[4] = "QUERY of the wrong size",
+		[5] = "REQUEST of the wrong size",
+		[6] = "WELCOME of the wrong size",
+	};
+
+	for (size_t i = 0; i < n; i++) {
+		if (!what[i])
+			continue;
+		b[i]->b[b[i]->len++] = 0;
+		finish(b[i], ((struct fl_msg_header *)b[i]->b)->type);
+		expect_reject_buf(b[i], nfds[i], -EBADMSG, what[i]);
+	}
+	free_all(b, n);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * HELLO
+ */
+
+START_TEST(hello_rejects_pid_0)
+{
+	struct fl_msg_hello f = hello_fields();
+	struct buf *b;
+
+	f.pid = 0;
+	b = hello(&f);
+	expect_reject_buf(b, 1, -EBADMSG, "HELLO pid 0");
+	free(b);
+}
+END_TEST
+
+START_TEST(hello_rejects_flags)
+{
+	struct fl_msg_hello f = hello_fields();
+	struct buf *b;
+
+	f.flags = 0x80000000u;
+	b = hello(&f);
+	expect_reject_buf(b, 1, -EBADMSG, "flags set");
+	free(b);
+}
+END_TEST
+
+START_TEST(hello_region_size_must_be_in_range)
+{
+	uint64_t bad[] = { 0, FL_SHM_HEADER_SIZE - 1, FL_PROTO_MAX_REGION + 1, UINT64_MAX };
+	uint64_t good[] = { FL_SHM_HEADER_SIZE, FL_PROTO_MAX_REGION };
+	struct fl_msg_hello f = hello_fields();
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct buf *b;
+
+		f.region_size = bad[i];
+		b = hello(&f);
+		expect_reject_buf(b, 1, -EBADMSG, "HELLO region size out of range");
+		free(b);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct buf *b;
+		struct fl_msg m;
+
+		f.region_size = good[i];
+		b = hello(&f);
+		expect_ok(b, 1, &m);
+		ck_assert_uint_eq(m.hello.region_size, good[i]);
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(hello_rejects_unterminated_comm)
+{
+	struct fl_msg_hello f = hello_fields();
+	struct buf *b;
+	struct fl_msg m;
+
+	memset(f.comm, 'a', sizeof(f.comm));
+	b = hello(&f);
+	expect_reject_buf(b, 1, -EBADMSG, "HELLO comm not terminated");
+	free(b);
+	/* The NUL in the last byte is enough. */
+	f.comm[FL_PROTO_COMM - 1] = '\0';
+	b = hello(&f);
+	expect_ok(b, 1, &m);
+	ck_assert_uint_eq(strlen(m.hello.comm), FL_PROTO_COMM - 1);
+	free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * MODULE_ADD
+ */
+
+START_TEST(module_add_rejects_flags)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+
+	f.flags = 1;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD reserved fields set (1)");
+	free(b);
+	f.flags = 0x80000000u;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD reserved fields set");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_function_addresses_need_a_stack_map)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+	struct fl_msg m;
+
+	f.sm_functions = 3;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 1, &m);
+	ck_assert_uint_eq(m.module_add.sm_functions, 3);
+	free(b);
+	f.stackmap_size = 0;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG,
+			  "MODULE_ADD function addresses without a stack map");
+	free(b);
+	f.faultmap_size = 0;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 0, -EBADMSG,
+			  "MODULE_ADD function addresses without a stack map");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_name_length_must_match_the_bytes)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	size_t n = sizeof(module_name) - 1;
+	struct buf *b;
+
+	/* name_len one short, one long, and 0, of the same bytes. */
+	f.name_len = n - 1;
+	b = module_add(&f, module_name, n);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD name length");
+	free(b);
+	f.name_len = n + 1;
+	b = module_add(&f, module_name, n);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD name length");
+	free(b);
+	f.name_len = UINT32_MAX;
+	b = module_add(&f, module_name, n);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD name length");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_name_longer_than_max_is_rejected)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	char *name = malloc(FL_PROTO_MAX_NAME + 1);
+	struct buf *b;
+	struct fl_msg m;
+
+	ck_assert_ptr_nonnull(name);
+	memset(name, 'n', FL_PROTO_MAX_NAME + 1);
+	f.name_len = FL_PROTO_MAX_NAME + 1;
+	b = module_add(&f, name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD name length");
+	free(b);
+	f.name_len = FL_PROTO_MAX_NAME;
+	b = module_add(&f, name, f.name_len);
+	expect_ok(b, 1, &m);
+	free(b);
+	free(name);
+}
+END_TEST
+
+START_TEST(module_add_rejects_nul_in_name)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	char name[sizeof(module_name)];
+	struct buf *b;
+
+	memcpy(name, module_name, sizeof(name));
+	name[4] = '\0';
+	b = module_add(&f, name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD name with a NUL byte");
+	free(b);
+	/* Nor a terminating NUL counted in name_len. */
+	f.name_len = sizeof(module_name);
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD name with a NUL byte");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_rejects_module_0)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+
+	f.module = 0;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD module id 0");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_code_range_must_not_be_empty_or_wrap)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+	struct fl_msg m;
+
+	f.code_size = 0;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD code range");
+	free(b);
+	f.code_start = UINT64_MAX - 0xff;
+	f.code_size = 0x101;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD code range");
+	free(b);
+	f.code_size = UINT64_MAX;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD code range");
+	free(b);
+	/* Up to the last byte but one of the address space (an end of 2^64 wraps). */
+	f.code_size = 0xff;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 1, &m);
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_counter_range_must_not_wrap)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+	struct fl_msg m;
+
+	f.first_counter = 0xfffffff0u;
+	f.num_sites = 0x10;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD counter range");
+	free(b);
+	f.first_counter = 1;
+	f.num_sites = UINT32_MAX;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD counter range");
+	free(b);
+	f.first_counter = 0xfffffff0u;
+	f.num_sites = 0xf;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 1, &m);
+	free(b);
+}
+END_TEST
+
+START_TEST(module_add_sections_must_fit_a_region)
+{
+	struct fl_msg_module_add f = module_add_fields();
+	struct buf *b;
+	struct fl_msg m;
+
+	f.sm_functions = 0;
+	f.faultmap_size = UINT32_MAX;
+	f.stackmap_size = UINT32_MAX;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD sections too large");
+	free(b);
+	f.faultmap_size = FL_PROTO_MAX_REGION / 2;
+	f.stackmap_size = FL_PROTO_MAX_REGION / 2 + 1;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD sections too large");
+	free(b);
+	f.stackmap_size = FL_PROTO_MAX_REGION / 2;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 1, &m);
+	free(b);
+	/* The function addresses after the sections count too. */
+	f.stackmap_size = FL_PROTO_MAX_REGION / 2 - 64;
+	f.sm_functions = 8;
+	b = module_add(&f, module_name, f.name_len);
+	expect_ok(b, 1, &m);
+	free(b);
+	f.sm_functions = 9;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD sections too large");
+	free(b);
+	f.sm_functions = UINT32_MAX;
+	b = module_add(&f, module_name, f.name_len);
+	expect_reject_buf(b, 1, -EBADMSG, "MODULE_ADD sections too large");
+	free(b);
+}
+END_TEST
+
+START_TEST(module_remove_rejects_module_0_and_reserved)
+{
+	struct buf *b = module_remove(0, 0);
+
+	expect_reject_buf(b, 0, -EBADMSG, "MODULE_REMOVE module 0 or reserved set");
+	free(b);
+	b = module_remove(3, 1);
+	expect_reject_buf(b, 0, -EBADMSG, "MODULE_REMOVE module 0 or reserved set");
+	free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * SYMBOLS
+ */
+
+START_TEST(symbols_rejects_module_0)
+{
+	struct buf *b = symbols_begin(0, 1);
+
+	symbol(b, 0, 4, "main");
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS module id 0");
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_rejects_more_entries_than_present)
+{
+	struct buf *b = symbols_begin(7, 3);
+
+	symbol(b, 0, 4, "main");
+	symbol(b, 1, 4, "exit");
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS entry past the end");
+	free(b);
+	/* A count no message could hold. */
+	b = symbols_begin(7, UINT32_MAX);
+	symbol(b, 0, 4, "main");
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS entry past the end");
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_rejects_truncated_entry)
+{
+	struct buf *b;
+
+	/* Half an entry head. */
+	b = symbols_begin(7, 2);
+	symbol(b, 0, 4, "main");
+	put(b, "\x01\x00\x00", 3);
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS entry past the end");
+	free(b);
+	/* A name that runs past the end. */
+	b = symbols_begin(7, 2);
+	symbol(b, 0, 4, "main");
+	symbol(b, 1, 4, "exit");
+	b->b[b->len - 4 - 2] = 5;	/* the second entry's len */
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS name empty or past the end");
+	free(b);
+	/* len 0xffff with a few bytes. */
+	b = symbols_begin(7, 1);
+	symbol(b, 0, 4, "main");
+	b->b[b->len - 6] = 0xff;
+	b->b[b->len - 5] = 0xff;
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS name empty or past the end");
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_rejects_empty_name)
+{
+	struct buf *b = symbols_begin(7, 2);
+
+	symbol(b, 0, 4, "main");
+	symbol(b, 1, 0, "");
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS name empty or past the end");
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_rejects_nul_in_name)
+{
+	struct buf *b = symbols_begin(7, 2);
+
+	symbol(b, 0, 4, "main");
+	symbol(b, 1, 5, "ex\0it");
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS name with a NUL byte");
+	free(b);
+}
+END_TEST
+
+START_TEST(symbols_rejects_trailing_bytes)
+{
+	struct buf *b = symbols_begin(7, 1);
+
+	symbol(b, 0, 4, "main");
+	symbol(b, 1, 4, "exit");
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS bytes after the last entry");
+	free(b);
+	b = symbols_begin(7, 1);
+	symbol(b, 0, 4, "main");
+	put(b, "", 1);
+	finish(b, FL_MSG_SYMBOLS);
+	expect_reject_buf(b, 0, -EBADMSG, "SYMBOLS bytes after the last entry (1)");
+	free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * QUERY, REQUEST, WELCOME, ERROR, REPLY
+ */
+
+START_TEST(query_rejects_unknown_kinds)
+{
+	uint32_t bad[] = { 0, FL_QUERY_STACKMAPS + 1, UINT32_MAX };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct buf *b = query(bad[i], 0, 0);
+
+		expect_reject_buf(b, 0, -EBADMSG, "QUERY of an unknown kind");
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(request_rejects_unknown_kinds_and_pid_0)
+{
+	uint32_t bad[] = { 0, FL_REQ_HEAL_THRESHOLD + 1, UINT32_MAX };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct buf *b = request(4242, bad[i], 0);
+
+		expect_reject_buf(b, 0, -EBADMSG, "REQUEST pid 0 or unknown kind");
+		free(b);
+	}
+	{
+		struct buf *b = request(0, FL_REQ_PING, 0);
+
+		expect_reject_buf(b, 0, -EBADMSG, "REQUEST pid 0 or unknown kind");
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(welcome_rejects_reserved)
+{
+	struct buf *b = welcome(1, 0x100);
+
+	expect_reject_buf(b, 0, -EBADMSG, "WELCOME reserved set");
+	free(b);
+}
+END_TEST
+
+START_TEST(error_rejects_non_negative_code)
+{
+	int32_t bad[] = { 0, 1, EPERM, INT32_MAX };
+	size_t n = sizeof(error_text) - 1;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct buf *b = error_msg(bad[i], n, error_text, n);
+
+		expect_reject_buf(b, 0, -EBADMSG, "ERROR with a non-negative code");
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(error_and_reply_text_length_must_match)
+{
+	size_t n = sizeof(error_text) - 1;
+	uint32_t bad[] = { 0, n - 1, n + 1, UINT32_MAX };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct buf *b = error_msg(-EPERM, bad[i], error_text, n);
+
+		expect_reject_buf(b, 0, -EBADMSG, "ERROR text length");
+		free(b);
+		b = reply(0, bad[i], error_text, n);
+		expect_reject_buf(b, 0, -EBADMSG, "REPLY text length");
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(reply_rejects_unknown_flags)
+{
+	uint32_t bad[] = { 2, 3, 0x80000000u, UINT32_MAX };
+	size_t n = sizeof(reply_text) - 1;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct buf *b = reply(bad[i], n, reply_text, n);
+
+		expect_reject_buf(b, 0, -EBADMSG, "REPLY unknown flags");
+		free(b);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The shared region
+ */
+
+struct part {
+	uint64_t start, size;
+};
+
+/* Every part 64-aligned, in order, inside size, without overlap. */
+static void check_layout(const struct fl_shm_layout *l, uint32_t capacity,
+			 uint32_t req, uint32_t comp)
+{
+	struct part p[] = {
+		{ 0, FL_SHM_HEADER_SIZE },
+		{ l->sites_offset, (uint64_t)capacity * sizeof(struct fl_shm_site) },
+		{ l->counters_offset, (uint64_t)capacity * sizeof(uint64_t) },
+		{ l->requests_offset, (uint64_t)req * sizeof(struct fl_shm_entry) },
+		{ l->completions_offset, (uint64_t)comp * sizeof(struct fl_shm_entry) },
+	};
+	size_t n = sizeof(p) / sizeof(p[0]);
+
+	ck_assert_uint_eq(l->capacity, capacity);
+	ck_assert_uint_eq(l->request_entries, req);
+	ck_assert_uint_eq(l->completion_entries, comp);
+	ck_assert_uint_eq(l->size % FL_SHM_ALIGN, 0);
+	ck_assert_uint_le(l->size, FL_PROTO_MAX_REGION);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(p[i].start % FL_SHM_ALIGN, 0);
+		ck_assert_uint_le(p[i].start + p[i].size, l->size);
+		for (size_t j = 0; j < n; j++)
+			if (i != j)
+				ck_assert_msg(p[i].start + p[i].size <= p[j].start ||
+					      p[j].start + p[j].size <= p[i].start,
+					      "parts %zu and %zu overlap", i, j);
+	}
+}
+
+START_TEST(shm_layout_is_aligned_disjoint_and_inside)
+{
+	static const uint32_t cases[][3] = {
+		{ 1, 1, 1 }, { 3, 2, 4 }, { 64, 16, 16 }, { 1000, 64, 8 },
+		{ 4095, 4096, 1 }, { 1u << 20, 256, 256 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fl_shm_layout l;
+
+		ck_assert_int_eq(fl_shm_layout(cases[i][0], cases[i][1], cases[i][2], &l), 0);
+		check_layout(&l, cases[i][0], cases[i][1], cases[i][2]);
+	}
+}
+END_TEST
+
+START_TEST(shm_layout_rejects_bad_sizes)
+{
+	static const uint32_t cases[][3] = {
+		{ 0, 16, 16 },			/* no sites */
+		{ 1u << 23, 16, 16 },		/* region too large */
+		{ UINT32_MAX, 16, 16 },
+		{ 64, 0, 16 }, { 64, 16, 0 },	/* empty rings */
+		{ 64, 3, 16 }, { 64, 16, 24 },	/* not powers of 2 */
+		{ 64, 1u << 31, 16 }, { 64, 16, 1u << 31 },	/* rings too large */
+		{ 64, UINT32_MAX, 16 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fl_shm_layout l;
+
+		ck_assert_msg(fl_shm_layout(cases[i][0], cases[i][1], cases[i][2], &l) ==
+			      -EINVAL, "case %zu accepted", i);
+	}
+}
+END_TEST
+
+/* A region made by fl_shm_init, and a copy of its header. */
+struct region {
+	struct fl_shm_layout l;
+	void *mem;
+	struct fl_shm_header copy;
+};
+
+#define PID 31337u
+
+static void region_new(struct region *r, uint32_t capacity, uint32_t req, uint32_t comp)
+{
+	ck_assert_int_eq(fl_shm_layout(capacity, req, comp, &r->l), 0);
+	r->mem = aligned_alloc(FL_SHM_ALIGN, r->l.size);
+	ck_assert_ptr_nonnull(r->mem);
+	memset(r->mem, 0, r->l.size);
+	fl_shm_init(r->mem, &r->l, PID);
+	memcpy(&r->copy, r->mem, sizeof(r->copy));
+}
+
+START_TEST(shm_init_then_check_round_trips)
+{
+	struct region r;
+	struct fl_shm_layout l;
+	struct fl_diag d = { 0 };
+
+	region_new(&r, 100, 32, 8);
+	ck_assert_uint_eq(r.copy.magic, FL_SHM_MAGIC);
+	ck_assert_uint_eq(r.copy.version, FL_SHM_VERSION);
+	ck_assert_uint_eq(r.copy.header_size, FL_SHM_HEADER_SIZE);
+	ck_assert_uint_eq(r.copy.pid, PID);
+	ck_assert_uint_eq(r.copy.size, r.l.size);
+	ck_assert_int_eq(fl_shm_check(&r.copy, r.l.size, PID, &l, &d), 0);
+	ck_assert_uint_eq(l.size, r.l.size);
+	ck_assert_uint_eq(l.capacity, 100);
+	ck_assert_uint_eq(l.sites_offset, r.l.sites_offset);
+	ck_assert_uint_eq(l.counters_offset, r.l.counters_offset);
+	ck_assert_uint_eq(l.requests_offset, r.l.requests_offset);
+	ck_assert_uint_eq(l.request_entries, 32);
+	ck_assert_uint_eq(l.completions_offset, r.l.completions_offset);
+	ck_assert_uint_eq(l.completion_entries, 8);
+	free(r.mem);
+}
+END_TEST
+
+static void expect_shm_reject_at(const struct fl_shm_header *c, uint64_t real_size,
+				 uint32_t pid, const char *what, int line)
+{
+	struct fl_shm_layout l;
+	struct fl_diag d = { 0 };
+	int ret = fl_shm_check(c, real_size, pid, &l, &d);
+
+	ck_assert_msg(ret == -EBADMSG, "line %d: returned %d", line, ret);
+	ck_assert_int_eq(d.err, -EBADMSG);
+	ck_assert_msg(strstr(d.msg, what) != NULL, "line %d: diag \"%s\" lacks \"%s\"",
+		      line, d.msg, what);
+	ck_assert_msg(strncmp(d.msg, "shared region: ", 15) == 0, "line %d: %s", line,
+		      d.msg);
+}
+
+#define expect_shm_reject(c, real_size, pid, what) \
+	expect_shm_reject_at(c, real_size, pid, what, __LINE__)
+
+START_TEST(shm_check_rejects_each_tampered_field)
+{
+	struct region r;
+	struct fl_shm_header c;
+	uint64_t size;
+
+	region_new(&r, 64, 16, 16);
+	size = r.l.size;
+
+#define TAMPER(stmt, real, what)				\
+	do {							\
+		c = r.copy;					\
+		stmt;						\
+		expect_shm_reject(&c, real, PID, what);		\
+	} while (0)
+
+	TAMPER(c.magic = FL_PROTO_MAGIC, size, "bad magic");
+	TAMPER(c.magic = 0, size, "bad magic");
+	TAMPER(c.version = 0, size, "unsupported version or header size");
+	TAMPER(c.version = 2, size, "unsupported version or header size");
+	TAMPER(c.header_size = 128, size, "unsupported version or header size");
+	TAMPER(c.header_size = 512, size, "unsupported version or header size");
+	TAMPER(c.pid = PID + 1, size, "pid is not the peer's");
+	TAMPER(c.pid = 0, size, "pid is not the peer's");
+	/* The header's size against the memfd's. */
+	TAMPER((void)0, size + 4096, "size is not the memfd's");
+	TAMPER((void)0, size - 64, "size is not the memfd's");
+	TAMPER((void)0, 0, "size is not the memfd's");
+	TAMPER(c.size = size + 64, size, "size is not the memfd's");
+	/* Both agree, but not with the layout. */
+	TAMPER(c.size = size + 64, size + 64, "offsets do not match the layout");
+	TAMPER(c.size = size - 64, size - 64, "offsets do not match the layout");
+	TAMPER(c.sites_offset += 64, size, "offsets do not match the layout");
+	TAMPER(c.sites_offset = 0, size, "offsets do not match the layout");
+	TAMPER(c.counters_offset -= 64, size, "offsets do not match the layout");
+	TAMPER(c.counters_offset += 1, size, "offsets do not match the layout");
+	TAMPER(c.requests_offset += 64, size, "offsets do not match the layout");
+	TAMPER(c.requests_offset = c.counters_offset, size,
+	       "offsets do not match the layout");
+	TAMPER(c.completions_offset += 64, size, "offsets do not match the layout");
+	TAMPER(c.completions_offset = c.requests_offset, size,
+	       "offsets do not match the layout");
+	/* Valid capacities and ring sizes that are not this region's. */
+	TAMPER(c.capacity = 128, size, "offsets do not match the layout");
+	TAMPER(c.request_entries = 32, size, "offsets do not match the layout");
+	TAMPER(c.completion_entries = 32, size, "offsets do not match the layout");
+	/* Out of range. */
+	TAMPER(c.capacity = 0, size, "capacity or ring sizes out of range");
+	TAMPER(c.capacity = UINT32_MAX, size, "capacity or ring sizes out of range");
+	TAMPER(c.request_entries = 0, size, "capacity or ring sizes out of range");
+	TAMPER(c.request_entries = 17, size, "capacity or ring sizes out of range");
+	TAMPER(c.completion_entries = 0, size, "capacity or ring sizes out of range");
+	TAMPER(c.completion_entries = 1u << 31, size,
+	       "capacity or ring sizes out of range");
+#undef TAMPER
+	free(r.mem);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Rings
+ */
+
+struct ring {
+	_Atomic uint32_t head, tail;
+	struct fl_shm_entry e[8];
+};
+
+static struct fl_shm_entry entry(uint32_t i)
+{
+	return (struct fl_shm_entry){ .seq = i, .status = -(int32_t)(i % 100),
+				      .value = (uint64_t)i * 0x100000001ull };
+}
+
+static void ring_start(struct ring *r, uint32_t at)
+{
+	memset(r, 0, sizeof(*r));
+	atomic_store(&r->head, at);
+	atomic_store(&r->tail, at);
+}
+
+static int push(struct ring *r, uint32_t i)
+{
+	struct fl_shm_entry e = entry(i);
+
+	return fl_ring_push(&r->head, &r->tail, r->e, 8, &e);
+}
+
+static void expect_pop(struct ring *r, uint32_t i)
+{
+	struct fl_shm_entry e, want = entry(i);
+
+	memset(&e, 0xa5, sizeof(e));
+	ck_assert_int_eq(fl_ring_pop(&r->head, &r->tail, r->e, 8, &e), 1);
+	ck_assert_mem_eq(&e, &want, sizeof(e));
+}
+
+static void expect_empty(struct ring *r)
+{
+	struct fl_shm_entry e;
+
+	ck_assert_int_eq(fl_ring_pop(&r->head, &r->tail, r->e, 8, &e), 0);
+}
+
+static void fill_and_drain(uint32_t at)
+{
+	struct ring r;
+
+	ring_start(&r, at);
+	expect_empty(&r);
+	for (uint32_t i = 0; i < 8; i++)
+		ck_assert_int_eq(push(&r, i), 0);
+	ck_assert_int_eq(push(&r, 8), -EAGAIN);
+	ck_assert_int_eq(push(&r, 8), -EAGAIN);
+	ck_assert_uint_eq(atomic_load(&r.head), at + 8);
+	ck_assert_uint_eq(atomic_load(&r.tail), at);
+	for (uint32_t i = 0; i < 8; i++)
+		expect_pop(&r, i);
+	expect_empty(&r);
+	ck_assert_uint_eq(atomic_load(&r.tail), at + 8);
+	/* Room again. */
+	ck_assert_int_eq(push(&r, 9), 0);
+	expect_pop(&r, 9);
+	expect_empty(&r);
+}
+
+START_TEST(ring_fills_then_drains_in_order)
+{
+	fill_and_drain(0);
+}
+END_TEST
+
+START_TEST(ring_indices_wrap_around)
+{
+	struct ring r;
+	uint32_t pushed = 0, popped = 0;
+
+	/* Full and drained across the wrap of the u32 indices. */
+	fill_and_drain(0xfffffff0u);
+	fill_and_drain(0xfffffffcu);
+	fill_and_drain(UINT32_MAX);
+
+	/* Interleaved, crossing 0 with the ring partly full. */
+	ring_start(&r, 0xfffffff0u);
+	while (popped < 64) {
+		while (pushed - popped < 5)
+			ck_assert_int_eq(push(&r, pushed++), 0);
+		expect_pop(&r, popped++);
+		expect_pop(&r, popped++);
+	}
+	while (popped < pushed)
+		expect_pop(&r, popped++);
+	expect_empty(&r);
+	ck_assert_uint_eq(atomic_load(&r.head), 0xfffffff0u + pushed);
+	ck_assert_uint_eq(atomic_load(&r.tail), 0xfffffff0u + pushed);
+}
+END_TEST
+
+START_TEST(ring_rejects_implausible_head)
+{
+	struct fl_shm_entry e;
+	uint32_t starts[] = { 0, 100, 0xfffffff0u, UINT32_MAX };
+
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		struct ring r;
+		uint32_t t = starts[i];
+
+		ring_start(&r, t);
+		/* More entries than the ring holds, or behind the tail. */
+		atomic_store(&r.head, t + 9);
+		ck_assert_int_eq(fl_ring_pop(&r.head, &r.tail, r.e, 8, &e), -EBADMSG);
+		atomic_store(&r.head, t - 1);
+		ck_assert_int_eq(fl_ring_pop(&r.head, &r.tail, r.e, 8, &e), -EBADMSG);
+		atomic_store(&r.head, t + 0x80000000u);
+		ck_assert_int_eq(fl_ring_pop(&r.head, &r.tail, r.e, 8, &e), -EBADMSG);
+		/* The tail did not move. */
+		ck_assert_uint_eq(atomic_load(&r.tail), t);
+		/* Exactly full is plausible. */
+		atomic_store(&r.head, t + 8);
+		ck_assert_int_eq(fl_ring_pop(&r.head, &r.tail, r.e, 8, &e), 1);
+		ck_assert_uint_eq(atomic_load(&r.tail), t + 1);
+	}
+}
+END_TEST
+
+START_TEST(ring_push_refuses_when_consumer_tail_is_ahead)
+{
+	struct ring r;
+
+	/* A hostile consumer's tail past the head: the ring looks full, never overrun. */
+	ring_start(&r, 10);
+	atomic_store(&r.tail, 11);
+	ck_assert_int_eq(push(&r, 0), -EAGAIN);
+	ck_assert_uint_eq(atomic_load(&r.head), 10);
+}
+END_TEST
+
+#define THREAD_ENTRIES 1000000u
+
+struct shared_ring {
+	struct fl_shm_header *h;
+	void *entries;
+	uint32_t n;
+};
+
+static void *producer(void *arg)
+{
+	struct shared_ring *s = arg;
+
+	for (uint32_t i = 0; i < THREAD_ENTRIES; i++) {
+		struct fl_shm_entry e = entry(i);
+
+		while (fl_ring_push(&s->h->request_head, &s->h->request_tail, s->entries,
+				    s->n, &e) == -EAGAIN)
+			sched_yield();
+	}
+	return NULL;
+}
+
+START_TEST(ring_moves_a_million_entries_between_threads_in_order)
+{
+	struct region r;
+	struct shared_ring s;
+	pthread_t t;
+	uint32_t i = 0;
+
+	region_new(&r, 16, 64, 16);
+	s.h = r.mem;
+	s.entries = (unsigned char *)r.mem + r.l.requests_offset;
+	s.n = r.l.request_entries;
+	ck_assert_int_eq(pthread_create(&t, NULL, producer, &s), 0);
+	while (i < THREAD_ENTRIES) {
+		struct fl_shm_entry e, want;
+		int ret = fl_ring_pop(&s.h->request_head, &s.h->request_tail, s.entries,
+				      s.n, &e);
+
+		if (ret == 0) {
+			sched_yield();
+			continue;
+		}
+		ck_assert_int_eq(ret, 1);
+		want = entry(i);
+		if (memcmp(&e, &want, sizeof(e)))
+			ck_abort_msg("entry %u: seq %u value %llu", i, e.seq,
+				     (unsigned long long)e.value);
+		i++;
+	}
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	{
+		struct fl_shm_entry e;
+
+		ck_assert_int_eq(fl_ring_pop(&s.h->request_head, &s.h->request_tail,
+					     s.entries, s.n, &e), 0);
+	}
+	ck_assert_uint_eq(atomic_load(&s.h->request_head), THREAD_ENTRIES);
+	ck_assert_uint_eq(atomic_load(&s.h->request_tail), THREAD_ENTRIES);
+	free(r.mem);
+}
+END_TEST
+
+Suite *proto_suite(void)
+{
+	Suite *s = suite_create("proto");
+	TCase *msg = tcase_create("messages");
+	TCase *hdr = tcase_create("header");
+	TCase *body = tcase_create("bodies");
+	TCase *shm = tcase_create("region");
+	TCase *ring = tcase_create("rings");
+
+	tcase_add_test(msg, hello_decodes_with_its_fields_and_one_fd);
+	tcase_add_test(msg, module_add_decodes_with_its_fields_name_and_one_fd);
+	tcase_add_test(msg, module_add_without_sections_takes_no_fd);
+	tcase_add_test(msg, module_remove_decodes);
+	tcase_add_test(msg, symbols_decode_and_walk_in_order);
+	tcase_add_test(msg, symbols_with_no_entries_walk_to_nothing);
+	tcase_add_test(msg, query_decodes_every_kind);
+	tcase_add_test(msg, request_decodes_every_kind);
+	tcase_add_test(msg, welcome_decodes);
+	tcase_add_test(msg, error_decodes_with_its_text);
+	tcase_add_test(msg, reply_decodes_with_its_text_and_more_flag);
+	tcase_add_test(msg, largest_message_is_accepted);
+	suite_add_tcase(s, msg);
+
+	tcase_add_test(hdr, every_truncation_is_rejected_without_reading_past_the_end);
+	tcase_add_test(hdr, message_shorter_than_a_header_names_its_size);
+	tcase_add_test(hdr, bad_magic_is_rejected);
+	tcase_add_test(hdr, other_version_is_not_supported);
+	tcase_add_test(hdr, length_field_must_match_the_datagram);
+	tcase_add_test(hdr, oversize_message_is_rejected);
+	tcase_add_test(hdr, unknown_type_is_a_protocol_error);
+	tcase_add_test(hdr, wrong_fd_count_is_a_protocol_error);
+	tcase_add_test(hdr, diag_names_type_and_seq);
+	tcase_add_test(hdr, fixed_size_messages_reject_extra_bytes);
+	suite_add_tcase(s, hdr);
+
+	tcase_add_test(body, hello_rejects_pid_0);
+	tcase_add_test(body, hello_rejects_flags);
+	tcase_add_test(body, hello_region_size_must_be_in_range);
+	tcase_add_test(body, hello_rejects_unterminated_comm);
+	tcase_add_test(body, module_add_rejects_flags);
+	tcase_add_test(body, module_add_function_addresses_need_a_stack_map);
+	tcase_add_test(body, module_add_name_length_must_match_the_bytes);
+	tcase_add_test(body, module_add_name_longer_than_max_is_rejected);
+	tcase_add_test(body, module_add_rejects_nul_in_name);
+	tcase_add_test(body, module_add_rejects_module_0);
+	tcase_add_test(body, module_add_code_range_must_not_be_empty_or_wrap);
+	tcase_add_test(body, module_add_counter_range_must_not_wrap);
+	tcase_add_test(body, module_add_sections_must_fit_a_region);
+	tcase_add_test(body, module_remove_rejects_module_0_and_reserved);
+	tcase_add_test(body, symbols_rejects_module_0);
+	tcase_add_test(body, symbols_rejects_more_entries_than_present);
+	tcase_add_test(body, symbols_rejects_truncated_entry);
+	tcase_add_test(body, symbols_rejects_empty_name);
+	tcase_add_test(body, symbols_rejects_nul_in_name);
+	tcase_add_test(body, symbols_rejects_trailing_bytes);
+	tcase_add_test(body, query_rejects_unknown_kinds);
+	tcase_add_test(body, request_rejects_unknown_kinds_and_pid_0);
+	tcase_add_test(body, welcome_rejects_reserved);
+	tcase_add_test(body, error_rejects_non_negative_code);
+	tcase_add_test(body, error_and_reply_text_length_must_match);
+	tcase_add_test(body, reply_rejects_unknown_flags);
+	suite_add_tcase(s, body);
+
+	tcase_add_test(shm, shm_layout_is_aligned_disjoint_and_inside);
+	tcase_add_test(shm, shm_layout_rejects_bad_sizes);
+	tcase_add_test(shm, shm_init_then_check_round_trips);
+	tcase_add_test(shm, shm_check_rejects_each_tampered_field);
+	suite_add_tcase(s, shm);
+
+	tcase_add_test(ring, ring_fills_then_drains_in_order);
+	tcase_add_test(ring, ring_indices_wrap_around);
+	tcase_add_test(ring, ring_rejects_implausible_head);
+	tcase_add_test(ring, ring_push_refuses_when_consumer_tail_is_ahead);
+	tcase_add_test(ring, ring_moves_a_million_entries_between_threads_in_order);
+	tcase_set_timeout(ring, 60);
+	suite_add_tcase(s, ring);
+	return s;
+}
