@@ -183,6 +183,10 @@ static int mode_many(int argc, char **argv)
 		printf("FAIL: %u of %u connections answered\n", answered, n);
 		return 1;
 	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	free(p);
 	printf("ok: %u concurrent connections answered\n", n);
 	return 0;
 }
@@ -224,6 +228,7 @@ static int mode_big(int argc, char **argv)
 	memcpy(buf, "PING", 4);
 	if (send(fd, buf, size, MSG_NOSIGNAL) != (ssize_t)size)
 		return fail("send: %s", strerror(errno));
+	free(buf);
 	if (!dropped(fd, 5))
 		return fail("oversized message: client not dropped%s", "");
 	printf("ok: client with a %zu-byte message dropped\n", size);

@@ -41,11 +41,11 @@ start() {
 	$PRE env "${envs[@]}" "$FLD" --socket "$S" --state-dir "$T/state" --log-level debug \
 		2>"$log" &
 	DPID=$!
-	for i in $(seq 100); do
-		[ -S "$S" ] && return 0
+	for i in $(seq 200); do
+		grep -q "listening on" "$log" && return 0
 		sleep 0.05
 	done
-	bad "$mode: daemon did not create $S: $(cat "$log")"
+	bad "$mode: daemon did not start listening on $S: $(cat "$log")"
 	return 1
 }
 
