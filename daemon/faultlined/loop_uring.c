@@ -48,6 +48,11 @@ static struct io_uring_sqe *get_sqe(struct fld_loop *l)
 	return sqe;
 }
 
+/*
+ * The kernel reads RLIMIT_NOFILE when it prepares an accept (io_accept_prep)
+ * and a multishot accept keeps that value: main.c raises the limit before
+ * the loop starts, and a change made later applies from the next re-arm.
+ */
 static int arm_accept(struct fld_loop *l)
 {
 	struct io_uring_sqe *sqe = get_sqe(l);

@@ -13,6 +13,7 @@ T=$(mktemp -d /tmp/fld-loop.XXXXXX)
 S=$T/d.sock
 DPID=
 PRE=     # a command to start the daemon under (prlimit)
+EXTRA=   # more daemon options
 passed=0
 failed=0
 
@@ -39,7 +40,7 @@ start() {
 	local envs=("$@")
 	[ "$mode" = poll ] && envs+=(FAULTLINED_NO_IO_URING=1)
 	$PRE env "${envs[@]}" "$FLD" --socket "$S" --state-dir "$T/state" --log-level debug \
-		2>"$log" &
+		$EXTRA 2>"$log" &
 	DPID=$!
 	for i in $(seq 200); do
 		grep -q "listening on" "$log" && return 0
@@ -157,6 +158,20 @@ suite() {
 	[ $((after - before)) -lt 50 ] && ok "$mode: no busy loop on EMFILE ($((after - before)) ticks of CPU in 3 s)" ||
 		bad "$mode: $((after - before)) ticks of CPU in 3 s at EMFILE"
 	check "$mode: served after EMFILE" "$C" ping "$S"
+	stop
+
+	EXTRA="--max-clients 5"
+	start "$mode" "$log.5" || { EXTRA=; return; }
+	EXTRA=
+	"$C" hold "$S" 5 2 >/dev/null &
+	i=$!
+	sleep 0.5
+	out=$("$C" ping "$S" 2>&1) && bad "$mode: client past --max-clients served: $out" ||
+		ok "$mode: client past --max-clients refused"
+	grep -q "5 clients: refusing new connections" "$log.5" &&
+		ok "$mode: --max-clients logged" || bad "$mode: no --max-clients log line"
+	wait $i
+	check "$mode: served after the others left" "$C" ping "$S"
 	stop
 }
 
