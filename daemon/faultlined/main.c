@@ -20,6 +20,7 @@
 
 #include "dlog.h"
 #include "echo.h"
+#include "session.h"
 #include "loop.h"
 
 #ifndef FL_VERSION
@@ -415,7 +416,28 @@ int main(int argc, char **argv)
 	}
 
 	lopts.max_clients = cfg.max_clients;
+	/* Requests wait in processes' rings: look for completions often. */
+	lopts.tick_ms = 50;
+#ifdef FLD_TRANSPORT_TEST
+	/* The transport tests' build: PING/PONG instead of the protocol. */
 	err = fld_loop_new(lfd, &fld_echo_ops, NULL, &lopts, &loop);
+#else
+	{
+		struct fld_session_opts so = {
+			.max_exited = 256,
+			.max_modules = 4096,
+			.request_timeout_ms = 2000,
+			.state_dir = cfg.state_dir,
+		};
+
+		fld_session_init(&so);
+		err = fld_state_load(cfg.state_dir);
+		if (err < 0)
+			fld_warn("state: %s: %s; nothing will be persisted", cfg.state_dir,
+				 strerror(-err));
+	}
+	err = fld_loop_new(lfd, &fld_session_ops, NULL, &lopts, &loop);
+#endif
 	if (err < 0) {
 		fld_err("event loop: %s", strerror(-err));
 		status = 1;
@@ -427,6 +449,9 @@ int main(int argc, char **argv)
 		 cfg.state_dir, cfg.no_bpf ? ", eBPF off" : "");
 	if (fld_loop_run(loop) < 0)
 		status = 1;
+#ifndef FLD_TRANSPORT_TEST
+	fld_state_save();
+#endif
 	fld_loop_free(loop);
 out:
 	if (!activated) {

@@ -57,6 +57,8 @@ static int wake_fd = -1;	/* eventfd: the queue changed */
 static int sock = -1;		/* owned by the fl-agent thread */
 static uint32_t seq;
 static bool started;
+/* The process's name, read in the thread that started the agent. */
+static char comm[FL_PROTO_COMM];
 static bool warned;
 
 const char *fl_agent_socket_path(void)
@@ -218,8 +220,7 @@ static int send_hello(int fd)
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
 	h.pid = (uint32_t)getpid();
 	h.region_size = l.size;
-	if (prctl(PR_GET_NAME, h.comm) != 0)
-		memcpy(h.comm, "?", 2);
+	memcpy(h.comm, comm, sizeof(h.comm));
 	h.comm[FL_PROTO_COMM - 1] = 0;
 	return send_msg(fd, &h, sizeof(h), &region_fd, 1);
 }
@@ -407,6 +408,7 @@ static int read_daemon(int fd)
 static void *agent_thread(void *arg)
 {
 	int backoff_ms = 50;
+	time_t connected_at = 0;
 
 	(void)arg;
 	for (;;) {
@@ -432,7 +434,7 @@ static void *agent_thread(void *arg)
 				continue;
 			}
 			sock = fd;
-			backoff_ms = 50;
+			connected_at = time(NULL);
 		}
 		p[0] = (struct pollfd){ .fd = sock, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
@@ -448,6 +450,17 @@ static void *agent_thread(void *arg)
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
 			close(sock);
 			sock = -1;
+			/* A daemon that drops us at once is not hammered. */
+			if (time(NULL) - connected_at >= 10) {
+				backoff_ms = 50;
+			} else {
+				struct timespec ts = { backoff_ms / 1000,
+						       (backoff_ms % 1000) * 1000000L };
+
+				nanosleep(&ts, NULL);
+				if (backoff_ms < 1000)
+					backoff_ms *= 2;
+			}
 		}
 	}
 	return NULL;
@@ -472,6 +485,13 @@ int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack)
 		return -err;
 	pthread_setname_np(t, name);
 	return 0;
+}
+
+static void read_comm(void)
+{
+	if (prctl(PR_GET_NAME, comm) != 0)
+		memcpy(comm, "?", 2);
+	comm[sizeof(comm) - 1] = 0;
 }
 
 static void resolve_path(const char *given)
@@ -504,6 +524,7 @@ static void fork_child(void)
 	sock = -1;
 	if (fl_counters_fork_child() != 0)
 		return;
+	read_comm();
 	reset_sent();
 	/* As at start: registered before fork returns, when a daemon answers. */
 	{
@@ -521,6 +542,7 @@ int fl_agent_start(const char *given)
 	int fd, err;
 
 	resolve_path(given);
+	read_comm();
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wake_fd < 0)
 		return -errno;

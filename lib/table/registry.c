@@ -44,6 +44,9 @@ struct module {
 	/* [start, end) covers the sites (ELF) or the code (JIT). */
 	uint64_t start;
 	uint64_t end;
+	/* The code, for the daemon: executable segments (ELF) or [start, end). */
+	uint64_t code_lo;
+	uint64_t code_hi;
 	struct fl_site_entry *sites;
 	uint32_t num_sites;
 	uint32_t counter_base;
@@ -219,7 +222,7 @@ static int module_add(struct module *m)
 	if (err == 0) {
 		struct fl_agent_module am = {
 			.id = m->id, .name = m->name,
-			.code_start = m->start, .code_size = m->end - m->start,
+			.code_start = m->code_lo, .code_size = m->code_hi - m->code_lo,
 			.first_counter = m->counter_base, .num_sites = m->num_sites,
 			.sites = m->sites, .sections_fd = m->sections_fd,
 			.faultmap_size = m->faultmap_size, .stackmap_size = m->stackmap_size,
@@ -569,8 +572,8 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 		return -ENOMEM;
 	}
 	module_take_sites(m, &s);
-	m->start = r.code_start;
-	m->end = r.code_start + r.code_size;
+	m->start = m->code_lo = r.code_start;
+	m->end = m->code_hi = r.code_start + r.code_size;
 	{
 		size_t n = 0;
 		uint64_t *funcs = r.stackmap_size ?
@@ -740,6 +743,10 @@ static struct module *elf_module_new(const struct loaded *ld)
 		const struct fl_module_section *ss = &fm->sections[FL_SECTION_STACKMAP];
 
 		module_take_sites(m, &s);
+		if (fm->num_text) {
+			m->code_lo = fm->text[0].start;
+			m->code_hi = fm->text[fm->num_text - 1].end;
+		}
 		if (m->num_sites) {
 			uint64_t *funcs = calloc(ss->num_functions ? ss->num_functions : 1,
 						 sizeof(*funcs));

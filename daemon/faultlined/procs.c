@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* faultlined's registry of processes: see procs.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "procs.h"
+
+struct fld_proc **fld_procs;
+size_t fld_num_procs;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
+			 const struct fld_site *s)
+{
+	const _Atomic uint64_t *counters;
+
+	if (m->removed || !p->region)
+		return s->frozen;
+	counters = (const _Atomic uint64_t *)((const char *)p->region + p->layout.counters_offset);
+	/*
+	 * Relaxed: the handler's increments are relaxed too; a count is a
+	 * statistic, read once per query.
+	 */
+	return atomic_load_explicit(&counters[s->slot], memory_order_relaxed);
+}
+
+struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
+{
+	struct fld_proc *p = calloc(1, sizeof(*p));
+	struct fld_proc **grown;
+
+	if (!p)
+		return NULL;
+	grown = realloc(fld_procs, (fld_num_procs + 1) * sizeof(*fld_procs));
+	if (!grown) {
+		free(p);
+		return NULL;
+	}
+	fld_procs = grown;
+	p->pid = pid;
+	p->uid = uid;
+	memcpy(p->comm, comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
+	p->registered_ms = now_ms();
+	fld_procs[fld_num_procs++] = p;
+	return p;
+}
+
+struct fld_proc *fld_proc_find_live(pid_t pid)
+{
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_procs[i]->pid == pid && !fld_procs[i]->exited)
+			return fld_procs[i];
+	return NULL;
+}
+
+struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id)
+{
+	for (size_t i = 0; i < p->num_mods; i++)
+		if (p->mods[i]->id == id && !p->mods[i]->removed)
+			return p->mods[i];
+	return NULL;
+}
+
+void fld_module_freeze(struct fld_proc *p, struct fld_module *m)
+{
+	if (m->removed)
+		return;
+	for (uint32_t i = 0; i < m->num_sites; i++)
+		m->sites[i].frozen = fld_site_faults(p, m, &m->sites[i]);
+	m->removed = true;
+}
+
+void fld_module_free(struct fld_module *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->num_sites; i++)
+		free(m->sites[i].function);
+	free(m->sites);
+	free(m->name);
+	fl_stackmap_free(m->sm);
+	free(m->record_pc);
+	if (m->sections)
+		munmap(m->sections, m->sections_size);
+	free(m);
+}
+
+static void proc_free(struct fld_proc *p)
+{
+	for (size_t i = 0; i < p->num_mods; i++)
+		fld_module_free(p->mods[i]);
+	free(p->mods);
+	if (p->region)
+		munmap(p->region, p->layout.size);
+	free(p);
+}
+
+void fld_proc_exit(struct fld_proc *p, size_t max_exited)
+{
+	size_t exited = 0;
+
+	for (size_t i = 0; i < p->num_mods; i++)
+		fld_module_freeze(p, p->mods[i]);
+	/* Frozen modules keep their counts: the region is no longer needed. */
+	for (size_t i = 0; i < p->num_mods; i++)
+		p->mods[i]->removed = true;
+	if (p->region)
+		munmap(p->region, p->layout.size);
+	p->region = NULL;
+	p->client = NULL;
+	p->exited = true;
+	p->exited_ms = now_ms();
+
+	for (size_t i = 0; i < fld_num_procs; i++)
+		exited += fld_procs[i]->exited;
+	/* Oldest exited first: drop from the front of the exited ones. */
+	for (size_t i = 0; i < fld_num_procs && exited > max_exited;) {
+		if (fld_procs[i]->exited) {
+			proc_free(fld_procs[i]);
+			memmove(&fld_procs[i], &fld_procs[i + 1],
+				(fld_num_procs - i - 1) * sizeof(*fld_procs));
+			fld_num_procs--;
+			exited--;
+		} else {
+			i++;
+		}
+	}
+}
+
+void fld_proc_remove(struct fld_proc *p)
+{
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		if (fld_procs[i] == p) {
+			memmove(&fld_procs[i], &fld_procs[i + 1],
+				(fld_num_procs - i - 1) * sizeof(*fld_procs));
+			fld_num_procs--;
+			proc_free(p);
+			return;
+		}
+	}
+}
+
+bool fld_proc_visible(const struct fld_proc *p, uid_t uid)
+{
+	return uid == 0 || uid == p->uid;
+}

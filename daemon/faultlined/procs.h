@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * faultlined's registry of processes: their shared regions, modules, sites
+ * (with names) and stack map records, live and exited.  Everything in it
+ * was validated when it came in (session.c); nothing here trusts a client.
+ */
+#ifndef FLD_PROCS_H
+#define FLD_PROCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <faultline/format.h>
+
+#include "proto/proto.h"
+
+struct fld_client;
+
+struct fld_site {
+	uint64_t faulting_pc;
+	uint64_t handler_pc;
+	uint32_t kind;
+	uint32_t slot;		/* counter slot in the process's region */
+	char *function;		/* from SYMBOLS, or NULL */
+	uint64_t frozen;	/* the count once it can no longer change */
+};
+
+struct fld_module {
+	uint32_t id;
+	char *name;
+	uint64_t code_start;
+	uint64_t code_size;
+	uint32_t first_counter;
+	uint32_t num_sites;
+	struct fld_site *sites;
+	bool removed;		/* counts frozen */
+	/* Stack map: the sealed bytes (mapped), parsed, and runtime PCs. */
+	void *sections;
+	size_t sections_size;
+	struct fl_stackmap *sm;
+	uint64_t *record_pc;	/* per record, in section order */
+};
+
+struct fld_proc {
+	pid_t pid;
+	uid_t uid;
+	char comm[FL_PROTO_COMM];
+	bool exited;
+	/* Restored from the state file, where it was still live. */
+	bool restored_live;
+	uint64_t registered_ms;	/* CLOCK_REALTIME */
+	uint64_t exited_ms;
+	struct fld_client *client;	/* NULL once exited */
+	void *region;			/* NULL once exited (counts frozen) */
+	struct fl_shm_layout layout;
+	struct fld_module **mods;
+	size_t num_mods;
+	uint32_t next_seq;		/* requests */
+};
+
+/* All processes, live first then exited, oldest first within each. */
+extern struct fld_proc **fld_procs;
+extern size_t fld_num_procs;
+
+/* Returns the count of a site now (frozen or read from the region). */
+uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
+			 const struct fld_site *s);
+
+struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm);
+struct fld_proc *fld_proc_find_live(pid_t pid);
+struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id);
+
+/* Freezes a module's counts; its slots may be reused by the process. */
+void fld_module_freeze(struct fld_proc *p, struct fld_module *m);
+
+/*
+ * The process is gone (disconnected): freeze every count, unmap its
+ * region, and drop the oldest exited processes beyond max_exited.
+ */
+void fld_proc_exit(struct fld_proc *p, size_t max_exited);
+
+void fld_module_free(struct fld_module *m);
+
+/* Removes p from the list and frees it. */
+void fld_proc_remove(struct fld_proc *p);
+
+/* Whether a client with uid may see (or change) p. */
+bool fld_proc_visible(const struct fld_proc *p, uid_t uid);
+
+#endif /* FLD_PROCS_H */

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The protocol's daemon side (docs/protocol.md): what each client message
+ * does.  Every message is decoded and validated by lib/proto first; the
+ * shared region and the section memfds are checked (seals, sizes) before
+ * they are mapped, and what is read from them is copied once and checked.
+ * A violation drops that client only.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlog.h"
+#include "loop.h"
+#include "procs.h"
+#include "session.h"
+
+/* What a connection is: nothing yet, a registered process, or a CLI. */
+struct session {
+	struct fld_proc *proc;
+	bool querier;
+};
+
+/* A request waiting for its completion in a process's ring. */
+struct pending {
+	struct fld_client *from;	/* NULL once the requester is gone */
+	uint32_t from_seq;
+	pid_t pid;
+	uint32_t seq;			/* in the process's ring */
+	uint32_t kind;
+	uint64_t deadline_ms;
+};
+
+static struct pending pendings[256];
+static size_t num_pendings;
+static struct fld_session_opts opts;
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint32_t reply_seq;
+
+void fld_send_error(struct fld_client *c, uint32_t seq, int err, const char *fmt, ...)
+{
+	char buf[sizeof(struct fl_msg_error) + 512];
+	struct fl_msg_error e;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + sizeof(e), sizeof(buf) - sizeof(e), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf) - sizeof(e))
+		n = (int)(sizeof(buf) - sizeof(e) - 1);
+	memset(&e, 0, sizeof(e));
+	fl_proto_header(&e, FL_MSG_ERROR, sizeof(e) + (size_t)n, seq);
+	e.err = err;
+	e.len = (uint32_t)n;
+	memcpy(buf, &e, sizeof(e));
+	fld_client_send(c, buf, sizeof(e) + (size_t)n, NULL, 0);
+}
+
+int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t len)
+{
+	static char buf[FL_PROTO_MAX_MESSAGE];
+	const size_t room = sizeof(buf) - sizeof(struct fl_msg_reply);
+
+	(void)reply_seq;
+	do {
+		struct fl_msg_reply r;
+		size_t n = len > room ? room : len;
+		int err;
+
+		memset(&r, 0, sizeof(r));
+		fl_proto_header(&r, FL_MSG_REPLY, sizeof(r) + n, seq);
+		r.flags = len > n ? FL_REPLY_MORE : 0;
+		r.len = (uint32_t)n;
+		memcpy(buf, &r, sizeof(r));
+		memcpy(buf + sizeof(r), text, n);
+		err = fld_client_send(c, buf, sizeof(r) + n, NULL, 0);
+		if (err)
+			return err;
+		text += n;
+		len -= n;
+	} while (len);
+	return 0;
+}
+
+static void drop(struct fld_client *c, const char *what, const char *detail)
+{
+	char why[320];
+
+	snprintf(why, sizeof(why), "%s: %s", what, detail);
+	fld_client_drop(c, why);
+}
+
+/* ------------------------------------------------------------------------
+ * HELLO
+ */
+
+static bool sealed(int fd, int need)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	return seals >= 0 && (seals & need) == need;
+}
+
+static void on_hello(struct fld_client *c, struct session *s, const struct fl_msg *m, int *fds)
+{
+	struct fl_shm_header copy;
+	struct fl_shm_layout l;
+	struct fl_diag d;
+	struct fld_proc *p, *old;
+	struct stat st;
+	void *region;
+	pid_t pid = fld_client_pid(c);
+
+	if (s->proc || s->querier) {
+		drop(c, "HELLO", "not the first message of the connection");
+		return;
+	}
+	if ((pid_t)m->hello.pid != pid) {
+		fld_send_error(c, m->seq, -EPERM, "HELLO for pid %u from pid %d",
+			       m->hello.pid, (int)pid);
+		drop(c, "HELLO", "forged pid");
+		return;
+	}
+	if (fstat(fds[0], &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != m->hello.region_size) {
+		fld_send_error(c, m->seq, -EINVAL, "region: not a memfd of the size given");
+		drop(c, "HELLO", "region size");
+		return;
+	}
+	if (!sealed(fds[0], F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		fld_send_error(c, m->seq, -EPERM, "region: not sealed against shrink and grow");
+		drop(c, "HELLO", "region seals");
+		return;
+	}
+	region = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (region == MAP_FAILED) {
+		fld_send_error(c, m->seq, -errno, "region: cannot map it");
+		drop(c, "HELLO", "mmap");
+		return;
+	}
+	memcpy(&copy, region, sizeof(copy));
+	if (fl_shm_check(&copy, (uint64_t)st.st_size, (uint32_t)pid, &l, &d) != 0) {
+		munmap(region, st.st_size);
+		fld_send_error(c, m->seq, -EINVAL, "%s", d.msg);
+		drop(c, "HELLO", d.msg);
+		return;
+	}
+	/* One registration per process: a second one is refused. */
+	old = fld_proc_find_live(pid);
+	if (old) {
+		munmap(region, st.st_size);
+		fld_send_error(c, m->seq, -EEXIST, "pid %d is already registered", (int)pid);
+		drop(c, "HELLO", "pid already registered");
+		return;
+	}
+	fld_state_forget(pid);
+	p = fld_proc_add(pid, fld_client_uid(c), m->hello.comm);
+	if (!p) {
+		munmap(region, st.st_size);
+		drop(c, "HELLO", "out of memory");
+		return;
+	}
+	p->client = c;
+	p->region = region;
+	p->layout = l;
+	s->proc = p;
+	{
+		struct fl_msg_welcome w;
+
+		memset(&w, 0, sizeof(w));
+		fl_proto_header(&w, FL_MSG_WELCOME, sizeof(w), m->seq);
+		w.daemon_pid = (uint32_t)getpid();
+		fld_client_send(c, &w, sizeof(w), NULL, 0);
+	}
+	fld_info("pid %d (%s, uid %u) registered", (int)pid, p->comm,
+		(unsigned)p->uid);
+	fld_state_changed();
+}
+
+/* ------------------------------------------------------------------------
+ * MODULE_ADD, MODULE_REMOVE, SYMBOLS
+ */
+
+/* Runtime PCs of the stack map's records (cursor order = section order). */
+static int stackmap_pcs(struct fld_module *mod, const void *sm, size_t size,
+			const uint64_t *funcs, uint32_t nfuncs, struct fl_diag *d)
+{
+	struct fl_stackmap_cursor cur;
+	struct fl_stackmap_event ev;
+	size_t n = fl_stackmap_count(mod->sm), k = 0;
+	int64_t fn = -1;
+	int r;
+
+	mod->record_pc = calloc(n ? n : 1, sizeof(*mod->record_pc));
+	if (!mod->record_pc)
+		return -ENOMEM;
+	fl_stackmap_cursor_init(&cur, sm, size, 0, d);
+	while ((r = fl_stackmap_next(&cur, &ev)) > 0) {
+		if (ev.type == FL_SM_FUNCTION) {
+			fn++;
+		} else if (ev.type == FL_SM_RECORD) {
+			uint64_t base = (fn >= 0 && (uint64_t)fn < nfuncs) ? funcs[fn] : 0;
+
+			if (k >= n)
+				return -EINVAL;
+			/* v1 has no functions: the record's offset is the PC. */
+			mod->record_pc[k++] = base + ev.record.instruction_offset;
+		}
+	}
+	if (r < 0)
+		return r;
+	if (nfuncs && (uint64_t)(fn + 1) != nfuncs) {
+		snprintf(d->msg, sizeof(d->msg), "%u function addresses for %lld functions",
+			 nfuncs, (long long)(fn + 1));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void on_module_add(struct fld_client *c, struct session *s, const struct fl_msg *m,
+			  int *fds)
+{
+	const struct fl_msg_module_add *a = &m->module_add;
+	struct fld_proc *p = s->proc;
+	struct fld_module *mod;
+	struct fld_module **grown;
+	struct fl_diag d = { 0 };
+	const struct fl_shm_site *table;
+	size_t want = (size_t)a->faultmap_size + a->stackmap_size + 8ull * a->sm_functions;
+	struct stat st;
+	int err;
+
+	if (!p) {
+		drop(c, "MODULE_ADD", "before HELLO");
+		return;
+	}
+	if (fld_proc_module(p, a->module)) {
+		drop(c, "MODULE_ADD", "module id already registered");
+		return;
+	}
+	if (p->num_mods >= opts.max_modules) {
+		fld_send_error(c, m->seq, -ENOSPC, "more than %zu modules", opts.max_modules);
+		drop(c, "MODULE_ADD", "too many modules");
+		return;
+	}
+	if ((uint64_t)a->first_counter + a->num_sites > p->layout.capacity) {
+		drop(c, "MODULE_ADD", "counter slots outside the region");
+		return;
+	}
+	mod = calloc(1, sizeof(*mod));
+	if (!mod || !(mod->name = strndup(m->name, a->name_len)) ||
+	    !(mod->sites = calloc(a->num_sites ? a->num_sites : 1, sizeof(*mod->sites)))) {
+		fld_module_free(mod);
+		drop(c, "MODULE_ADD", "out of memory");
+		return;
+	}
+	mod->id = a->module;
+	mod->code_start = a->code_start;
+	mod->code_size = a->code_size;
+	mod->first_counter = a->first_counter;
+	mod->num_sites = a->num_sites;
+
+	/* The sites: the process's own table, copied once, then checked. */
+	table = (const struct fl_shm_site *)((const char *)p->region + p->layout.sites_offset);
+	for (uint32_t i = 0; i < a->num_sites; i++) {
+		struct fl_shm_site e;
+
+		memcpy(&e, &table[a->first_counter + i], sizeof(e));
+		if (e.kind < 1 || e.kind > 3 || e.module != a->module ||
+		    e.faulting_pc - a->code_start >= a->code_size ||
+		    e.handler_pc - a->code_start >= a->code_size) {
+			fld_module_free(mod);
+			drop(c, "MODULE_ADD", "site table entry does not describe the module");
+			return;
+		}
+		mod->sites[i] = (struct fld_site){
+			.faulting_pc = e.faulting_pc, .handler_pc = e.handler_pc,
+			.kind = e.kind, .slot = a->first_counter + i,
+		};
+	}
+
+	if (want) {
+		const char *bytes;
+		ssize_t count;
+
+		if (fstat(fds[0], &st) != 0 || (uint64_t)st.st_size != want ||
+		    !sealed(fds[0], F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) {
+			fld_module_free(mod);
+			drop(c, "MODULE_ADD", "sections memfd: wrong size or not sealed");
+			return;
+		}
+		mod->sections = mmap(NULL, want, PROT_READ, MAP_SHARED, fds[0], 0);
+		if (mod->sections == MAP_FAILED) {
+			mod->sections = NULL;
+			fld_module_free(mod);
+			drop(c, "MODULE_ADD", "sections memfd: cannot map");
+			return;
+		}
+		mod->sections_size = want;
+		bytes = mod->sections;
+		count = fl_faultmap_validate(bytes, a->faultmap_size, 0, &d);
+		if (a->faultmap_size && count != (ssize_t)a->num_sites) {
+			fld_module_free(mod);
+			drop(c, "MODULE_ADD", count < 0 ? d.msg :
+			     "fault map entries do not match the sites");
+			return;
+		}
+		if (a->stackmap_size) {
+			const void *sm = bytes + a->faultmap_size;
+			uint64_t *funcs = malloc(8ull * (a->sm_functions ? a->sm_functions : 1));
+
+			err = fl_stackmap_parse(sm, a->stackmap_size, 0, &mod->sm, &d);
+			if (!err && funcs) {
+				memcpy(funcs, bytes + a->faultmap_size + a->stackmap_size,
+				       8ull * a->sm_functions);
+				err = stackmap_pcs(mod, sm, a->stackmap_size, funcs,
+						   a->sm_functions, &d);
+			}
+			free(funcs);
+			if (err || !funcs) {
+				fld_module_free(mod);
+				drop(c, "MODULE_ADD", d.msg[0] ? d.msg : "stack map");
+				return;
+			}
+		}
+	}
+
+	grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
+	if (!grown) {
+		fld_module_free(mod);
+		drop(c, "MODULE_ADD", "out of memory");
+		return;
+	}
+	p->mods = grown;
+	p->mods[p->num_mods++] = mod;
+	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
+		(int)p->pid, mod->id, mod->name, mod->num_sites,
+		mod->sm ? fl_stackmap_count(mod->sm) : 0);
+	fld_state_changed();
+}
+
+static void on_module_remove(struct fld_client *c, struct session *s, const struct fl_msg *m)
+{
+	struct fld_module *mod = s->proc ? fld_proc_module(s->proc, m->module_remove.module) : NULL;
+
+	if (!mod) {
+		drop(c, "MODULE_REMOVE", s->proc ? "unknown module" : "before HELLO");
+		return;
+	}
+	fld_module_freeze(s->proc, mod);
+	fld_state_changed();
+}
+
+static void on_symbols(struct fld_client *c, struct session *s, const struct fl_msg *m)
+{
+	struct fld_module *mod = s->proc ? fld_proc_module(s->proc, m->symbols.module) : NULL;
+	struct fl_symbol sym;
+	size_t pos = 0;
+
+	if (!mod) {
+		drop(c, "SYMBOLS", s->proc ? "unknown module" : "before HELLO");
+		return;
+	}
+	while (fl_symbols_next(m, &pos, &sym)) {
+		char *name;
+
+		if (sym.site >= mod->num_sites) {
+			drop(c, "SYMBOLS", "site index out of range");
+			return;
+		}
+		name = strndup(sym.name, sym.len);
+		if (!name)
+			return;
+		free(mod->sites[sym.site].function);
+		mod->sites[sym.site].function = name;
+	}
+	fld_state_changed();
+}
+
+/* ------------------------------------------------------------------------
+ * REQUEST and completions
+ */
+
+static void on_request(struct fld_client *c, struct session *s, const struct fl_msg *m)
+{
+	struct fld_proc *p = fld_proc_find_live((pid_t)m->request.pid);
+	struct fl_shm_header *h;
+	struct fl_shm_entry e;
+	uid_t uid = fld_client_uid(c);
+
+	s->querier = true;
+	if (!p || !fld_proc_visible(p, uid)) {
+		/* The same answer for "no such process" and "not yours". */
+		fld_send_error(c, m->seq, -ESRCH, "no registered process %u", m->request.pid);
+		return;
+	}
+	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
+		fld_send_error(c, m->seq, -EBUSY, "too many requests in flight");
+		return;
+	}
+	h = p->region;
+	memset(&e, 0, sizeof(e));
+	e.seq = ++p->next_seq;
+	e.status = (int32_t)m->request.kind;
+	e.value = m->request.arg;
+	if (fl_ring_push(&h->request_head, &h->request_tail,
+			 (char *)p->region + p->layout.requests_offset,
+			 p->layout.request_entries, &e) != 0) {
+		fld_send_error(c, m->seq, -EAGAIN, "pid %d is not taking requests", (int)p->pid);
+		return;
+	}
+	/*
+	 * Ring the doorbell: the increment is ordered after the push's release
+	 * of head; the agent loads the doorbell with acquire before popping.
+	 */
+	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
+	pendings[num_pendings++] = (struct pending){
+		.from = c, .from_seq = m->seq, .pid = p->pid, .seq = e.seq,
+		.kind = m->request.kind, .deadline_ms = mono_ms() + opts.request_timeout_ms,
+	};
+}
+
+static void finish(size_t i, int status, uint64_t value)
+{
+	struct pending *q = &pendings[i];
+
+	if (q->from) {
+		if (status < 0) {
+			fld_send_error(q->from, q->from_seq, status, "request to pid %d: %s",
+				       (int)q->pid, strerror(-status));
+		} else {
+			char text[160];
+			int n = snprintf(text, sizeof(text),
+					 "{\"pid\":%d,\"request\":\"%s\",\"status\":0,\"value\":%llu}",
+					 (int)q->pid, q->kind == FL_REQ_PING ? "ping" : "heal_threshold",
+					 (unsigned long long)value);
+
+			fld_send_reply(q->from, q->from_seq, text, (size_t)n);
+		}
+	}
+	pendings[i] = pendings[--num_pendings];
+}
+
+void fld_session_poll_completions(void)
+{
+	uint64_t now = mono_ms();
+
+	for (size_t i = 0; i < num_pendings;) {
+		struct pending *q = &pendings[i];
+		struct fld_proc *p = fld_proc_find_live(q->pid);
+		struct fl_shm_entry e;
+		int r = 0;
+
+		if (!p) {
+			finish(i, -ESRCH, 0);
+			continue;
+		}
+		/* Completions of this process: match them to their requests. */
+		while ((r = fl_ring_pop(&((struct fl_shm_header *)p->region)->completion_head,
+					&((struct fl_shm_header *)p->region)->completion_tail,
+					(char *)p->region + p->layout.completions_offset,
+					p->layout.completion_entries, &e)) > 0) {
+			for (size_t k = 0; k < num_pendings; k++) {
+				if (pendings[k].pid == p->pid && pendings[k].seq == e.seq) {
+					finish(k, e.status > 0 ? -EPROTO : e.status, e.value);
+					break;
+				}
+			}
+		}
+		if (r < 0 && p->client) {
+			drop(p->client, "completion ring", "implausible head");
+			continue;
+		}
+		if (i < num_pendings && pendings[i].pid == q->pid && now >= pendings[i].deadline_ms)
+			finish(i, -ETIMEDOUT, 0);
+		else
+			i++;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * The loop's callbacks
+ */
+
+static void on_connect(struct fld_client *c, void *ctx)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	(void)ctx;
+	if (!s) {
+		fld_client_drop(c, "out of memory");
+		return;
+	}
+	fld_client_set_data(c, s);
+}
+
+static void on_message(struct fld_client *c, const void *buf, size_t len, int *fds,
+		       size_t nfds, void *ctx)
+{
+	struct session *s = fld_client_get_data(c);
+	struct fl_msg m;
+	struct fl_diag d;
+
+	(void)ctx;
+	if (!s)
+		return;
+	if (fl_proto_decode(buf, len, nfds, &m, &d) != 0) {
+		fld_send_error(c, m.seq, d.err, "%s", d.msg);
+		drop(c, "protocol", d.msg);
+		return;
+	}
+	switch (m.type) {
+	case FL_MSG_HELLO:
+		on_hello(c, s, &m, fds);
+		if (s->proc)
+			fds[0] = -1;	/* mapped; the mapping keeps it */
+		break;
+	case FL_MSG_MODULE_ADD:
+		on_module_add(c, s, &m, fds);
+		break;
+	case FL_MSG_MODULE_REMOVE:
+		on_module_remove(c, s, &m);
+		break;
+	case FL_MSG_SYMBOLS:
+		on_symbols(c, s, &m);
+		break;
+	case FL_MSG_QUERY:
+		if (s->proc) {
+			drop(c, "QUERY", "from a registered process");
+			return;
+		}
+		s->querier = true;
+		fld_query(c, &m);
+		break;
+	case FL_MSG_REQUEST:
+		if (s->proc) {
+			drop(c, "REQUEST", "from a registered process");
+			return;
+		}
+		on_request(c, s, &m);
+		break;
+	default:
+		drop(c, "protocol", "a daemon's message from a client");
+		break;
+	}
+}
+
+static void on_disconnect(struct fld_client *c, void *ctx)
+{
+	struct session *s = fld_client_get_data(c);
+
+	(void)ctx;
+	for (size_t i = 0; i < num_pendings; i++)
+		if (pendings[i].from == c)
+			pendings[i].from = NULL;
+	if (s && s->proc) {
+		fld_info("pid %d (%s) unregistered", (int)s->proc->pid, s->proc->comm);
+		fld_proc_exit(s->proc, opts.max_exited);
+		fld_state_changed();
+	}
+	free(s);
+	fld_client_set_data(c, NULL);
+}
+
+static void on_tick(void *ctx)
+{
+	(void)ctx;
+	fld_session_poll_completions();
+	fld_state_tick();
+}
+
+const struct fld_loop_ops fld_session_ops = {
+	.on_connect = on_connect,
+	.on_message = on_message,
+	.on_disconnect = on_disconnect,
+	.on_tick = on_tick,
+};
+
+void fld_session_init(const struct fld_session_opts *o)
+{
+	opts = *o;
+}

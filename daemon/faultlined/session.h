@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* The protocol's daemon side (session.c), queries (query.c), state (state.c). */
+#ifndef FLD_SESSION_H
+#define FLD_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "loop.h"
+#include "proto/proto.h"
+
+struct fld_session_opts {
+	size_t max_exited;		/* exited processes kept */
+	size_t max_modules;		/* per process */
+	unsigned request_timeout_ms;
+	const char *state_dir;		/* NULL: nothing persisted */
+	int bpf;			/* 0 until the Kernel side issue */
+};
+
+extern const struct fld_loop_ops fld_session_ops;
+
+void fld_session_init(const struct fld_session_opts *o);
+void fld_session_poll_completions(void);
+
+void fld_send_error(struct fld_client *c, uint32_t seq, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t len);
+
+/* query.c: answers a decoded QUERY. */
+void fld_query(struct fld_client *c, const struct fl_msg *m);
+
+/* state.c: persistence in the state directory. */
+int fld_state_load(const char *dir);
+void fld_state_changed(void);
+void fld_state_tick(void);
+int fld_state_save(void);
+/* A process re-registered: drop what the last daemon left of it. */
+void fld_state_forget(pid_t pid);
+
+#endif /* FLD_SESSION_H */

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Persistence: every process the daemon knows, with its sites and counts,
+ * in STATE_DIR/state.json, written atomically (a temporary file, fsync,
+ * rename).  Written at once when a process exits (its final counts exist
+ * nowhere else), and within a tick of any other change.  At start the file
+ * is read back: every process in it is exited as far as this daemon
+ * knows; one that was live comes back by itself (the agent re-registers)
+ * and then replaces its old entry.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "dlog.h"
+#include "procs.h"
+#include "session.h"
+
+static char path[PATH_MAX];
+static bool dirty;
+
+static json_object *proc_to_json(const struct fld_proc *p)
+{
+	json_object *o = json_object_new_object();
+	json_object *mods = json_object_new_array();
+
+	json_object_object_add(o, "pid", json_object_new_int(p->pid));
+	json_object_object_add(o, "uid", json_object_new_int64(p->uid));
+	json_object_object_add(o, "comm", json_object_new_string(p->comm));
+	json_object_object_add(o, "exited", json_object_new_boolean(p->exited));
+	json_object_object_add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
+	json_object_object_add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
+	for (size_t i = 0; i < p->num_mods; i++) {
+		const struct fld_module *m = p->mods[i];
+		json_object *mo = json_object_new_object();
+		json_object *sites = json_object_new_array();
+
+		json_object_object_add(mo, "name", json_object_new_string(m->name));
+		json_object_object_add(mo, "removed", json_object_new_boolean(m->removed));
+		for (uint32_t k = 0; k < m->num_sites; k++) {
+			const struct fld_site *s = &m->sites[k];
+			json_object *so = json_object_new_object();
+
+			json_object_object_add(so, "faulting_pc", json_object_new_uint64(s->faulting_pc));
+			json_object_object_add(so, "handler_pc", json_object_new_uint64(s->handler_pc));
+			json_object_object_add(so, "kind", json_object_new_int((int)s->kind));
+			json_object_object_add(so, "function", s->function ?
+					       json_object_new_string(s->function) : NULL);
+			json_object_object_add(so, "faults",
+					       json_object_new_uint64(fld_site_faults(p, m, s)));
+			json_object_array_add(sites, so);
+		}
+		json_object_object_add(mo, "sites", sites);
+		json_object_array_add(mods, mo);
+	}
+	json_object_object_add(o, "modules", mods);
+	return o;
+}
+
+int fld_state_save(void)
+{
+	char tmp[PATH_MAX + 8];
+	json_object *doc, *procs;
+	const char *text;
+	size_t len;
+	int fd, err = 0;
+
+	if (!path[0])
+		return 0;
+	doc = json_object_new_object();
+	procs = json_object_new_array();
+	json_object_object_add(doc, "version", json_object_new_int(1));
+	for (size_t i = 0; i < fld_num_procs; i++)
+		json_object_array_add(procs, proc_to_json(fld_procs[i]));
+	json_object_object_add(doc, "processes", procs);
+	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+	len = strlen(text);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (!err && rename(tmp, path) != 0)
+		err = -errno;
+	json_object_put(doc);
+	if (err) {
+		unlink(tmp);
+		fld_warn("state: cannot write %s: %s", path, strerror(-err));
+		return err;
+	}
+	dirty = false;
+	return 0;
+}
+
+void fld_state_changed(void)
+{
+	dirty = true;
+}
+
+void fld_state_tick(void)
+{
+	if (dirty)
+		fld_state_save();
+}
+
+void fld_state_forget(pid_t pid)
+{
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		if (fld_procs[i]->restored_live && fld_procs[i]->pid == pid) {
+			fld_proc_remove(fld_procs[i]);
+			return;
+		}
+	}
+}
+
+static uint64_t get_u64(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_uint64(v) : 0;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+		json_object_get_string(v) : NULL;
+}
+
+static int restore_proc(json_object *po)
+{
+	json_object *mods, *v;
+	struct fld_proc *p;
+	char comm[FL_PROTO_COMM] = { 0 };
+	const char *c = get_str(po, "comm");
+
+	if (c)
+		strncpy(comm, c, sizeof(comm) - 1);
+	p = fld_proc_add((pid_t)get_u64(po, "pid"), (uid_t)get_u64(po, "uid"), comm);
+	if (!p)
+		return -ENOMEM;
+	p->exited = true;
+	p->restored_live = !(json_object_object_get_ex(po, "exited", &v) &&
+			     json_object_get_boolean(v));
+	p->registered_ms = get_u64(po, "registered_ms");
+	p->exited_ms = get_u64(po, "exited_ms");
+	if (!json_object_object_get_ex(po, "modules", &mods) ||
+	    !json_object_is_type(mods, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(mods); i++) {
+		json_object *mo = json_object_array_get_idx(mods, i), *sites;
+		struct fld_module *m = calloc(1, sizeof(*m));
+		struct fld_module **grown;
+		size_t n;
+
+		if (!m)
+			return -ENOMEM;
+		m->name = strdup(get_str(mo, "name") ? get_str(mo, "name") : "");
+		m->removed = true;
+		if (json_object_object_get_ex(mo, "sites", &sites) &&
+		    json_object_is_type(sites, json_type_array)) {
+			n = json_object_array_length(sites);
+			m->sites = calloc(n ? n : 1, sizeof(*m->sites));
+			for (size_t k = 0; m->sites && k < n; k++) {
+				json_object *so = json_object_array_get_idx(sites, k);
+				const char *fn = get_str(so, "function");
+
+				m->sites[k] = (struct fld_site){
+					.faulting_pc = get_u64(so, "faulting_pc"),
+					.handler_pc = get_u64(so, "handler_pc"),
+					.kind = (uint32_t)get_u64(so, "kind"),
+					.function = fn ? strdup(fn) : NULL,
+					.frozen = get_u64(so, "faults"),
+				};
+			}
+			m->num_sites = m->sites ? (uint32_t)n : 0;
+		}
+		grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
+		if (!m->name || !grown) {
+			fld_module_free(m);
+			return -ENOMEM;
+		}
+		p->mods = grown;
+		p->mods[p->num_mods++] = m;
+	}
+	return 0;
+}
+
+int fld_state_load(const char *dir)
+{
+	json_object *doc, *procs;
+	int n;
+
+	n = snprintf(path, sizeof(path), "%s/state.json", dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		path[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	if (access(path, F_OK) != 0)
+		return 0;
+	doc = json_object_from_file(path);
+	if (!doc || !json_object_object_get_ex(doc, "processes", &procs) ||
+	    !json_object_is_type(procs, json_type_array)) {
+		fld_warn("state: %s is not a faultlined state file; starting empty", path);
+		json_object_put(doc);
+		return 0;
+	}
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		json_object *po = json_object_array_get_idx(procs, i);
+
+		if (json_object_is_type(po, json_type_object) && restore_proc(po) != 0)
+			break;
+	}
+	fld_info("state: %zu processes restored from %s", fld_num_procs, path);
+	json_object_put(doc);
+	return 0;
+}
