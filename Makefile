@@ -1070,8 +1070,8 @@ install: all $(PC_FILE)
 # Demo: until the daemon exists, the tables of a sample program.
 
 .PHONY: demo
-demo: all
-	$(Q)scripts/demo.sh $(CLI) $(B)/demo
+demo: all $(FLD)
+	$(Q)scripts/demo.sh $(B)/bin $(B)/demo
 
 .PHONY: clean
 clean:
