@@ -51,6 +51,13 @@ struct json_object *stackmap_json(struct cli_file *f, uint32_t flags);
 int cmd_faultmap(int argc, char **argv);
 int cmd_stackmap(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* The daemon's commands (client.c talks to it). */
+int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_sites(int argc, char **argv);
+int cmd_stackmaps(int argc, char **argv);
+int cmd_request(int argc, char **argv);
 
 /* "faultline: " + message on stderr, then "Try ..." */
 void usage_error(const char *cmd, const char *fmt, ...)

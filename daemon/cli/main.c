@@ -20,6 +20,12 @@ static const struct command commands[] = {
 	{ "faultmap", cmd_faultmap, "print the .llvm_faultmaps tables of ELF files" },
 	{ "stackmap", cmd_stackmap, "print the .llvm_stackmaps tables of ELF files" },
 	{ "run", cmd_run, "run a program with faultline's preload library" },
+	{ "stats", cmd_stats, "print faultlined's fault statistics" },
+	{ "top", cmd_top, "a live view of faultlined's statistics" },
+	{ "ps", cmd_ps, "list the processes registered with faultlined" },
+	{ "sites", cmd_sites, "list a registered process's implicit check sites" },
+	{ "stackmaps", cmd_stackmaps, "print a registered process's stack map records" },
+	{ "request", cmd_request, "send a request to a registered process" },
 };
 
 static void usage(FILE *out)

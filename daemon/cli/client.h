@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command-line side of the protocol (docs/protocol.md): connect to
+ * faultlined, send one QUERY or REQUEST, read its REPLY messages (or an
+ * ERROR), and the bits every daemon subcommand shares.
+ */
+#ifndef FL_CLI_CLIENT_H
+#define FL_CLI_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* What a call to the daemon gave back. */
+struct cli_reply {
+	int err;		/* 0, or a negative errno (ours, or the daemon's ERROR) */
+	bool from_daemon;	/* err came in an ERROR message */
+	char msg[600];		/* when err: what went wrong, without "faultline: " */
+	json_object *doc;	/* when !err: the reply's document (json_object_put it) */
+};
+
+/*
+ * The daemon's socket: opt (--socket), else $FAULTLINE_SOCKET, else
+ * /run/faultline/faultlined.sock as root and
+ * $XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise, as faultlined
+ * resolves it.  Returns 0 with the path in buf, or -ENAMETOOLONG /
+ * -ENOENT (not root and no XDG_RUNTIME_DIR) with a message in buf.
+ */
+int cli_socket_path(const char *opt, char *buf, size_t len);
+
+/*
+ * Sends QUERY (what, pid, arg) to the daemon at path and reads the whole
+ * reply.  Returns 0 with r->doc set, or a negative errno with r->msg set.
+ */
+int cli_query(const char *path, uint32_t what, uint32_t pid, uint64_t arg,
+	      struct cli_reply *r);
+
+/* The same for a REQUEST (pid, kind, arg). */
+int cli_request(const char *path, uint32_t pid, uint32_t kind, uint64_t arg,
+		struct cli_reply *r);
+
+/*
+ * Prints r's error as "faultline: CMD: ..." on stderr.  Returns 1, the exit
+ * status for it.
+ */
+int cli_reply_fail(const char *cmd, const struct cli_reply *r);
+
+/*
+ * Parses a PID argument (a positive decimal integer that fits a pid_t).
+ * Returns 0 with *pid set, or prints a usage error and returns -EINVAL.
+ */
+int cli_parse_pid(const char *cmd, const char *what, const char *s, uint32_t *pid);
+
+/* Prints doc as faultline prints JSON (pretty, one document, newline). */
+void cli_print_json(json_object *doc);
+
+/* Accessors that tolerate missing keys and wrong types (0, "", NULL). */
+json_object *cli_get(json_object *o, const char *key);
+uint64_t cli_u64(json_object *o, const char *key);
+int64_t cli_i64(json_object *o, const char *key);
+bool cli_bool(json_object *o, const char *key);
+/* The string at key, or NULL when absent, null or not a string. */
+const char *cli_str(json_object *o, const char *key);
+/* The array at key, and its length (0 when absent). */
+size_t cli_array(json_object *o, const char *key, json_object **arr);
+
+/*
+ * s for a table: control characters (a name is whatever a process sent)
+ * become '?', and NULL is "?".  The result lives until the eighth call
+ * after this one.
+ */
+const char *cli_safe(const char *s);
+
+/* The last component of a module path ("(main program)" stays as is). */
+const char *cli_basename(const char *path);
+
+enum cli_metrics_format { CLI_OPENMETRICS, CLI_PROMETHEUS };
+
+/*
+ * Prints a STATS document as OpenMetrics 1.0 text or as the Prometheus
+ * text format 0.0.4 (metrics.c says how they differ).  Returns 0, or -1
+ * when out of memory.
+ */
+int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt);
+
+/* The x86-64 name of DWARF register reg ("rsp"), or NULL if it has none. */
+const char *cli_dwarf_reg_name(unsigned reg);
+
+#endif /* FL_CLI_CLIENT_H */
