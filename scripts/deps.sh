@@ -13,6 +13,7 @@ check libjson-c-dev
 libbpf-dev bpftool liburing-dev
 binutils
 openjdk-17-jdk-headless nodejs python3
+python3-prometheus-client tmux
 "
 
 # One dpkg-query for all: it prints "ii" for installed packages and nothing

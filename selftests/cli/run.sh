@@ -207,5 +207,76 @@ else
 	bad "run: $PRELOAD not built"
 fi
 
+# ---- the daemon's commands: bad command lines (exit 2, nothing sent), and
+# no daemon (exit 1, the socket named).  End to end: selftests/daemon/cli/.
+NOSOCK=$PWD/no-daemon.sock
+for cmd in stats top ps sites stackmaps request; do
+	run "help_$cmd" 0 "$FL" $cmd --help
+	has "help_$cmd" "help_$cmd.out" "Usage: faultline $cmd"
+	run "bad_option_$cmd" 2 "$FL" $cmd --frobnicate
+	has "bad_option_$cmd" "bad_option_$cmd.err" "unknown option '--frobnicate'"
+	empty "bad_option_$cmd" "bad_option_$cmd.out"
+	run "no_socket_arg_$cmd" 2 "$FL" $cmd --socket
+	has "no_socket_arg_$cmd" "no_socket_arg_$cmd.err" "option '--socket' needs an argument"
+done
+run stats_two_formats 2 "$FL" stats --json --openmetrics
+has stats_two_formats stats_two_formats.err "exclude each other"
+run stats_bad_sort 2 "$FL" stats --sort size
+has stats_bad_sort stats_bad_sort.err "--sort: expected faults or recent, not 'size'"
+run stats_bad_pid 2 "$FL" stats --pid 12x
+has stats_bad_pid stats_bad_pid.err "--pid: expected a process ID, not '12x'"
+run stats_zero_pid 2 "$FL" stats --pid 0
+run stats_extra 2 "$FL" stats extra
+has stats_extra stats_extra.err "unexpected argument 'extra'"
+run ps_extra 2 "$FL" ps 1
+run sites_no_pid 2 "$FL" sites
+has sites_no_pid sites_no_pid.err "no PID given"
+run sites_bad_pid 2 "$FL" sites -5
+run sites_bad_pid2 2 "$FL" sites abc
+has sites_bad_pid2 sites_bad_pid2.err "PID: expected a process ID, not 'abc'"
+run sites_two_pids 2 "$FL" sites 1 2
+run stackmaps_no_pid 2 "$FL" stackmaps --id 7
+has stackmaps_no_pid stackmaps_no_pid.err "no PID given"
+run stackmaps_bad_id 2 "$FL" stackmaps --id seven 1
+has stackmaps_bad_id stackmaps_bad_id.err "--id: expected a non-negative integer, not 'seven'"
+run top_bad_interval 2 "$FL" top --interval 0
+has top_bad_interval top_bad_interval.err "--interval: expected seconds"
+run top_bad_interval2 2 "$FL" top --interval soon
+run top_bad_iterations 2 "$FL" top --iterations 0
+run top_extra 2 "$FL" top now
+run request_nothing 2 "$FL" request
+has request_nothing request_nothing.err "no PID given"
+run request_no_kind 2 "$FL" request 1
+has request_no_kind request_no_kind.err "no request given"
+run request_bad_kind 2 "$FL" request 1 reboot
+has request_bad_kind request_bad_kind.err "unknown request 'reboot'"
+run request_no_value 2 "$FL" request 1 heal-threshold
+has request_no_value request_no_value.err "heal-threshold: no value given"
+run request_bad_value 2 "$FL" request 1 heal-threshold -1
+run request_big_value 2 "$FL" request 1 heal-threshold 4294967296
+run request_extra 2 "$FL" request 1 ping 2 3
+# The socket: --socket, else $FAULTLINE_SOCKET, else $XDG_RUNTIME_DIR's
+# (not root) or /run/faultline's (root); not running: exit 1, path named.
+run nodaemon_opt 1 "$FL" stats --socket "$NOSOCK"
+has nodaemon_opt nodaemon_opt.err "faultlined is not running at $NOSOCK"
+empty nodaemon_opt nodaemon_opt.out
+run nodaemon_env 1 env FAULTLINE_SOCKET="$NOSOCK.env" "$FL" ps
+has nodaemon_env nodaemon_env.err "$NOSOCK.env"
+run nodaemon_opt_wins 1 env FAULTLINE_SOCKET="$NOSOCK.env" "$FL" sites --socket "$NOSOCK" 1
+has nodaemon_opt_wins nodaemon_opt_wins.err "at $NOSOCK "
+if [ "$(id -u)" = 0 ]; then
+	want=/run/faultline/faultlined.sock
+else
+	want=$PWD/xdg/faultline/faultlined.sock
+fi
+run nodaemon_default 1 env -u FAULTLINE_SOCKET XDG_RUNTIME_DIR="$PWD/xdg" "$FL" request 1 ping
+has nodaemon_default nodaemon_default.err "$want"
+run nodaemon_top 1 "$FL" top --socket "$NOSOCK" --iterations 1
+has nodaemon_top nodaemon_top.err "$NOSOCK"
+# Something that is not faultlined listening there: a clear error, exit 1.
+printf 'not a socket\n' >"$NOSOCK.file"
+run nodaemon_file 1 "$FL" stats --socket "$NOSOCK.file"
+has nodaemon_file nodaemon_file.err "$NOSOCK.file"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,331 @@
+#!/bin/bash
+# The daemon's commands end to end: faultlined on a temporary socket, a
+# program under faultline run that fails known implicit checks, and
+# faultline stats (table, --json, --openmetrics, --prometheus), ps, sites,
+# stackmaps, request and top (in a real terminal: tmux) against it.
+#   run.sh FAULTLINE FAULTLINED WORKDIR
+set -u
+
+FL=$(realpath "$1")
+FLD=$(realpath "$2")
+W=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+# The Debian python3, which has python3-prometheus-client (scripts/deps.sh).
+PY=/usr/bin/python3
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+W=$(pwd)
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# run NAME EXPECTED_STATUS CMD...: runs CMD (10 s limit), output in NAME.out/.err
+run() {
+	local name=$1 want=$2 got
+	shift 2
+	timeout 10 "$@" >"$name.out" 2>"$name.err"
+	got=$?
+	if [ "$got" = "$want" ]; then ok; else bad "$name: exit $got, expected $want"; sed 's/^/  | /' "$name.err" | head -5; fi
+}
+
+has() {
+	if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $2"; sed 's/^/  | /' "$2" | head -8; fi
+}
+
+# py NAME SCRIPT ARGS...: a Python check that exits 0 when it holds
+py() {
+	local name=$1
+	shift
+	if "$PY" "$@" >"$name.py.out" 2>&1; then ok; else bad "$name"; sed 's/^/  | /' "$name.py.out" | head -10; fi
+}
+
+SOCK=$W/fl.sock
+export FAULTLINE_SOCKET=$SOCK
+TMUX_SOCK=fl-cli-test-$$
+DPID=
+PROG_PID=
+cleanup() {
+	[ -n "$PROG_PID" ] && kill "$PROG_PID" 2>/dev/null
+	exec 7>&- 2>/dev/null
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+}
+trap cleanup EXIT
+
+# ---- the program: selftests/cli/sample.ll's checks, no-PIE (PCs = link-time)
+llc-14 -O2 -enable-implicit-null-checks -filetype=obj "$ROOT/selftests/cli/sample.ll" -o sample.o || exit 1
+gcc -O2 -no-pie "$HERE/prog.c" sample.o -o prog || exit 1
+"$FL" faultmap --json prog >faultmap.json || exit 1
+"$PY" - <<'EOF' >pcs || exit 1
+import json
+d = json.load(open("faultmap.json"))
+for t in d["files"][0]["tables"]:
+    for f in t["functions"]:
+        for x in f["faults"]:
+            print(f["symbol"], x["faulting_pc"])
+EOF
+LOAD_PC=$(awk '$1 == "load_field" { print $2 }' pcs)
+STORE_PC=$(awk '$1 == "store_field" { print $2 }' pcs)
+[ -n "$LOAD_PC" ] && [ -n "$STORE_PC" ] || { echo "no sites in prog's fault map"; exit 1; }
+
+# ---- no daemon: exit 1, the socket named
+run no_daemon 1 "$FL" stats
+has no_daemon no_daemon.err "faultlined is not running at $SOCK"
+run no_daemon_opt 1 "$FL" ps --socket "$W/other.sock"
+has no_daemon_opt no_daemon_opt.err "$W/other.sock"
+
+# ---- the daemon
+"$FLD" --socket "$SOCK" --state-dir "$W/state" --log-level info 2>daemon.log &
+DPID=$!
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+[ -S "$SOCK" ] || { echo "faultlined did not start"; cat daemon.log; exit 1; }
+
+run empty 0 "$FL" stats
+has empty empty.out "No registered processes."
+run empty_json 0 "$FL" stats --json
+py empty_json -c 'import json,sys; d=json.load(open("empty_json.out")); assert d["processes"] == [] and d["bpf"] is False, d'
+run empty_om 0 "$FL" stats --openmetrics
+has empty_om empty_om.out "# EOF"
+
+# ---- a program that failed load_field's check 5 times and store_field's 3
+mkfifo in.fifo
+"$FL" run ./prog 5 3 <in.fifo >prog.out 2>prog.err &
+PROG_PID=$!
+exec 7>in.fifo
+for _ in $(seq 100); do grep -q '^ready' prog.out && break; sleep 0.05; done
+PID=$(awk '/^ready/ { print $2 }' prog.out)
+[ -n "$PID" ] || { echo "prog did not start"; cat prog.out prog.err; exit 1; }
+
+# wait_faults L S: until stats --json shows them (registration is asynchronous)
+wait_faults() {
+	for _ in $(seq 100); do
+		"$FL" stats --json --pid "$PID" >wait.json 2>/dev/null &&
+			"$PY" - "$1" "$2" "$LOAD_PC" "$STORE_PC" <<'EOF' 2>/dev/null && return 0
+import json, sys
+l, s, lpc, spc = map(int, sys.argv[1:])
+d = json.load(open("wait.json"))
+got = {x["faulting_pc"]: x["faults"] for x in d["processes"][0]["sites"]}
+sys.exit(0 if got == {lpc: l, spc: s} else 1)
+EOF
+		sleep 0.05
+	done
+	return 1
+}
+wait_faults 5 3 && ok || bad "stats --json never showed 5 and 3 faults"
+
+# ---- stats --json: the schema of docs/json.md, exact counts
+run stats_json 0 "$FL" stats --json
+py stats_json - "$PID" "$LOAD_PC" "$STORE_PC" <<'EOF'
+import json, sys
+pid, lpc, spc = map(int, sys.argv[1:])
+d = json.load(open("stats_json.out"))
+assert set(d) == {"bpf", "processes"}, d.keys()
+[p] = [p for p in d["processes"] if p["pid"] == pid]
+for k, t in (("pid", int), ("comm", str), ("uid", int), ("exited", bool),
+             ("registered_ms", int), ("modules", int), ("num_sites", int),
+             ("faults", int), ("sites", list)):
+    assert isinstance(p[k], t), (k, p[k])
+assert p["comm"] == "prog" and p["exited"] is False and "exited_ms" not in p, p
+assert p["num_sites"] == 2 and p["faults"] == 8 and p["modules"] >= 1, p
+sites = {s["faulting_pc"]: s for s in p["sites"]}
+assert set(sites) == {lpc, spc}, sites
+assert sites[lpc]["faults"] == 5 and sites[lpc]["kind"] == "load", sites[lpc]
+assert sites[spc]["faults"] == 3 and sites[spc]["kind"] == "store", sites[spc]
+for s in p["sites"]:
+    assert set(s) >= {"module", "function", "faulting_pc", "handler_pc", "kind",
+                      "faults", "unloaded"}, s
+    assert s["function"] is None or isinstance(s["function"], str), s
+    assert s["unloaded"] is False and s["handler_pc"] > s["faulting_pc"], s
+EOF
+
+# ---- the table, both orders, --pid
+run stats_text 0 "$FL" stats
+has stats_text stats_text.out "$(printf '%-8s %-16s %-7s' "$PID" prog live)"
+has stats_text stats_text.out "$(printf '0x%-16x load' "$LOAD_PC")"
+has stats_text stats_text.out "$(printf '0x%-16x store' "$STORE_PC")"
+# most faults first: load_field's line comes before store_field's
+[ "$(grep -n "$(printf '0x%x ' "$LOAD_PC")" stats_text.out | cut -d: -f1)" -lt \
+  "$(grep -n "$(printf '0x%x ' "$STORE_PC")" stats_text.out | cut -d: -f1)" ] && ok ||
+	bad "stats: sites not sorted by faults"
+run stats_recent 0 "$FL" stats --sort recent
+has stats_recent stats_recent.out "$PID"
+run stats_pid 0 "$FL" stats --pid "$PID"
+has stats_pid stats_pid.out "prog"
+run stats_nopid 1 "$FL" stats --pid 999999999
+has stats_nopid stats_nopid.err "no registered process 999999999"
+
+# ---- OpenMetrics, checked by prometheus_client's parser and by hand
+run om 0 "$FL" stats --openmetrics
+py om - "$PID" "$LOAD_PC" "$STORE_PC" <<'EOF'
+import re, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+pid, lpc, spc = sys.argv[1:]
+text = open("om.out").read()
+assert text.endswith("# EOF\n"), "no # EOF at the end"
+assert text.count("# EOF") == 1
+fams = {f.name: f for f in text_string_to_metric_families(text)}
+assert fams["faultline_site_faults"].type == "counter"
+assert fams["faultline_process_faults"].type == "counter"
+assert fams["faultline_processes"].type == "gauge"
+for f in fams.values():
+    assert f.documentation, f.name
+got = {(s.labels["pid"], s.labels["faulting_pc"]): (s.name, s.value, s.labels)
+       for s in fams["faultline_site_faults"].samples}
+name, v, labels = got[(pid, "0x%x" % int(lpc))]
+assert name == "faultline_site_faults_total" and v == 5, got
+assert set(labels) == {"pid", "comm", "module", "function", "faulting_pc", "kind"}, labels
+assert labels["kind"] == "load" and labels["comm"] == "prog", labels
+assert got[(pid, "0x%x" % int(spc))][1] == 3, got
+# every line is a metadata line, a sample or the EOF
+for line in text.splitlines():
+    assert re.match(r'^(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*|# EOF|'
+                    r'[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? [0-9]+)$', line), line
+EOF
+run prom 0 "$FL" stats --prometheus
+py prom - "$PID" <<'EOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open("prom.out").read()
+assert "# EOF" not in text
+# In the 0.0.4 format the TYPE line names the sample: the counter keeps its type.
+assert "# TYPE faultline_site_faults_total counter" in text, text
+fams = {f.name: f for f in text_string_to_metric_families(text)}
+site = fams["faultline_site_faults"]
+assert site.type == "counter" and sum(s.value for s in site.samples if s.labels["pid"] == sys.argv[1]) == 8
+EOF
+
+# ---- ps, sites
+run ps 0 "$FL" ps
+has ps ps.out "$(printf '%-8s %-16s %-7s' "$PID" prog live)"
+run ps_json 0 "$FL" ps --json
+py ps_json - "$PID" <<'EOF'
+import json, sys
+d = json.load(open("ps_json.out"))
+[p] = [p for p in d["processes"] if p["pid"] == int(sys.argv[1])]
+assert "sites" not in p and p["num_sites"] == 2 and p["faults"] == 8, p
+EOF
+run sites 0 "$FL" sites "$PID"
+has sites sites.out "pid $PID (prog), live, 2 sites, 8 faults"
+has sites sites.out "$(printf '0x%x' "$LOAD_PC")"
+run sites_json 0 "$FL" sites --json "$PID"
+py sites_json - "$PID" <<'EOF'
+import json, sys
+d = json.load(open("sites_json.out"))
+[p] = d["processes"]
+assert p["pid"] == int(sys.argv[1]) and len(p["sites"]) == 2, p
+EOF
+run sites_none 1 "$FL" sites 999999999
+has sites_none sites_none.err "no registered process 999999999"
+
+# ---- stackmaps: sample.ll's record 7 (a register, -3, 8589934592, an alloca)
+run stackmaps 0 "$FL" stackmaps "$PID"
+has stackmaps stackmaps.out "1 stack map record"
+has stackmaps stackmaps.out "record 7 at 0x"
+has stackmaps stackmaps.out "#0 Register"
+has stackmaps stackmaps.out "#1 Constant      -3, size 8"
+has stackmaps stackmaps.out "#2 ConstantIndex 8589934592"
+grep -Eq '#3 Direct +(rsp|rbp) [-+] [0-9]+, size 8' stackmaps.out && ok || bad "stackmaps: no Direct rsp/rbp location"
+run stackmaps_id 0 "$FL" stackmaps --id 7 "$PID"
+has stackmaps_id stackmaps_id.out "record 7"
+run stackmaps_noid 1 "$FL" stackmaps --id 8 "$PID"
+has stackmaps_noid stackmaps_noid.err "has no stack map record 8"
+run stackmaps_json 0 "$FL" stackmaps --json "$PID"
+py stackmaps_json <<'EOF'
+import json
+d = json.load(open("stackmaps_json.out"))
+[p] = d["processes"]
+[r] = p["records"]
+assert r["id"] == 7 and r["pc"] > 0 and r["live_outs"] == 0, r
+kinds = [l["kind"] for l in r["locations"]]
+assert kinds[1:] == ["Constant", "ConstantIndex", "Direct"], kinds
+assert r["locations"][2]["constant"] == 8589934592, r["locations"][2]
+EOF
+
+# ---- requests through the process's ring
+run ping 0 "$FL" request "$PID" ping 42
+has ping ping.out "pid $PID: ping 42: answered 42 in"
+run ping_json 0 "$FL" request --json "$PID" ping 7
+py ping_json - "$PID" <<'EOF'
+import json, sys
+d = json.load(open("ping_json.out"))
+assert d == {"pid": int(sys.argv[1]), "request": "ping", "status": 0, "value": 7}, d
+EOF
+run heal1 0 "$FL" request "$PID" heal-threshold 5
+run heal2 0 "$FL" request "$PID" heal-threshold 6
+has heal2 heal2.out "pid $PID: heal threshold 6 (was 5)"
+run ping_none 1 "$FL" request 999999999 ping
+has ping_none ping_none.err "no registered process 999999999"
+
+# ---- more failures while it runs: the counts follow exactly
+echo "fail 4 2" >&7
+wait_faults 9 5 && ok || bad "stats --json never showed 9 and 5 faults"
+
+# ---- top, not a terminal: one plain frame per interval
+run top_plain 0 "$FL" top --iterations 2 --interval 0.2
+[ "$(grep -c '^faultline top - ' top_plain.out)" = 2 ] && ok || bad "top: not 2 frames"
+has top_plain top_plain.out "$(printf '0x%x' "$LOAD_PC")"
+if grep -q $'\033' top_plain.out; then bad "top: escapes when not on a terminal"; else ok; fi
+
+# ---- top in a real terminal (tmux): a frame, then q; then Ctrl-C
+# top_tty NAME KEYS: starts top in a detached tmux session, waits for its
+# frame, sends KEYS, and checks that it exited 0 and gave the screen back.
+top_tty() {
+	local name=$1 keys=$2 i
+	rm -f "$name.status"
+	tmux -L "$TMUX_SOCK" new-session -d -s "$name" -x 160 -y 40 \
+		"FAULTLINE_SOCKET=$SOCK $FL top --interval 0.3; echo \$? >$W/$name.status; sleep 30"
+	for i in $(seq 100); do
+		tmux -L "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.screen" 2>/dev/null
+		grep -q "$(printf '0x%x' "$LOAD_PC")" "$name.screen" &&
+			grep -q "FAULTS/S" "$name.screen" && break
+		sleep 0.1
+	done
+	has "$name" "$name.screen" "faultline top - "
+	has "$name" "$name.screen" "q: quit"
+	has "$name" "$name.screen" "$(printf '%-8s %-15s' "$PID" prog)"
+	# a second frame has rates
+	sleep 0.5
+	tmux -L "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.screen2"
+	grep -Eq "faultline top - .* faults, [0-9.]+/s" "$name.screen2" && ok || bad "$name: no rate in the header"
+	tmux -L "$TMUX_SOCK" send-keys -t "$name" $keys
+	for i in $(seq 50); do [ -s "$name.status" ] && break; sleep 0.1; done
+	if [ "$(cat "$name.status" 2>/dev/null)" = 0 ]; then ok; else bad "$name: top did not exit 0 (status '$(cat "$name.status" 2>/dev/null)')"; fi
+	# the alternate screen is gone: the frame is not on the terminal any more
+	tmux -L "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.after"
+	if grep -q "faultline top - " "$name.after"; then bad "$name: the screen was not restored"; else ok; fi
+	# and the terminal is back in canonical mode with echo
+	tmux -L "$TMUX_SOCK" kill-session -t "$name"
+}
+if command -v tmux >/dev/null; then
+	top_tty top_q q
+	top_tty top_ctrlc C-c
+else
+	bad "tmux is not installed (scripts/deps.sh installs it)"
+fi
+
+# ---- the program exits: the daemon keeps its final counts
+exec 7>&-
+wait "$PROG_PID"
+PROG_PID=
+run ps_exited 0 "$FL" ps
+has ps_exited ps_exited.out "$(printf '%-8s %-16s %-7s' "$PID" prog exited)"
+run sites_exited 0 "$FL" sites --json "$PID"
+py sites_exited - "$LOAD_PC" "$STORE_PC" <<'EOF'
+import json, sys
+lpc, spc = map(int, sys.argv[1:])
+[p] = json.load(open("sites_exited.out"))["processes"]
+assert p["exited"] is True and p["exited_ms"] >= p["registered_ms"], p
+assert {s["faulting_pc"]: s["faults"] for s in p["sites"]} == {lpc: 9, spc: 5}, p
+EOF
+run ping_exited 1 "$FL" request "$PID" ping
+
+# ---- the daemon stops
+kill "$DPID" && wait "$DPID" 2>/dev/null
+DPID=
+run gone 1 "$FL" stats
+has gone gone.err "faultlined is not running at $SOCK"
+
+echo "daemon cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
