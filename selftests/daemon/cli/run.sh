@@ -34,6 +34,10 @@ has() {
 	if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $2"; sed 's/^/  | /' "$2" | head -8; fi
 }
 
+empty() {
+	if [ ! -s "$2" ]; then ok; else bad "$1: $2 is not empty"; head -3 "$2"; fi
+}
+
 # py NAME SCRIPT ARGS...: a Python check that exits 0 when it holds
 py() {
 	local name=$1
@@ -46,7 +50,9 @@ export FAULTLINE_SOCKET=$SOCK
 TMUX_SOCK=fl-cli-test-$$
 DPID=
 PROG_PID=
+FAKE_PID=
 cleanup() {
+	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
 	[ -n "$PROG_PID" ] && kill "$PROG_PID" 2>/dev/null
 	exec 7>&- 2>/dev/null
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
@@ -75,6 +81,35 @@ run no_daemon 1 "$FL" stats
 has no_daemon no_daemon.err "faultlined is not running at $SOCK"
 run no_daemon_opt 1 "$FL" ps --socket "$W/other.sock"
 has no_daemon_opt no_daemon_opt.err "$W/other.sock"
+
+# ---- replies the real daemon seldom sends (fake_daemon.py)
+# fake MODE: starts the fake daemon on its own socket
+fake() {
+	rm -f "$W/fake.sock"
+	"$PY" "$HERE/fake_daemon.py" "$W/fake.sock" "$1" >fake.log 2>&1 &
+	FAKE_PID=$!
+	for _ in $(seq 100); do grep -q ready fake.log 2>/dev/null && break; sleep 0.05; done
+}
+unfake() { kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=; }
+fake split
+run split 0 "$FL" stats --json --socket "$W/fake.sock"
+py split -c 'import json; d = json.load(open("split.out")); assert d["processes"][0]["faults"] == 12345, d'
+run split_text 0 "$FL" sites 77 --socket "$W/fake.sock"
+has split_text split_text.out "pid 77 (split), live, 1 sites, 12345 faults"
+run split_om 0 "$FL" stats --openmetrics --socket "$W/fake.sock"
+has split_om split_om.out 'faultline_site_faults_total{pid="77",comm="split",module="/x/lib.so",function="f",faulting_pc="0x1000",kind="load"} 12345'
+unfake
+for mode in badjson wrongseq close eperm badmagic; do
+	fake $mode
+	run "fake_$mode" 1 "$FL" stats --socket "$W/fake.sock"
+	empty "fake_$mode" "fake_$mode.out"
+	unfake
+done
+has fake_badjson fake_badjson.err "the reply is not a JSON object"
+has fake_wrongseq fake_wrongseq.err "a reply to another message"
+has fake_close fake_close.err "closed the connection before answering"
+has fake_eperm fake_eperm.err "faultline: stats: not yours"
+has fake_badmagic fake_badmagic.err "bad message"
 
 # ---- the daemon
 "$FLD" --socket "$SOCK" --state-dir "$W/state" --log-level info 2>daemon.log &
