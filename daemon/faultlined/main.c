@@ -250,13 +250,23 @@ static int listen_on(const char *path, ino_t *ino)
 			fld_err("%s exists and is not a socket: not touching it", path);
 			return -1;
 		}
-		probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (probe < 0) {
-			fld_err("socket: %s", strerror(errno));
-			return -1;
+		/*
+		 * A daemon just killed may still answer for a few milliseconds
+		 * (io_uring releases its files after the process is gone):
+		 * only one that keeps answering for a second is alive.
+		 */
+		for (int i = 0; i < 20; i++) {
+			probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			if (probe < 0) {
+				fld_err("socket: %s", strerror(errno));
+				return -1;
+			}
+			r = connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+			close(probe);
+			if (r != 0 && errno != EAGAIN)
+				break;
+			usleep(50000);
 		}
-		r = connect(probe, (struct sockaddr *)&sa, sizeof(sa));
-		close(probe);
 		if (r == 0 || errno == EAGAIN) {
 			fld_err("another faultlined is listening on %s: not starting", path);
 			return -1;

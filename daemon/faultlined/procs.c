@@ -105,8 +105,17 @@ static void proc_free(struct fld_proc *p)
 	free(p);
 }
 
+/* Whether a exited before b (restored ones, exit_seq 0, before any other). */
+static bool exited_before(const struct fld_proc *a, const struct fld_proc *b)
+{
+	if (a->exit_seq != b->exit_seq)
+		return a->exit_seq < b->exit_seq;
+	return a->exited_ms < b->exited_ms;
+}
+
 void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 {
+	static uint64_t exits;
 	size_t exited = 0;
 
 	for (size_t i = 0; i < p->num_mods; i++)
@@ -120,20 +129,27 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	p->client = NULL;
 	p->exited = true;
 	p->exited_ms = now_ms();
+	p->exit_seq = ++exits;
 
 	for (size_t i = 0; i < fld_num_procs; i++)
 		exited += fld_procs[i]->exited;
-	/* Oldest exited first: drop from the front of the exited ones. */
-	for (size_t i = 0; i < fld_num_procs && exited > max_exited;) {
-		if (fld_procs[i]->exited) {
-			proc_free(fld_procs[i]);
-			memmove(&fld_procs[i], &fld_procs[i + 1],
-				(fld_num_procs - i - 1) * sizeof(*fld_procs));
-			fld_num_procs--;
-			exited--;
-		} else {
-			i++;
-		}
+	/*
+	 * Drop the one that exited first, while too many are kept.  The list
+	 * is in registration order: a process that registered early and
+	 * exited late is not the oldest exited.
+	 */
+	while (exited > max_exited) {
+		size_t oldest = fld_num_procs;
+
+		for (size_t i = 0; i < fld_num_procs; i++)
+			if (fld_procs[i]->exited &&
+			    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
+				oldest = i;
+		proc_free(fld_procs[oldest]);
+		memmove(&fld_procs[oldest], &fld_procs[oldest + 1],
+			(fld_num_procs - oldest - 1) * sizeof(*fld_procs));
+		fld_num_procs--;
+		exited--;
 	}
 }
 

@@ -52,6 +52,7 @@ struct fld_proc {
 	bool restored_live;
 	uint64_t registered_ms;	/* CLOCK_REALTIME */
 	uint64_t exited_ms;
+	uint64_t exit_seq;		/* exits seen by this daemon: 1, 2...; 0 restored */
 	struct fld_client *client;	/* NULL once exited */
 	void *region;			/* NULL once exited (counts frozen) */
 	struct fl_shm_layout layout;
@@ -60,7 +61,7 @@ struct fld_proc {
 	uint32_t next_seq;		/* requests */
 };
 
-/* All processes, live first then exited, oldest first within each. */
+/* All processes, live and exited, in registration order (restored ones first). */
 extern struct fld_proc **fld_procs;
 extern size_t fld_num_procs;
 
@@ -77,7 +78,8 @@ void fld_module_freeze(struct fld_proc *p, struct fld_module *m);
 
 /*
  * The process is gone (disconnected): freeze every count, unmap its
- * region, and drop the oldest exited processes beyond max_exited.
+ * region, and drop the exited processes that exited first (restored ones
+ * before any this daemon saw exit) beyond max_exited.
  */
 void fld_proc_exit(struct fld_proc *p, size_t max_exited);
 

@@ -532,9 +532,8 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 	}
 	switch (m.type) {
 	case FL_MSG_HELLO:
+		/* Mapped or refused: the loop closes the fd (a mapping needs none). */
 		on_hello(c, s, &m, fds);
-		if (s->proc)
-			fds[0] = -1;	/* mapped; the mapping keeps it */
 		break;
 	case FL_MSG_MODULE_ADD:
 		on_module_add(c, s, &m, fds);

@@ -1,0 +1,2103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * faultlined end to end (make check-daemon-e2e): the daemon, the preload
+ * shim and programs with implicit null checks (prog.c, load.c), and raw
+ * protocol clients built with lib/proto.
+ *
+ *   e2e GROUP OUTDIR DIR FAULTLINED PRELOAD PROG LOAD
+ *
+ * GROUP is counts, restart, request, security or load (run.sh runs them
+ * all).  DIR is a directory every user can traverse (the socket, state
+ * directories and the copies of PROG and PRELOAD that "nobody" runs);
+ * daemon and program logs go to OUTDIR.  Prints "ok - NAME" or
+ * "FAIL - NAME: DETAIL" per check, then "GROUP: P passed, F failed";
+ * exits 1 when a check failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "proto/proto.h"
+
+#define NOBODY 65534
+
+static const char *group, *outdir, *dir, *fld, *preload, *prog, *loadprog;
+static char sock_path[108], state_dir[PATH_MAX];
+static pid_t dpid = -1;
+static int dlogs;
+static char dlog[PATH_MAX];
+static int passed, failed;
+
+/* ------------------------------------------------------------------------
+ * Reporting
+ */
+
+static void ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok - ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	passed++;
+}
+
+static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL - %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failed++;
+}
+
+/* check(cond, name, detail...): ok or FAIL with the detail. */
+#define check(cond, name, ...) do {				\
+		if (cond)					\
+			ok("%s", name);				\
+		else						\
+			fail(name, __VA_ARGS__);		\
+	} while (0)
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * The daemon
+ */
+
+static bool log_has(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Starts faultlined on sock_path with state_dir; waits for it to listen. */
+static int daemon_start(void)
+{
+	snprintf(dlog, sizeof(dlog), "%s/%s-daemon.%d.log", outdir, group, ++dlogs);
+	dpid = fork();
+	if (dpid < 0)
+		return -1;
+	if (dpid == 0) {
+		int fd = open(dlog, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0)
+			_exit(127);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(fld, fld, "--socket", sock_path, "--state-dir", state_dir,
+		      "--log-level", "debug", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		if (log_has(dlog, "listening on"))
+			return 0;
+		if (waitpid(dpid, NULL, WNOHANG) == dpid) {
+			dpid = -1;
+			break;
+		}
+		sleep_ms(25);
+	}
+	fail("daemon start", "faultlined did not start listening (log: %s)", dlog);
+	return -1;
+}
+
+static void daemon_kill9(void)
+{
+	if (dpid > 0) {
+		kill(dpid, SIGKILL);
+		waitpid(dpid, NULL, 0);
+	}
+	dpid = -1;
+}
+
+/* SIGTERM; returns the exit status, or -1. */
+static int daemon_stop(void)
+{
+	int status;
+
+	if (dpid <= 0)
+		return -1;
+	kill(dpid, SIGTERM);
+	if (waitpid(dpid, &status, 0) != dpid)
+		status = -1;
+	dpid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static bool daemon_alive(void)
+{
+	return dpid > 0 && waitpid(dpid, NULL, WNOHANG) == 0 && kill(dpid, 0) == 0;
+}
+
+static int daemon_nfds(void)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)dpid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Raw protocol clients
+ */
+
+static int conn(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	double end = now() + 3;
+	int fd;
+
+	memcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		close(fd);
+		if (now() > end)
+			return -errno;
+		sleep_ms(20);
+	}
+}
+
+static int xsend(int fd, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL | flags) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+/* One message: len bytes, 0 at EOF, -ETIMEDOUT or -errno. */
+static ssize_t xrecv(int fd, void *buf, size_t size, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, buf, size, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == ECONNRESET ? 0 : -errno;
+	return n;
+}
+
+/*
+ * Reads until the daemon closes the connection (within 3 s); returns 1
+ * when it did, 0 when it did not.  *err: the code of an ERROR received, or
+ * 0.
+ */
+static int dropped(int fd, int *err)
+{
+	static char buf[FL_PROTO_MAX_MESSAGE];
+	double end = now() + 3;
+
+	if (err)
+		*err = 0;
+	while (now() < end) {
+		struct fl_msg m;
+		ssize_t n = xrecv(fd, buf, sizeof(buf), 100);
+
+		if (n == 0)
+			return 1;
+		if (n == -ETIMEDOUT)
+			continue;
+		if (n < 0)
+			return 1;
+		if (err && fl_proto_decode(buf, (size_t)n, 0, &m, NULL) == 0 &&
+		    m.type == FL_MSG_ERROR)
+			*err = m.error.err;
+	}
+	return 0;
+}
+
+static size_t mk_query(void *buf, uint32_t what, uint32_t pid, uint64_t arg)
+{
+	struct fl_msg_query q;
+
+	memset(&q, 0, sizeof(q));
+	fl_proto_header(&q, FL_MSG_QUERY, sizeof(q), 7);
+	q.what = what;
+	q.pid = pid;
+	q.arg = arg;
+	memcpy(buf, &q, sizeof(q));
+	return sizeof(q);
+}
+
+static size_t mk_request(void *buf, uint32_t pid, uint32_t kind, uint64_t arg)
+{
+	struct fl_msg_request r;
+
+	memset(&r, 0, sizeof(r));
+	fl_proto_header(&r, FL_MSG_REQUEST, sizeof(r), 9);
+	r.pid = pid;
+	r.kind = kind;
+	r.arg = arg;
+	memcpy(buf, &r, sizeof(r));
+	return sizeof(r);
+}
+
+/*
+ * Reads REPLY messages until one without MORE.  Returns 0 with *text (malloc'd,
+ * NUL-terminated), the ERROR's code, or -ETIMEDOUT / -ECONNRESET / -EPROTO.
+ */
+static int read_reply(int fd, char **text, int timeout_ms)
+{
+	static char buf[FL_PROTO_MAX_MESSAGE];
+	char *acc = NULL;
+	size_t len = 0;
+
+	*text = NULL;
+	for (;;) {
+		struct fl_msg m;
+		ssize_t n = xrecv(fd, buf, sizeof(buf), timeout_ms);
+		char *grown;
+
+		if (n <= 0) {
+			free(acc);
+			return n == 0 ? -ECONNRESET : (int)n;
+		}
+		if (fl_proto_decode(buf, (size_t)n, 0, &m, NULL) != 0) {
+			free(acc);
+			return -EPROTO;
+		}
+		if (m.type == FL_MSG_ERROR) {
+			free(acc);
+			return m.error.err;
+		}
+		if (m.type != FL_MSG_REPLY || m.seq == 0) {
+			free(acc);
+			return -EPROTO;
+		}
+		grown = realloc(acc, len + m.reply.len + 1);
+		if (!grown) {
+			free(acc);
+			return -ENOMEM;
+		}
+		acc = grown;
+		memcpy(acc + len, m.text, m.reply.len);
+		len += m.reply.len;
+		acc[len] = 0;
+		if (!(m.reply.flags & FL_REPLY_MORE))
+			break;
+	}
+	*text = acc;
+	return 0;
+}
+
+/* One exchange as this process: QUERY or REQUEST in buf. */
+static int exchange(const void *msg, size_t len, char **text)
+{
+	int fd = conn(), err;
+
+	*text = NULL;
+	if (fd < 0)
+		return fd;
+	err = xsend(fd, msg, len, NULL, 0, 0);
+	if (!err)
+		err = read_reply(fd, text, 10000);
+	close(fd);
+	return err;
+}
+
+/*
+ * The same as uid: in a child that drops to uid (root's own uid: here).
+ * The child passes the result back through a pipe.
+ */
+static int exchange_as(uid_t uid, const void *msg, size_t len, char **text)
+{
+	int pfd[2], err = -EIO;
+	pid_t pid;
+	size_t cap = 4096, n = 0;
+	char *buf;
+
+	if (uid == geteuid())
+		return exchange(msg, len, text);
+	*text = NULL;
+	if (pipe(pfd))
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		char *t = NULL;
+		int r;
+
+		close(pfd[0]);
+		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+			_exit(1);
+		r = exchange(msg, len, &t);
+		(void)!write(pfd[1], &r, sizeof(r));
+		if (t)
+			for (size_t off = 0, l = strlen(t); off < l;) {
+				ssize_t w = write(pfd[1], t + off, l - off);
+
+				if (w <= 0)
+					break;
+				off += (size_t)w;
+			}
+		_exit(0);
+	}
+	close(pfd[1]);
+	buf = malloc(cap);
+	if (pid > 0 && buf && read(pfd[0], &err, sizeof(err)) == sizeof(err)) {
+		for (;;) {
+			ssize_t r;
+
+			if (n + 1 >= cap) {
+				char *g = realloc(buf, cap *= 2);
+
+				if (!g)
+					break;
+				buf = g;
+			}
+			r = read(pfd[0], buf + n, cap - n - 1);
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+		}
+		buf[n] = 0;
+		if (!err)
+			*text = buf, buf = NULL;
+	}
+	free(buf);
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return err;
+}
+
+/* A QUERY as uid; returns 0 with *doc, or the error. */
+static int query(uid_t uid, uint32_t what, uint32_t pid, uint64_t arg, json_object **doc)
+{
+	char msg[64], *text;
+	int err = exchange_as(uid, msg, mk_query(msg, what, pid, arg), &text);
+
+	*doc = NULL;
+	if (err)
+		return err;
+	*doc = json_tokener_parse(text);
+	free(text);
+	return *doc ? 0 : -EPROTO;
+}
+
+/* A REQUEST as uid; returns 0 with *value, or the error. */
+static int request(uid_t uid, uint32_t pid, uint32_t kind, uint64_t arg, uint64_t *value)
+{
+	char msg[64], *text;
+	int err = exchange_as(uid, msg, mk_request(msg, pid, kind, arg), &text);
+	json_object *doc, *v, *p;
+
+	if (err)
+		return err;
+	doc = json_tokener_parse(text);
+	free(text);
+	if (!doc || !json_object_object_get_ex(doc, "value", &v) ||
+	    !json_object_object_get_ex(doc, "pid", &p) || json_object_get_int(p) != (int)pid) {
+		json_object_put(doc);
+		return -EPROTO;
+	}
+	*value = json_object_get_uint64(v);
+	json_object_put(doc);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * What the daemon says about a process
+ */
+
+enum { S_LOAD, S_STORE, S_RMW, S_N };
+static const char *const site_fn[S_N] = { "e2e_load", "e2e_store", "e2e_rmw" };
+static const char *const site_kind[S_N] = { "load", "store", "load-store" };
+
+struct pstat {
+	int entries;		/* how often the pid is listed */
+	int exited;		/* of the last entry */
+	uint64_t faults[S_N];
+	int other_sites;	/* sites not of sites.ll, or of the wrong kind */
+	uint64_t total;		/* the process's "faults" */
+	char comm[32];
+};
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static size_t nprocs(json_object *doc)
+{
+	json_object *a = get(doc, "processes");
+
+	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static json_object *proc_at(json_object *doc, size_t i)
+{
+	return json_object_array_get_idx(get(doc, "processes"), i);
+}
+
+static void pstat_of(json_object *doc, pid_t pid, struct pstat *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->exited = -1;
+	for (size_t i = 0; i < nprocs(doc); i++) {
+		json_object *p = proc_at(doc, i), *sites;
+
+		if (json_object_get_int(get(p, "pid")) != pid)
+			continue;
+		s->entries++;
+		s->exited = json_object_get_boolean(get(p, "exited"));
+		s->total = json_object_get_uint64(get(p, "faults"));
+		snprintf(s->comm, sizeof(s->comm), "%s", json_object_get_string(get(p, "comm")));
+		memset(s->faults, 0, sizeof(s->faults));
+		s->other_sites = 0;
+		sites = get(p, "sites");
+		for (size_t k = 0; sites && k < json_object_array_length(sites); k++) {
+			json_object *site = json_object_array_get_idx(sites, k);
+			const char *fn = json_object_get_string(get(site, "function"));
+			const char *kind = json_object_get_string(get(site, "kind"));
+			int which = -1;
+
+			for (int j = 0; j < S_N; j++)
+				if (fn && !strcmp(fn, site_fn[j]) && kind &&
+				    !strcmp(kind, site_kind[j]))
+					which = j;
+			if (which < 0)
+				s->other_sites++;
+			else
+				s->faults[which] += json_object_get_uint64(get(site, "faults"));
+		}
+	}
+}
+
+static void pstat_str(const struct pstat *s, char *buf, size_t size)
+{
+	snprintf(buf, size, "listed %d times, exited %d, faults load %" PRIu64 " store %" PRIu64
+		 " load-store %" PRIu64 " (total %" PRIu64 "), %d other sites", s->entries,
+		 s->exited, s->faults[S_LOAD], s->faults[S_STORE], s->faults[S_RMW], s->total,
+		 s->other_sites);
+}
+
+/*
+ * Waits (up to secs) until stats says pid is listed once, exited or not as
+ * given, with exactly these counts; ok or FAIL with what it says.
+ */
+static bool expect_counts(const char *name, pid_t pid, bool exited, uint64_t l, uint64_t s,
+			  uint64_t r, double secs)
+{
+	double end = now() + secs;
+	struct pstat st = { 0 };
+	char detail[512];
+	int err = 0;
+
+	for (;;) {
+		json_object *doc;
+
+		err = query(0, FL_QUERY_STATS, 0, 0, &doc);
+		if (!err) {
+			pstat_of(doc, pid, &st);
+			json_object_put(doc);
+			if (st.entries == 1 && st.exited == exited && st.faults[S_LOAD] == l &&
+			    st.faults[S_STORE] == s && st.faults[S_RMW] == r &&
+			    st.other_sites == 0 && st.total == l + s + r) {
+				ok("%s (pid %d: %" PRIu64 "/%" PRIu64 "/%" PRIu64 ", %s)", name,
+				   (int)pid, l, s, r, exited ? "exited" : "live");
+				return true;
+			}
+		}
+		if (now() > end)
+			break;
+		sleep_ms(50);
+	}
+	if (err) {
+		fail(name, "stats query: %s", strerror(-err));
+		return false;
+	}
+	pstat_str(&st, detail, sizeof(detail));
+	fail(name, "pid %d: want listed once, %s, %" PRIu64 "/%" PRIu64 "/%" PRIu64
+	     "; stats says: %s", (int)pid, exited ? "exited" : "live", l, s, r, detail);
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Programs
+ */
+
+struct proc {
+	pid_t pid;
+	int in, out;
+	char buf[8192];
+	size_t len;
+};
+
+/* Starts argv[0] (prog or load) as uid, with FAULTLINE_SOCKET; preload: LD_PRELOAD. */
+static int proc_spawn(struct proc *p, uid_t uid, bool with_preload, const char *const argv[])
+{
+	int in[2], out[2];
+
+	memset(p, 0, sizeof(*p));
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		char log[PATH_MAX];
+		int fd;
+
+		snprintf(log, sizeof(log), "%s/%s-progs.log", outdir, group);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (fd >= 0)
+			dup2(fd, 2);
+		if (uid != geteuid() && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(126);
+		setenv("FAULTLINE_SOCKET", sock_path, 1);
+		if (with_preload)
+			setenv("LD_PRELOAD", preload, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in = in[1];
+	p->out = out[0];
+	return 0;
+}
+
+/* The next line (without '\n') within timeout_ms: 0, -ETIMEDOUT, or -EPIPE. */
+static int proc_line(struct proc *p, char *line, size_t size, int timeout_ms)
+{
+	double end = now() + timeout_ms / 1000.0;
+
+	for (;;) {
+		char *nl = memchr(p->buf, '\n', p->len);
+		struct pollfd pf = { .fd = p->out, .events = POLLIN };
+		ssize_t n;
+		int left;
+
+		if (nl) {
+			size_t l = (size_t)(nl - p->buf);
+
+			snprintf(line, size, "%.*s", (int)l, p->buf);
+			memmove(p->buf, nl + 1, p->len - l - 1);
+			p->len -= l + 1;
+			return 0;
+		}
+		left = (int)((end - now()) * 1000);
+		if (left <= 0 || poll(&pf, 1, left) != 1) {
+			snprintf(line, size, "(timed out)");
+			return -ETIMEDOUT;
+		}
+		n = read(p->out, p->buf + p->len, sizeof(p->buf) - p->len - 1);
+		if (n <= 0) {
+			snprintf(line, size, "(end of output)");
+			return -EPIPE;
+		}
+		p->len += (size_t)n;
+	}
+}
+
+/* Expects a line "WORD PID" (the process's pid, or another); returns it or -1. */
+static pid_t proc_expect_pid(struct proc *p, const char *word, const char *name)
+{
+	char line[256];
+	int pid;
+
+	if (proc_line(p, line, sizeof(line), 10000) != 0 ||
+	    strncmp(line, word, strlen(word)) || line[strlen(word)] != ' ' ||
+	    sscanf(line + strlen(word), "%d", &pid) != 1) {
+		fail(name, "expected \"%s PID\" from the program, got \"%s\"", word, line);
+		return -1;
+	}
+	return pid;
+}
+
+static int proc_say(struct proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int proc_say(struct proc *p, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	return write(p->in, line, (size_t)n) == n ? 0 : -EPIPE;
+}
+
+/* Closes stdin and waits; returns the exit status (or -1). */
+static int proc_end(struct proc *p)
+{
+	int status;
+
+	if (p->pid <= 0)
+		return -1;
+	if (p->in >= 0)
+		close(p->in);
+	p->in = -1;
+	if (waitpid(p->pid, &status, 0) != p->pid)
+		status = -1;
+	close(p->out);
+	p->pid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* prog wait L S R as uid: returns the pid (ready), or -1. */
+static pid_t start_waiter(struct proc *p, uid_t uid, int l, int s, int r, const char *name)
+{
+	char a[3][16];
+	const char *argv[] = { prog, "wait", a[0], a[1], a[2], NULL };
+
+	snprintf(a[0], sizeof(a[0]), "%d", l);
+	snprintf(a[1], sizeof(a[1]), "%d", s);
+	snprintf(a[2], sizeof(a[2]), "%d", r);
+	if (proc_spawn(p, uid, true, argv) != 0) {
+		fail(name, "cannot start %s", prog);
+		return -1;
+	}
+	return proc_expect_pid(p, "ready", name);
+}
+
+/* Tells a waiter to fail more checks; true when it did. */
+static bool waiter_fail(struct proc *p, int l, int s, int r, const char *name)
+{
+	char line[256];
+
+	if (proc_say(p, "fail %d %d %d\n", l, s, r) != 0 ||
+	    proc_line(p, line, sizeof(line), 10000) != 0 || strcmp(line, "ok")) {
+		fail(name, "the program did not fail its checks: %s", line);
+		return false;
+	}
+	return true;
+}
+
+/* Runs prog with args to its end; returns the pid it printed after word, or -1. */
+static pid_t run_prog(const char *const argv[], const char *word, const char *name)
+{
+	struct proc p;
+	pid_t pid;
+	int rc;
+
+	if (proc_spawn(&p, geteuid(), true, argv) != 0) {
+		fail(name, "cannot start %s", prog);
+		return -1;
+	}
+	pid = proc_expect_pid(&p, word, name);
+	rc = proc_end(&p);
+	if (pid > 0 && rc != 0) {
+		fail(name, "%s exited with %d", prog, rc);
+		return -1;
+	}
+	return pid;
+}
+
+/* ------------------------------------------------------------------------
+ * Group: counts
+ */
+
+static void group_counts(void)
+{
+	struct proc p;
+	pid_t pid, child;
+	char line[256];
+	json_object *doc;
+	int rc;
+
+	if (daemon_start())
+		return;
+
+	/* Short-lived: registers, fails a few checks, exits. */
+	{
+		const char *argv[] = { prog, "run", "3", "5", "7", NULL };
+
+		pid = run_prog(argv, "pid", "short-lived");
+		if (pid > 0)
+			expect_counts("short-lived process: exact counts after exit", pid, true, 3, 5,
+				      7, 5);
+	}
+	{
+		int bad = 0;
+		pid_t pids[20];
+		char detail[512] = "";
+
+		for (int i = 0; i < 20; i++) {
+			char a[3][16];
+			const char *argv[] = { prog, "run", a[0], a[1], a[2], NULL };
+			double t0 = now();
+
+			snprintf(a[0], sizeof(a[0]), "%d", i);
+			snprintf(a[1], sizeof(a[1]), "%d", i + 1);
+			snprintf(a[2], sizeof(a[2]), "%d", 2 * i);
+			pids[i] = run_prog(argv, "pid", "20 short-lived processes");
+			(void)t0;
+		}
+		for (int i = 0; i < 20; i++) {
+			double end = now() + 5;
+			struct pstat st;
+
+			for (;;) {
+				if (query(0, FL_QUERY_STATS, 0, 0, &doc) == 0) {
+					pstat_of(doc, pids[i], &st);
+					json_object_put(doc);
+				} else {
+					st.entries = 0;
+				}
+				if (st.entries == 1 && st.exited == 1 && st.faults[S_LOAD] == (uint64_t)i &&
+				    st.faults[S_STORE] == (uint64_t)i + 1 &&
+				    st.faults[S_RMW] == 2 * (uint64_t)i)
+					break;
+				if (now() > end) {
+					bad++;
+					pstat_str(&st, detail, sizeof(detail));
+					break;
+				}
+				sleep_ms(50);
+			}
+		}
+		check(!bad, "20 short-lived processes in a row: every one counted exactly",
+		      "%d wrong, e.g. %s", bad, detail);
+	}
+
+	/* Long-lived: queried while it runs, then after it exits. */
+	pid = start_waiter(&p, 0, 10, 20, 30, "long-lived");
+	if (pid > 0) {
+		expect_counts("long-lived process: counts while it runs", pid, false, 10, 20, 30, 5);
+		if (waiter_fail(&p, 1, 2, 3, "long-lived"))
+			expect_counts("long-lived process: counts grow while it runs", pid, false, 11,
+				      22, 33, 5);
+
+		/* Sites and stack maps of a live process. */
+		if (query(0, FL_QUERY_SITES, (uint32_t)pid, 0, &doc) == 0) {
+			struct pstat st;
+
+			pstat_of(doc, pid, &st);
+			check(nprocs(doc) == 1 && st.entries == 1 && st.faults[S_LOAD] == 11 &&
+			      st.other_sites == 0, "sites PID: the process's three sites, named",
+			      "%zu processes, %d entries, %d other sites", nprocs(doc), st.entries,
+			      st.other_sites);
+			json_object_put(doc);
+		} else {
+			fail("sites PID", "query failed");
+		}
+		if (query(0, FL_QUERY_STACKMAPS, (uint32_t)pid, UINT64_MAX, &doc) == 0) {
+			json_object *recs = get(proc_at(doc, 0), "records");
+			json_object *r0 = recs ? json_object_array_get_idx(recs, 0) : NULL;
+			json_object *locs = get(r0, "locations");
+			json_object *l0 = locs ? json_object_array_get_idx(locs, 0) : NULL;
+
+			check(recs && json_object_array_length(recs) == 1 &&
+			      json_object_get_uint64(get(r0, "id")) == 4242 &&
+			      json_object_get_uint64(get(r0, "pc")) != 0 && locs &&
+			      json_object_array_length(locs) == 2 &&
+			      json_object_get_uint64(get(l0, "constant")) == 7,
+			      "stackmaps PID: record 4242 with its constant and register",
+			      "%s", json_object_to_json_string(doc));
+			json_object_put(doc);
+		} else {
+			fail("stackmaps PID", "query failed");
+		}
+		if (query(0, FL_QUERY_STACKMAPS, (uint32_t)pid, 4242, &doc) == 0) {
+			json_object *recs = get(proc_at(doc, 0), "records");
+			size_t n1 = recs ? json_object_array_length(recs) : 99, n2 = 99;
+
+			json_object_put(doc);
+			if (query(0, FL_QUERY_STACKMAPS, (uint32_t)pid, 4243, &doc) == 0) {
+				recs = get(proc_at(doc, 0), "records");
+				n2 = recs ? json_object_array_length(recs) : 99;
+				json_object_put(doc);
+			}
+			check(n1 == 1 && n2 == 0, "stackmaps PID --id: by record ID",
+			      "id 4242: %zu records, id 4243: %zu", n1, n2);
+		}
+		rc = proc_end(&p);
+		check(rc == 0, "long-lived process exits cleanly", "exit %d", rc);
+		expect_counts("long-lived process: final counts after exit", pid, true, 11, 22, 33,
+			      5);
+	}
+
+	/* Multi-threaded: 4 threads. */
+	{
+		const char *argv[] = { prog, "threads", "100", "200", "300", NULL };
+
+		pid = run_prog(argv, "pid", "multi-threaded");
+		if (pid > 0)
+			expect_counts("multi-threaded process (4 threads): exact counts", pid, true,
+				      400, 800, 1200, 5);
+	}
+
+	/* Forking: the child is a process of its own, with its own counts. */
+	{
+		const char *argv[] = { prog, "fork", "4", "5", "6", "7", "8", "9", NULL };
+
+		if (proc_spawn(&p, 0, true, argv) == 0) {
+			child = proc_expect_pid(&p, "child", "forking process");
+			pid = proc_expect_pid(&p, "parent", "forking process");
+			rc = proc_end(&p);
+			if (pid > 0 && child > 0 && rc == 0) {
+				check(child != pid, "fork: the child has a pid of its own",
+				      "child %d, parent %d", (int)child, (int)pid);
+				expect_counts("forking process: the parent's own counts (before and after fork)",
+					      pid, true, 8, 10, 12, 5);
+				expect_counts("forking process: the child listed as its own process, with its own counts",
+					      child, true, 7, 8, 9, 5);
+			} else {
+				fail("forking process", "exit %d", rc);
+			}
+		}
+	}
+
+	/* Every count is in state.json after a clean stop. */
+	rc = daemon_stop();
+	check(rc == 0, "SIGTERM: faultlined exits 0", "exit %d", rc);
+	(void)line;
+}
+
+/* ------------------------------------------------------------------------
+ * Group: restart (kill -9, same state directory)
+ */
+
+static int ps_entries(json_object *doc, pid_t pid)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < nprocs(doc); i++)
+		n += json_object_get_int(get(proc_at(doc, i), "pid")) == pid;
+	return n;
+}
+
+static void group_restart(void)
+{
+	struct proc a, c;
+	pid_t apid, bpid, cpid = -1;
+	json_object *doc;
+	int rc;
+
+	if (daemon_start())
+		return;
+	apid = start_waiter(&a, 0, 5, 6, 7, "restart");
+	{
+		const char *argv[] = { prog, "run", "1", "2", "3", NULL };
+
+		bpid = run_prog(argv, "pid", "restart");
+	}
+	if (apid < 0 || bpid < 0)
+		return;
+	expect_counts("before kill -9: the running process", apid, false, 5, 6, 7, 5);
+	expect_counts("before kill -9: the exited process", bpid, true, 1, 2, 3, 5);
+	/* The state is written within a tick (50 ms) of a change. */
+	sleep_ms(300);
+	daemon_kill9();
+
+	/* While the daemon is down: counts go on in the process; a new one starts. */
+	waiter_fail(&a, 1, 1, 1, "restart: fails checks while the daemon is down");
+	cpid = start_waiter(&c, 0, 2, 2, 2, "started while the daemon is down");
+
+	if (daemon_start())
+		return;
+	expect_counts("after kill -9 and restart: the running process re-registered, counts intact",
+		      apid, false, 6, 7, 8, 10);
+	expect_counts("after kill -9 and restart: the exited process restored from state.json",
+		      bpid, true, 1, 2, 3, 5);
+	if (cpid > 0)
+		expect_counts("a process started while the daemon was down registers when it comes up",
+			      cpid, false, 2, 2, 2, 10);
+	if (query(0, FL_QUERY_PS, 0, 0, &doc) == 0) {
+		int na = ps_entries(doc, apid), nb = ps_entries(doc, bpid);
+
+		check(na == 1 && nb == 1, "ps after restart: each process listed once",
+		      "running process listed %d times, exited one %d times", na, nb);
+		json_object_put(doc);
+	}
+	if (query(0, FL_QUERY_STATS, (uint32_t)apid, 0, &doc) == 0) {
+		check(nprocs(doc) == 1, "stats --pid after restart: one entry",
+		      "%zu entries", nprocs(doc));
+		json_object_put(doc);
+	}
+
+	/* A second kill -9 with both exited: everything from state.json. */
+	waiter_fail(&a, 10, 0, 0, "restart");
+	rc = proc_end(&a);
+	check(rc == 0, "the re-registered process exits cleanly", "exit %d", rc);
+	expect_counts("the re-registered process's final counts", apid, true, 16, 7, 8, 5);
+	if (cpid > 0)
+		proc_end(&c);
+	if (cpid > 0)
+		expect_counts("the late process's final counts", cpid, true, 2, 2, 2, 5);
+	sleep_ms(300);
+	daemon_kill9();
+	if (daemon_start())
+		return;
+	expect_counts("second kill -9: the re-registered process's final counts restored", apid,
+		      true, 16, 7, 8, 5);
+	expect_counts("second kill -9: the first exited process still there", bpid, true, 1, 2,
+		      3, 5);
+	if (cpid > 0)
+		expect_counts("second kill -9: the late process restored", cpid, true, 2, 2, 2, 5);
+	rc = daemon_stop();
+	check(rc == 0, "SIGTERM: faultlined exits 0", "exit %d", rc);
+}
+
+/* ------------------------------------------------------------------------
+ * Group: request
+ */
+
+static void group_request(void)
+{
+	struct proc a, n;
+	pid_t apid, npid, bpid;
+	uint64_t v = 0;
+	int err;
+
+	if (daemon_start())
+		return;
+	apid = start_waiter(&a, 0, 0, 0, 0, "request");
+	npid = start_waiter(&n, NOBODY, 1, 0, 0, "request (process of nobody)");
+	if (apid < 0 || npid < 0)
+		return;
+	expect_counts("request: root's process registered", apid, false, 0, 0, 0, 5);
+	expect_counts("request: nobody's process registered", npid, false, 1, 0, 0, 5);
+
+	err = request(0, (uint32_t)apid, FL_REQ_PING, 12345, &v);
+	check(!err && v == 12345, "ping: REPLY with the value", "err %d value %" PRIu64, err, v);
+	err = request(0, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 17, &v);
+	check(!err && v == 0, "heal threshold set: returns the old value (0)",
+	      "err %d value %" PRIu64, err, v);
+	err = request(0, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 5, &v);
+	check(!err && v == 17, "heal threshold set again: returns the old value (17)",
+	      "err %d value %" PRIu64, err, v);
+
+	err = request(NOBODY, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 99, &v);
+	check(err == -ESRCH, "heal threshold from another uid (nobody): -ESRCH", "err %d", err);
+	err = request(NOBODY, (uint32_t)apid, FL_REQ_PING, 1, &v);
+	check(err == -ESRCH, "ping from another uid (nobody): -ESRCH", "err %d", err);
+	err = request(0, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 5, &v);
+	check(!err && v == 5, "the refused request did not reach the process (threshold still 5)",
+	      "err %d value %" PRIu64, err, v);
+
+	err = request(NOBODY, (uint32_t)npid, FL_REQ_PING, 777, &v);
+	check(!err && v == 777, "nobody pings its own process", "err %d value %" PRIu64, err, v);
+	err = request(NOBODY, (uint32_t)npid, FL_REQ_HEAL_THRESHOLD, 3, &v);
+	check(!err && v == 0, "nobody sets its own process's heal threshold",
+	      "err %d value %" PRIu64, err, v);
+	err = request(0, (uint32_t)npid, FL_REQ_HEAL_THRESHOLD, 4, &v);
+	check(!err && v == 3, "root sets nobody's process's heal threshold",
+	      "err %d value %" PRIu64, err, v);
+
+	err = request(0, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 1ull << 40, &v);
+	check(err == -EINVAL, "heal threshold out of range: the process answers -EINVAL",
+	      "err %d", err);
+	{
+		const char *argv[] = { prog, "run", "0", "0", "0", NULL };
+
+		bpid = run_prog(argv, "pid", "request");
+		if (bpid > 0) {
+			expect_counts("request: a process that exited", bpid, true, 0, 0, 0, 5);
+			err = request(0, (uint32_t)bpid, FL_REQ_PING, 1, &v);
+			check(err == -ESRCH, "ping to an exited process: -ESRCH", "err %d", err);
+		}
+	}
+	err = request(0, 0x3fffffff, FL_REQ_PING, 1, &v);
+	check(err == -ESRCH, "ping to an unknown pid: -ESRCH", "err %d", err);
+
+	/* Many requests on one connection, and several in flight. */
+	{
+		int fd = conn(), bad = 0;
+		char msg[64], *text;
+
+		/* Completions are collected on the daemon's tick (50 ms). */
+		for (int i = 0; fd >= 0 && i < 40; i++) {
+			json_object *doc;
+
+			if (xsend(fd, msg, mk_request(msg, (uint32_t)apid, FL_REQ_PING, 1000 + i), NULL,
+				  0, 0) || read_reply(fd, &text, 5000)) {
+				bad++;
+				break;
+			}
+			doc = json_tokener_parse(text);
+			bad += json_object_get_uint64(get(doc, "value")) != (uint64_t)(1000 + i);
+			json_object_put(doc);
+			free(text);
+		}
+		check(fd >= 0 && !bad, "40 pings in a row on one connection", "%d wrong", bad);
+		for (int i = 0; fd >= 0 && i < 8; i++)
+			xsend(fd, msg, mk_request(msg, (uint32_t)apid, FL_REQ_PING, 50 + i), NULL, 0,
+			      0);
+		bad = 0;
+		for (int i = 0; fd >= 0 && i < 8; i++) {
+			json_object *doc;
+
+			if (read_reply(fd, &text, 5000)) {
+				bad += 8 - i;
+				break;
+			}
+			doc = json_tokener_parse(text);
+			bad += json_object_get_uint64(get(doc, "value")) < 50;
+			json_object_put(doc);
+			free(text);
+		}
+		check(!bad, "8 pings in flight at once: all answered", "%d missing", bad);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* A process that does not take requests: timed out, the daemon serves on. */
+	{
+		char line[64];
+		int rc;
+
+		kill(a.pid, SIGSTOP);
+		err = request(0, (uint32_t)apid, FL_REQ_PING, 5, &v);
+		check(err == -ETIMEDOUT, "a stopped process's request times out (-ETIMEDOUT)",
+		      "err %d", err);
+		kill(a.pid, SIGCONT);
+		err = request(0, (uint32_t)apid, FL_REQ_PING, 6, &v);
+		check(!err && v == 6, "after SIGCONT it answers again", "err %d value %" PRIu64,
+		      err, v);
+		(void)line;
+		rc = proc_end(&a);
+		check(rc == 0, "request: root's process exits cleanly", "exit %d", rc);
+		rc = proc_end(&n);
+		check(rc == 0, "request: nobody's process exits cleanly", "exit %d", rc);
+	}
+	check(daemon_stop() == 0, "SIGTERM: faultlined exits 0", "bad exit");
+}
+
+/* ------------------------------------------------------------------------
+ * Group: security
+ */
+
+/* A region for a fake process: capacity slots, sealed as asked. */
+struct fake {
+	int fd;
+	void *region;
+	struct fl_shm_layout l;
+};
+
+static int fake_region(struct fake *f, uint32_t capacity, int seals, pid_t pid)
+{
+	memset(f, 0, sizeof(*f));
+	if (fl_shm_layout(capacity, 8, 8, &f->l) != 0)
+		return -EINVAL;
+	f->fd = memfd_create("e2e-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (f->fd < 0 || ftruncate(f->fd, (off_t)f->l.size))
+		return -errno;
+	f->region = mmap(NULL, f->l.size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	if (f->region == MAP_FAILED)
+		return -errno;
+	fl_shm_init(f->region, &f->l, (uint32_t)pid);
+	if (seals && fcntl(f->fd, F_ADD_SEALS, seals))
+		return -errno;
+	return 0;
+}
+
+static size_t mk_hello(void *buf, pid_t pid, uint64_t size)
+{
+	struct fl_msg_hello h;
+
+	memset(&h, 0, sizeof(h));
+	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), 1);
+	h.pid = (uint32_t)pid;
+	h.region_size = size;
+	snprintf(h.comm, sizeof(h.comm), "e2e-fake");
+	memcpy(buf, &h, sizeof(h));
+	return sizeof(h);
+}
+
+#define ALL_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* HELLO with f's region; returns the WELCOME'd socket or -errno. */
+static int fake_hello(struct fake *f)
+{
+	char msg[256], buf[512];
+	struct fl_msg m;
+	int fd = conn();
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	if (xsend(fd, msg, mk_hello(msg, getpid(), f->l.size), &f->fd, 1, 0) ||
+	    (n = xrecv(fd, buf, sizeof(buf), 3000)) <= 0 ||
+	    fl_proto_decode(buf, (size_t)n, 0, &m, NULL) || m.type != FL_MSG_WELCOME) {
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
+/* Fault map v1 bytes for n sites of one function at code offset 0. */
+static size_t mk_faultmap(unsigned char *b, uint64_t fn, uint32_t n)
+{
+	size_t o = 0;
+	uint32_t u;
+	uint64_t q;
+
+	b[o++] = 1;
+	b[o++] = 0;
+	b[o++] = 0;
+	b[o++] = 0;
+	u = 1;
+	memcpy(b + o, &u, 4), o += 4;
+	q = fn;
+	memcpy(b + o, &q, 8), o += 8;
+	memcpy(b + o, &n, 4), o += 4;
+	u = 0;
+	memcpy(b + o, &u, 4), o += 4;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t e[3] = { 1, 16 * i, 16 * i + 8 };
+
+		memcpy(b + o, e, sizeof(e));
+		o += sizeof(e);
+	}
+	return o;
+}
+
+#define FAKE_CODE 0x10000000ull
+#define FAKE_SITES 3
+
+/* The site table entries of module 1 at slots 2.. (PCs in the fake code). */
+static void fake_sites(struct fake *f, uint32_t module)
+{
+	struct fl_shm_site *t = (struct fl_shm_site *)((char *)f->region + f->l.sites_offset);
+
+	for (uint32_t i = 0; i < FAKE_SITES; i++)
+		t[2 + i] = (struct fl_shm_site){
+			.faulting_pc = FAKE_CODE + 16 * i, .handler_pc = FAKE_CODE + 16 * i + 8,
+			.module = module, .kind = 1,
+		};
+}
+
+/* A sections memfd holding bytes, sealed with seals. */
+static int sections_fd(const void *bytes, size_t len, int seals)
+{
+	int fd = memfd_create("e2e-sections", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0 || write(fd, bytes, len) != (ssize_t)len ||
+	    (seals && fcntl(fd, F_ADD_SEALS, seals))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static size_t mk_module_add(void *buf, uint32_t module, uint32_t first, uint32_t nsites,
+			    uint32_t fm_size)
+{
+	struct fl_msg_module_add a;
+
+	memset(&a, 0, sizeof(a));
+	fl_proto_header(&a, FL_MSG_MODULE_ADD, sizeof(a) + 4, 2);
+	a.module = module;
+	a.code_start = FAKE_CODE;
+	a.code_size = 4096;
+	a.first_counter = first;
+	a.num_sites = nsites;
+	a.faultmap_size = fm_size;
+	a.name_len = 4;
+	memcpy(buf, &a, sizeof(a));
+	memcpy((char *)buf + sizeof(a), "fake", 4);
+	return sizeof(a) + 4;
+}
+
+enum mod_case {
+	MOD_VALID, MOD_UNSEALED, MOD_NO_WRITE_SEAL, MOD_WRONG_SIZE, MOD_GARBAGE_FM,
+	MOD_FM_COUNT, MOD_SLOT_KIND0, MOD_SLOT_MODULE, MOD_SLOT_PC, MOD_SLOTS_OUTSIDE,
+	MOD_TWICE, MOD_SYMBOLS_RANGE, MOD_REMOVE_UNKNOWN, MOD_HELLO_AGAIN, MOD_QUERY,
+	MOD_RING, MOD_HEADER_SCRIBBLE,
+};
+
+static const char *const mod_case_name[] = {
+	"valid fake process", "MODULE_ADD: sections memfd without seals",
+	"MODULE_ADD: sections memfd not sealed against writes",
+	"MODULE_ADD: sections memfd of the wrong size", "MODULE_ADD: garbage fault map",
+	"MODULE_ADD: fault map entries != num_sites",
+	"MODULE_ADD: site table slot unused (kind 0)",
+	"MODULE_ADD: site table slot of another module",
+	"MODULE_ADD: site table slot PC outside the code range",
+	"MODULE_ADD: counter slots outside the region", "MODULE_ADD: the same module twice",
+	"SYMBOLS: site index out of range", "MODULE_REMOVE: unknown module",
+	"HELLO twice on one connection", "QUERY from a registered process",
+	"completion ring: implausible head",
+	"region header scribbled after HELLO (never read again)",
+};
+
+/*
+ * In a child (a pid of its own): registers a fake process, then does what
+ * the case says.  Exit 0: the daemon behaved (dropped the client, or for
+ * MOD_VALID and MOD_HEADER_SCRIBBLE kept it and showed its counts);
+ * stdout: detail.
+ */
+static int fake_child(enum mod_case mc)
+{
+	unsigned char fm[256];
+	char msg[512];
+	struct fake f;
+	size_t fm_size, len;
+	int fd, sfd = -1, err, seals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	uint32_t nsites = FAKE_SITES, first = 2;
+	struct pstat st;
+	json_object *doc;
+
+	if (fake_region(&f, 16, ALL_SEALS, getpid())) {
+		printf("cannot make a region");
+		return 1;
+	}
+	fake_sites(&f, 1);
+	fd = fake_hello(&f);
+	if (fd < 0) {
+		printf("the valid HELLO was refused");
+		return 1;
+	}
+	fm_size = mk_faultmap(fm, FAKE_CODE, FAKE_SITES);
+	switch (mc) {
+	case MOD_UNSEALED:
+		seals = 0;
+		break;
+	case MOD_NO_WRITE_SEAL:
+		seals = F_SEAL_SHRINK | F_SEAL_GROW;
+		break;
+	case MOD_GARBAGE_FM:
+		for (size_t i = 0; i < fm_size; i++)
+			fm[i] = (unsigned char)(i * 37 + 11);
+		break;
+	case MOD_FM_COUNT:
+		fm_size = mk_faultmap(fm, FAKE_CODE, FAKE_SITES - 1);
+		break;
+	case MOD_SLOT_KIND0:
+		((struct fl_shm_site *)((char *)f.region + f.l.sites_offset))[3].kind = 0;
+		break;
+	case MOD_SLOT_MODULE:
+		((struct fl_shm_site *)((char *)f.region + f.l.sites_offset))[3].module = 2;
+		break;
+	case MOD_SLOT_PC:
+		((struct fl_shm_site *)((char *)f.region + f.l.sites_offset))[4].handler_pc =
+			FAKE_CODE + 8192;
+		break;
+	case MOD_SLOTS_OUTSIDE:
+		first = 15;
+		break;
+	default:
+		break;
+	}
+	sfd = sections_fd(fm, fm_size, seals);
+	len = mk_module_add(msg, 1, first, nsites, (uint32_t)fm_size);
+	if (mc == MOD_WRONG_SIZE) {
+		((struct fl_msg_module_add *)msg)->faultmap_size = (uint32_t)fm_size + 8;
+		/* The fault map's size claims 8 more bytes than the memfd holds. */
+	}
+	if (sfd < 0 || xsend(fd, msg, len, &sfd, 1, 0)) {
+		printf("cannot send MODULE_ADD");
+		return 1;
+	}
+	close(sfd);
+
+	switch (mc) {
+	case MOD_VALID:
+	case MOD_HEADER_SCRIBBLE:
+	case MOD_RING: {
+		_Atomic uint64_t *ctr = (_Atomic uint64_t *)((char *)f.region + f.l.counters_offset);
+		double end = now() + 3;
+
+		ctr[2] = 41;
+		ctr[3] = 42;
+		ctr[4] = 43;
+		for (int round = 0; round < 2; round++) {
+			if (round == 1) {
+				struct fl_shm_header *h = f.region;
+
+				if (mc != MOD_HEADER_SCRIBBLE)
+					break;
+				/*
+				 * Registered: now the writer-once fields and the
+				 * whole site table change under the daemon.
+				 */
+				h->counters_offset = 0xfffffff0u;
+				h->sites_offset = 0x7fffffffu;
+				h->capacity = 0xffffffffu;
+				h->size = 1ull << 60;
+				h->request_entries = 3;
+				memset((char *)f.region + f.l.sites_offset, 0xff,
+				       16 * sizeof(struct fl_shm_site));
+				sleep_ms(200);
+			}
+			end = now() + 3;
+			for (;;) {
+				err = query(0, FL_QUERY_STATS, (uint32_t)getpid(), 0, &doc);
+				memset(&st, 0, sizeof(st));
+				if (!err) {
+					json_object *p0 = proc_at(doc, 0);
+					json_object *sites = get(p0, "sites");
+					uint64_t sum = 0;
+
+					for (size_t i = 0; sites && i < json_object_array_length(sites); i++)
+						sum = sum * 100 + json_object_get_uint64(
+							get(json_object_array_get_idx(sites, i), "faults"));
+					st.total = sum;
+					st.exited = json_object_get_boolean(get(p0, "exited"));
+					json_object_put(doc);
+				}
+				if ((st.total == 414243 && !st.exited) || now() > end)
+					break;
+				sleep_ms(50);
+			}
+			if (st.total != 414243 || st.exited) {
+				printf("stats of the fake process: err %d, counts %" PRIu64 ", exited %d",
+				       err, st.total, st.exited);
+				return 1;
+			}
+		}
+		if (mc != MOD_RING) {
+			printf("counts 41/42/43 read from its region");
+			return 0;
+		}
+		/* A request is pending; its completion ring's head is implausible. */
+		{
+			struct fl_shm_header *h = f.region;
+			uint64_t v;
+
+			atomic_store(&h->completion_head, 1000);
+			err = request(0, (uint32_t)getpid(), FL_REQ_PING, 1, &v);
+			if (err != -ESRCH && err != -ETIMEDOUT) {
+				printf("the request to it answered %d", err);
+				return 1;
+			}
+		}
+		break;
+	}
+	case MOD_TWICE:
+		sfd = sections_fd(fm, fm_size, seals);
+		xsend(fd, msg, len, &sfd, 1, 0);
+		close(sfd);
+		break;
+	case MOD_SYMBOLS_RANGE: {
+		struct fl_msg_symbols s;
+		unsigned char b[sizeof(s) + 16] = { 0 };
+		uint32_t site = 3;
+		uint16_t l = 3;
+
+		memset(&s, 0, sizeof(s));
+		fl_proto_header(&s, FL_MSG_SYMBOLS, sizeof(s) + 4 + 2 + 3, 3);
+		s.module = 1;
+		s.count = 1;
+		memcpy(b, &s, sizeof(s));
+		memcpy(b + sizeof(s), &site, 4);
+		memcpy(b + sizeof(s) + 4, &l, 2);
+		memcpy(b + sizeof(s) + 6, "abc", 3);
+		xsend(fd, b, sizeof(s) + 9, NULL, 0, 0);
+		break;
+	}
+	case MOD_REMOVE_UNKNOWN: {
+		struct fl_msg_module_remove r;
+
+		memset(&r, 0, sizeof(r));
+		fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), 3);
+		r.module = 9;
+		xsend(fd, &r, sizeof(r), NULL, 0, 0);
+		break;
+	}
+	case MOD_HELLO_AGAIN:
+		xsend(fd, msg, mk_hello(msg, getpid(), f.l.size), &f.fd, 1, 0);
+		break;
+	case MOD_QUERY:
+		xsend(fd, msg, mk_query(msg, FL_QUERY_STATS, 0, 0), NULL, 0, 0);
+		break;
+	default:
+		break;
+	}
+	if (!dropped(fd, &err)) {
+		printf("not dropped");
+		return 1;
+	}
+	printf("dropped");
+	/* Registered, then dropped: listed as exited (with its counts, if any). */
+	err = query(0, FL_QUERY_PS, (uint32_t)getpid(), 0, &doc);
+	if (err || !json_object_get_boolean(get(proc_at(doc, 0), "exited"))) {
+		printf(", but not listed as exited (err %d)", err);
+		json_object_put(doc);
+		return 1;
+	}
+	json_object_put(doc);
+	printf(", listed as exited");
+	return 0;
+}
+
+/* Runs fake_child(mc) in a child process; ok or FAIL. */
+static void fake_case(enum mod_case mc)
+{
+	int pfd[2], status;
+	char detail[512] = { 0 };
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		dup2(pfd[1], 1);
+		setvbuf(stdout, NULL, _IONBF, 0);
+		_exit(fake_child(mc));
+	}
+	close(pfd[1]);
+	for (size_t got = 0; got < sizeof(detail) - 1; got += (size_t)n) {
+		n = read(pfd[0], detail + got, sizeof(detail) - 1 - got);
+		if (n <= 0)
+			break;
+	}
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		ok("%s: %s", mod_case_name[mc], detail);
+	else
+		fail(mod_case_name[mc], "%s", detail);
+}
+
+/* A raw message on a new connection: dropped, with the ERROR code wanted (1: any). */
+static void bad_message(const char *name, const void *msg, size_t len, const int *fds,
+			size_t nfds, int want_err)
+{
+	int fd = conn(), err = 0, gone;
+
+	if (fd < 0) {
+		fail(name, "connect: %s", strerror(-fd));
+		return;
+	}
+	if (xsend(fd, msg, len, fds, nfds, 0)) {
+		fail(name, "send: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	gone = dropped(fd, &err);
+	close(fd);
+	if (!gone)
+		fail(name, "the daemon did not drop the client");
+	else if (want_err != 1 && err != want_err)
+		fail(name, "dropped with ERROR %d, want %d", err, want_err);
+	else
+		ok("%s: dropped%s", name, err ? " after an ERROR" : "");
+}
+
+/* The daemon is up and a fresh client gets an answer. */
+static void still_serving(const char *after)
+{
+	json_object *doc;
+	int err = query(0, FL_QUERY_PS, 0, 0, &doc);
+	char name[256];
+
+	snprintf(name, sizeof(name), "daemon up and serving after %s", after);
+	check(daemon_alive() && !err, name, "alive %d, query: %d", daemon_alive(), err);
+	json_object_put(doc);
+}
+
+static void forged_hello(const char *name, pid_t claim, pid_t header_pid, uint64_t size_delta,
+			 int seals, int want_err)
+{
+	struct fake f;
+	char msg[256];
+
+	if (fake_region(&f, 16, seals, header_pid)) {
+		fail(name, "cannot make a region");
+		return;
+	}
+	bad_message(name, msg, mk_hello(msg, claim, f.l.size + size_delta), &f.fd, 1, want_err);
+	munmap(f.region, f.l.size);
+	close(f.fd);
+}
+
+static void group_security(void)
+{
+	struct proc a, n;
+	pid_t apid, npid;
+	json_object *doc;
+	char msg[FL_PROTO_MAX_MESSAGE + 8192];
+	int err, before, after = -1;
+
+	if (daemon_start())
+		return;
+	apid = start_waiter(&a, 0, 3, 4, 5, "security");
+	npid = start_waiter(&n, NOBODY, 6, 7, 8, "security (process of nobody)");
+	if (apid < 0 || npid < 0)
+		return;
+	expect_counts("security: root's process registered", apid, false, 3, 4, 5, 5);
+	expect_counts("security: nobody's process registered", npid, false, 6, 7, 8, 5);
+
+	/* What nobody sees. */
+	for (uint32_t what = FL_QUERY_STATS; what <= FL_QUERY_STACKMAPS; what++) {
+		static const char *const names[] = { "", "stats", "ps", "sites", "stackmaps" };
+		char name[128];
+		int seen_a = -1, seen_n = -1;
+
+		err = query(NOBODY, what, 0, UINT64_MAX, &doc);
+		if (!err) {
+			seen_a = ps_entries(doc, apid);
+			seen_n = ps_entries(doc, npid);
+			json_object_put(doc);
+		}
+		snprintf(name, sizeof(name), "nobody: %s lists its own process, not root's",
+			 names[what]);
+		check(!err && seen_a == 0 && seen_n == 1, name, "err %d, root's listed %d, own %d",
+		      err, seen_a, seen_n);
+		err = query(NOBODY, what, (uint32_t)apid, UINT64_MAX, &doc);
+		snprintf(name, sizeof(name), "nobody: %s of root's process: -ESRCH", names[what]);
+		check(err == -ESRCH, name, "err %d: %s", err,
+		      err ? "" : json_object_to_json_string(doc));
+		if (!err)
+			json_object_put(doc);
+	}
+	err = query(0, FL_QUERY_STATS, 0, 0, &doc);
+	if (!err) {
+		check(ps_entries(doc, apid) == 1 && ps_entries(doc, npid) == 1,
+		      "root sees both processes", "root's %d, nobody's %d",
+		      ps_entries(doc, apid), ps_entries(doc, npid));
+		json_object_put(doc);
+	}
+	{
+		uint64_t v;
+
+		err = request(NOBODY, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 9, &v);
+		check(err == -ESRCH, "nobody: request to root's process: -ESRCH", "err %d", err);
+	}
+
+	sleep_ms(200);
+	before = daemon_nfds();
+
+	/* Registration. */
+	forged_hello("forged HELLO (another pid, region of that pid)", getpid() + 1,
+		     getpid() + 1, 0, ALL_SEALS, -EPERM);
+	forged_hello("forged HELLO (pid 1)", 1, 1, 0, ALL_SEALS, -EPERM);
+	if (query(0, FL_QUERY_PS, (uint32_t)getpid() + 1, 0, &doc) == 0) {
+		fail("forged HELLO not registered", "the claimed pid is listed");
+		json_object_put(doc);
+	} else {
+		ok("forged HELLO: the claimed pid is not registered");
+	}
+	forged_hello("HELLO: region without seals", getpid(), getpid(), 0, 0, -EPERM);
+	forged_hello("HELLO: region sealed against shrink and grow, not F_SEAL_SEAL", getpid(),
+		     getpid(), 0, F_SEAL_SHRINK | F_SEAL_GROW, -EPERM);
+	forged_hello("HELLO: region sealed against shrink only", getpid(), getpid(), 0,
+		     F_SEAL_SHRINK | F_SEAL_SEAL, -EPERM);
+	forged_hello("HELLO: region_size larger than the memfd", getpid(), getpid(), 4096,
+		     ALL_SEALS, -EINVAL);
+	forged_hello("HELLO: region_size smaller than the memfd", getpid(), getpid(),
+		     (uint64_t)-64, ALL_SEALS, -EINVAL);
+	forged_hello("HELLO: region header of another pid", getpid(), getpid() + 1, 0, ALL_SEALS,
+		     -EINVAL);
+	{
+		struct fake f;
+
+		if (fake_region(&f, 16, 0, getpid()) == 0) {
+			((struct fl_shm_header *)f.region)->magic = 0xdeadbeef;
+			fcntl(f.fd, F_ADD_SEALS, ALL_SEALS);
+			bad_message("HELLO: region header with a bad magic", msg,
+				    mk_hello(msg, getpid(), f.l.size), &f.fd, 1, -EINVAL);
+			((struct fl_shm_header *)f.region)->magic = FL_SHM_MAGIC;
+			((struct fl_shm_header *)f.region)->counters_offset = (uint32_t)f.l.size - 8;
+			bad_message("HELLO: region header with parts overlapping", msg,
+				    mk_hello(msg, getpid(), f.l.size), &f.fd, 1, -EINVAL);
+			munmap(f.region, f.l.size);
+			close(f.fd);
+		}
+	}
+	{
+		char path[PATH_MAX];
+		int pf;
+
+		snprintf(path, sizeof(path), "%s/plain-file", dir);
+		pf = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (pf >= 0 && ftruncate(pf, 65536) == 0) {
+			bad_message("HELLO: a plain file instead of a memfd", msg,
+				    mk_hello(msg, getpid(), 65536), &pf, 1, 1);
+			close(pf);
+			unlink(path);
+		}
+		pf = open("/dev/null", O_RDWR | O_CLOEXEC);
+		bad_message("HELLO: /dev/null instead of a memfd", msg,
+			    mk_hello(msg, getpid(), 65536), &pf, 1, 1);
+		close(pf);
+		bad_message("HELLO without a descriptor", msg, mk_hello(msg, getpid(), 65536), NULL,
+			    0, 1);
+	}
+
+	/* Malformed messages. */
+	for (size_t i = 0; i < 100; i++)
+		msg[i] = (char)(i * 131 + 7);
+	bad_message("random bytes", msg, 100, NULL, 0, 1);
+	bad_message("a 3-byte message", msg, 3, NULL, 0, 1);
+	mk_query(msg, FL_QUERY_STATS, 0, 0);
+	bad_message("truncated QUERY (20 of 32 bytes)", msg, 20, NULL, 0, 1);
+	mk_hello(msg, getpid(), 4096);
+	bad_message("truncated HELLO", msg, 30, NULL, 0, 1);
+	mk_query(msg, FL_QUERY_STATS, 0, 0);
+	((struct fl_msg_header *)msg)->version = 2;
+	bad_message("wrong version (2): -EPROTONOSUPPORT", msg, sizeof(struct fl_msg_query), NULL,
+		    0, -EPROTONOSUPPORT);
+	mk_query(msg, FL_QUERY_STATS, 0, 0);
+	((struct fl_msg_header *)msg)->magic = 0x12345678;
+	bad_message("wrong magic", msg, sizeof(struct fl_msg_query), NULL, 0, 1);
+	mk_query(msg, 9, 0, 0);
+	bad_message("QUERY of an unknown kind", msg, sizeof(struct fl_msg_query), NULL, 0, 1);
+	mk_request(msg, (uint32_t)apid, 77, 0);
+	bad_message("REQUEST of an unknown kind", msg, sizeof(struct fl_msg_request), NULL, 0, 1);
+	mk_query(msg, FL_QUERY_STATS, 0, 0);
+	((struct fl_msg_header *)msg)->type = FL_MSG_WELCOME;
+	bad_message("a daemon's message type from a client", msg, sizeof(struct fl_msg_query),
+		    NULL, 0, 1);
+	memset(msg, 'x', sizeof(msg));
+	fl_proto_header(msg, FL_MSG_QUERY, 70000, 1);
+	bad_message("oversized message (70,000 bytes)", msg, 70000, NULL, 0, 1);
+	fl_proto_header(msg, FL_MSG_QUERY, FL_PROTO_MAX_MESSAGE, 1);
+	bad_message("a message of exactly 65,536 bytes (bad QUERY size)", msg,
+		    FL_PROTO_MAX_MESSAGE, NULL, 0, 1);
+	{
+		struct fl_msg_module_remove r;
+
+		memset(&r, 0, sizeof(r));
+		fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), 3);
+		r.module = 1;
+		bad_message("MODULE_REMOVE before HELLO", &r, sizeof(r), NULL, 0, 1);
+	}
+	still_serving("malformed messages");
+
+	/* A registered fake process: MODULE_ADD and shared region abuse. */
+	for (int mc = MOD_VALID; mc <= MOD_HEADER_SCRIBBLE; mc++)
+		fake_case((enum mod_case)mc);
+	still_serving("MODULE_ADD and region abuse");
+
+	/* fd floods: many connections, each sending messages with 4 fds. */
+	{
+		int fds[4], conns[100], sent = 0, gone = 0;
+
+		for (int i = 0; i < 4; i++)
+			fds[i] = memfd_create("e2e-flood", MFD_CLOEXEC);
+		mk_query(msg, FL_QUERY_STATS, 0, 0);
+		for (int c = 0; c < 100; c++) {
+			conns[c] = conn();
+			for (int k = 0; conns[c] >= 0 && k < 20; k++) {
+				if (xsend(conns[c], msg, sizeof(struct fl_msg_query), fds, 4,
+					  MSG_DONTWAIT))
+					break;
+				sent++;
+			}
+		}
+		for (int c = 0; c < 100; c++) {
+			if (conns[c] >= 0) {
+				gone += dropped(conns[c], NULL);
+				close(conns[c]);
+			}
+		}
+		for (int i = 0; i < 4; i++)
+			close(fds[i]);
+		check(gone == 100, "fd flood: 100 clients sending messages with 4 fds each dropped",
+		      "%d of 100 dropped (%d messages sent)", gone, sent);
+		/* A registered process sending 4 fds with its messages. */
+		{
+			struct fake f;
+			int fd;
+
+			if (fake_region(&f, 16, ALL_SEALS, getpid()) == 0 &&
+			    (fd = fake_hello(&f)) >= 0) {
+				int four[4] = { f.fd, f.fd, f.fd, f.fd };
+				int k = 0;
+
+				mk_module_add(msg, 1, 2, 0, 0);
+				while (k < 50 && xsend(fd, msg, sizeof(struct fl_msg_module_add) + 4,
+						      four, 4, MSG_DONTWAIT) == 0)
+					k++;
+				check(dropped(fd, NULL), "fd flood from a registered process: dropped",
+				      "not dropped after %d messages", k);
+				close(fd);
+				munmap(f.region, f.l.size);
+				close(f.fd);
+			}
+		}
+		still_serving("fd floods");
+	}
+
+	/* A client that never reads its replies. */
+	{
+		int fd = conn(), k = 0, e = 0;
+		double end = now() + 15;
+
+		mk_query(msg, FL_QUERY_STATS, 0, 0);
+		while (fd >= 0 && now() < end) {
+			e = xsend(fd, msg, sizeof(struct fl_msg_query), NULL, 0, MSG_DONTWAIT);
+			if (e && e != -EAGAIN)
+				break;
+			k += !e;
+			/* Under the rate limit (1,000 a second): dropped for not reading. */
+			sleep_ms(2);
+		}
+		check(e == -EPIPE || e == -ECONNRESET,
+		      "a client that never reads its replies is dropped",
+		      "after %d queries: %s", k, strerror(-e));
+		if (fd >= 0)
+			close(fd);
+		check(log_has(dlog, "not reading"), "the daemon logged the slow reader",
+		      "no \"not reading\" line in %s", dlog);
+		still_serving("a client that never reads");
+	}
+
+	/* The others kept their data. */
+	expect_counts("root's process keeps its data after all of this", apid, false, 3, 4, 5, 5);
+	expect_counts("nobody's process keeps its data after all of this", npid, false, 6, 7, 8, 5);
+	if (waiter_fail(&a, 1, 1, 1, "security"))
+		expect_counts("root's process still counted live", apid, false, 4, 5, 6, 5);
+	{
+		uint64_t v = 0;
+
+		err = request(0, (uint32_t)apid, FL_REQ_PING, 4242, &v);
+		check(!err && v == 4242, "root's process still answers requests", "err %d", err);
+	}
+
+	/* No descriptor leaked (the fake processes and their memfds are gone). */
+	for (int i = 0; i < 40; i++) {
+		after = daemon_nfds();
+		if (after == before)
+			break;
+		sleep_ms(50);
+	}
+	check(after == before, "the daemon's descriptors do not grow",
+	      "%d open before the attacks, %d after", before, after);
+
+	proc_end(&a);
+	proc_end(&n);
+	check(daemon_stop() == 0, "SIGTERM: faultlined exits 0", "bad exit");
+}
+
+/* ------------------------------------------------------------------------
+ * Group: load
+ */
+
+#define LOAD_N 1000
+#define LOAD_KEEP 256
+
+struct lchild {
+	pid_t pid;
+	int loads, stores;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* ps: counts of live and exited entries of pids in set (sorted). */
+static int load_ps(const pid_t *set, size_t n, int *live, int *exited, int *outside)
+{
+	json_object *doc;
+	int err = query(0, FL_QUERY_PS, 0, 0, &doc);
+
+	*live = *exited = *outside = 0;
+	if (err)
+		return err;
+	for (size_t i = 0; i < nprocs(doc); i++) {
+		json_object *p = proc_at(doc, i);
+		pid_t pid = json_object_get_int(get(p, "pid"));
+
+		if (!bsearch(&pid, set, n, sizeof(*set), cmp_pid))
+			*outside += 1;
+		else if (json_object_get_boolean(get(p, "exited")))
+			*exited += 1;
+		else
+			*live += 1;
+	}
+	json_object_put(doc);
+	return 0;
+}
+
+static void group_load(void)
+{
+	static struct lchild kids[LOAD_N];
+	static pid_t all[LOAD_N], last[LOAD_KEEP];
+	struct proc p;
+	char line[256], n_s[16], k_s[16];
+	const char *argv[] = { loadprog, n_s, k_s, NULL };
+	int reported = 0, live, exited, outside, err, base;
+	double t0 = now(), t;
+	json_object *doc;
+
+	if (daemon_start())
+		return;
+	base = daemon_nfds();
+	snprintf(n_s, sizeof(n_s), "%d", LOAD_N);
+	snprintf(k_s, sizeof(k_s), "%d", LOAD_KEEP);
+	if (proc_spawn(&p, 0, false, argv)) {
+		fail("load", "cannot start %s", loadprog);
+		return;
+	}
+	while (proc_line(&p, line, sizeof(line), 40000) == 0) {
+		int i, pid, l, s;
+
+		if (!strcmp(line, "ready"))
+			break;
+		if (sscanf(line, "child %d %d %d %d", &i, &pid, &l, &s) == 4 && i >= 0 &&
+		    i < LOAD_N) {
+			kids[i] = (struct lchild){ pid, l, s };
+			reported++;
+		} else {
+			fail("load", "%s", line);
+		}
+	}
+	check(reported == LOAD_N, "1,000 processes started (fl_init, checks failed)",
+	      "%d reported: %s", reported, line);
+	if (reported != LOAD_N) {
+		proc_end(&p);
+		daemon_kill9();
+		return;
+	}
+	t = now();
+	for (int i = 0; i < LOAD_N; i++)
+		all[i] = kids[i].pid;
+	qsort(all, LOAD_N, sizeof(*all), cmp_pid);
+	for (int i = 0; i < LOAD_KEEP; i++)
+		last[i] = kids[i].pid;
+	qsort(last, LOAD_KEEP, sizeof(*last), cmp_pid);
+	do {
+		err = load_ps(all, LOAD_N, &live, &exited, &outside);
+		if (!err && live == LOAD_N)
+			break;
+		sleep_ms(100);
+	} while (now() - t < 20);
+	check(!err && live == LOAD_N && exited == 0,
+	      "ps lists all 1,000 live processes",
+	      "err %d: %d live, %d exited (started in %.1f s)", err, live, exited, t - t0);
+
+	/* stats: every process with its own exact counts. */
+	{
+		double q0 = now();
+		int bad = 0, missing = 0;
+		char detail[512] = "";
+
+		err = query(0, FL_QUERY_STATS, 0, 0, &doc);
+		t = now() - q0;
+		for (int i = 0; !err && i < LOAD_N; i++) {
+			struct pstat st;
+
+			pstat_of(doc, kids[i].pid, &st);
+			if (st.entries != 1) {
+				missing++;
+			} else if (st.exited != 0 || st.faults[S_LOAD] != (uint64_t)kids[i].loads ||
+				   st.faults[S_STORE] != (uint64_t)kids[i].stores ||
+				   st.faults[S_RMW] != 0) {
+				if (!bad++)
+					pstat_str(&st, detail, sizeof(detail));
+			}
+		}
+		if (!err)
+			json_object_put(doc);
+		check(!err && !bad && !missing,
+		      "stats with 1,000 live processes: every count exact",
+		      "err %d, %d missing, %d wrong (%s)", err, missing, bad, detail);
+		printf("# stats query with 1,000 live processes: %.0f ms\n", t * 1000);
+	}
+	{
+		int nfds = daemon_nfds();
+
+		check(nfds - base <= LOAD_N + 8,
+		      "daemon descriptors: one per registered process",
+		      "%d before, %d with 1,000 processes", base, nfds);
+	}
+
+	/*
+	 * Release all but the first 256 (the first to register), then those:
+	 * the 256 kept are the last to exit, not the last to register.
+	 */
+	proc_say(&p, "release 1\n");
+	if (proc_line(&p, line, sizeof(line), 30000) || strcmp(line, "done 1"))
+		fail("load: release 1", "%s", line);
+	t = now();
+	do {
+		err = load_ps(all, LOAD_N, &live, &exited, &outside);
+		if (!err && live == LOAD_KEEP && exited == LOAD_KEEP)
+			break;
+		sleep_ms(100);
+	} while (now() - t < 15);
+	check(!err && live == LOAD_KEEP && exited == LOAD_KEEP,
+	      "744 exit: 256 live, exactly 256 exited kept",
+	      "err %d: %d live, %d exited", err, live, exited);
+	proc_say(&p, "release 2\n");
+	if (proc_line(&p, line, sizeof(line), 30000) || strcmp(line, "done 2"))
+		fail("load: release 2", "%s", line);
+	t = now();
+	do {
+		err = load_ps(all, LOAD_N, &live, &exited, &outside);
+		if (!err && live == 0)
+			break;
+		sleep_ms(100);
+	} while (now() - t < 15);
+	check(!err && live == 0 && exited == LOAD_KEEP,
+	      "all 1,000 exited: exactly 256 kept (max_exited)",
+	      "err %d: %d live, %d exited", err, live, exited);
+	/* The 256 kept are the last to exit, with their final counts. */
+	err = query(0, FL_QUERY_STATS, 0, 0, &doc);
+	if (!err) {
+		int kept_last = 0, bad = 0;
+
+		for (int i = 0; i < LOAD_KEEP; i++) {
+			struct pstat st;
+
+			pstat_of(doc, kids[i].pid, &st);
+			kept_last += st.entries == 1 && st.exited == 1;
+			bad += st.entries == 1 && (st.faults[S_LOAD] != (uint64_t)kids[i].loads ||
+						   st.faults[S_STORE] != (uint64_t)kids[i].stores);
+		}
+		json_object_put(doc);
+		check(kept_last == LOAD_KEEP && !bad,
+		      "the oldest exited were dropped first: the 256 kept are the last to exit, with final counts",
+		      "%d of the last 256 kept, %d with wrong counts", kept_last, bad);
+	}
+	proc_end(&p);
+	/* The same 256 after kill -9 and a restart (state.json). */
+	sleep_ms(300);
+	daemon_kill9();
+	if (daemon_start())
+		return;
+	err = load_ps(last, LOAD_KEEP, &live, &exited, &outside);
+	check(!err && exited == LOAD_KEEP && outside == 0 && live == 0,
+	      "after kill -9 and restart: the same 256 exited processes",
+	      "err %d: %d of them exited, %d others", err, exited, outside);
+	base = daemon_nfds();
+	for (int i = 0; i < 40; i++) {
+		if (daemon_nfds() == base)
+			break;
+		sleep_ms(50);
+	}
+	check(daemon_nfds() == base, "daemon descriptors back to where they were",
+	      "%d before, %d after", base, daemon_nfds());
+	check(now() - t0 < 60, "load test under 60 s", "%.1f s", now() - t0);
+	printf("# load: %.1f s\n", now() - t0);
+	check(daemon_stop() == 0, "SIGTERM: faultlined exits 0", "bad exit");
+}
+
+/* ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	struct rlimit rl = { 8192, 8192 };
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if (argc != 8) {
+		fprintf(stderr, "usage: e2e GROUP OUTDIR DIR FAULTLINED PRELOAD PROG LOAD\n");
+		return 2;
+	}
+	group = argv[1];
+	outdir = argv[2];
+	dir = argv[3];
+	fld = argv[4];
+	preload = argv[5];
+	prog = argv[6];
+	loadprog = argv[7];
+	if (geteuid() != 0) {
+		printf("skip - %s: the end-to-end tests run as root (they drop to nobody)\n",
+		       group);
+		return 0;
+	}
+	setrlimit(RLIMIT_NOFILE, &rl);
+	snprintf(sock_path, sizeof(sock_path), "%s/d.sock", dir);
+	snprintf(state_dir, sizeof(state_dir), "%s/state-%s", dir, group);
+
+	if (!strcmp(group, "counts"))
+		group_counts();
+	else if (!strcmp(group, "restart"))
+		group_restart();
+	else if (!strcmp(group, "request"))
+		group_request();
+	else if (!strcmp(group, "security"))
+		group_security();
+	else if (!strcmp(group, "load"))
+		group_load();
+	else {
+		fprintf(stderr, "e2e: unknown group %s\n", group);
+		return 2;
+	}
+	if (dpid > 0)
+		daemon_kill9();
+	printf("%s: %d passed, %d failed\n", group, passed, failed);
+	return failed ? 1 : 0;
+}

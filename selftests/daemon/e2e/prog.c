@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The workload of the daemon's end-to-end tests: fails the implicit null
+ * checks of sites.ll a known number of times (L times e2e_load, S times
+ * e2e_store, R times e2e_rmw) and says what it did on stdout, one line at
+ * a time.  Run under libfaultline-preload.so with FAULTLINE_SOCKET set; it
+ * never talks to the daemon itself.
+ *
+ *   e2e-prog run L S R            fails the checks, prints "pid PID", exits
+ *   e2e-prog wait L S R           fails the checks, prints "ready PID", then
+ *                                 for each line "fail L S R" on stdin fails
+ *                                 those too and prints "ok"; exits at EOF
+ *   e2e-prog threads L S R        4 threads each fail L, S, R; prints
+ *                                 "pid PID"
+ *   e2e-prog fork L S R l s r     fails L, S, R; forks a child that fails
+ *                                 l, s, r and prints "child PID"; when it
+ *                                 has exited, fails L, S, R again and prints
+ *                                 "parent PID"
+ *
+ * Valid pointers are interleaved with the NULL ones (those must not count).
+ * A check that does not return its sentinel prints "FAIL" and exits 1.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int e2e_load(int *p);
+int e2e_store(int *p, int x);
+int e2e_rmw(int *p, int x);
+long e2e_sm(long x);
+
+#define THREADS 4
+
+static volatile int sink;
+
+static int fail(long l, long s, long r)
+{
+	int word = 1;
+
+	for (long i = 0; i < l; i++) {
+		if (e2e_load(NULL) != -1)
+			return -1;
+		sink += e2e_load(&word);
+	}
+	for (long i = 0; i < s; i++) {
+		if (e2e_store(NULL, (int)i) != -1 || e2e_store(&word, (int)i) != 0)
+			return -1;
+	}
+	for (long i = 0; i < r; i++) {
+		if (e2e_rmw(NULL, 1) != -1 || e2e_rmw(&word, 1) != 0)
+			return -1;
+	}
+	sink += (int)e2e_sm(l);
+	return 0;
+}
+
+static long arg(char **argv, int i)
+{
+	return strtol(argv[i], NULL, 10);
+}
+
+static long counts[3];
+
+static void *worker(void *p)
+{
+	(void)p;
+	return (void *)(long)fail(counts[0], counts[1], counts[2]);
+}
+
+static int bad(const char *what)
+{
+	printf("FAIL %s\n", what);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 5)
+		return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r]");
+	counts[0] = arg(argv, 2);
+	counts[1] = arg(argv, 3);
+	counts[2] = arg(argv, 4);
+	if (!strcmp(argv[1], "run")) {
+		if (fail(counts[0], counts[1], counts[2]))
+			return bad("a check did not return its sentinel");
+		printf("pid %d\n", (int)getpid());
+		return 0;
+	}
+	if (!strcmp(argv[1], "wait")) {
+		char line[128];
+		long l, s, r;
+
+		if (fail(counts[0], counts[1], counts[2]))
+			return bad("a check did not return its sentinel");
+		printf("ready %d\n", (int)getpid());
+		while (fgets(line, sizeof(line), stdin)) {
+			if (sscanf(line, "fail %ld %ld %ld", &l, &s, &r) != 3)
+				return bad("expected: fail L S R");
+			if (fail(l, s, r))
+				return bad("a check did not return its sentinel");
+			printf("ok\n");
+		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "threads")) {
+		pthread_t t[THREADS];
+		int errs = 0;
+
+		for (int i = 0; i < THREADS; i++)
+			if (pthread_create(&t[i], NULL, worker, NULL))
+				return bad("pthread_create");
+		for (int i = 0; i < THREADS; i++) {
+			void *ret;
+
+			pthread_join(t[i], &ret);
+			errs += ret != NULL;
+		}
+		if (errs)
+			return bad("a check did not return its sentinel");
+		printf("pid %d\n", (int)getpid());
+		return 0;
+	}
+	if (!strcmp(argv[1], "fork") && argc == 8) {
+		pid_t child;
+		int status;
+
+		if (fail(counts[0], counts[1], counts[2]))
+			return bad("a check did not return its sentinel");
+		fflush(stdout);
+		child = fork();
+		if (child < 0)
+			return bad("fork");
+		if (child == 0) {
+			if (fail(arg(argv, 5), arg(argv, 6), arg(argv, 7)))
+				_exit(bad("a check did not return its sentinel in the child"));
+			printf("child %d\n", (int)getpid());
+			fflush(stdout);
+			_exit(0);
+		}
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			return bad("the child failed");
+		if (fail(counts[0], counts[1], counts[2]))
+			return bad("a check did not return its sentinel after fork");
+		printf("parent %d\n", (int)getpid());
+		return 0;
+	}
+	return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r]");
+}
