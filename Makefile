@@ -700,6 +700,8 @@ check-stress-tsan: $(TSAN_JIT_OUT)/stress
 # bench_region: userfaultfd guard faults past the committed limit (SIGBUS
 # mode, helper thread) vs an mprotect guard page, and first touches vs
 # fresh anonymous memory.
+# bench_daemon: faultlined's registration latency, stats query p50/p99 with
+# 1,000 registered processes, its memory per process and idle CPU.
 # Startup: a non-PIE program with about 100,000 fault map entries, run with
 # and without libfaultline-preload.so.  startup-prog.sh builds it once
 # ($(B)/bench/startup/many: about a minute of llc-14 on both cores).
@@ -711,7 +713,7 @@ BENCH_RUNS ?= 7
 BENCH_STARTUP_RUNS ?= 21
 BENCH_OUT := $(B)/bench
 BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec \
-	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region
+	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon
 # llc-14 leaves a few checks explicit: this many functions of gen-many.sh
 # give 100,008 fault map entries.
 BENCH_STARTUP_FUNCTIONS := 59410
@@ -727,7 +729,7 @@ $(BENCH_OUT)/bench_exec: $(B)/obj/selftests/bench/bench_exec.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
 
-$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region: $(BENCH_OUT)/%: \
+$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon: $(BENCH_OUT)/%: \
 		$(B)/obj/selftests/bench/%.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -739,7 +741,7 @@ $(BENCH_STARTUP): selftests/bench/startup-prog.sh selftests/bench/startup_main.c
 	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_FUNCTIONS)
 
 .PHONY: bench
-bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP)
+bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD)
 	$(Q)BENCH_REPEAT=$(BENCH_REPEAT) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_STARTUP_RUNS=$(BENCH_STARTUP_RUNS) PRELOAD=$(PRELOAD_SO) \
 		LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \

@@ -30,6 +30,9 @@
 #     printed, and the number the preload library registered) run to
 #     completion with and without LD_PRELOAD=libfaultline-preload.so, by
 #     bench_exec, both through env(1) so that the two differ only there.
+#  6. faultlined: bench_daemon (registration latency; stats query p50/p99,
+#     daemon memory per process and idle CPU with 1,000 registered
+#     processes; BENCH_DAEMON_PROCESSES changes the number).
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -130,4 +133,9 @@ else
 		-- "with libfaultline-preload.so" env LD_PRELOAD="$preload" "$prog" \
 		-- "without" env "$prog"
 fi
+
+echo
+echo "== 6. faultlined (bench_daemon: ${BENCH_DAEMON_PROCESSES:-1000} processes)"
+"$out/bench_daemon" "$(dirname "$cli")/faultlined" -n "${BENCH_DAEMON_PROCESSES:-1000}" \
+	-q 200 -i 10 || status=1
 exit $status
