@@ -45,14 +45,16 @@ set -e
 echo "(exit status $status: killed by SIGSEGV at the first null)"
 
 say "4. faultlined, the daemon every faultline process reports to"
-run "$BIN/faultlined" --socket "$FAULTLINE_SOCKET" --state-dir "$W/state" \
-	--log-level info 2>"$W/faultlined.log" &
+printf '$ %s &\n' "$BIN/faultlined --socket $FAULTLINE_SOCKET --state-dir $W/state"
+"$BIN/faultlined" --socket "$FAULTLINE_SOCKET" --state-dir "$W/state" \
+	--log-level info >"$W/faultlined.log" 2>&1 &
 daemon=$!
 for _ in $(seq 1 50); do [ -S "$FAULTLINE_SOCKET" ] && break; sleep 0.1; done
 echo "(listening on $FAULTLINE_SOCKET)"
 
 say "5. The same binary under faultline run: each fault resumes at its handler"
-run "$BIN/faultline" run -- "$W/shop" | tee "$W/shop.out"
+printf '$ %s\n' "$BIN/faultline run -- $W/shop"
+"$BIN/faultline" run -- "$W/shop" | tee "$W/shop.out"
 "$W/shop-explicit" >"$W/shop-explicit.out"
 if cmp -s "$W/shop.out" "$W/shop-explicit.out"; then
 	echo "(the same output as the explicit build)"
