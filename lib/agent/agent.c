@@ -40,6 +40,7 @@ struct amod {
 	uint32_t first_counter;
 	uint32_t num_sites;
 	uint64_t *pcs;		/* faulting PCs, for SYMBOLS */
+	char **names;		/* per site, or NULL: dladdr then */
 	int fd;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
@@ -72,6 +73,9 @@ static void amod_free(struct amod *m)
 		return;
 	if (m->fd >= 0)
 		close(m->fd);
+	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
+		free(m->names[i]);
+	free(m->names);
 	free(m->name);
 	free(m->pcs);
 	free(m);
@@ -132,6 +136,11 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	}
 	for (uint32_t i = 0; i < m->num_sites; i++)
 		a->pcs[i] = m->sites[i].faulting_pc;
+	if (m->names) {
+		a->names = calloc(m->num_sites ? m->num_sites : 1, sizeof(*a->names));
+		for (uint32_t i = 0; a->names && i < m->num_sites; i++)
+			a->names[i] = m->names[i] ? strdup(m->names[i]) : NULL;
+	}
 
 	pthread_mutex_lock(&lock);
 	grown = realloc(mods, (num_mods + 1) * sizeof(*mods));
@@ -252,7 +261,8 @@ static int send_module(int fd, struct amod *m)
 	err = send_msg(fd, buf, len, &m->fd, m->fd >= 0 ? 1 : 0);
 	if (err)
 		return err;
-	return fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs, m->num_sites, &seq);
+	return fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
+				     (const char *const *)m->names, m->num_sites, &seq);
 }
 
 static int send_remove(int fd, int id)
@@ -288,6 +298,15 @@ static int flush(int fd)
 					snapshot.name = strdup(mods[i]->name);
 					snapshot.pcs = malloc((mods[i]->num_sites ? mods[i]->num_sites : 1) *
 							      sizeof(uint64_t));
+					snapshot.names = NULL;
+					if (mods[i]->names) {
+						snapshot.names = calloc(mods[i]->num_sites,
+									sizeof(char *));
+						for (uint32_t k = 0; snapshot.names &&
+						     k < mods[i]->num_sites; k++)
+							snapshot.names[k] = mods[i]->names[k] ?
+								strdup(mods[i]->names[k]) : NULL;
+					}
 					snapshot.fd = mods[i]->fd >= 0 ?
 						fcntl(mods[i]->fd, F_DUPFD_CLOEXEC, 3) : -1;
 					if (snapshot.pcs)
@@ -307,6 +326,9 @@ static int flush(int fd)
 		else
 			return 0;
 		if (have_mod) {
+			for (uint32_t k = 0; snapshot.names && k < snapshot.num_sites; k++)
+				free(snapshot.names[k]);
+			free(snapshot.names);
 			free(snapshot.name);
 			free(snapshot.pcs);
 			if (snapshot.fd >= 0)
@@ -514,8 +536,24 @@ static void resolve_path(const char *given)
 		path[0] = 0;
 }
 
+/*
+ * fork: the lock is held across it, so that the child never inherits it
+ * locked by a thread it does not have (a registry thread adding a module
+ * at that moment hung the child in reset_sent).
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
 static void fork_child(void)
 {
+	pthread_mutex_unlock(&lock);
 	if (!started)
 		return;
 	/* The parent's connection and threads are not ours. */
@@ -551,7 +589,7 @@ int fl_agent_start(const char *given)
 	if (fd >= 0)
 		sock = fd;
 	started = true;
-	pthread_atfork(NULL, NULL, fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
 		return err;

@@ -31,6 +31,8 @@ struct fl_agent_module {
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
 	uint32_t sm_functions;	/* u64 runtime addresses after the stack map */
+	/* Per site, its function's name, or NULL (then dladdr is asked). */
+	const char *const *names;
 };
 
 /*

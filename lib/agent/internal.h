@@ -7,12 +7,12 @@
 #include <stdint.h>
 
 /*
- * Sends SYMBOLS messages naming the sites at pcs (dladdr; sites without a
- * name are left out), as many messages as the size limit needs.  Returns
+ * Sends SYMBOLS messages naming the sites at pcs (names[i] when names and
+ * it are not NULL, else dladdr; sites without a name are left out), as many messages as the size limit needs.  Returns
  * 0 or -errno.
  */
-int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs, uint32_t n,
-			  uint32_t *seq);
+int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
+			  const char *const *names, uint32_t n, uint32_t *seq);
 
 /*
  * Starts a detached thread that takes no signals (the application's

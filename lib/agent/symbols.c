@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "agent/internal.h"
 #include "proto/proto.h"
@@ -33,25 +35,65 @@ static int send_buf(int fd, char *buf, size_t len, uint32_t module, uint32_t cou
 	}
 }
 
-int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs, uint32_t n,
-			  uint32_t *seq)
+/*
+ * Copies the name dladdr pointed to, which a dlclose in another thread may
+ * unmap as soon as dladdr returns (the agent does not hold the module):
+ * read with process_vm_readv, which fails instead of faulting.  Returns
+ * the length (> 0), or 0 for no name.
+ */
+static size_t copy_name(char *dst, size_t size, const char *src)
+{
+	/* Most names are short: 256 bytes first, the whole buffer if needed. */
+	for (size_t want = size < 256 ? size : 256;; want = size) {
+		struct iovec local = { dst, want }, remote = { (void *)src, want };
+		ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+		const char *nul;
+
+		if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+			/* Not allowed here (seccomp): read it directly, as dladdr's callers do. */
+			n = (ssize_t)strnlen(src, size - 1) + 1;
+			memcpy(dst, src, (size_t)n);
+			want = size;
+		}
+		if (n <= 0)
+			return 0;
+		nul = memchr(dst, 0, (size_t)n);
+		if (nul)
+			return (size_t)(nul - dst);
+		/* No NUL: longer than want, or cut short by an unmapped page. */
+		if ((size_t)n < want || want == size)
+			return 0;
+	}
+}
+
+int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
+			  const char *const *names, uint32_t n, uint32_t *seq)
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
-	size_t len = sizeof(struct fl_msg_symbols);
+	static char name[8192];
+	size_t len = sizeof(struct fl_msg_symbols), name_len = 0;
+	const char *last = NULL;	/* the name in name[], as dladdr gave it */
 	uint32_t count = 0;
 	int err;
 
 	for (uint32_t i = 0; i < n; i++) {
 		Dl_info info;
-		size_t name_len;
 		uint16_t l16;
 
-		if (!dladdr((void *)(uintptr_t)pcs[i], &info) || !info.dli_sname ||
-		    !info.dli_sname[0])
+		/* The registry's name (from the module's symbol table) first. */
+		if (names && names[i]) {
+			name_len = strnlen(names[i], sizeof(name) - 1);
+			memcpy(name, names[i], name_len);
+			last = NULL;
+		} else if (!dladdr((void *)(uintptr_t)pcs[i], &info) || !info.dli_sname) {
 			continue;
-		name_len = strlen(info.dli_sname);
-		if (name_len > UINT16_MAX)
-			name_len = UINT16_MAX;
+		} else if (info.dli_sname != last) {
+			/* Sites of one function are next to each other: one copy. */
+			name_len = copy_name(name, sizeof(name), info.dli_sname);
+			last = name_len ? info.dli_sname : NULL;
+		}
+		if (!name_len)
+			continue;
 		if (len + 6 + name_len > sizeof(buf)) {
 			err = send_buf(fd, buf, len, module, count, seq);
 			if (err)
@@ -62,7 +104,7 @@ int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs, uint32_t
 		l16 = (uint16_t)name_len;
 		memcpy(buf + len, &i, 4);
 		memcpy(buf + len + 4, &l16, 2);
-		memcpy(buf + len + 6, info.dli_sname, name_len);
+		memcpy(buf + len + 6, name, name_len);
 		len += 6 + name_len;
 		count++;
 	}

@@ -50,6 +50,8 @@ struct module {
 	struct fl_site_entry *sites;
 	uint32_t num_sites;
 	uint32_t counter_base;
+	/* Per site, the function it is in (for the daemon), or NULL. */
+	char **names;
 	/* The sections for the daemon: a sealed memfd (agent.h), or -1. */
 	int sections_fd;
 	uint32_t faultmap_size;
@@ -85,6 +87,9 @@ static void module_free(struct module *m)
 		return;
 	if (m->sections_fd >= 0)
 		close(m->sections_fd);
+	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
+		free(m->names[i]);
+	free(m->names);
 	free(m->name);
 	free(m->sites);
 	free(m);
@@ -227,6 +232,7 @@ static int module_add(struct module *m)
 			.sites = m->sites, .sections_fd = m->sections_fd,
 			.faultmap_size = m->faultmap_size, .stackmap_size = m->stackmap_size,
 			.sm_functions = m->sm_functions,
+			.names = (const char *const *)m->names,
 		};
 
 		fl_agent_module_added(&am);
@@ -417,6 +423,44 @@ static int sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm
 	m->stackmap_size = (uint32_t)sm_size;
 	m->sm_functions = (uint32_t)n;
 	return fd;
+}
+
+/*
+ * Names the sites of a loaded module after the functions they are in, from
+ * the module file's symbol table (the dynamic one alone, which dladdr
+ * reads, lacks most functions of an executable).  Best effort: a site
+ * without a name is sent unnamed.
+ */
+static void name_sites(struct module *m, const struct fl_module *fm)
+{
+	const struct fl_module_section *sec = &fm->sections[FL_SECTION_FAULTMAP];
+	struct fl_elf *elf = NULL;
+	struct fl_diag d;
+
+	if (!m->num_sites || !sec->num_functions ||
+	    fl_elf_open(fm->path, NULL, &elf, &d) != 0)
+		return;
+	m->names = calloc(m->num_sites, sizeof(*m->names));
+	for (uint32_t i = 0; m->names && i < m->num_sites; i++) {
+		const struct fl_module_function *best = NULL;
+		const char *name;
+
+		/* The function with the greatest address at or below the PC. */
+		for (size_t k = 0; k < sec->num_functions; k++) {
+			const struct fl_module_function *f = &sec->functions[k];
+
+			if (f->address <= m->sites[i].faulting_pc &&
+			    (!best || f->address > best->address))
+				best = f;
+		}
+		if (!best)
+			continue;
+		name = fl_elf_function_name(elf, FL_SECTION_FAULTMAP, best->address_offset,
+					    best->stored);
+		if (name && *name)
+			m->names[i] = strdup(name);
+	}
+	fl_elf_close(elf);
 }
 
 /* The stack map's function addresses as stored (JIT: they are runtime ones). */
@@ -743,6 +787,7 @@ static struct module *elf_module_new(const struct loaded *ld)
 		const struct fl_module_section *ss = &fm->sections[FL_SECTION_STACKMAP];
 
 		module_take_sites(m, &s);
+		name_sites(m, fm);
 		if (fm->num_text) {
 			m->code_lo = fm->text[0].start;
 			m->code_hi = fm->text[fm->num_text - 1].end;
