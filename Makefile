@@ -991,11 +991,12 @@ check-daemon-loop: $(FLD_ECHO) $(FLD_TEST_BINS)
 # selftests/daemon/e2e: faultlined, libfaultline-preload.so and programs with
 # implicit null checks (sites.ll, llc-14 -O2 -enable-implicit-null-checks),
 # end to end: exact per-site counts (short-lived, long-lived, 4 threads,
-# fork), kill -9 and restart, requests, security (a client as nobody,
-# forged and malformed messages, bad memfds, fd floods, slow readers) and
-# 1,000 registered processes.  Runs as root (not in CHECKS).
+# fork), forks while a library is loaded and unloaded, kill -9 and restart,
+# requests, security (a client as nobody, forged and malformed messages,
+# bad memfds, fd floods, slow readers) and 1,000 registered processes.
+# Runs as root (not in CHECKS).
 #
-#   make check-daemon-e2e [E2E_GROUPS="counts restart request security load"]
+#   make check-daemon-e2e [E2E_GROUPS="counts churn restart request security load"]
 
 E2E_DIR := selftests/daemon/e2e
 E2E_OUT := $(B)/tests/daemon/e2e
@@ -1007,10 +1008,21 @@ $(E2E_OUT)/sites.o: $(E2E_DIR)/sites.ll | deps
 	$(Q)$(LLC) -O2 -mtriple=x86_64-unknown-linux-gnu -filetype=obj \
 		-enable-implicit-null-checks -relocation-model=static $< -o $@
 
-# -rdynamic: the agent names the sites with dladdr.
-$(E2E_OUT)/e2e-prog: $(B)/obj/$(E2E_DIR)/prog.o $(E2E_OUT)/sites.o
+$(E2E_OUT)/sites-pic.o: $(E2E_DIR)/sites.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)$(LLC) -O2 -mtriple=x86_64-unknown-linux-gnu -filetype=obj \
+		-enable-implicit-null-checks -relocation-model=pic $< -o $@
+
+# Loaded and unloaded in a loop by e2e-prog churn.
+$(E2E_OUT)/libe2e-sites.so: $(E2E_OUT)/sites-pic.o
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $^
+	$(Q)$(CC) -shared -Wl,-z,notext -o $@ $<
+
+# -rdynamic: the agent names the sites with dladdr.
+$(E2E_OUT)/e2e-prog: $(B)/obj/$(E2E_DIR)/prog.o $(E2E_OUT)/sites.o $(E2E_OUT)/libe2e-sites.so
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^)
 
 $(E2E_OUT)/e2e-load: $(B)/obj/$(E2E_DIR)/load.o $(E2E_OUT)/sites.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")

@@ -100,6 +100,7 @@ static void proc_free(struct fld_proc *p)
 	for (size_t i = 0; i < p->num_mods; i++)
 		fld_module_free(p->mods[i]);
 	free(p->mods);
+	free(p->gone);
 	if (p->region)
 		munmap(p->region, p->layout.size);
 	free(p);

@@ -58,6 +58,12 @@ struct fld_proc {
 	struct fl_shm_layout layout;
 	struct fld_module **mods;
 	size_t num_mods;
+	/*
+	 * Modules already gone when their MODULE_ADD was read (session.c):
+	 * their SYMBOLS and MODULE_REMOVE, which follow, are ignored.
+	 */
+	uint32_t *gone;
+	size_t num_gone;
 	uint32_t next_seq;		/* requests */
 };
 

@@ -289,8 +289,25 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		if (e.kind < 1 || e.kind > 3 || e.module != a->module ||
 		    e.faulting_pc - a->code_start >= a->code_size ||
 		    e.handler_pc - a->code_start >= a->code_size) {
+			/*
+			 * Not necessarily a violation: the process may have
+			 * unloaded the module (and cleared or reused its
+			 * slots, perhaps while this copy was made) since it
+			 * sent MODULE_ADD.  The module is left out; its
+			 * SYMBOLS and MODULE_REMOVE will be ignored.
+			 */
+			uint32_t *ids = p->num_gone < opts.max_modules ?
+				realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
+
 			fld_module_free(mod);
-			drop(c, "MODULE_ADD", "site table entry does not describe the module");
+			if (!ids) {
+				drop(c, "MODULE_ADD", "too many modules with stale site table slots");
+				return;
+			}
+			p->gone = ids;
+			p->gone[p->num_gone++] = a->module;
+			fld_debug("pid %d: module %u: its site table slots do not describe it "
+				 "(unloaded since?): left out", (int)p->pid, a->module);
 			return;
 		}
 		mod->sites[i] = (struct fld_site){
@@ -359,10 +376,25 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	fld_state_changed();
 }
 
+/* Whether module id was left out at MODULE_ADD (and forget it when remove). */
+static bool gone(struct fld_proc *p, uint32_t id, bool remove)
+{
+	for (size_t i = 0; p && i < p->num_gone; i++) {
+		if (p->gone[i] == id) {
+			if (remove)
+				p->gone[i] = p->gone[--p->num_gone];
+			return true;
+		}
+	}
+	return false;
+}
+
 static void on_module_remove(struct fld_client *c, struct session *s, const struct fl_msg *m)
 {
 	struct fld_module *mod = s->proc ? fld_proc_module(s->proc, m->module_remove.module) : NULL;
 
+	if (!mod && gone(s->proc, m->module_remove.module, true))
+		return;
 	if (!mod) {
 		drop(c, "MODULE_REMOVE", s->proc ? "unknown module" : "before HELLO");
 		return;
@@ -377,6 +409,8 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 	struct fl_symbol sym;
 	size_t pos = 0;
 
+	if (!mod && gone(s->proc, m->symbols.module, false))
+		return;
 	if (!mod) {
 		drop(c, "SYMBOLS", s->proc ? "unknown module" : "before HELLO");
 		return;

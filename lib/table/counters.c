@@ -89,6 +89,7 @@ int fl_counters_init(uint32_t max_sites)
 int fl_counters_fork_child(void)
 {
 	struct fl_shm_layout l;
+	uint32_t used = layout.capacity;
 	void *p;
 	int fd, err;
 
@@ -97,8 +98,15 @@ int fl_counters_fork_child(void)
 	err = region_create(layout.capacity, &fd, &p, &l);
 	if (err)
 		return err;
+	/*
+	 * Only the slots below the last free block: the whole table is 32 MiB
+	 * by default, and copying it made every fork cost 200 ms and 32 MiB.
+	 */
+	if (num_free && free_blocks[num_free - 1].base + free_blocks[num_free - 1].len ==
+	    layout.capacity)
+		used = free_blocks[num_free - 1].base;
 	memcpy((char *)p + l.sites_offset, (char *)region + layout.sites_offset,
-	       (size_t)l.capacity * sizeof(struct fl_shm_site));
+	       (size_t)used * sizeof(struct fl_shm_site));
 	/*
 	 * The child has one thread, this one, and it is not in the handler:
 	 * a plain store switches the handler to the new counters.

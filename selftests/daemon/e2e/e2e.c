@@ -6,8 +6,8 @@
  *
  *   e2e GROUP OUTDIR DIR FAULTLINED PRELOAD PROG LOAD
  *
- * GROUP is counts, restart, request, security or load (run.sh runs them
- * all).  DIR is a directory every user can traverse (the socket, state
+ * GROUP is counts, churn, restart, request, security or load (run.sh runs
+ * them all).  DIR is a directory every user can traverse (the socket, state
  * directories and the copies of PROG and PRELOAD that "nobody" runs);
  * daemon and program logs go to OUTDIR.  Prints "ok - NAME" or
  * "FAIL - NAME: DETAIL" per check, then "GROUP: P passed, F failed";
@@ -774,6 +774,8 @@ static pid_t run_prog(const char *const argv[], const char *word, const char *na
 	return pid;
 }
 
+static int ps_entries(json_object *doc, pid_t pid);
+
 /* ------------------------------------------------------------------------
  * Group: counts
  */
@@ -913,7 +915,18 @@ static void group_counts(void)
 		const char *argv[] = { prog, "fork", "4", "5", "6", "7", "8", "9", NULL };
 
 		if (proc_spawn(&p, 0, true, argv) == 0) {
-			child = proc_expect_pid(&p, "child", "forking process");
+			double ms = -1;
+
+			child = -1;
+			if (proc_line(&p, line, sizeof(line), 10000) == 0 &&
+			    sscanf(line, "child %d %lf", &child, &ms) == 2)
+				/* The child registers before fork returns: a round trip, not more. */
+				check(ms >= 0 && ms < 50,
+				      "fork returns in the child within 50 ms (registered, region copied)",
+				      "%.1f ms", ms);
+			else
+				fail("forking process", "expected \"child PID MS\", got \"%s\"", line);
+			printf("# fork in a registered process: %.1f ms in the child\n", ms);
 			pid = proc_expect_pid(&p, "parent", "forking process");
 			rc = proc_end(&p);
 			if (pid > 0 && child > 0 && rc == 0) {
@@ -929,10 +942,52 @@ static void group_counts(void)
 		}
 	}
 
-	/* Every count is in state.json after a clean stop. */
 	rc = daemon_stop();
 	check(rc == 0, "SIGTERM: faultlined exits 0", "exit %d", rc);
-	(void)line;
+}
+
+/* ------------------------------------------------------------------------
+ * Group: churn (fork while another thread loads and unloads a library)
+ */
+
+static void group_churn(void)
+{
+	char lib[PATH_MAX], line[256];
+	const char *argv[] = { prog, "churn", lib, "1000", NULL };
+	struct proc p;
+	int pid = -1, hung = -1, rc, err;
+	double t0 = now();
+	json_object *doc;
+
+	snprintf(lib, sizeof(lib), "%s", prog);
+	snprintf(strrchr(lib, '/') + 1, sizeof(lib) - (size_t)(strrchr(lib, '/') + 1 - lib),
+		 "libe2e-sites.so");
+	if (daemon_start())
+		return;
+	if (proc_spawn(&p, 0, true, argv)) {
+		fail("churn", "cannot start %s", prog);
+		return;
+	}
+	if (proc_line(&p, line, sizeof(line), 120000) != 0 ||
+	    sscanf(line, "churn %d %d", &pid, &hung) != 2) {
+		fail("churn", "expected \"churn PID HUNG\", got \"%s\"", line);
+		kill(p.pid, SIGKILL);
+	}
+	rc = proc_end(&p);
+	check(rc == 0, "1,000 forks while a thread loads and unloads a library: no crash",
+	      "exit %d (a signal: %s)", rc, rc < 0 ? "yes" : "no");
+	check(hung == 0, "no child hangs in fork (the agent's lock is held across fork)",
+	      "%d children hung", hung);
+	check(!log_has(dlog, "does not describe the module: dropped"),
+	      "a module unloaded before the daemon read its MODULE_ADD does not drop the process",
+	      "dropped for its site table (%s)", dlog);
+	err = query(0, FL_QUERY_PS, 0, 0, &doc);
+	check(daemon_alive() && !err && ps_entries(doc, pid) >= 1,
+	      "the daemon serves on and lists the process", "alive %d, err %d",
+	      daemon_alive(), err);
+	json_object_put(doc);
+	printf("# churn: %.1f s\n", now() - t0);
+	check(daemon_stop() == 0, "SIGTERM: faultlined exits 0", "bad exit");
 }
 
 /* ------------------------------------------------------------------------
@@ -1293,15 +1348,43 @@ static const char *const mod_case_name[] = {
 	"MODULE_ADD: sections memfd not sealed against writes",
 	"MODULE_ADD: sections memfd of the wrong size", "MODULE_ADD: garbage fault map",
 	"MODULE_ADD: fault map entries != num_sites",
-	"MODULE_ADD: site table slot unused (kind 0)",
-	"MODULE_ADD: site table slot of another module",
-	"MODULE_ADD: site table slot PC outside the code range",
+	"MODULE_ADD: site table slot unused (kind 0, as after an unload): module left out",
+	"MODULE_ADD: site table slot of another module (reused after an unload): module left out",
+	"MODULE_ADD: site table slot PC outside the code range: module left out",
 	"MODULE_ADD: counter slots outside the region", "MODULE_ADD: the same module twice",
 	"SYMBOLS: site index out of range", "MODULE_REMOVE: unknown module",
 	"HELLO twice on one connection", "QUERY from a registered process",
 	"completion ring: implausible head",
 	"region header scribbled after HELLO (never read again)",
 };
+
+/* SYMBOLS naming site (index in the module) "abc". */
+static void send_symbols(int fd, uint32_t module, uint32_t site)
+{
+	struct fl_msg_symbols s;
+	unsigned char b[sizeof(s) + 16] = { 0 };
+	uint16_t l = 3;
+
+	memset(&s, 0, sizeof(s));
+	fl_proto_header(&s, FL_MSG_SYMBOLS, sizeof(s) + 4 + 2 + 3, 3);
+	s.module = module;
+	s.count = 1;
+	memcpy(b, &s, sizeof(s));
+	memcpy(b + sizeof(s), &site, 4);
+	memcpy(b + sizeof(s) + 4, &l, 2);
+	memcpy(b + sizeof(s) + 6, "abc", 3);
+	xsend(fd, b, sizeof(s) + 9, NULL, 0, 0);
+}
+
+static void send_remove(int fd, uint32_t module)
+{
+	struct fl_msg_module_remove r;
+
+	memset(&r, 0, sizeof(r));
+	fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), 3);
+	r.module = module;
+	xsend(fd, &r, sizeof(r), NULL, 0, 0);
+}
 
 /*
  * In a child (a pid of its own): registers a fake process, then does what
@@ -1451,32 +1534,46 @@ static int fake_child(enum mod_case mc)
 		xsend(fd, msg, len, &sfd, 1, 0);
 		close(sfd);
 		break;
-	case MOD_SYMBOLS_RANGE: {
-		struct fl_msg_symbols s;
-		unsigned char b[sizeof(s) + 16] = { 0 };
-		uint32_t site = 3;
-		uint16_t l = 3;
+	case MOD_SLOT_KIND0:
+	case MOD_SLOT_MODULE:
+	case MOD_SLOT_PC: {
+		/*
+		 * The process may have unloaded the module since it sent
+		 * MODULE_ADD: the daemon leaves the module out but keeps the
+		 * process, and takes the module's SYMBOLS and MODULE_REMOVE.
+		 */
+		double end = now() + 3;
+		bool listed = false;
 
-		memset(&s, 0, sizeof(s));
-		fl_proto_header(&s, FL_MSG_SYMBOLS, sizeof(s) + 4 + 2 + 3, 3);
-		s.module = 1;
-		s.count = 1;
-		memcpy(b, &s, sizeof(s));
-		memcpy(b + sizeof(s), &site, 4);
-		memcpy(b + sizeof(s) + 4, &l, 2);
-		memcpy(b + sizeof(s) + 6, "abc", 3);
-		xsend(fd, b, sizeof(s) + 9, NULL, 0, 0);
+		send_symbols(fd, 1, 0);
+		send_remove(fd, 1);
+		while (!listed && now() < end) {
+			err = query(0, FL_QUERY_STATS, (uint32_t)getpid(), 0, &doc);
+			if (!err) {
+				json_object *p0 = proc_at(doc, 0);
+
+				listed = !json_object_get_boolean(get(p0, "exited")) &&
+					 json_object_get_int(get(p0, "num_sites")) == 0;
+				json_object_put(doc);
+			}
+			if (!listed)
+				sleep_ms(50);
+		}
+		if (!listed) {
+			printf("not listed live without sites (err %d)", err);
+			return 1;
+		}
+		printf("kept (live, no sites); SYMBOLS and MODULE_REMOVE taken; ");
+		/* The module is forgotten now: a second MODULE_REMOVE is a violation. */
+		send_remove(fd, 1);
 		break;
 	}
-	case MOD_REMOVE_UNKNOWN: {
-		struct fl_msg_module_remove r;
-
-		memset(&r, 0, sizeof(r));
-		fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), 3);
-		r.module = 9;
-		xsend(fd, &r, sizeof(r), NULL, 0, 0);
+	case MOD_SYMBOLS_RANGE:
+		send_symbols(fd, 1, 3);
 		break;
-	}
+	case MOD_REMOVE_UNKNOWN:
+		send_remove(fd, 9);
+		break;
 	case MOD_HELLO_AGAIN:
 		xsend(fd, msg, mk_hello(msg, getpid(), f.l.size), &f.fd, 1, 0);
 		break;
@@ -2084,6 +2181,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(group, "counts"))
 		group_counts();
+	else if (!strcmp(group, "churn"))
+		group_churn();
 	else if (!strcmp(group, "restart"))
 		group_restart();
 	else if (!strcmp(group, "request"))

@@ -13,18 +13,27 @@
  *   e2e-prog threads L S R        4 threads each fail L, S, R; prints
  *                                 "pid PID"
  *   e2e-prog fork L S R l s r     fails L, S, R; forks a child that fails
- *                                 l, s, r and prints "child PID"; when it
- *                                 has exited, fails L, S, R again and prints
- *                                 "parent PID"
+ *                                 l, s, r and prints "child PID MS" (MS: how
+ *                                 long fork took to return in the child);
+ *                                 when it has exited, fails L, S, R again
+ *                                 and prints "parent PID"
+ *   e2e-prog churn LIB N          a thread loads and unloads LIB (a library
+ *                                 with implicit null checks) in a loop while
+ *                                 the main thread forks N children that exit
+ *                                 at once; prints "churn PID HUNG" (children
+ *                                 that did not exit within 2 s, killed)
  *
  * Valid pointers are interleaved with the NULL ones (those must not count).
  * A check that does not return its sentinel prints "FAIL" and exits 1.
  */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int e2e_load(int *p);
@@ -70,6 +79,61 @@ static void *worker(void *p)
 	return (void *)(long)fail(counts[0], counts[1], counts[2]);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *churn_lib;
+static volatile int churn_stop;
+
+static void *churner(void *p)
+{
+	(void)p;
+	while (!churn_stop) {
+		void *h = dlopen(churn_lib, RTLD_NOW);
+
+		if (h)
+			dlclose(h);
+	}
+	return NULL;
+}
+
+static int churn(int n)
+{
+	pthread_t t;
+	int hung = 0;
+
+	if (pthread_create(&t, NULL, churner, NULL))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		pid_t child = fork();
+		int status, k;
+
+		if (child == 0)
+			_exit(0);
+		if (child < 0)
+			break;
+		for (k = 0; k < 2000; k++) {
+			if (waitpid(child, &status, WNOHANG) == child)
+				break;
+			usleep(1000);
+		}
+		if (k == 2000) {
+			hung++;
+			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+		}
+	}
+	churn_stop = 1;
+	pthread_join(t, NULL);
+	printf("churn %d %d\n", (int)getpid(), hung);
+	return 0;
+}
+
 static int bad(const char *what)
 {
 	printf("FAIL %s\n", what);
@@ -79,8 +143,14 @@ static int bad(const char *what)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 4)
+		return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r] | churn LIB N");
+	if (!strcmp(argv[1], "churn")) {
+		churn_lib = argv[2];
+		return churn(atoi(argv[3]));
+	}
 	if (argc < 5)
-		return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r]");
+		return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r] | churn LIB N");
 	counts[0] = arg(argv, 2);
 	counts[1] = arg(argv, 3);
 	counts[2] = arg(argv, 4);
@@ -127,17 +197,21 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "fork") && argc == 8) {
 		pid_t child;
 		int status;
+		double t0;
 
 		if (fail(counts[0], counts[1], counts[2]))
 			return bad("a check did not return its sentinel");
 		fflush(stdout);
+		t0 = now_ms();
 		child = fork();
 		if (child < 0)
 			return bad("fork");
 		if (child == 0) {
+			double ms = now_ms() - t0;
+
 			if (fail(arg(argv, 5), arg(argv, 6), arg(argv, 7)))
 				_exit(bad("a check did not return its sentinel in the child"));
-			printf("child %d\n", (int)getpid());
+			printf("child %d %.1f\n", (int)getpid(), ms);
 			fflush(stdout);
 			_exit(0);
 		}
@@ -149,5 +223,5 @@ int main(int argc, char **argv)
 		printf("parent %d\n", (int)getpid());
 		return 0;
 	}
-	return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r]");
+	return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r] | churn LIB N");
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # faultlined end to end (make check-daemon-e2e):
 #   run.sh E2E FAULTLINED PRELOAD PROG LOAD OUTDIR [GROUP...]
-# Groups (e2e.c): counts, restart, request, security, load (default: all;
+# Groups (e2e.c): counts, churn, restart, request, security, load (default: all;
 # E2E_GROUPS="..." too).  Runs as root: some clients and programs drop to
 # nobody.  Daemon and program logs: OUTDIR/GROUP-*.log.
 set -u
@@ -12,7 +12,7 @@ PROG=$(realpath "$4")
 LOAD=$(realpath "$5")
 OUT=$(realpath -m "$6")
 shift 6
-groups=${*:-${E2E_GROUPS:-counts restart request security load}}
+groups=${*:-${E2E_GROUPS:-counts churn restart request security load}}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log
 
@@ -27,6 +27,7 @@ T=$(mktemp -d /tmp/fld-e2e.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 install -m 755 "$PROG" "$T/e2e-prog"
+install -m 755 "$(dirname "$PROG")/libe2e-sites.so" "$T/libe2e-sites.so"
 install -m 755 "$PRELOAD" "$T/libfaultline-preload.so"
 
 passed=0
