@@ -436,6 +436,9 @@ int main(int argc, char **argv)
 		struct fld_session_opts so = {
 			.max_exited = 256,
 			.max_modules = 4096,
+			/* What one process may make the daemon hold (parsed: ~4x). */
+			.max_section_bytes = 64u << 20,
+			.max_sites = 1u << 21,
 			.request_timeout_ms = 2000,
 			.state_dir = cfg.state_dir,
 		};

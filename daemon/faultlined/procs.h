@@ -64,6 +64,9 @@ struct fld_proc {
 	 */
 	uint32_t *gone;
 	size_t num_gone;
+	/* Limits (session.c): sections of live modules, sites of all modules. */
+	uint64_t section_bytes;
+	uint64_t num_sites;
 	uint32_t next_seq;		/* requests */
 };
 

@@ -267,6 +267,13 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		drop(c, "MODULE_ADD", "counter slots outside the region");
 		return;
 	}
+	if (p->num_sites + a->num_sites > opts.max_sites ||
+	    p->section_bytes + want > opts.max_section_bytes) {
+		fld_send_error(c, m->seq, -ENOSPC, "more than %zu sites or %zu bytes of sections",
+			       opts.max_sites, opts.max_section_bytes);
+		drop(c, "MODULE_ADD", "over its limit of sites or section bytes");
+		return;
+	}
 	mod = calloc(1, sizeof(*mod));
 	if (!mod || !(mod->name = strndup(m->name, a->name_len)) ||
 	    !(mod->sites = calloc(a->num_sites ? a->num_sites : 1, sizeof(*mod->sites)))) {
@@ -370,6 +377,8 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	}
 	p->mods = grown;
 	p->mods[p->num_mods++] = mod;
+	p->num_sites += mod->num_sites;
+	p->section_bytes += mod->sections_size;
 	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
 		(int)p->pid, mod->id, mod->name, mod->num_sites,
 		mod->sm ? fl_stackmap_count(mod->sm) : 0);
@@ -400,6 +409,16 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 		return;
 	}
 	fld_module_freeze(s->proc, mod);
+	/* Its counts stay; its stack maps are no longer shown: let them go. */
+	s->proc->section_bytes -= mod->sections_size;
+	fl_stackmap_free(mod->sm);
+	mod->sm = NULL;
+	free(mod->record_pc);
+	mod->record_pc = NULL;
+	if (mod->sections)
+		munmap(mod->sections, mod->sections_size);
+	mod->sections = NULL;
+	mod->sections_size = 0;
 	fld_state_changed();
 }
 

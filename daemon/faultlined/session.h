@@ -13,6 +13,8 @@
 struct fld_session_opts {
 	size_t max_exited;		/* exited processes kept */
 	size_t max_modules;		/* per process */
+	size_t max_section_bytes;	/* per process: its live modules' sections */
+	size_t max_sites;		/* per process: its modules' sites */
 	unsigned request_timeout_ms;
 	const char *state_dir;		/* NULL: nothing persisted */
 	int bpf;			/* 0 until the Kernel side issue */

@@ -1684,6 +1684,134 @@ static void forged_hello(const char *name, pid_t claim, pid_t header_pid, uint64
 	close(f.fd);
 }
 
+static long daemon_rss_kib(void)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)dpid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * A stack map (v3) of one function with nrec records, no locations: 24
+ * bytes a record, the smallest there is.
+ */
+static unsigned char *mk_big_stackmap(size_t nrec, size_t *size)
+{
+	size_t n = 16 + 24 + 24 * nrec;
+	unsigned char *b = calloc(1, n);
+	uint32_t u;
+	uint64_t q;
+
+	if (!b)
+		return NULL;
+	b[0] = 3;
+	u = 1;
+	memcpy(b + 4, &u, 4);
+	u = (uint32_t)nrec;
+	memcpy(b + 12, &u, 4);
+	q = FAKE_CODE;
+	memcpy(b + 16, &q, 8);
+	q = 16;
+	memcpy(b + 24, &q, 8);
+	q = nrec;
+	memcpy(b + 32, &q, 8);
+	for (size_t i = 0; i < nrec; i++) {
+		unsigned char *r = b + 40 + 24 * i;
+
+		q = i;
+		memcpy(r, &q, 8);
+		u = (uint32_t)(i % 4096);
+		memcpy(r + 8, &u, 4);
+	}
+	*size = n;
+	return b;
+}
+
+/*
+ * In a child: a fake process sends modules with 16 MiB stack maps, up to
+ * 24 of them (384 MiB).  Exit 0 when the daemon dropped it before its own
+ * memory grew by 1 GiB; stdout: detail.
+ */
+static int big_sections_child(long rss0)
+{
+	unsigned char fm[256];
+	size_t fm_size = mk_faultmap(fm, FAKE_CODE, 1), sm_size, total;
+	size_t nrec = (16u << 20) / 24;
+	unsigned char *sm = mk_big_stackmap(nrec, &sm_size), *all;
+	struct fake f;
+	struct fl_shm_site *t;
+	char msg[512];
+	uint64_t fn = FAKE_CODE;
+	long peak = rss0;
+	int fd, k, err;
+
+	total = fm_size + sm_size + 8;
+	all = malloc(total);
+	if (!sm || !all || fake_region(&f, 64, ALL_SEALS, getpid())) {
+		printf("cannot build the sections");
+		return 1;
+	}
+	memcpy(all, fm, fm_size);
+	memcpy(all + fm_size, sm, sm_size);
+	memcpy(all + fm_size + sm_size, &fn, 8);
+	t = (struct fl_shm_site *)((char *)f.region + f.l.sites_offset);
+	for (uint32_t i = 0; i < 64; i++)
+		t[i] = (struct fl_shm_site){ .faulting_pc = FAKE_CODE, .handler_pc = FAKE_CODE + 8,
+					     .module = i + 1, .kind = 1 };
+	fd = fake_hello(&f);
+	if (fd < 0) {
+		printf("HELLO refused");
+		return 1;
+	}
+	for (k = 0; k < 24; k++) {
+		struct fl_msg_module_add *a = (struct fl_msg_module_add *)msg;
+		size_t len = mk_module_add(msg, (uint32_t)k + 1, (uint32_t)k, 1, (uint32_t)fm_size);
+		int sfd = sections_fd(all, total, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW);
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		long rss;
+
+		a->stackmap_size = (uint32_t)sm_size;
+		a->sm_functions = 1;
+		err = sfd < 0 ? -EIO : xsend(fd, msg, len, &sfd, 1, 0);
+		if (sfd >= 0)
+			close(sfd);
+		if (err)
+			break;
+		/* Give the daemon time to parse it (or drop us). */
+		if (poll(&pf, 1, 300) == 1) {
+			char buf[1024];
+			ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			struct fl_msg m;
+
+			if (n > 0 && fl_proto_decode(buf, (size_t)n, 0, &m, NULL) == 0 &&
+			    m.type == FL_MSG_ERROR)
+				printf("ERROR %d after %d modules (%.*s); ", m.error.err, k + 1,
+				       (int)m.error.len, m.text);
+			if (n <= 0 || dropped(fd, NULL))
+				break;
+		}
+		rss = daemon_rss_kib();
+		if (rss > peak)
+			peak = rss;
+	}
+	printf("daemon RSS %ld MiB -> peak %ld MiB", rss0 / 1024, peak / 1024);
+	if (k == 24) {
+		printf("; all 24 modules (384 MiB of stack maps) taken");
+		return 1;
+	}
+	printf("; dropped after %d modules", k + 1);
+	return peak - rss0 < (1l << 20) ? 0 : 1;
+}
+
 static void group_security(void)
 {
 	struct proc a, n;
@@ -1891,6 +2019,54 @@ static void group_security(void)
 			}
 		}
 		still_serving("fd floods");
+	}
+
+	/* Sections: the bytes a process may make the daemon hold are bounded. */
+	{
+		long rss0 = daemon_rss_kib();
+		int pfd[2], status;
+		char detail[512] = { 0 };
+		ssize_t got = 0, r;
+		pid_t pid;
+
+		if (pipe(pfd) == 0) {
+			fflush(stdout);
+			pid = fork();
+			if (pid == 0) {
+				close(pfd[0]);
+				dup2(pfd[1], 1);
+				setvbuf(stdout, NULL, _IONBF, 0);
+				_exit(big_sections_child(rss0));
+			}
+			close(pfd[1]);
+			while ((r = read(pfd[0], detail + got, sizeof(detail) - 1 - (size_t)got)) > 0)
+				got += r;
+			close(pfd[0]);
+			waitpid(pid, &status, 0);
+			check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "16 MiB stack maps, module after module: the process is dropped at its limit",
+			      "%s", detail);
+			printf("# big stack maps: %s\n", detail);
+		}
+		still_serving("big stack maps");
+	}
+	/* Sites: a module of more sites than a process may have. */
+	{
+		struct fake f;
+		int fd, e = 0;
+
+		if (fake_region(&f, 3u << 20, ALL_SEALS, getpid()) == 0 && (fd = fake_hello(&f)) >= 0) {
+			mk_module_add(msg, 1, 0, (3u << 20) - 1, 0);
+			xsend(fd, msg, sizeof(struct fl_msg_module_add) + 4, NULL, 0, 0);
+			check(dropped(fd, &e) && e == -ENOSPC,
+			      "a module of 3M sites (over the 2M a process may have): -ENOSPC, dropped",
+			      "error %d", e);
+			close(fd);
+			munmap(f.region, f.l.size);
+			close(f.fd);
+		} else {
+			fail("a module of 3M sites", "cannot register the fake process");
+		}
 	}
 
 	/* A client that never reads its replies. */
