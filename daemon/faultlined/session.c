@@ -33,6 +33,7 @@ struct session {
 /* A request waiting for its completion in a process's ring. */
 struct pending {
 	struct fld_client *from;	/* NULL once the requester is gone */
+	uid_t uid;			/* the requester's */
 	uint32_t from_seq;
 	pid_t pid;
 	uint32_t seq;			/* in the process's ring */
@@ -40,7 +41,13 @@ struct pending {
 	uint64_t deadline_ms;
 };
 
-static struct pending pendings[256];
+/*
+ * Requests in flight: at most this many from one uid other than root (its
+ * connections together), so that one user's requests to a process that
+ * never answers do not keep the others' out.
+ */
+#define PENDING_PER_UID 64
+static struct pending pendings[1024];
 static size_t num_pendings;
 static struct fld_session_opts opts;
 
@@ -467,6 +474,17 @@ static void on_request(struct fld_client *c, struct session *s, const struct fl_
 		fld_send_error(c, m->seq, -ESRCH, "no registered process %u", m->request.pid);
 		return;
 	}
+	if (uid != 0) {
+		size_t mine = 0;
+
+		for (size_t i = 0; i < num_pendings; i++)
+			mine += pendings[i].uid == uid;
+		if (mine >= PENDING_PER_UID) {
+			fld_send_error(c, m->seq, -EBUSY, "%d requests of uid %u in flight",
+				       PENDING_PER_UID, (unsigned)uid);
+			return;
+		}
+	}
 	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
 		fld_send_error(c, m->seq, -EBUSY, "too many requests in flight");
 		return;
@@ -489,7 +507,7 @@ static void on_request(struct fld_client *c, struct session *s, const struct fl_
 	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 	pendings[num_pendings++] = (struct pending){
-		.from = c, .from_seq = m->seq, .pid = p->pid, .seq = e.seq,
+		.from = c, .uid = uid, .from_seq = m->seq, .pid = p->pid, .seq = e.seq,
 		.kind = m->request.kind, .deadline_ms = mono_ms() + opts.request_timeout_ms,
 	};
 }

@@ -1210,10 +1210,12 @@ struct fake {
 	struct fl_shm_layout l;
 };
 
+static uint32_t fake_ring = 8;	/* request ring entries of the next fake region */
+
 static int fake_region(struct fake *f, uint32_t capacity, int seals, pid_t pid)
 {
 	memset(f, 0, sizeof(*f));
-	if (fl_shm_layout(capacity, 8, 8, &f->l) != 0)
+	if (fl_shm_layout(capacity, fake_ring, 8, &f->l) != 0)
 		return -EINVAL;
 	f->fd = memfd_create("e2e-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (f->fd < 0 || ftruncate(f->fd, (off_t)f->l.size))
@@ -1737,6 +1739,39 @@ static unsigned char *mk_big_stackmap(size_t nrec, size_t *size)
 }
 
 /*
+ * In a child, as nobody: a fake process whose request ring is large and
+ * never read, and a client of the same uid sending it 400 pings without
+ * waiting.  Writes one byte to ready when they are sent, then waits for
+ * EOF on go.  Exit 0 when it got that far.
+ */
+static int pending_flood_child(int ready, int go)
+{
+	struct fake f;
+	char msg[64], c = 1;
+	int fd, q, sent = 0;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return 1;
+	fake_ring = 1024;
+	if (fake_region(&f, 16, ALL_SEALS, getpid()) || (fd = fake_hello(&f)) < 0)
+		return 2;
+	q = conn();
+	for (int i = 0; q >= 0 && i < 400; i++) {
+		if (xsend(q, msg, mk_request(msg, (uint32_t)getpid(), FL_REQ_PING, (uint64_t)i),
+			  NULL, 0, 0))
+			break;
+		sent++;
+		if (i % 100 == 99)
+			sleep_ms(150);	/* under the rate limit */
+	}
+	(void)!write(ready, &c, 1);
+	(void)!read(go, &c, 1);
+	close(q);
+	close(fd);
+	return sent == 400 ? 0 : 3;
+}
+
+/*
  * In a child: a fake process sends modules with 16 MiB stack maps, up to
  * 24 of them (384 MiB).  Exit 0 when the daemon dropped it before its own
  * memory grew by 1 GiB; stdout: detail.
@@ -2067,6 +2102,42 @@ static void group_security(void)
 		} else {
 			fail("a module of 3M sites", "cannot register the fake process");
 		}
+	}
+
+	/* One user's requests in flight do not keep the others' out. */
+	{
+		int rp[2], gp[2], status;
+		uint64_t v = 0;
+		char c;
+		pid_t pid;
+
+		if (pipe(rp) == 0 && pipe(gp) == 0) {
+			fflush(stdout);
+			pid = fork();
+			if (pid == 0) {
+				close(rp[0]);
+				close(gp[1]);
+				_exit(pending_flood_child(rp[1], gp[0]));
+			}
+			close(rp[1]);
+			close(gp[0]);
+			if (read(rp[0], &c, 1) == 1) {
+				err = request(0, (uint32_t)apid, FL_REQ_PING, 31337, &v);
+				check(!err && v == 31337,
+				      "400 requests in flight from nobody (to a process that never answers): root's ping still answered",
+				      "err %d (%s)", err, strerror(-err));
+				err = request(NOBODY, (uint32_t)npid, FL_REQ_PING, 4711, &v);
+				check(err == -EBUSY,
+				      "nobody's next request: -EBUSY (64 of one uid in flight)",
+				      "err %d", err);
+			}
+			close(gp[1]);
+			close(rp[0]);
+			waitpid(pid, &status, 0);
+			check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "the flood of requests was sent", "status %d", status);
+		}
+		still_serving("400 requests in flight");
 	}
 
 	/* A client that never reads its replies. */
