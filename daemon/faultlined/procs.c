@@ -132,8 +132,9 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	p->exited_ms = now_ms();
 	p->exit_seq = ++exits;
 
+	/* The bound is per user: one user's exits never push out another's. */
 	for (size_t i = 0; i < fld_num_procs; i++)
-		exited += fld_procs[i]->exited;
+		exited += fld_procs[i]->exited && fld_procs[i]->uid == p->uid;
 	/*
 	 * Drop the one that exited first, while too many are kept.  The list
 	 * is in registration order: a process that registered early and
@@ -143,7 +144,7 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 		size_t oldest = fld_num_procs;
 
 		for (size_t i = 0; i < fld_num_procs; i++)
-			if (fld_procs[i]->exited &&
+			if (fld_procs[i]->exited && fld_procs[i]->uid == p->uid &&
 			    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
 				oldest = i;
 		proc_free(fld_procs[oldest]);

@@ -87,8 +87,8 @@ void fld_module_freeze(struct fld_proc *p, struct fld_module *m);
 
 /*
  * The process is gone (disconnected): freeze every count, unmap its
- * region, and drop the exited processes that exited first (restored ones
- * before any this daemon saw exit) beyond max_exited.
+ * region, and drop the exited processes of its uid that exited first
+ * (restored ones before any this daemon saw exit) beyond max_exited.
  */
 void fld_proc_exit(struct fld_proc *p, size_t max_exited);
 

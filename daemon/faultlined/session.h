@@ -11,7 +11,7 @@
 #include "proto/proto.h"
 
 struct fld_session_opts {
-	size_t max_exited;		/* exited processes kept */
+	size_t max_exited;		/* exited processes kept, per uid */
 	size_t max_modules;		/* per process */
 	size_t max_section_bytes;	/* per process: its live modules' sections */
 	size_t max_sites;		/* per process: its modules' sites */

@@ -1771,6 +1771,29 @@ static int pending_flood_child(int ready, int go)
 	return sent == 400 ? 0 : 3;
 }
 
+/* In a child, as nobody: n fake processes that register and exit. */
+static int exits_child(int n)
+{
+	int ok_n = 0;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0) {
+			struct fake f;
+
+			_exit(fake_region(&f, 16, ALL_SEALS, getpid()) || fake_hello(&f) < 0);
+		}
+		if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0)
+			ok_n++;
+	}
+	return ok_n == n ? 0 : 2;
+}
+
 /*
  * In a child: a fake process sends modules with 16 MiB stack maps, up to
  * 24 of them (384 MiB).  Exit 0 when the daemon dropped it before its own
@@ -2102,6 +2125,44 @@ static void group_security(void)
 		} else {
 			fail("a module of 3M sites", "cannot register the fake process");
 		}
+	}
+
+	/* One user's exits do not push out another's exited processes. */
+	{
+		const char *argv[] = { prog, "run", "2", "2", "2", NULL };
+		pid_t bpid = run_prog(argv, "pid", "exited root process"), pid;
+		int status, nob = -1;
+		double end;
+
+		if (bpid > 0)
+			expect_counts("root's exited process", bpid, true, 2, 2, 2, 5);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			_exit(exits_child(300));
+		waitpid(pid, &status, 0);
+		check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "nobody: 300 processes registered and exited", "status %d", status);
+		end = now() + 5;
+		do {
+			nob = 0;
+			if (query(0, FL_QUERY_PS, 0, 0, &doc) == 0) {
+				for (size_t i = 0; i < nprocs(doc); i++) {
+					json_object *p = proc_at(doc, i);
+
+					nob += json_object_get_int(get(p, "uid")) == NOBODY &&
+					       json_object_get_boolean(get(p, "exited"));
+				}
+				json_object_put(doc);
+			}
+			if (nob == 256)
+				break;
+			sleep_ms(100);
+		} while (now() < end);
+		check(nob == 256, "nobody's exited processes: 256 kept", "%d kept", nob);
+		if (bpid > 0)
+			expect_counts("root's exited process still kept after nobody's 300 exits", bpid,
+				      true, 2, 2, 2, 5);
 	}
 
 	/* One user's requests in flight do not keep the others' out. */
