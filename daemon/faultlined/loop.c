@@ -141,6 +141,24 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 		close(fd);
 		return;
 	}
+	/* One user other than root holds at most half: the others get in. */
+	if (cred.uid != 0) {
+		unsigned same = 0;
+
+		for (c = l->live; c; c = c->next)
+			same += c->uid == cred.uid;
+		if (same >= l->o.max_clients / 2) {
+			uint64_t now = fld_loop__now_ns();
+
+			if (now - l->rejected_logged_ns >= 1000000000u) {
+				fld_warn("uid %u has %u clients, half of --max-clients: "
+					 "refusing its new connections", (unsigned)cred.uid, same);
+				l->rejected_logged_ns = now;
+			}
+			close(fd);
+			return;
+		}
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		fld_warn("out of memory: connection closed");

@@ -1771,6 +1771,38 @@ static int pending_flood_child(int ready, int go)
 	return sent == 400 ? 0 : 3;
 }
 
+/*
+ * In a child, as nobody: opens connections until the daemon closes them at
+ * once (up to 5,000), writes how many stayed to ready, and waits for EOF
+ * on go.
+ */
+static int conns_child(int ready, int go)
+{
+	struct rlimit rl = { 8192, 8192 };
+	int n = 0;
+	char c;
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return 1;
+	for (int i = 0; i < 5000; i++) {
+		int fd = conn();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (fd < 0)
+			break;
+		/* Refused: closed at accept (readable, EOF). */
+		if (poll(&p, 1, i < 2000 ? 0 : 50) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0) {
+			close(fd);
+			break;
+		}
+		n++;
+	}
+	(void)!write(ready, &n, sizeof(n));
+	(void)!read(go, &c, 1);
+	return 0;
+}
+
 /* In a child, as nobody: n fake processes that register and exit. */
 static int exits_child(int n)
 {
@@ -2125,6 +2157,37 @@ static void group_security(void)
 		} else {
 			fail("a module of 3M sites", "cannot register the fake process");
 		}
+	}
+
+	/* One user's connections do not keep the others out. */
+	{
+		int rp[2], gp[2], held = -1, status;
+		uint64_t v = 0;
+		pid_t pid;
+
+		if (pipe(rp) == 0 && pipe(gp) == 0) {
+			fflush(stdout);
+			pid = fork();
+			if (pid == 0) {
+				close(rp[0]);
+				close(gp[1]);
+				_exit(conns_child(rp[1], gp[0]));
+			}
+			close(rp[1]);
+			close(gp[0]);
+			if (read(rp[0], &held, sizeof(held)) == sizeof(held)) {
+				check(held == 2048 - 1, "nobody holds at most half of the 4,096 clients",
+				      "%d connections stayed open (plus its registered process)",
+				      held);
+				err = request(0, (uint32_t)apid, FL_REQ_PING, 99, &v);
+				check(!err && v == 99, "with those open, root is served",
+				      "err %d", err);
+			}
+			close(gp[1]);
+			close(rp[0]);
+			waitpid(pid, &status, 0);
+		}
+		still_serving("a user holding half of the clients");
 	}
 
 	/* One user's exits do not push out another's exited processes. */
