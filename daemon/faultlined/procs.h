@@ -51,6 +51,8 @@ struct fld_proc {
 	/* Restored from the state file, where it was still live. */
 	bool restored_live;
 	uint64_t registered_ms;	/* CLOCK_REALTIME */
+	/* /proc/PID/stat's starttime (clock ticks after boot): 0 unknown. */
+	uint64_t start_time;
 	uint64_t exited_ms;
 	uint64_t exit_seq;		/* exits seen by this daemon: 1, 2...; 0 restored */
 	struct fld_client *client;	/* NULL once exited */

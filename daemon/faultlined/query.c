@@ -138,16 +138,28 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 	json_object *doc = json_object_new_object();
 	json_object *procs = json_object_new_array();
 	const char *text;
+	const struct fld_proc *only = NULL;
 	bool found = false;
 
 	fld_session_poll_completions();
+	/* A pid means the live process, else its latest exited one. */
+	for (size_t i = 0; pid && i < fld_num_procs; i++) {
+		const struct fld_proc *p = fld_procs[i];
+
+		if (p->pid != pid || !fld_proc_visible(p, uid))
+			continue;
+		if (!p->exited) {
+			only = p;
+			break;
+		}
+		if (!only || p->exit_seq > only->exit_seq ||
+		    (p->exit_seq == only->exit_seq && p->exited_ms >= only->exited_ms))
+			only = p;
+	}
 	for (size_t i = 0; i < fld_num_procs; i++) {
 		const struct fld_proc *p = fld_procs[i];
 
-		if (!fld_proc_visible(p, uid) || (pid && p->pid != pid))
-			continue;
-		/* A pid means the live process, else its latest exited one. */
-		if (pid && !p->exited && found)
+		if (!fld_proc_visible(p, uid) || (pid && p != only))
 			continue;
 		found = true;
 		switch (m->query.what) {

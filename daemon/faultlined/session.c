@@ -128,6 +128,35 @@ static bool sealed(int fd, int need)
 	return seals >= 0 && (seals & need) == need;
 }
 
+/*
+ * When pid started (field 22 of /proc/PID/stat, clock ticks after boot):
+ * with the pid, it tells one process from a later one given the same pid.
+ * 0 when it cannot be read.
+ */
+static uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* After the comm, which may hold anything: the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d"
+			 " %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
 static void on_hello(struct fld_client *c, struct session *s, const struct fl_msg *m, int *fds)
 {
 	struct fl_shm_header copy;
@@ -137,6 +166,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	struct stat st;
 	void *region;
 	pid_t pid = fld_client_pid(c);
+	uint64_t start;
 
 	if (s->proc || s->querier) {
 		drop(c, "HELLO", "not the first message of the connection");
@@ -180,7 +210,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		drop(c, "HELLO", "pid already registered");
 		return;
 	}
-	fld_state_forget(pid);
+	start = proc_start_time(pid);
+	fld_state_forget(pid, fld_client_uid(c), start);
 	p = fld_proc_add(pid, fld_client_uid(c), m->hello.comm);
 	if (!p) {
 		munmap(region, st.st_size);
@@ -190,6 +221,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	p->client = c;
 	p->region = region;
 	p->layout = l;
+	p->start_time = start;
 	s->proc = p;
 	{
 		struct fl_msg_welcome w;

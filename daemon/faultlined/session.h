@@ -37,7 +37,11 @@ int fld_state_load(const char *dir);
 void fld_state_changed(void);
 void fld_state_tick(void);
 int fld_state_save(void);
-/* A process re-registered: drop what the last daemon left of it. */
-void fld_state_forget(pid_t pid);
+/*
+ * A process registers: drop what is left of an earlier registration of
+ * the same process (the same pid, uid and start time): one the daemon
+ * dropped, or one restored from the state file (where it was live).
+ */
+void fld_state_forget(pid_t pid, uid_t uid, uint64_t start_time);
 
 #endif /* FLD_SESSION_H */

@@ -35,6 +35,7 @@ static json_object *proc_to_json(const struct fld_proc *p)
 	json_object_object_add(o, "comm", json_object_new_string(p->comm));
 	json_object_object_add(o, "exited", json_object_new_boolean(p->exited));
 	json_object_object_add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
+	json_object_object_add(o, "start_time", json_object_new_uint64(p->start_time));
 	json_object_object_add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
 	for (size_t i = 0; i < p->num_mods; i++) {
 		const struct fld_module *m = p->mods[i];
@@ -111,13 +112,18 @@ void fld_state_tick(void)
 		fld_state_save();
 }
 
-void fld_state_forget(pid_t pid)
+void fld_state_forget(pid_t pid, uid_t uid, uint64_t start_time)
 {
-	for (size_t i = 0; i < fld_num_procs; i++) {
-		if (fld_procs[i]->restored_live && fld_procs[i]->pid == pid) {
-			fld_proc_remove(fld_procs[i]);
-			return;
-		}
+	for (size_t i = 0; i < fld_num_procs;) {
+		struct fld_proc *p = fld_procs[i];
+		bool same = start_time && p->start_time == start_time;
+
+		/* Restored from a file without start times: the pid decides. */
+		if (p->exited && p->pid == pid && p->uid == uid &&
+		    (same || (p->restored_live && !p->start_time)))
+			fld_proc_remove(p);
+		else
+			i++;
 	}
 }
 
@@ -152,6 +158,7 @@ static int restore_proc(json_object *po)
 	p->restored_live = !(json_object_object_get_ex(po, "exited", &v) &&
 			     json_object_get_boolean(v));
 	p->registered_ms = get_u64(po, "registered_ms");
+	p->start_time = get_u64(po, "start_time");
 	p->exited_ms = get_u64(po, "exited_ms");
 	if (!json_object_object_get_ex(po, "modules", &mods) ||
 	    !json_object_is_type(mods, json_type_array))
