@@ -383,6 +383,11 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 	}
 }
 
+void fld_client_bulk(struct fld_client *c, int on)
+{
+	c->bulk = on;
+}
+
 int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int *fds,
 		    size_t nfds)
 {
@@ -407,7 +412,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 			return -EPIPE;
 		}
 	}
-	if (c->qlen + 1 > l->o.max_queue || c->qbytes + len > l->o.max_queue_bytes) {
+	if (!c->bulk && (c->qlen + 1 > l->o.max_queue || c->qbytes + len > l->o.max_queue_bytes)) {
 		snprintf(why, sizeof(why), "not reading: %u messages (%zu bytes) queued",
 			 c->qlen, c->qbytes);
 		drop(c, FL_LOG_INFO, why);

@@ -89,6 +89,14 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 		    size_t nfds);
 
 /*
+ * While on, fld_client_send queues whatever the queue limits: for the rest
+ * of one answer split over many messages, which may be larger than the
+ * limits (the limits still apply to its first message, so a client that
+ * does not read is dropped at its next answer).
+ */
+void fld_client_bulk(struct fld_client *c, int on);
+
+/*
  * Disconnects c, logging why at info level: on_disconnect runs now (once),
  * the memory is freed later.  Safe inside any callback about c, including
  * on_message; later fld_client_send calls return -EPIPE.

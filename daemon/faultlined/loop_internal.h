@@ -50,6 +50,7 @@ struct fld_client {
 	unsigned long id;
 	void *data;
 	int dead;
+	int bulk;         /* fld_client_bulk: the queue limits wait */
 	int want_write;   /* the backend watches for POLLOUT */
 	unsigned refs;    /* backend requests in flight that name this client */
 	double tokens;    /* token bucket for msg_rate */

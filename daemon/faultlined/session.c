@@ -87,12 +87,12 @@ int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t 
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
 	const size_t room = sizeof(buf) - sizeof(struct fl_msg_reply);
+	int err;
 
 	(void)reply_seq;
 	do {
 		struct fl_msg_reply r;
 		size_t n = len > room ? room : len;
-		int err;
 
 		memset(&r, 0, sizeof(r));
 		fl_proto_header(&r, FL_MSG_REPLY, sizeof(r) + n, seq);
@@ -102,11 +102,17 @@ int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t 
 		memcpy(buf + sizeof(r), text, n);
 		err = fld_client_send(c, buf, sizeof(r) + n, NULL, 0);
 		if (err)
-			return err;
+			break;
+		/*
+		 * The first message met the queue limits: the rest of the
+		 * answer is queued whole (a big host's stats is megabytes).
+		 */
+		fld_client_bulk(c, 1);
 		text += n;
 		len -= n;
 	} while (len);
-	return 0;
+	fld_client_bulk(c, 0);
+	return err;
 }
 
 static void drop(struct fld_client *c, const char *what, const char *detail)

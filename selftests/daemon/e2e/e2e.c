@@ -2254,6 +2254,45 @@ static void group_security(void)
 		}
 	}
 
+	/* A large answer: a process with 30,000 sites (about 5 MB of stats). */
+	{
+		struct fake f;
+		int fd;
+
+		if (fake_region(&f, 32768, ALL_SEALS, getpid()) == 0) {
+			struct fl_shm_site *t =
+				(struct fl_shm_site *)((char *)f.region + f.l.sites_offset);
+			double t0;
+			size_t bytes = 0;
+			char *text = NULL;
+
+			for (uint32_t i = 0; i < 30000; i++)
+				t[i] = (struct fl_shm_site){ .faulting_pc = FAKE_CODE + i,
+							     .handler_pc = FAKE_CODE + i,
+							     .module = 1, .kind = 1 };
+			fd = fake_hello(&f);
+			if (fd >= 0) {
+				mk_module_add(msg, 1, 0, 30000, 0);
+				((struct fl_msg_module_add *)msg)->code_size = 1 << 20;
+				xsend(fd, msg, sizeof(struct fl_msg_module_add) + 4, NULL, 0, 0);
+				sleep_ms(300);
+				t0 = now();
+				err = exchange(msg, mk_query(msg, FL_QUERY_STATS, 0, 0), &text);
+				bytes = text ? strlen(text) : 0;
+				check(!err && bytes > 1000000,
+				      "stats of a process with 30,000 sites: the whole answer arrives",
+				      "err %d (%s), %zu bytes", err, strerror(-err), bytes);
+				printf("# stats of 30,000 sites: %zu bytes in %.0f ms\n", bytes,
+				       (now() - t0) * 1000);
+				free(text);
+				close(fd);
+			}
+			munmap(f.region, f.l.size);
+			close(f.fd);
+		}
+		still_serving("a large answer");
+	}
+
 	/* One user's connections do not keep the others out. */
 	{
 		int rp[2], gp[2], held = -1, status;
