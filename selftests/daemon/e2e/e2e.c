@@ -8,8 +8,9 @@
  *
  * GROUP is counts, churn, restart, request, security or load (run.sh runs
  * them all).  DIR is a directory every user can traverse (the socket, state
- * directories and the copies of PROG and PRELOAD that "nobody" runs);
- * daemon and program logs go to OUTDIR.  Prints "ok - NAME" or
+ * directories and the copies of PROG and PRELOAD that "nobody" runs; churn
+ * loads libe2e-sites.so from PROG's directory); daemon and program logs go
+ * to OUTDIR.  Prints "ok - NAME" or
  * "FAIL - NAME: DETAIL" per check, then "GROUP: P passed, F failed";
  * exits 1 when a check failed.
  */
@@ -808,13 +809,11 @@ static void group_counts(void)
 		for (int i = 0; i < 20; i++) {
 			char a[3][16];
 			const char *argv[] = { prog, "run", a[0], a[1], a[2], NULL };
-			double t0 = now();
 
 			snprintf(a[0], sizeof(a[0]), "%d", i);
 			snprintf(a[1], sizeof(a[1]), "%d", i + 1);
 			snprintf(a[2], sizeof(a[2]), "%d", 2 * i);
 			pids[i] = run_prog(argv, "pid", "20 short-lived processes");
-			(void)t0;
 		}
 		for (int i = 0; i < 20; i++) {
 			double end = now() + 5;
