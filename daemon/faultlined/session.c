@@ -685,7 +685,8 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 	if (s && s->proc) {
 		fld_info("pid %d (%s) unregistered", (int)s->proc->pid, s->proc->comm);
 		fld_proc_exit(s->proc, opts.max_exited);
-		fld_state_changed();
+		/* Its final counts exist nowhere else now: saved at once. */
+		fld_state_save();
 	}
 	free(s);
 	fld_client_set_data(c, NULL);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -106,10 +107,29 @@ void fld_state_changed(void)
 	dirty = true;
 }
 
+/*
+ * Counts change without a message (the processes increment them in their
+ * regions): while any process is live, the file is also rewritten every
+ * SAVE_PERIOD_MS, so that a process that exits while the daemon is down
+ * comes back with counts at most that old.
+ */
+#define SAVE_PERIOD_MS 5000
+
 void fld_state_tick(void)
 {
-	if (dirty)
+	static struct timespec last;
+	struct timespec now;
+	bool live = false;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
+	for (size_t i = 0; i < fld_num_procs && !live; i++)
+		live = !fld_procs[i]->exited;
+	if (dirty || (live && ms >= SAVE_PERIOD_MS)) {
 		fld_state_save();
+		last = now;
+	}
 }
 
 void fld_state_forget(pid_t pid, uid_t uid, uint64_t start_time)
