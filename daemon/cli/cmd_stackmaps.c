@@ -91,25 +91,27 @@ static void print_location(size_t i, json_object *l)
 
 static void stackmaps_usage(FILE *out)
 {
-	fputs("Usage: faultline stackmaps [--id ID] [--json] [--socket PATH] PID\n"
+	fputs("Usage: faultline stackmaps [--id ID | --pc PC] [--json] [--socket PATH] PID\n"
 	      "\n"
 	      "Prints the stack map records faultlined keeps for process PID, at their\n"
 	      "runtime PCs, with every location decoded (x86-64 register names).\n"
 	      "\n"
 	      "Options:\n"
 	      "  --id ID         only the records with this stack map ID\n"
+	      "  --pc PC         only the records at this runtime PC (e.g. 0x401a2b)\n"
 	      "  --json          the daemon's JSON document (see faultline(1))\n"
 	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
 	      "  -h, --help      show this help\n"
 	      "\n"
 	      "Exit status: 0 on success, 1 if faultlined cannot be reached, answers with\n"
-	      "an error, or has no record with ID, 2 for usage errors.\n", out);
+	      "an error, or has no record with ID (at PC), 2 for usage errors.\n", out);
 }
 
 int cmd_stackmaps(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
+		{ "pc", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -117,7 +119,7 @@ int cmd_stackmaps(int argc, char **argv)
 	};
 	const char *socket = NULL;
 	uint64_t id = UINT64_MAX;
-	bool json = false;
+	bool json = false, by_pc = false, by_id = false;
 	char path[512];
 	struct cli_reply r;
 	json_object *procs, *p, *recs;
@@ -136,6 +138,12 @@ int cmd_stackmaps(int argc, char **argv)
 				usage_error("stackmaps", "--id: %s is reserved (it means all)", optarg);
 				return EXIT_USAGE;
 			}
+			by_id = true;
+			break;
+		case 'p':
+			if (parse_u64("stackmaps", "--pc", optarg, &id) != 0)
+				return EXIT_USAGE;
+			by_pc = true;
 			break;
 		case 'j':
 			json = true;
@@ -154,6 +162,10 @@ int cmd_stackmaps(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (by_pc && by_id) {
+		usage_error("stackmaps", "--id and --pc do not go together");
+		return EXIT_USAGE;
+	}
 	if (optind >= argc) {
 		usage_error("stackmaps", "no PID given");
 		return EXIT_USAGE;
@@ -166,7 +178,7 @@ int cmd_stackmaps(int argc, char **argv)
 		return EXIT_USAGE;
 	if (socket_path("stackmaps", socket, path, sizeof(path)) != 0)
 		return 1;
-	if (cli_query(path, FL_QUERY_STACKMAPS, pid, id, &r) != 0)
+	if (cli_query(path, by_pc ? FL_QUERY_STACKMAP_PC : FL_QUERY_STACKMAPS, pid, id, &r) != 0)
 		return reply_error("stackmaps", pid, &r);
 	if (!cli_array(r.doc, "processes", &procs)) {
 		json_object_put(r.doc);
@@ -199,7 +211,12 @@ int cmd_stackmaps(int argc, char **argv)
 		fprintf(stderr, "faultline: stackmaps: write error: %s\n", strerror(errno));
 		return 1;
 	}
-	if (id != UINT64_MAX && n == 0) {
+	if (by_pc && n == 0) {
+		fprintf(stderr, "faultline: stackmaps: pid %u has no stack map record at 0x%" PRIx64
+			"\n", pid, id);
+		return 1;
+	}
+	if (!by_pc && id != UINT64_MAX && n == 0) {
 		fprintf(stderr, "faultline: stackmaps: pid %u has no stack map record %" PRIu64 "\n",
 			pid, id);
 		return 1;

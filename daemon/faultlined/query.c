@@ -94,7 +94,7 @@ static json_object *location_json(const struct fl_stackmap_location *l)
 	return o;
 }
 
-static json_object *stackmaps_json(const struct fld_proc *p, uint64_t id)
+static json_object *stackmaps_json(const struct fld_proc *p, uint64_t id, bool by_pc)
 {
 	json_object *o = json_object_new_object();
 	json_object *recs = json_object_new_array();
@@ -111,7 +111,7 @@ static json_object *stackmaps_json(const struct fld_proc *p, uint64_t id)
 			const struct fl_stackmap_record *r = fl_stackmap_record(m->sm, k);
 			json_object *ro, *locs;
 
-			if (id != UINT64_MAX && r->id != id)
+			if (by_pc ? m->record_pc[k] != id : (id != UINT64_MAX && r->id != id))
 				continue;
 			ro = json_object_new_object();
 			locs = json_object_new_array();
@@ -164,7 +164,9 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 		found = true;
 		switch (m->query.what) {
 		case FL_QUERY_STACKMAPS:
-			json_object_array_add(procs, stackmaps_json(p, m->query.arg));
+		case FL_QUERY_STACKMAP_PC:
+			json_object_array_add(procs, stackmaps_json(p, m->query.arg,
+					m->query.what == FL_QUERY_STACKMAP_PC));
 			break;
 		default:
 			json_object_array_add(procs, proc_json(p, m->query.what != FL_QUERY_PS));

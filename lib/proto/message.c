@@ -171,7 +171,7 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->query))
 			return bad(diag, -EBADMSG, "QUERY of the wrong size", m, len);
 		fixed(p, len, sizeof(m->query), &m->query);
-		if (m->query.what < FL_QUERY_STATS || m->query.what > FL_QUERY_STACKMAPS)
+		if (m->query.what < FL_QUERY_STATS || m->query.what > FL_QUERY_STACKMAP_PC)
 			return bad(diag, -EBADMSG, "QUERY of an unknown kind", m, m->query.what);
 		break;
 	case FL_MSG_REQUEST:

@@ -41,6 +41,7 @@ enum fl_query_what {
 	FL_QUERY_PS = 2,
 	FL_QUERY_SITES = 3,
 	FL_QUERY_STACKMAPS = 4,
+	FL_QUERY_STACKMAP_PC = 5,	/* the records at runtime PC arg */
 };
 
 enum fl_request_kind {

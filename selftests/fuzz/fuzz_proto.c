@@ -112,7 +112,7 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 			return false;
 		break;
 	case 16:	/* QUERY */
-		if (n != 32 || le(d + 16, 4) < 1 || le(d + 16, 4) > 4)
+		if (n != 32 || le(d + 16, 4) < 1 || le(d + 16, 4) > 5)
 			return false;
 		break;
 	case 17:	/* REQUEST */

@@ -87,6 +87,8 @@ u32 3; u32 1234; u64 0
 msg query-sites 0 16
 u32 4; u32 1234; u64 0xffffffffffffffff
 msg query-stackmaps 0 16
+u32 5; u32 1234; u64 0x401a2b
+msg query-stackmap-pc 0 16
 
 # REQUEST: pid, kind, arg
 u32 1234; u32 1; u64 42

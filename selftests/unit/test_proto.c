@@ -384,7 +384,7 @@ END_TEST
 
 START_TEST(query_decodes_every_kind)
 {
-	for (uint32_t what = FL_QUERY_STATS; what <= FL_QUERY_STACKMAPS; what++) {
+	for (uint32_t what = FL_QUERY_STATS; what <= FL_QUERY_STACKMAP_PC; what++) {
 		struct buf *b = query(what, 0, UINT64_MAX);
 		struct fl_msg m;
 
@@ -1110,7 +1110,7 @@ END_TEST
 
 START_TEST(query_rejects_unknown_kinds)
 {
-	uint32_t bad[] = { 0, FL_QUERY_STACKMAPS + 1, UINT32_MAX };
+	uint32_t bad[] = { 0, FL_QUERY_STACKMAP_PC + 1, UINT32_MAX };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct buf *b = query(bad[i], 0, 0);

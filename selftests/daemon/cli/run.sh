@@ -266,6 +266,20 @@ run stackmaps_id 0 "$FL" stackmaps --id 7 "$PID"
 has stackmaps_id stackmaps_id.out "record 7"
 run stackmaps_noid 1 "$FL" stackmaps --id 8 "$PID"
 has stackmaps_noid stackmaps_noid.err "has no stack map record 8"
+# --pc: the record at its runtime PC, which for this non-PIE program is the
+# function's address in the file plus the record's offset.
+"$FL" stackmap --json prog >stackmap-file.json || exit 1
+REC_PC=$(/usr/bin/python3 -c '
+import json
+t = json.load(open("stackmap-file.json"))["files"][0]["tables"][0]
+[f] = t["functions"]
+r = [r for r in t["records"] if r["id"] == 7][0]
+print(hex(f["address"] + r["instruction_offset"]))')
+run stackmaps_pc 0 "$FL" stackmaps --pc "$REC_PC" "$PID"
+has stackmaps_pc stackmaps_pc.out "record 7 at $REC_PC"
+run stackmaps_nopc 1 "$FL" stackmaps --pc 1 "$PID"
+has stackmaps_nopc stackmaps_nopc.err "has no stack map record at 0x1"
+run stackmaps_pc_and_id 2 "$FL" stackmaps --pc 1 --id 7 "$PID"
 run stackmaps_json 0 "$FL" stackmaps --json "$PID"
 py stackmaps_json <<'EOF'
 import json
