@@ -1056,6 +1056,53 @@ check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) | deps
 
 # ---- end daemon cli tests ----
 
+# ---- bpf ----
+# The eBPF program (bpf/faultline.bpf.c): CO-RE, built by clang-14 against a
+# vmlinux.h dumped from this machine's BTF, and a bpftool skeleton for it.
+# selftests/bpf/bpf_count.c loads it through the skeleton and checks the
+# kernel's counts of its own faults exactly.  Runs as root (not in CHECKS).
+#
+#   make check-bpf
+
+BPF_OUT := $(B)/bpf
+BPF_VMLINUX := $(BPF_OUT)/vmlinux.h
+BPF_OBJ := $(BPF_OUT)/faultline.bpf.o
+BPF_SKEL := $(BPF_OUT)/faultline.skel.h
+BPF_CLANG_FLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	-I$(BPF_OUT) -Ibpf
+BPF_TEST := $(B)/tests/bpf/bpf_count
+BPF_TEST_CFLAGS = $(shell pkg-config --cflags libbpf)
+BPF_TEST_LIBS = $(shell pkg-config --libs libbpf)
+
+$(BPF_VMLINUX): | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BPF_OBJ): bpf/faultline.bpf.c bpf/faultline_bpf.h $(BPF_VMLINUX)
+	@$(if $(Q),echo "  BPF     $@")
+	$(Q)$(CLANG) $(BPF_CLANG_FLAGS) -c $< -o $@
+
+$(BPF_SKEL): $(BPF_OBJ)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)bpftool gen skeleton $< > $@
+
+$(B)/obj/selftests/bpf/bpf_count.o: $(BPF_SKEL)
+$(B)/obj/selftests/bpf/bpf_count.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+
+$(BPF_TEST): $(B)/obj/selftests/bpf/bpf_count.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(BPF_TEST_LIBS)
+
+.PHONY: bpf check-bpf
+bpf: $(BPF_OBJ) $(BPF_SKEL) $(BPF_TEST)
+
+check-bpf: $(BPF_TEST)
+	$(Q)$(BPF_TEST)
+
+# ---- end bpf ----
+
 # ---------------------------------------------------------------------------
 # Top-level targets
 

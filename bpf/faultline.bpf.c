@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * faultline's eBPF program: user-mode page faults of registered processes,
+ * counted per (tgid, ip) and classified against the faulting PCs the daemon
+ * registered (implicit-check fault) or not (stray fault); and which of them
+ * became signals.  Samples go to a ring buffer.
+ *
+ * One object must load on Debian 12's 6.1 and on 6.18: CO-RE, and nothing
+ * newer than 6.1 (bpf_ringbuf_* since 5.8, tp_btf since 5.5).  The
+ * exceptions:page_fault_user context is declared here rather than taken from
+ * vmlinux.h, because its BTF name changed in 6.16
+ * (trace_event_raw_exceptions -> trace_event_raw_x86_exceptions); a plain
+ * tracepoint's context is the raw record, whose layout is stable: see
+ * /sys/kernel/tracing/events/exceptions/page_fault_user/format.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "faultline_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load.  sample_every: one fault sample in every N
+ * counted faults per CPU (0: no fault samples).  profile_all: count every
+ * process, registered or not (the profiling mode). */
+const volatile __u32 sample_every = 64;
+const volatile __u32 profile_all = 0;
+
+/* Local on purpose: see the comment at the top. */
+struct fl_page_fault_ctx {
+	__u16 common_type;
+	__u8 common_flags;
+	__u8 common_preempt_count;
+	__s32 common_pid;
+	unsigned long address;
+	unsigned long ip;
+	unsigned long error_code;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fl_registration);
+} fl_registered SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct fl_site_key);
+	__type(value, struct fl_site);
+} fl_sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct fl_fault_key);
+	__type(value, struct fl_fault_counts);
+} fl_faults SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fl_signal_key);
+	__type(value, struct fl_signal_counts);
+} fl_signals SEC(".maps");
+
+/* tid -> ip of the thread's last counted fault, for fl_signals. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} fl_last_fault SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FL_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} fl_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} fl_samples SEC(".maps");
+
+/* Returns the new value of this CPU's counter (0 if the index is bad). */
+static __always_inline __u64 stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&fl_stats, &idx);
+
+	if (!v)
+		return 0;
+	/* Per-CPU and a program does not nest in itself on one CPU: no atomic. */
+	return ++*v;
+}
+
+static __always_inline bool tgid_wanted(__u32 tgid)
+{
+	return profile_all || bpf_map_lookup_elem(&fl_registered, &tgid);
+}
+
+static __always_inline void add_counts(struct fl_fault_counts *c,
+				       const struct fl_fault_counts *d)
+{
+	/* Several threads of one process can fault at one ip at once. */
+	if (d->implicit)
+		__sync_fetch_and_add(&c->implicit, 1);
+	if (d->stray)
+		__sync_fetch_and_add(&c->stray, 1);
+	if (d->read)
+		__sync_fetch_and_add(&c->read, 1);
+	if (d->write)
+		__sync_fetch_and_add(&c->write, 1);
+	if (d->ifetch)
+		__sync_fetch_and_add(&c->ifetch, 1);
+}
+
+SEC("tp/exceptions/page_fault_user")
+int fl_page_fault_user(struct fl_page_fault_ctx *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct fl_fault_key key = {};
+	struct fl_site_key skey = {};
+	struct fl_fault_counts d = {}, *c;
+	unsigned long ip = ctx->ip, addr = ctx->address, err = ctx->error_code;
+	__u64 n;
+
+	stat_inc(FL_STAT_FAULTS);
+	if (!tgid_wanted(tgid))
+		return 0;
+	n = stat_inc(FL_STAT_COUNTED);
+
+	skey.tgid = tgid;
+	skey.pc = ip;
+	if (bpf_map_lookup_elem(&fl_sites, &skey))
+		d.implicit = 1;
+	else
+		d.stray = 1;
+	if (err & FL_PF_INSTR)
+		d.ifetch = 1;
+	else if (err & FL_PF_WRITE)
+		d.write = 1;
+	else
+		d.read = 1;
+
+	key.tgid = tgid;
+	key.ip = ip;
+	c = bpf_map_lookup_elem(&fl_faults, &key);
+	if (c) {
+		add_counts(c, &d);
+	} else if (bpf_map_update_elem(&fl_faults, &key, &d, BPF_NOEXIST)) {
+		/* Another CPU inserted it first, or the map is full. */
+		c = bpf_map_lookup_elem(&fl_faults, &key);
+		if (c)
+			add_counts(c, &d);
+		else
+			stat_inc(FL_STAT_MAP_FULL);
+	}
+
+	__u64 ip64 = ip;
+	if (bpf_map_update_elem(&fl_last_fault, &tid, &ip64, BPF_ANY))
+		stat_inc(FL_STAT_MAP_FULL);
+
+	if (sample_every && n % sample_every == 0) {
+		struct fl_sample *s = bpf_ringbuf_reserve(&fl_samples, sizeof(*s), 0);
+
+		if (!s) {
+			stat_inc(FL_STAT_RB_DROPS);
+			return 0;
+		}
+		s->kind = FL_SAMPLE_FAULT;
+		s->tgid = tgid;
+		s->tid = tid;
+		s->sig = 0;
+		s->code = 0;
+		s->implicit = d.implicit;
+		s->ip = ip;
+		s->addr = addr;
+		s->error_code = err;
+		s->time_ns = bpf_ktime_get_ns();
+		bpf_ringbuf_submit(s, 0);
+		stat_inc(FL_STAT_SAMPLES);
+	}
+	return 0;
+}
+
+/*
+ * signal_deliver fires in get_signal(), in the task the signal is delivered
+ * to, once the action is chosen (handler, default, or ignored).  Every
+ * synchronous fault signal of a registered process is recorded, and sampled:
+ * they are rare next to page faults.
+ */
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(fl_signal_deliver, int sig, struct kernel_siginfo *info,
+	     struct k_sigaction *ka)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct fl_signal_key key = {};
+	struct fl_signal_counts one = { .count = 1 }, *c;
+	__u64 addr, *last_ip;
+
+	if (sig != 11 /* SIGSEGV */ && sig != 7 /* SIGBUS */ &&
+	    sig != 4 /* SIGILL */ && sig != 8 /* SIGFPE */)
+		return 0;
+	if (!info || !tgid_wanted(tgid))
+		return 0;
+	stat_inc(FL_STAT_SIGNALS);
+
+	key.tgid = tgid;
+	key.sig = sig;
+	key.code = BPF_CORE_READ(info, si_code);
+	addr = (__u64)BPF_CORE_READ(info, _sifields._sigfault._addr);
+	last_ip = bpf_map_lookup_elem(&fl_last_fault, &tid);
+	key.ip = last_ip ? *last_ip : 0;
+
+	one.last_addr = addr;
+	c = bpf_map_lookup_elem(&fl_signals, &key);
+	if (c) {
+		__sync_fetch_and_add(&c->count, 1);
+		c->last_addr = addr;
+	} else if (bpf_map_update_elem(&fl_signals, &key, &one, BPF_NOEXIST)) {
+		c = bpf_map_lookup_elem(&fl_signals, &key);
+		if (c) {
+			__sync_fetch_and_add(&c->count, 1);
+			c->last_addr = addr;
+		} else {
+			stat_inc(FL_STAT_MAP_FULL);
+		}
+	}
+
+	struct fl_sample *s = bpf_ringbuf_reserve(&fl_samples, sizeof(*s), 0);
+
+	if (!s) {
+		stat_inc(FL_STAT_RB_DROPS);
+		return 0;
+	}
+	s->kind = FL_SAMPLE_SIGNAL;
+	s->tgid = tgid;
+	s->tid = tid;
+	s->sig = sig;
+	s->code = key.code;
+	s->implicit = 0;
+	s->ip = key.ip;
+	s->addr = addr;
+	s->error_code = 0;
+	s->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(s, 0);
+	stat_inc(FL_STAT_SAMPLES);
+	return 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * The ABI between bpf/faultline.bpf.c and its loader: map keys, map values
+ * and ring buffer records.  Shared by the BPF object and user space, so only
+ * __u32/__u64 types (user space includes <linux/types.h> first; the BPF side
+ * has them from vmlinux.h).  Every struct is padded explicitly: the two
+ * compilers must agree on the layout byte for byte.
+ */
+#ifndef FAULTLINE_BPF_H
+#define FAULTLINE_BPF_H
+
+/* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define FL_PF_PROT  (1u << 0)	/* 0: page not present, 1: protection */
+#define FL_PF_WRITE (1u << 1)	/* 0: read, 1: write */
+#define FL_PF_USER  (1u << 2)	/* fault in user mode */
+#define FL_PF_INSTR (1u << 4)	/* instruction fetch */
+
+/* fl_registered: tgid -> struct fl_registration, filled by the loader. */
+struct fl_registration {
+	__u32 flags;	/* none yet */
+	__u32 pad;
+};
+
+/* fl_sites: the faulting PCs the daemon mirrors (implicit-check sites). */
+struct fl_site_key {
+	__u32 tgid;
+	__u32 pad;	/* must be 0 */
+	__u64 pc;	/* runtime address of the faulting instruction */
+};
+
+struct fl_site {
+	__u64 id;	/* the daemon's site id, opaque to the program */
+};
+
+/* fl_faults (LRU): per (tgid, ip) user-mode fault counts. */
+struct fl_fault_key {
+	__u32 tgid;
+	__u32 pad;	/* 0 */
+	__u64 ip;
+};
+
+struct fl_fault_counts {
+	__u64 implicit;	/* ip is a registered faulting PC */
+	__u64 stray;	/* ip is not */
+	__u64 read;	/* neither write nor instruction fetch */
+	__u64 write;
+	__u64 ifetch;
+};
+
+/* fl_signals (LRU): which faults became signals.  ip is the last user-mode
+ * fault of the thread the signal was delivered to (0 if none was seen). */
+struct fl_signal_key {
+	__u32 tgid;
+	__s32 sig;
+	__s32 code;	/* si_code */
+	__u32 pad;	/* 0 */
+	__u64 ip;
+};
+
+struct fl_signal_counts {
+	__u64 count;
+	__u64 last_addr;	/* si_addr of the last one */
+};
+
+/* fl_samples ring buffer records. */
+enum fl_sample_kind {
+	FL_SAMPLE_FAULT = 1,
+	FL_SAMPLE_SIGNAL = 2,
+};
+
+struct fl_sample {
+	__u32 kind;	/* enum fl_sample_kind */
+	__u32 tgid;
+	__u32 tid;
+	__s32 sig;	/* FL_SAMPLE_SIGNAL: signal number */
+	__s32 code;	/* FL_SAMPLE_SIGNAL: si_code */
+	__u32 implicit;	/* FL_SAMPLE_FAULT: 1 if ip is a registered site */
+	__u64 ip;	/* faulting instruction (signal: the thread's last fault) */
+	__u64 addr;	/* fault address / si_addr */
+	__u64 error_code;	/* FL_SAMPLE_FAULT */
+	__u64 time_ns;	/* bpf_ktime_get_ns() */
+};
+
+/* fl_stats: per-CPU counters, indexed by these. */
+enum fl_stat {
+	FL_STAT_FAULTS,		/* page_fault_user events seen (all processes) */
+	FL_STAT_COUNTED,	/* ... counted (registered processes) */
+	FL_STAT_SIGNALS,	/* signals recorded */
+	FL_STAT_SAMPLES,	/* samples written to the ring buffer */
+	FL_STAT_RB_DROPS,	/* bpf_ringbuf_reserve failures */
+	FL_STAT_MAP_FULL,	/* map updates that failed (never silent) */
+	FL_STAT_NR,
+};
+
+#endif

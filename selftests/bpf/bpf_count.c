@@ -1,0 +1,325 @@
+/*
+ * bpf_count: the eBPF program counts this process's own page faults exactly.
+ *
+ * Loads bpf/faultline.bpf.o through its skeleton, registers this process and
+ * one faulting PC, then
+ *   - touches N fresh anonymous pages with one labelled store: the kernel's
+ *     count for (tgid, that ip) must be N stray write faults, exactly;
+ *   - reads NULL M times at a labelled load registered as a site, skipped by
+ *     a SIGSEGV handler: M implicit read faults, and M SIGSEGV/SEGV_MAPERR
+ *     signals with si_addr 0 attributed to that ip;
+ *   - with sample_every = 1, every one of those faults and signals arrives
+ *     through the ring buffer (or is counted as a reserve failure);
+ *   - the per-CPU counters are readable and no map update failed.
+ * Exits 0 on pass, 1 on failure, and says which kernel it ran on.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/utsname.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "faultline_bpf.h"
+#include "faultline.skel.h"
+
+#define N_PAGES 1000
+#define N_NULL 10
+
+/* The two instructions whose faults are counted; the labels give their
+ * exact addresses.  noclone: a copy would define a label twice. */
+extern const char fl_test_touch_insn[], fl_test_null_insn[], fl_test_null_end[];
+
+__attribute__((noinline, noclone)) static void touch_page(volatile char *p)
+{
+	__asm__ volatile(".globl fl_test_touch_insn\n\t.hidden fl_test_touch_insn\n"
+			 "fl_test_touch_insn:\n\tmovb $1, (%0)"
+			 : : "r"(p) : "memory");
+}
+
+__attribute__((noinline, noclone)) static long null_read(const long *p)
+{
+	long v;
+
+	__asm__ volatile(".globl fl_test_null_insn\n\t.hidden fl_test_null_insn\n"
+			 "fl_test_null_insn:\n\tmovq (%1), %0\n"
+			 ".globl fl_test_null_end\n\t.hidden fl_test_null_end\n"
+			 "fl_test_null_end:"
+			 : "=r"(v) : "r"(p) : "memory");
+	return v;
+}
+
+static const long *volatile null_ptr;
+static volatile sig_atomic_t segv_skipped;
+
+/* Skips the labelled load; any other SIGSEGV is a real crash. */
+static void on_segv(int sig, siginfo_t *si, void *uc_v)
+{
+	ucontext_t *uc = uc_v;
+
+	(void)si;
+	if (uc->uc_mcontext.gregs[REG_RIP] != (greg_t)fl_test_null_insn) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)fl_test_null_end;
+	segv_skipped++;
+}
+
+static int failures;
+
+__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("bpf_count: FAIL: ", stdout);
+	vprintf(fmt, ap);
+	va_end(ap);
+	failures++;
+}
+
+#define EXPECT_EQ(what, got, want) do { \
+	unsigned long long g_ = (got), w_ = (want); \
+	if (g_ != w_) \
+		fail("%s: %llu, expected %llu\n", what, g_, w_); \
+	else \
+		printf("bpf_count: ok: %s == %llu\n", what, g_); \
+} while (0)
+
+struct rb_seen {
+	__u32 tgid;
+	__u64 touch_faults, touch_writes, touch_in_range;
+	__u64 null_faults, null_implicit;
+	__u64 null_signals, null_signal_addr0;
+	char *pages;
+};
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct rb_seen *seen = ctx;
+	const struct fl_sample *s = data;
+
+	if (size < sizeof(*s) || s->tgid != seen->tgid)
+		return 0;
+	if (s->kind == FL_SAMPLE_FAULT && s->ip == (__u64)fl_test_touch_insn) {
+		seen->touch_faults++;
+		seen->touch_writes += !!(s->error_code & FL_PF_WRITE);
+		seen->touch_in_range += s->addr >= (__u64)seen->pages &&
+			s->addr < (__u64)seen->pages + (__u64)N_PAGES * getpagesize();
+	} else if (s->kind == FL_SAMPLE_FAULT && s->ip == (__u64)fl_test_null_insn) {
+		seen->null_faults++;
+		seen->null_implicit += s->implicit;
+	} else if (s->kind == FL_SAMPLE_SIGNAL && s->ip == (__u64)fl_test_null_insn) {
+		seen->null_signals += s->sig == SIGSEGV && s->code == SEGV_MAPERR;
+		seen->null_signal_addr0 += s->addr == 0;
+	}
+	return 0;
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Returns the sum over CPUs of counter idx, or -1 when unreadable. */
+static long long stat_sum(struct faultline_bpf *skel, __u32 idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu > 0 ? ncpu : 1];
+	long long sum = 0;
+
+	if (ncpu <= 0 || bpf_map__lookup_elem(skel->maps.fl_stats, &idx, sizeof(idx),
+					      vals, sizeof(vals), 0))
+		return -1;
+	for (int i = 0; i < ncpu; i++)
+		sum += vals[i];
+	return sum;
+}
+
+int main(void)
+{
+	struct faultline_bpf *skel;
+	struct ring_buffer *rb = NULL;
+	struct utsname un;
+	struct rb_seen seen = { 0 };
+	struct fl_registration reg = { 0 };
+	struct fl_site_key skey = { 0 };
+	struct fl_site site = { .id = 42 };
+	struct fl_fault_key fkey = { 0 };
+	struct fl_fault_counts fc;
+	struct fl_signal_key sigkey = { 0 };
+	struct fl_signal_counts sc;
+	struct sigaction sa = { 0 };
+	long page = getpagesize();
+	__u32 tgid = getpid();
+	int err;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	uname(&un);
+	printf("bpf_count: kernel %s\n", un.release);
+	libbpf_set_print(print_libbpf);
+
+	/* libbpf finds a tracepoint's id in tracefs, which a minimal system
+	 * (or a VM's init) may not have mounted yet. */
+	if (access("/sys/kernel/tracing/events", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events", F_OK)) {
+		if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
+			printf("bpf_count: tracefs not mounted and mount failed: %s\n",
+			       strerror(errno));
+		else
+			printf("bpf_count: mounted tracefs on /sys/kernel/tracing\n");
+	}
+
+	skel = faultline_bpf__open();
+	if (!skel) {
+		printf("bpf_count: FAIL: open: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->sample_every = 1;
+	err = faultline_bpf__load(skel);
+	if (err) {
+		printf("bpf_count: FAIL: load: %s\n", strerror(-err));
+		goto out;
+	}
+	err = faultline_bpf__attach(skel);
+	if (err) {
+		printf("bpf_count: FAIL: attach: %s\n", strerror(-err));
+		goto out;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.fl_samples), on_sample, &seen, NULL);
+	if (!rb) {
+		printf("bpf_count: FAIL: ring_buffer__new: %s\n", strerror(errno));
+		err = -1;
+		goto out;
+	}
+
+	seen.tgid = tgid;
+	skey.tgid = tgid;
+	skey.pc = (__u64)fl_test_null_insn;
+	if (bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
+				 sizeof(reg), BPF_ANY) ||
+	    bpf_map__update_elem(skel->maps.fl_sites, &skey, sizeof(skey), &site,
+				 sizeof(site), BPF_ANY)) {
+		printf("bpf_count: FAIL: register: %s\n", strerror(errno));
+		err = -1;
+		goto out;
+	}
+
+	/* N write faults at one instruction.  No transparent huge pages: one
+	 * fault would map 512 pages. */
+	seen.pages = mmap(NULL, N_PAGES * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (seen.pages == MAP_FAILED) {
+		printf("bpf_count: FAIL: mmap: %s\n", strerror(errno));
+		err = -1;
+		goto out;
+	}
+	madvise(seen.pages, N_PAGES * page, MADV_NOHUGEPAGE);
+	for (long i = 0; i < N_PAGES; i++)
+		touch_page(seen.pages + i * page);
+
+	/* M NULL reads at a registered faulting PC, each skipped by on_segv. */
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	for (int i = 0; i < N_NULL; i++)
+		null_read(null_ptr);
+	signal(SIGSEGV, SIG_DFL);
+	EXPECT_EQ("SIGSEGVs skipped by the handler", segv_skipped, N_NULL);
+
+	fkey.tgid = tgid;
+	fkey.ip = (__u64)fl_test_touch_insn;
+	if (bpf_map__lookup_elem(skel->maps.fl_faults, &fkey, sizeof(fkey), &fc,
+				 sizeof(fc), 0)) {
+		fail("no fl_faults entry for the store: %s\n", strerror(errno));
+	} else {
+		EXPECT_EQ("store: stray faults", fc.stray, N_PAGES);
+		EXPECT_EQ("store: implicit faults", fc.implicit, 0);
+		EXPECT_EQ("store: write faults", fc.write, N_PAGES);
+		EXPECT_EQ("store: read faults", fc.read, 0);
+		EXPECT_EQ("store: instruction fetch faults", fc.ifetch, 0);
+	}
+
+	fkey.ip = (__u64)fl_test_null_insn;
+	if (bpf_map__lookup_elem(skel->maps.fl_faults, &fkey, sizeof(fkey), &fc,
+				 sizeof(fc), 0)) {
+		fail("no fl_faults entry for the NULL load: %s\n", strerror(errno));
+	} else {
+		EXPECT_EQ("NULL load: implicit faults", fc.implicit, N_NULL);
+		EXPECT_EQ("NULL load: stray faults", fc.stray, 0);
+		EXPECT_EQ("NULL load: read faults", fc.read, N_NULL);
+		EXPECT_EQ("NULL load: write faults", fc.write, 0);
+	}
+
+	sigkey.tgid = tgid;
+	sigkey.sig = SIGSEGV;
+	sigkey.code = SEGV_MAPERR;
+	sigkey.ip = (__u64)fl_test_null_insn;
+	if (bpf_map__lookup_elem(skel->maps.fl_signals, &sigkey, sizeof(sigkey), &sc,
+				 sizeof(sc), 0)) {
+		fail("no fl_signals entry for the NULL load: %s\n", strerror(errno));
+	} else {
+		EXPECT_EQ("NULL load: SIGSEGV/SEGV_MAPERR signals", sc.count, N_NULL);
+		EXPECT_EQ("NULL load: last si_addr", sc.last_addr, 0);
+	}
+
+	err = ring_buffer__consume(rb);
+	if (err < 0)
+		fail("ring_buffer__consume: %s\n", strerror(-err));
+
+	long long faults = stat_sum(skel, FL_STAT_FAULTS);
+	long long counted = stat_sum(skel, FL_STAT_COUNTED);
+	long long samples = stat_sum(skel, FL_STAT_SAMPLES);
+	long long drops = stat_sum(skel, FL_STAT_RB_DROPS);
+	long long map_full = stat_sum(skel, FL_STAT_MAP_FULL);
+
+	printf("bpf_count: stats: faults %lld, counted %lld, samples %lld, "
+	       "ring buffer drops %lld, map full %lld\n",
+	       faults, counted, samples, drops, map_full);
+	if (faults < 0 || counted < 0 || samples < 0 || drops < 0 || map_full < 0)
+		fail("fl_stats unreadable\n");
+	EXPECT_EQ("map update failures", map_full, 0);
+	if (drops == 0) {
+		EXPECT_EQ("store: fault samples", seen.touch_faults, N_PAGES);
+		EXPECT_EQ("store: fault samples with the write bit", seen.touch_writes, N_PAGES);
+		EXPECT_EQ("store: fault samples inside the mapping", seen.touch_in_range, N_PAGES);
+		EXPECT_EQ("NULL load: fault samples", seen.null_faults, N_NULL);
+		EXPECT_EQ("NULL load: implicit fault samples", seen.null_implicit, N_NULL);
+		EXPECT_EQ("NULL load: SIGSEGV samples", seen.null_signals, N_NULL);
+		EXPECT_EQ("NULL load: SIGSEGV samples with si_addr 0",
+			  seen.null_signal_addr0, N_NULL);
+	} else {
+		/* Lost samples are counted: together they account for all. */
+		if ((long long)(seen.touch_faults + seen.null_faults + seen.null_signals) +
+		    drops < N_PAGES + 2 * N_NULL)
+			fail("samples %llu + drops %lld < %d\n",
+			     (unsigned long long)(seen.touch_faults + seen.null_faults +
+						  seen.null_signals),
+			     drops, N_PAGES + 2 * N_NULL);
+	}
+	err = 0;
+	munmap(seen.pages, N_PAGES * page);
+out:
+	ring_buffer__free(rb);
+	faultline_bpf__destroy(skel);
+	if (err || failures) {
+		printf("bpf_count: FAILED (%d failure%s) on kernel %s\n", failures + !!err,
+		       failures + !!err == 1 ? "" : "s", un.release);
+		return 1;
+	}
+	printf("bpf_count: passed on kernel %s\n", un.release);
+	return 0;
+}
