@@ -1103,6 +1103,45 @@ check-bpf: $(BPF_TEST)
 
 # ---- end bpf ----
 
+# ---- vmtest ----
+# The kernel-facing selftests again in QEMU (TCG, no KVM) on Debian 12's 6.1
+# kernel (scripts/vmtest.sh: apt-get download of the package
+# linux-image-amd64 depends on, vmlinuz only, a busybox initramfs with the
+# test binaries and their libraries, results through the serial console and
+# isa-debug-exit).  Every guest test prints the kernel it runs on; the run
+# ends with "N passed, N failed".  Console log: build/vm/console.log.
+# Not in CHECKS: about 20 s, most of it TCG.
+#
+#   make vmtest [VMTEST_TIMEOUT=300]      (check-vm: the same)
+#
+# Guest tests: the userfaultfd region tests (both modes), the unit tests
+# (CK_FORK=yes; CK_TIMEOUT_MULTIPLIER=20: TCG is slow), the shim tests (the
+# llc-built programs and libfaultline-preload.so; llvm-objdump-14 for the
+# fault map counts).
+# VMTEST_BPF_FILES / VMTEST_BPF_TESTS: the hook for the eBPF selftests
+# (files to copy in, NAME::COMMAND tests), empty until they exist.
+
+VMTEST_OUT := build/vm
+VMTEST_TIMEOUT ?= 300
+VMTEST_BPF_FILES ?=
+VMTEST_BPF_TESTS ?=
+VMTEST_DEPS := $(RG_BINS) $(UNIT) $(PRELOAD_SO) $(SHIM_BINS)
+VMTEST_FILES := $(RG_OUT) $(RG_DIR)/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
+	/usr/bin/$(LLVM_OBJDUMP) $(VMTEST_BPF_FILES)
+VMTEST_TESTS := 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
+	'unit::CK_FORK=yes CK_TIMEOUT_MULTIPLIER=20 $(UNIT)' \
+	'shim::$(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP)' \
+	$(VMTEST_BPF_TESTS)
+
+.PHONY: vmtest check-vm
+vmtest: $(VMTEST_DEPS) | deps
+	$(Q)scripts/vmtest.sh -o $(VMTEST_OUT) -t $(VMTEST_TIMEOUT) \
+		$(addprefix -f ,$(VMTEST_FILES)) -- $(VMTEST_TESTS)
+
+check-vm: vmtest
+
+# ---- end vmtest ----
+
 # ---------------------------------------------------------------------------
 # Top-level targets
 

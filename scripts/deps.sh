@@ -14,6 +14,7 @@ libbpf-dev bpftool liburing-dev
 binutils
 openjdk-17-jdk-headless nodejs python3
 python3-prometheus-client tmux
+busybox-static qemu-system-x86 cpio libc6-dev
 "
 
 # One dpkg-query for all: it prints "ii" for installed packages and nothing
