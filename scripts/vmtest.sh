@@ -197,6 +197,8 @@ chmod 755 "$root/init"
 initrd=$out/initramfs.cpio.gz
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0 | gzip -1) \
 	> "$initrd.tmp" && mv "$initrd.tmp" "$initrd" || die "cannot build $initrd"
+# The staging tree is as large as the libraries (libLLVM): not kept.
+rm -rf "$root"
 echo "vmtest: $pkg ($(cat "$kdir/deb" 2>/dev/null)), initramfs $(du -k "$initrd" | cut -f1) KiB," \
 	"${#tests[@]} tests, timeout ${timeout_s} s"
 
