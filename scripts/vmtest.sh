@@ -21,8 +21,8 @@
 # CONFIG_DEVTMPFS, CONFIG_SERIAL_8250_CONSOLE, CONFIG_BLK_DEV_INITRD,
 # CONFIG_RD_GZIP: no modules); build a gzip cpio initramfs with
 # busybox-static, bash, the files and their libraries, a static debug-exit
-# helper and an /init that mounts proc, sysfs, devtmpfs, tracefs, bpffs and
-# tmpfs on /tmp, prints `uname -r`, runs the tests and prints
+# helper and an /init that mounts proc, sysfs, devtmpfs, tracefs and bpffs,
+# prints `uname -r`, runs the tests and prints
 # "vmtest: N passed, N failed", then ends QEMU through isa-debug-exit
 # (written 0: QEMU exits 1; written 1: QEMU exits 3).
 #
@@ -165,7 +165,9 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t bpf bpf /sys/fs/bpf
-mount -t tmpfs tmpfs /tmp
+# No tmpfs on /tmp: the initramfs is writable already, and the tree under
+# test may itself live under /tmp (a CI clone) at its host path.
+chmod 1777 /tmp
 mount -t tmpfs tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
 ulimit -c 0
 kernel=$(uname -r)
