@@ -431,36 +431,55 @@ static int sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm
  * reads, lacks most functions of an executable).  Best effort: a site
  * without a name is sent unnamed.
  */
+static int cmp_function_address(const void *a, const void *b)
+{
+	const struct fl_module_function *x = *(const struct fl_module_function *const *)a;
+	const struct fl_module_function *y = *(const struct fl_module_function *const *)b;
+
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
 static void name_sites(struct module *m, const struct fl_module *fm)
 {
 	const struct fl_module_section *sec = &fm->sections[FL_SECTION_FAULTMAP];
+	const struct fl_module_function **by_address;
 	struct fl_elf *elf = NULL;
 	struct fl_diag d;
+	size_t k = 0;
 
-	if (!m->num_sites || !sec->num_functions ||
-	    fl_elf_open(fm->path, NULL, &elf, &d) != 0)
+	if (!m->num_sites || !sec->num_functions)
 		return;
+	by_address = malloc(sec->num_functions * sizeof(*by_address));
 	m->names = calloc(m->num_sites, sizeof(*m->names));
-	for (uint32_t i = 0; m->names && i < m->num_sites; i++) {
-		const struct fl_module_function *best = NULL;
+	if (!by_address || !m->names || fl_elf_open(fm->path, NULL, &elf, &d) != 0) {
+		free(by_address);
+		free(m->names);
+		m->names = NULL;
+		return;
+	}
+	for (size_t i = 0; i < sec->num_functions; i++)
+		by_address[i] = &sec->functions[i];
+	qsort(by_address, sec->num_functions, sizeof(*by_address), cmp_function_address);
+
+	/*
+	 * Sites are sorted by PC too: one walk gives each site the function
+	 * with the greatest address at or below its PC.
+	 */
+	for (uint32_t i = 0; i < m->num_sites; i++) {
 		const char *name;
 
-		/* The function with the greatest address at or below the PC. */
-		for (size_t k = 0; k < sec->num_functions; k++) {
-			const struct fl_module_function *f = &sec->functions[k];
-
-			if (f->address <= m->sites[i].faulting_pc &&
-			    (!best || f->address > best->address))
-				best = f;
-		}
-		if (!best)
+		while (k + 1 < sec->num_functions &&
+		       by_address[k + 1]->address <= m->sites[i].faulting_pc)
+			k++;
+		if (by_address[k]->address > m->sites[i].faulting_pc)
 			continue;
-		name = fl_elf_function_name(elf, FL_SECTION_FAULTMAP, best->address_offset,
-					    best->stored);
+		name = fl_elf_function_name(elf, FL_SECTION_FAULTMAP, by_address[k]->address_offset,
+					    by_address[k]->stored);
 		if (name && *name)
 			m->names[i] = strdup(name);
 	}
 	fl_elf_close(elf);
+	free(by_address);
 }
 
 /* The stack map's function addresses as stored (JIT: they are runtime ones). */
