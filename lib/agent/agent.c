@@ -46,6 +46,11 @@ struct amod {
 	uint32_t stackmap_size;
 	uint32_t sm_functions;
 	bool sent;		/* MODULE_ADD sent on the current connection */
+	/*
+	 * References, under lock: the list holds one, and flush one while it
+	 * sends without the lock.  Every other field is fixed at creation.
+	 */
+	int refs;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,6 +70,22 @@ static bool warned;
 const char *fl_agent_socket_path(void)
 {
 	return path;
+}
+
+static void amod_free(struct amod *m);
+
+/* Drops a reference; frees the module when it was the last.  Takes lock. */
+static void amod_put(struct amod *m)
+{
+	bool last;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&lock);
+	last = --m->refs == 0;
+	pthread_mutex_unlock(&lock);
+	if (last)
+		amod_free(m);
 }
 
 static void amod_free(struct amod *m)
@@ -118,6 +139,7 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	if (!a)
 		return;
 	a->fd = -1;
+	a->refs = 1;
 	a->id = m->id;
 	a->name = strdup(m->name ? m->name : "");
 	a->code_start = m->code_start;
@@ -178,7 +200,7 @@ void fl_agent_module_removed(int id)
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	amod_free(gone);
+	amod_put(gone);
 	wake();
 }
 
@@ -277,43 +299,25 @@ static int send_remove(int fd, int id)
 
 /*
  * Sends what is queued: removals, then modules not yet sent.  Sending
- * happens without the lock (a module removed meanwhile gets its
- * MODULE_REMOVE on the next round, as it was marked sent).
+ * happens without the lock, holding a reference (a module removed
+ * meanwhile gets its MODULE_REMOVE on the next round, as it was marked
+ * sent).
  */
 static int flush(int fd)
 {
 	for (;;) {
-		struct amod snapshot;
+		struct amod *m = NULL;
 		int id = 0, err;
-		bool have_mod = false;
 
 		pthread_mutex_lock(&lock);
 		if (num_removed) {
 			id = removed[--num_removed];
 		} else {
-			for (size_t i = 0; i < num_mods; i++) {
+			for (size_t i = 0; i < num_mods && !m; i++) {
 				if (!mods[i]->sent) {
-					mods[i]->sent = true;
-					snapshot = *mods[i];
-					snapshot.name = strdup(mods[i]->name);
-					snapshot.pcs = malloc((mods[i]->num_sites ? mods[i]->num_sites : 1) *
-							      sizeof(uint64_t));
-					snapshot.names = NULL;
-					if (mods[i]->names) {
-						snapshot.names = calloc(mods[i]->num_sites,
-									sizeof(char *));
-						for (uint32_t k = 0; snapshot.names &&
-						     k < mods[i]->num_sites; k++)
-							snapshot.names[k] = mods[i]->names[k] ?
-								strdup(mods[i]->names[k]) : NULL;
-					}
-					snapshot.fd = mods[i]->fd >= 0 ?
-						fcntl(mods[i]->fd, F_DUPFD_CLOEXEC, 3) : -1;
-					if (snapshot.pcs)
-						memcpy(snapshot.pcs, mods[i]->pcs,
-						       mods[i]->num_sites * sizeof(uint64_t));
-					have_mod = true;
-					break;
+					m = mods[i];
+					m->sent = true;
+					m->refs++;
 				}
 			}
 		}
@@ -321,19 +325,11 @@ static int flush(int fd)
 
 		if (id)
 			err = send_remove(fd, id);
-		else if (have_mod)
-			err = snapshot.name && snapshot.pcs ? send_module(fd, &snapshot) : -ENOMEM;
+		else if (m)
+			err = send_module(fd, m);
 		else
 			return 0;
-		if (have_mod) {
-			for (uint32_t k = 0; snapshot.names && k < snapshot.num_sites; k++)
-				free(snapshot.names[k]);
-			free(snapshot.names);
-			free(snapshot.name);
-			free(snapshot.pcs);
-			if (snapshot.fd >= 0)
-				close(snapshot.fd);
-		}
+		amod_put(m);
 		if (err)
 			return err;
 	}
