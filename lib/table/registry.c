@@ -896,7 +896,12 @@ int fl_refresh(void)
 			i++;
 		}
 	}
-	if (num_removed) {
+	if (num_removed && !changes) {
+		/* None was in a snapshot: no publication, no grace period. */
+		for (size_t i = 0; i < num_removed; i++)
+			module_free(removed[i]);
+		num_removed = 0;
+	} else if (num_removed) {
 		err = publish(removed, num_removed);
 		if (err) {
 			/* Keep them: the handler still has their sites. */
