@@ -99,9 +99,14 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Closes whatever descriptors came with a message: we never want any. */
-static void close_fds(struct msghdr *mh)
+/*
+ * Closes whatever descriptors came with a message (we never want any) and
+ * returns how many there were.
+ */
+static size_t close_fds(struct msghdr *mh)
 {
+	size_t total = 0;
+
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -111,8 +116,10 @@ static void close_fds(struct msghdr *mh)
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 				close(fd);
 			}
+			total += n;
 		}
 	}
+	return total;
 }
 
 /*
@@ -166,10 +173,7 @@ static int call(const char *path, const void *msg, size_t len, uint32_t seq,
 			ret = fail(r, -errno, "faultlined at %s: %s", path, strerror(errno));
 			goto out;
 		}
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				nfds += (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		close_fds(&mh);
+		nfds += close_fds(&mh);
 		if (n == 0) {
 			ret = fail(r, -ECONNRESET, "faultlined at %s closed the connection "
 				   "before answering", path);
