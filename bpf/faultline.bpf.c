@@ -61,19 +61,11 @@ struct {
 } fl_faults SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
 	__type(key, struct fl_signal_key);
 	__type(value, struct fl_signal_counts);
 } fl_signals SEC(".maps");
-
-/* tid -> ip of the thread's last counted fault, for fl_signals. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} fl_last_fault SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -162,10 +154,6 @@ int fl_page_fault_user(struct fl_page_fault_ctx *ctx)
 			stat_inc(FL_STAT_MAP_FULL);
 	}
 
-	__u64 ip64 = ip;
-	if (bpf_map_update_elem(&fl_last_fault, &tid, &ip64, BPF_ANY))
-		stat_inc(FL_STAT_MAP_FULL);
-
 	if (sample_every && n % sample_every == 0) {
 		struct fl_sample *s = bpf_ringbuf_reserve(&fl_samples, sizeof(*s), 0);
 
@@ -191,9 +179,12 @@ int fl_page_fault_user(struct fl_page_fault_ctx *ctx)
 
 /*
  * signal_deliver fires in get_signal(), in the task the signal is delivered
- * to, once the action is chosen (handler, default, or ignored).  Every
- * synchronous fault signal of a registered process is recorded, and sampled:
- * they are rare next to page faults.
+ * to, once the action is chosen (handler, default, or ignored), before the
+ * signal frame is built: the task's user registers are still those of the
+ * interrupted instruction, which for a fault is the faulting one (x86 does
+ * not advance the ip past an instruction that faults).  Every synchronous
+ * fault signal of a registered process is counted, and sampled: they are
+ * rare next to page faults.
  */
 SEC("tp_btf/signal_deliver")
 int BPF_PROG(fl_signal_deliver, int sig, struct kernel_siginfo *info,
@@ -203,7 +194,8 @@ int BPF_PROG(fl_signal_deliver, int sig, struct kernel_siginfo *info,
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct fl_signal_key key = {};
 	struct fl_signal_counts one = { .count = 1 }, *c;
-	__u64 addr, *last_ip;
+	struct pt_regs *regs;
+	__u64 addr;
 
 	if (sig != 11 /* SIGSEGV */ && sig != 7 /* SIGBUS */ &&
 	    sig != 4 /* SIGILL */ && sig != 8 /* SIGFPE */)
@@ -212,12 +204,12 @@ int BPF_PROG(fl_signal_deliver, int sig, struct kernel_siginfo *info,
 		return 0;
 	stat_inc(FL_STAT_SIGNALS);
 
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	key.tgid = tgid;
 	key.sig = sig;
 	key.code = BPF_CORE_READ(info, si_code);
+	key.ip = regs ? BPF_CORE_READ(regs, ip) : 0;
 	addr = (__u64)BPF_CORE_READ(info, _sifields._sigfault._addr);
-	last_ip = bpf_map_lookup_elem(&fl_last_fault, &tid);
-	key.ip = last_ip ? *last_ip : 0;
 
 	one.last_addr = addr;
 	c = bpf_map_lookup_elem(&fl_signals, &key);
@@ -252,5 +244,32 @@ int BPF_PROG(fl_signal_deliver, int sig, struct kernel_siginfo *info,
 	s->time_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(s, 0);
 	stat_inc(FL_STAT_SAMPLES);
+	return 0;
+}
+
+/*
+ * A registered process that forks: the child is registered from the fork on
+ * when the parent's registration says FL_REG_INHERIT, so that the faults it
+ * takes before it registers itself with the daemon are counted too.  A new
+ * thread (same tgid) changes nothing.  The loader replaces the entry when the
+ * child registers, and deletes it if the child never does.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fl_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct fl_registration *preg, creg = {};
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+
+	if (ctgid == ptgid || ctgid != (__u32)BPF_CORE_READ(child, pid))
+		return 0;
+	preg = bpf_map_lookup_elem(&fl_registered, &ptgid);
+	if (!preg || !(preg->flags & FL_REG_INHERIT))
+		return 0;
+	creg.flags = FL_REG_INHERIT | FL_REG_INHERITED;
+	if (bpf_map_update_elem(&fl_registered, &ctgid, &creg, BPF_NOEXIST))
+		stat_inc(FL_STAT_MAP_FULL);
+	else
+		stat_inc(FL_STAT_INHERITED);
 	return 0;
 }

@@ -16,9 +16,16 @@
 
 /* fl_registered: tgid -> struct fl_registration, filled by the loader. */
 struct fl_registration {
-	__u32 flags;	/* none yet */
+	__u32 flags;	/* FL_REG_* */
 	__u32 pad;
 };
+
+/* A process this registration's process forks is registered too, from the
+ * fork on (so that its first faults are counted before it registers itself);
+ * its entry carries FL_REG_INHERIT | FL_REG_INHERITED until the loader
+ * replaces it. */
+#define FL_REG_INHERIT   (1u << 0)
+#define FL_REG_INHERITED (1u << 1)
 
 /* fl_sites: the faulting PCs the daemon mirrors (implicit-check sites). */
 struct fl_site_key {
@@ -46,8 +53,11 @@ struct fl_fault_counts {
 	__u64 ifetch;
 };
 
-/* fl_signals (LRU): which faults became signals.  ip is the last user-mode
- * fault of the thread the signal was delivered to (0 if none was seen). */
+/* fl_signals: which faults became signals, per (tgid, signal, si_code, ip);
+ * ip is the user-mode instruction pointer the signal is delivered at, which
+ * for a fault is the faulting instruction.  A plain hash, not an LRU: these
+ * are the counts the daemon compares with dispatch's, and nothing may evict
+ * them; the loader deletes a process's entries when it is done with it. */
 struct fl_signal_key {
 	__u32 tgid;
 	__s32 sig;
@@ -74,7 +84,7 @@ struct fl_sample {
 	__s32 sig;	/* FL_SAMPLE_SIGNAL: signal number */
 	__s32 code;	/* FL_SAMPLE_SIGNAL: si_code */
 	__u32 implicit;	/* FL_SAMPLE_FAULT: 1 if ip is a registered site */
-	__u64 ip;	/* faulting instruction (signal: the thread's last fault) */
+	__u64 ip;	/* faulting instruction (signal: where it is delivered) */
 	__u64 addr;	/* fault address / si_addr */
 	__u64 error_code;	/* FL_SAMPLE_FAULT */
 	__u64 time_ns;	/* bpf_ktime_get_ns() */
@@ -88,6 +98,7 @@ enum fl_stat {
 	FL_STAT_SAMPLES,	/* samples written to the ring buffer */
 	FL_STAT_RB_DROPS,	/* bpf_ringbuf_reserve failures */
 	FL_STAT_MAP_FULL,	/* map updates that failed (never silent) */
+	FL_STAT_INHERITED,	/* forked processes registered by inheritance */
 	FL_STAT_NR,
 };
 

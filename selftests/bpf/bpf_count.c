@@ -10,10 +10,15 @@
  *     signals with si_addr 0 attributed to that ip;
  *   - with sample_every = 1, every one of those faults and signals arrives
  *     through the ring buffer (or is counted as a reserve failure);
+ *   - a child forked while the registration has FL_REG_INHERIT is registered
+ *     from the fork on, its NULL reads counted under its own tgid; a thread
+ *     is not a new registration; without FL_REG_INHERIT a child is not
+ *     counted;
  *   - the per-CPU counters are readable and no map update failed.
  * Exits 0 on pass, 1 on failure, and says which kernel it ran on.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -148,6 +154,91 @@ static long long stat_sum(struct faultline_bpf *skel, __u32 idx)
 	return sum;
 }
 
+static void *idle_thread(void *arg)
+{
+	return arg;
+}
+
+/* Forks a child that reads NULL N_NULL times at the registered PC (on_segv
+ * is inherited) and exits; returns its pid once it has exited 0, or -1. */
+static pid_t run_null_child(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (int i = 0; i < N_NULL; i++)
+			null_read(null_ptr);
+		_exit(segv_skipped == N_NULL ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fail("forked child: fork or exit status (%s)\n", strerror(errno));
+		return -1;
+	}
+	return pid;
+}
+
+/* The signal count of tgid at the NULL load (0 when there is no entry). */
+static __u64 null_signals_of(struct faultline_bpf *skel, __u32 tgid)
+{
+	struct fl_signal_key k = { .tgid = tgid, .sig = SIGSEGV, .code = SEGV_MAPERR,
+				   .ip = (__u64)fl_test_null_insn };
+	struct fl_signal_counts c;
+
+	if (bpf_map__lookup_elem(skel->maps.fl_signals, &k, sizeof(k), &c, sizeof(c), 0))
+		return 0;
+	return c.count;
+}
+
+/* The fork tracepoint: inheritance with FL_REG_INHERIT, none without, and
+ * none for a thread.  Runs with on_segv installed. */
+static void check_fork(struct faultline_bpf *skel, __u32 tgid)
+{
+	struct fl_registration reg = { .flags = FL_REG_INHERIT }, creg;
+	pthread_t t;
+	pid_t child;
+
+	segv_skipped = 0;
+	if (bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
+				 sizeof(reg), BPF_ANY)) {
+		fail("register with FL_REG_INHERIT: %s\n", strerror(errno));
+		return;
+	}
+	if (pthread_create(&t, NULL, idle_thread, NULL) == 0)
+		pthread_join(t, NULL);
+	else
+		fail("pthread_create\n");
+	child = run_null_child();
+	if (child > 0) {
+		__u32 ctgid = child;
+
+		if (bpf_map__lookup_elem(skel->maps.fl_registered, &ctgid, sizeof(ctgid),
+					 &creg, sizeof(creg), 0))
+			fail("inherit: the child is not in fl_registered\n");
+		else
+			EXPECT_EQ("inherit: child registration flags", creg.flags,
+				  FL_REG_INHERIT | FL_REG_INHERITED);
+		EXPECT_EQ("inherit: child's NULL load signals", null_signals_of(skel, ctgid),
+			  N_NULL);
+		bpf_map__delete_elem(skel->maps.fl_registered, &ctgid, sizeof(ctgid), 0);
+	}
+
+	reg.flags = 0;
+	bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
+			     sizeof(reg), BPF_ANY);
+	child = run_null_child();
+	if (child > 0) {
+		__u32 ctgid = child;
+
+		EXPECT_EQ("no inherit: child registrations",
+			  !bpf_map__lookup_elem(skel->maps.fl_registered, &ctgid,
+						sizeof(ctgid), &creg, sizeof(creg), 0), 0);
+		EXPECT_EQ("no inherit: child's NULL load signals",
+			  null_signals_of(skel, ctgid), 0);
+	}
+}
+
 int main(void)
 {
 	struct faultline_bpf *skel;
@@ -237,8 +328,9 @@ int main(void)
 	sigaction(SIGSEGV, &sa, NULL);
 	for (int i = 0; i < N_NULL; i++)
 		null_read(null_ptr);
-	signal(SIGSEGV, SIG_DFL);
 	EXPECT_EQ("SIGSEGVs skipped by the handler", segv_skipped, N_NULL);
+	check_fork(skel, tgid);
+	signal(SIGSEGV, SIG_DFL);
 
 	fkey.tgid = tgid;
 	fkey.ip = (__u64)fl_test_touch_insn;
@@ -285,6 +377,7 @@ int main(void)
 	long long samples = stat_sum(skel, FL_STAT_SAMPLES);
 	long long drops = stat_sum(skel, FL_STAT_RB_DROPS);
 	long long map_full = stat_sum(skel, FL_STAT_MAP_FULL);
+	long long inherited = stat_sum(skel, FL_STAT_INHERITED);
 
 	printf("bpf_count: stats: faults %lld, counted %lld, samples %lld, "
 	       "ring buffer drops %lld, map full %lld\n",
@@ -292,6 +385,7 @@ int main(void)
 	if (faults < 0 || counted < 0 || samples < 0 || drops < 0 || map_full < 0)
 		fail("fl_stats unreadable\n");
 	EXPECT_EQ("map update failures", map_full, 0);
+	EXPECT_EQ("registrations inherited at fork (one child, no thread)", inherited, 1);
 	if (drops == 0) {
 		EXPECT_EQ("store: fault samples", seen.touch_faults, N_PAGES);
 		EXPECT_EQ("store: fault samples with the write bit", seen.touch_writes, N_PAGES);
