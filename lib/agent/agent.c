@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <faultline/dispatch.h>
+
 #include "agent/agent.h"
 #include "agent/internal.h"
 #include "core/fmt.h"
@@ -240,7 +242,7 @@ static int send_msg(int fd, const void *buf, size_t len, const int *fds, size_t 
 	}
 }
 
-static int send_hello(int fd)
+static int send_hello(int fd, uint32_t flags)
 {
 	struct fl_msg_hello h;
 	struct fl_shm_layout l;
@@ -250,6 +252,7 @@ static int send_hello(int fd)
 	fl_counters_region(&l);
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
 	h.pid = (uint32_t)getpid();
+	h.flags = flags;
 	h.region_size = l.size;
 	memcpy(h.comm, comm, sizeof(h.comm));
 	h.comm[FL_PROTO_COMM - 1] = 0;
@@ -346,10 +349,10 @@ static void reset_sent(void)
 }
 
 /*
- * Connects and registers: HELLO, WELCOME (waited for up to timeout_ms),
- * then every module.  Returns the socket, or -errno.
+ * Connects and registers: HELLO (with hello_flags), WELCOME (waited for up
+ * to timeout_ms), then every module.  Returns the socket, or -errno.
  */
-static int connect_and_register(int timeout_ms)
+static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pollfd p;
@@ -368,7 +371,7 @@ static int connect_and_register(int timeout_ms)
 		err = -errno;
 		goto fail;
 	}
-	err = send_hello(fd);
+	err = send_hello(fd, hello_flags);
 	if (err)
 		goto fail;
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -433,7 +436,7 @@ static void *agent_thread(void *arg)
 		struct pollfd p[2];
 
 		if (sock < 0) {
-			int fd = connect_and_register(1000);
+			int fd = connect_and_register(1000, 0);
 
 			if (fd < 0) {
 				struct timespec ts = { backoff_ms / 1000, (backoff_ms % 1000) * 1000000L };
@@ -562,13 +565,21 @@ static void fork_child(void)
 	reset_sent();
 	/* As at start: registered before fork returns, when a daemon answers. */
 	{
-		int fd = connect_and_register(200);
+		/* One thread, and its counts start from zero: the first. */
+		int fd = connect_and_register(200, FL_HELLO_FIRST);
 
 		if (fd >= 0)
 			sock = fd;
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
 		fl_agent_requests_start();
+}
+
+static uint32_t first_hello_flags(void)
+{
+	struct fl_stats st = { .sz = sizeof(st) };
+
+	return fl_stats_get(&st) == 0 && st.claimed == 0 ? FL_HELLO_FIRST : 0;
 }
 
 int fl_agent_start(const char *given)
@@ -580,8 +591,11 @@ int fl_agent_start(const char *given)
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wake_fd < 0)
 		return -errno;
-	/* Synchronous first try: a short-lived process is counted too. */
-	fd = connect_and_register(1000);
+	/*
+	 * Synchronous first try: a short-lived process is counted too.  It is
+	 * the first registration if no other thread has dispatched a fault yet.
+	 */
+	fd = connect_and_register(1000, first_hello_flags());
 	if (fd >= 0)
 		sock = fd;
 	started = true;

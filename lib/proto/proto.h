@@ -51,6 +51,15 @@ enum fl_request_kind {
 
 #define FL_REPLY_MORE 1u
 
+/*
+ * HELLO flags.  FL_HELLO_FIRST: this registration is made before fl_init
+ * (or fork, in a child) returns, while the process has dispatched no fault:
+ * whatever the daemon counts from here on sees every fault the process's own
+ * counters do.  A re-registration (after a daemon restart, or a dropped
+ * connection) does not carry it.
+ */
+#define FL_HELLO_FIRST 1u
+
 struct fl_msg_header {
 	uint32_t magic;
 	uint16_t version;
@@ -62,7 +71,7 @@ struct fl_msg_header {
 struct fl_msg_hello {
 	struct fl_msg_header h;
 	uint32_t pid;
-	uint32_t flags;		/* 0 */
+	uint32_t flags;		/* FL_HELLO_* */
 	uint64_t region_size;
 	char comm[FL_PROTO_COMM];
 };

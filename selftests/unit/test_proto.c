@@ -722,14 +722,28 @@ START_TEST(hello_rejects_pid_0)
 }
 END_TEST
 
-START_TEST(hello_rejects_flags)
+START_TEST(hello_rejects_unknown_flags)
 {
 	struct fl_msg_hello f = hello_fields();
 	struct buf *b;
 
-	f.flags = 0x80000000u;
+	f.flags = 0x80000000u | FL_HELLO_FIRST;
 	b = hello(&f);
-	expect_reject_buf(b, 1, -EBADMSG, "flags set");
+	expect_reject_buf(b, 1, -EBADMSG, "unknown flags set");
+	free(b);
+}
+END_TEST
+
+START_TEST(hello_takes_first_flag)
+{
+	struct fl_msg_hello f = hello_fields();
+	struct fl_msg m;
+	struct buf *b;
+
+	f.flags = FL_HELLO_FIRST;
+	b = hello(&f);
+	ck_assert_int_eq(fl_proto_decode(b->b, b->len, 1, &m, NULL), 0);
+	ck_assert_uint_eq(m.hello.flags, FL_HELLO_FIRST);
 	free(b);
 }
 END_TEST
@@ -1626,7 +1640,8 @@ Suite *proto_suite(void)
 	suite_add_tcase(s, hdr);
 
 	tcase_add_test(body, hello_rejects_pid_0);
-	tcase_add_test(body, hello_rejects_flags);
+	tcase_add_test(body, hello_rejects_unknown_flags);
+	tcase_add_test(body, hello_takes_first_flag);
 	tcase_add_test(body, hello_region_size_must_be_in_range);
 	tcase_add_test(body, hello_rejects_unterminated_comm);
 	tcase_add_test(body, module_add_rejects_flags);
