@@ -741,7 +741,7 @@ $(BENCH_STARTUP): selftests/bench/startup-prog.sh selftests/bench/startup_main.c
 	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_FUNCTIONS)
 
 .PHONY: bench
-bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD)
+bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD) bench-bpf
 	$(Q)BENCH_REPEAT=$(BENCH_REPEAT) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_STARTUP_RUNS=$(BENCH_STARTUP_RUNS) PRELOAD=$(PRELOAD_SO) \
 		LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
@@ -1144,6 +1144,62 @@ vmtest: $(VMTEST_DEPS) | deps
 check-vm: vmtest
 
 # ---- end vmtest ----
+
+# ---- bench-bpf ----
+# selftests/bench/bench_bpf.c: the eBPF program's cost per page fault (not
+# attached, attached for an unregistered process, for a registered one) and
+# ring buffer loss at the highest fault rate the machine gives; part 7 of
+# selftests/bench/run.sh.  Part 8 times a minimal vmtest (check-bpf's
+# bpf_count in QEMU: boot to result).  Both need root; make bench builds
+# them through bench-bpf.
+
+BENCH_BPF := $(BENCH_OUT)/bench_bpf
+
+$(B)/obj/selftests/bench/bench_bpf.o: $(BPF_SKEL)
+$(B)/obj/selftests/bench/bench_bpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+
+$(BENCH_BPF): $(B)/obj/selftests/bench/bench_bpf.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(BPF_TEST_LIBS) -lpthread
+
+.PHONY: bench-bpf
+bench-bpf: $(BENCH_BPF) $(BPF_TEST)
+
+# ---- end bench-bpf ----
+
+# ---- profile ----
+# faultline profile (daemon/cli/cmd_profile.c, symbolize.c) loads the eBPF
+# program through its skeleton, so the tool links libbpf.
+# selftests/profile/run.sh checks it end to end as root: exact counts at a
+# labelled NULL load named by its function, a JIT's perf map name, HotSpot's
+# compiled code (jcmd Compiler.perfmap), --all, and the errors.  About 20 s.
+#
+#   make check-profile
+
+PROFILE_DIR := selftests/profile
+PROFILE_OUT := $(B)/tests/profile
+PROFILE_SRCS := $(wildcard $(PROFILE_DIR)/*.c)
+PROFILE_BINS := $(patsubst $(PROFILE_DIR)/%.c,$(PROFILE_OUT)/%,$(PROFILE_SRCS))
+.SECONDARY: $(patsubst %.c,$(B)/obj/%.o,$(PROFILE_SRCS))
+
+$(B)/obj/daemon/cli/cmd_profile.o: $(BPF_SKEL)
+$(B)/obj/daemon/cli/cmd_profile.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+$(CLI): PKG_LIBS += $(BPF_TEST_LIBS)
+
+# -O0 keeps each labelled instruction in the one function the test names.
+$(B)/obj/$(PROFILE_DIR)/%.o: ALL_CFLAGS += -O0
+
+$(PROFILE_OUT)/%: $(B)/obj/$(PROFILE_DIR)/%.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
+
+.PHONY: check-profile
+check-profile: $(CLI) $(PROFILE_BINS) | deps
+	$(Q)$(PROFILE_DIR)/run.sh $(CLI) $(PROFILE_OUT)
+
+# ---- end profile ----
 
 # ---------------------------------------------------------------------------
 # Top-level targets

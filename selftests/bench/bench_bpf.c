@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The eBPF program (bpf/faultline.bpf.c) under a page-fault-heavy load:
+ *
+ *   bench_bpf [-n REPEAT] [-m MIB] [-s SECONDS]
+ *
+ *  1. Overhead: ns per page fault of a workload that does little else than
+ *     fault (mmap MIB MiB anonymous, default 64, write one byte per page,
+ *     munmap; the writes are timed), in three variants:
+ *       (a) no program attached,
+ *       (b) the program attached, this process not registered (its tgid is
+ *           not in fl_registered: the program counts the event and returns),
+ *       (c) the program attached and this process registered, with a few
+ *           PCs in fl_sites (every fault is looked up, counted per (tgid,
+ *           ip) and one in sample_every goes to the ring buffer, which is
+ *           drained between passes, untimed).
+ *     One skeleton, loaded once, with the sample_every a loader gets by
+ *     default; the variants are interleaved batch by batch, their order
+ *     rotating, the links attached and detached between passes (attach and
+ *     detach are not timed).  REPEAT batches (default 15) of one pass each.
+ *     Reported: the median [min .. max] and the medians of the per-batch
+ *     ratios b/a and c/a; and, as a sanity check, what the program's own
+ *     per-CPU counters (fl_stats) saw in each variant.
+ *  2. Ring buffer loss at the highest fault rate this machine gives: a
+ *     second skeleton with sample_every = 1, as many threads as CPUs
+ *     touching fresh pages for SECONDS (default 3), this process
+ *     registered; with a consumer thread in ring_buffer__poll, and with no
+ *     consumer at all (the worst case: the buffer fills once, then every
+ *     reserve fails).  The same threads with no program attached first,
+ *     for the fault rate the program is compared with.
+ *
+ * Figures only: nothing here asserts a time.  It does check that the
+ * program counted what it should (exit 1 if not).  Runs as root: exits 77
+ * (skip, with the reason) when the program cannot be loaded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "faultline_bpf.h"
+#include "faultline.skel.h"
+
+/*
+ * The medians and paired ratios of jit.h, which this file cannot include:
+ * its <faultline/dispatch.h> and faultline_bpf.h both define struct fl_site.
+ */
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench_bpf: %s failed: %s\n", what, strerror(err ? -err : errno));
+	exit(1);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts v. */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of a[i] / b[i] (or a[i] - b[i]): each pair was measured back
+ * to back, so a burst of load from elsewhere falls on both of a pair. */
+static double paired(const double *a, const double *b, int n, bool ratio)
+{
+	double r[n];
+
+	for (int i = 0; i < n; i++)
+		r[i] = ratio ? a[i] / b[i] : a[i] - b[i];
+	return median(r, n);
+}
+
+static int repeat = 15;
+static size_t map_bytes = 64u << 20;
+static double seconds = 3;
+static size_t page_size, map_pages;
+static __u32 tgid;
+
+/* The one store whose faults are measured; the label gives its address, so
+ * that the program's per-(tgid, ip) count of it can be checked exactly.
+ * noclone: a copy would define the label twice. */
+extern const char fl_bench_touch_insn[];
+
+__attribute__((noinline, noclone)) static void touch(volatile char *p)
+{
+	__asm__ volatile(".globl fl_bench_touch_insn\n\t.hidden fl_bench_touch_insn\n"
+			 "fl_bench_touch_insn:\n\tmovb $1, (%0)"
+			 : : "r"(p) : "memory");
+}
+
+/* Maps map_bytes of fresh anonymous memory, small pages only (with
+ * transparent huge pages one fault would map 512 of them). */
+static char *map_fresh(void)
+{
+	char *p = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap", 0);
+	if (madvise(p, map_bytes, MADV_NOHUGEPAGE))
+		die("madvise(MADV_NOHUGEPAGE)", 0);
+	return p;
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Returns the sum over CPUs of counter idx; exits when it is unreadable. */
+static __u64 stat_sum(struct faultline_bpf *skel, __u32 idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu > 0 ? ncpu : 1], sum = 0;
+
+	if (ncpu <= 0)
+		die("libbpf_num_possible_cpus", ncpu);
+	if (bpf_map__lookup_elem(skel->maps.fl_stats, &idx, sizeof(idx), vals, sizeof(vals), 0))
+		die("fl_stats lookup", 0);
+	for (int i = 0; i < ncpu; i++)
+		sum += vals[i];
+	return sum;
+}
+
+struct stats {
+	__u64 v[FL_STAT_NR];
+};
+
+static void stats_read(struct faultline_bpf *skel, struct stats *s)
+{
+	for (__u32 i = 0; i < FL_STAT_NR; i++)
+		s->v[i] = stat_sum(skel, i);
+}
+
+/* acc += after - before */
+static void stats_add_delta(struct stats *acc, const struct stats *before,
+			    const struct stats *after)
+{
+	for (int i = 0; i < FL_STAT_NR; i++)
+		acc->v[i] += after->v[i] - before->v[i];
+}
+
+/*
+ * Opens and loads a skeleton with the given sample_every (0: the object's
+ * default), registers this process and a few PCs that never fault (the
+ * lookup in fl_sites is what a registered fault pays; which PC it finds
+ * does not change the cost).  Returns NULL with *why set when the program
+ * cannot be loaded here.
+ */
+static struct faultline_bpf *load(__u32 sample_every, const char **why)
+{
+	struct faultline_bpf *skel = faultline_bpf__open();
+	int err;
+
+	if (!skel) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	if (sample_every)
+		skel->rodata->sample_every = sample_every;
+	err = faultline_bpf__load(skel);
+	if (err) {
+		*why = strerror(-err);
+		faultline_bpf__destroy(skel);
+		return NULL;
+	}
+	for (int i = 0; i < 8; i++) {
+		struct fl_site_key k = { .tgid = tgid, .pc = (__u64)(uintptr_t)map_fresh + 16 * i };
+		struct fl_site site = { .id = (__u64)i + 1 };
+
+		if (bpf_map__update_elem(skel->maps.fl_sites, &k, sizeof(k), &site, sizeof(site),
+					 BPF_ANY))
+			die("fl_sites update", 0);
+	}
+	return skel;
+}
+
+static void set_registered(struct faultline_bpf *skel, bool on)
+{
+	struct fl_registration reg = { 0 };
+	int err;
+
+	if (on)
+		err = bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
+					   sizeof(reg), BPF_ANY);
+	else
+		err = bpf_map__delete_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), 0);
+	if (err && !(err == -ENOENT && !on))
+		die(on ? "fl_registered update" : "fl_registered delete", err);
+}
+
+static int count_sample(void *ctx, void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	(*(__u64 *)ctx)++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * 1. Overhead
+ */
+
+enum { V_NONE, V_UNREG, V_REG, NUM_V };
+
+struct overhead {
+	struct faultline_bpf *skel;
+	struct ring_buffer *rb;
+	bool attached, registered;
+	struct stats seen[NUM_V];	/* fl_stats deltas over each variant's passes */
+	__u64 pages[NUM_V];		/* pages touched in each variant's passes */
+	__u64 received;			/* ring buffer records consumed */
+};
+
+static void set_variant(struct overhead *o, int v)
+{
+	bool attach = v != V_NONE, reg = v == V_REG;
+	int err;
+
+	if (attach && !o->attached) {
+		err = faultline_bpf__attach(o->skel);
+		if (err)
+			die("faultline_bpf__attach", err);
+	} else if (!attach && o->attached) {
+		faultline_bpf__detach(o->skel);
+	}
+	o->attached = attach;
+	if (reg != o->registered)
+		set_registered(o->skel, reg);
+	o->registered = reg;
+}
+
+static int64_t *lat;	/* map_pages fault times of a pass */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One pass of variant v: each fault timed alone.  Sets *med to the median
+ * fault's seconds (a fault that an interrupt or another process's burst
+ * lands on does not move it) and *mean to the mean.
+ */
+static void overhead_pass(struct overhead *o, int v, double *med, double *mean)
+{
+	struct stats before, after;
+	int64_t sum = 0;
+	char *p;
+	int err;
+
+	set_variant(o, v);
+	p = map_fresh();
+	stats_read(o->skel, &before);
+	for (size_t i = 0; i < map_pages; i++) {
+		int64_t t0 = now_ns();
+
+		touch(p + i * page_size);
+		lat[i] = now_ns() - t0;
+	}
+	stats_read(o->skel, &after);
+	munmap(p, map_bytes);
+	stats_add_delta(&o->seen[v], &before, &after);
+	o->pages[v] += map_pages;
+	/* What a daemon would read, here between passes rather than during. */
+	err = ring_buffer__consume(o->rb);
+	if (err < 0)
+		die("ring_buffer__consume", err);
+	for (size_t i = 0; i < map_pages; i++)
+		sum += lat[i];
+	qsort(lat, map_pages, sizeof(*lat), cmp_i64);
+	*med = (double)lat[map_pages / 2] * 1e-9;
+	*mean = (double)sum * 1e-9 / (double)map_pages;
+}
+
+/* Returns 0 if the program counted as it should, 1 if not. */
+static int overhead_check(struct overhead *o)
+{
+	struct fl_fault_key k = { .tgid = tgid, .ip = (__u64)(uintptr_t)fl_bench_touch_insn };
+	struct fl_fault_counts c = { 0 };
+	static const char *names[NUM_V] = { "(a)", "(b)", "(c)" };
+	int bad = 0, err = ring_buffer__consume(o->rb);
+	/* Over the skeleton's life, not the timed windows: a fault between
+	 * two windows (the ring buffer's own pages, first read) is sampled
+	 * too. */
+	__u64 submitted = stat_sum(o->skel, FL_STAT_SAMPLES);
+
+	if (err < 0)
+		die("ring_buffer__consume", err);
+
+	printf("  fl_stats during each variant's passes (seen: all processes' faults):\n");
+	for (int v = 0; v < NUM_V; v++)
+		printf("    %s  pages touched %7llu   seen %7llu   counted %7llu   samples %5llu"
+		       "   drops %llu\n", names[v], (unsigned long long)o->pages[v],
+		       (unsigned long long)o->seen[v].v[FL_STAT_FAULTS],
+		       (unsigned long long)o->seen[v].v[FL_STAT_COUNTED],
+		       (unsigned long long)o->seen[v].v[FL_STAT_SAMPLES],
+		       (unsigned long long)o->seen[v].v[FL_STAT_RB_DROPS]);
+	if (bpf_map__lookup_elem(o->skel->maps.fl_faults, &k, sizeof(k), &c, sizeof(c), 0))
+		fprintf(stderr, "bench_bpf: no fl_faults entry for the touching store: %s\n",
+			strerror(errno));
+	printf("  fl_faults[this process, the touching store]: %llu stray write faults\n"
+	       "  ring buffer: %llu records submitted, %llu consumed (between passes)\n",
+	       (unsigned long long)c.stray, (unsigned long long)submitted,
+	       (unsigned long long)o->received);
+
+	/* Detached: nothing; attached, not registered: seen, never counted;
+	 * registered: every page touched counted at the store, exactly. */
+	if (o->seen[V_NONE].v[FL_STAT_FAULTS] != 0) {
+		fprintf(stderr, "bench_bpf: (a) the detached program saw faults\n");
+		bad = 1;
+	}
+	if (o->seen[V_UNREG].v[FL_STAT_FAULTS] < o->pages[V_UNREG] ||
+	    o->seen[V_UNREG].v[FL_STAT_COUNTED] != 0) {
+		fprintf(stderr, "bench_bpf: (b) expected >= %llu faults seen and none counted\n",
+			(unsigned long long)o->pages[V_UNREG]);
+		bad = 1;
+	}
+	if (o->seen[V_REG].v[FL_STAT_COUNTED] < o->pages[V_REG] || c.stray != o->pages[V_REG] ||
+	    c.write != o->pages[V_REG] || c.implicit != 0) {
+		fprintf(stderr, "bench_bpf: (c) expected %llu stray write faults counted at the store\n",
+			(unsigned long long)o->pages[V_REG]);
+		bad = 1;
+	}
+	if (o->received != submitted) {
+		fprintf(stderr, "bench_bpf: consumed %llu ring buffer records, the program"
+			" submitted %llu\n", (unsigned long long)o->received,
+			(unsigned long long)submitted);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* The fault program's run_time_ns and run_cnt (while stats are enabled). */
+static void prog_stats(struct faultline_bpf *skel, __u64 *ns, __u64 *cnt)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	int err = bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.fl_page_fault_user), &info,
+					 &len);
+
+	if (err)
+		die("bpf_obj_get_info_by_fd", err);
+	*ns = info.run_time_ns;
+	*cnt = info.run_cnt;
+}
+
+/*
+ * The program's own time per run, as the kernel measures it with
+ * BPF_STATS_RUN_TIME (two clock reads around each run, which is why it is
+ * on only for one untimed pass of (b) and of (c)).  What is left of the
+ * wall-clock difference is the tracepoint's dispatch to the program.
+ */
+static void prog_run_time(struct overhead *o)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	double x, y;
+
+	if (fd < 0) {
+		printf("  program run time: not measured: bpf_enable_stats: %s\n", strerror(-fd));
+		return;
+	}
+	for (int v = V_UNREG; v < NUM_V; v++) {
+		__u64 ns0, cnt0, ns1, cnt1;
+
+		set_variant(o, v);
+		prog_stats(o->skel, &ns0, &cnt0);
+		overhead_pass(o, v, &x, &y);
+		prog_stats(o->skel, &ns1, &cnt1);
+		printf("  program run time, %s: %.1f ns a run (%llu runs, BPF_STATS_RUN_TIME)\n",
+		       v == V_UNREG ? "(b) not registered" : "(c) registered    ",
+		       cnt1 > cnt0 ? (double)(ns1 - ns0) / (double)(cnt1 - cnt0) : 0.0,
+		       (unsigned long long)(cnt1 - cnt0));
+	}
+	set_variant(o, V_NONE);
+	close(fd);
+}
+
+static int run_overhead(struct faultline_bpf *skel)
+{
+	static const char *names[NUM_V] = {
+		"(a) no program attached",
+		"(b) attached, not registered",
+		"(c) attached, registered",
+	};
+	struct overhead o = { .skel = skel };
+	double med[NUM_V][repeat], mean[NUM_V][repeat], r[2][NUM_V], d[2][NUM_V], x, y;
+	int bad;
+
+	lat = calloc(map_pages, sizeof(*lat));
+	if (!lat)
+		die("calloc", -ENOMEM);
+	o.rb = ring_buffer__new(bpf_map__fd(skel->maps.fl_samples), count_sample, &o.received,
+				NULL);
+	if (!o.rb)
+		die("ring_buffer__new", 0);
+	printf("1. Overhead: the first write to each page of %zu MiB of fresh anonymous\n"
+	       "memory (%zu small pages), each fault timed alone (clock_gettime included).\n"
+	       "sample_every = %u.  %d batches of one pass per variant, interleaved, their\n"
+	       "order rotating: the median over the batches of each pass's median fault and\n"
+	       "of its mean [min .. max]; ratios: median of the per-batch ratios.\n",
+	       map_bytes >> 20, map_pages, skel->rodata->sample_every, repeat);
+	for (int v = 0; v < NUM_V; v++)
+		overhead_pass(&o, v, &x, &y);		/* warm-up */
+	for (int i = 0; i < repeat; i++)
+		for (int k = 0; k < NUM_V; k++) {
+			int v = (i + k) % NUM_V;
+
+			overhead_pass(&o, v, &med[v][i], &mean[v][i]);
+		}
+	set_variant(&o, V_NONE);
+	/* The ratios first: the medians sort. */
+	for (int v = V_UNREG; v < NUM_V; v++) {
+		r[0][v] = paired(med[v], med[V_NONE], repeat, true);
+		d[0][v] = paired(med[v], med[V_NONE], repeat, false);
+		r[1][v] = paired(mean[v], mean[V_NONE], repeat, true);
+		d[1][v] = paired(mean[v], mean[V_NONE], repeat, false);
+	}
+	printf("  %-32s %-33s %s\n", "", "median fault, ns", "mean fault, ns");
+	for (int v = 0; v < NUM_V; v++) {
+		double m = median(med[v], repeat), n = median(mean[v], repeat);
+
+		printf("  %-32s %8.1f [%8.1f .. %8.1f]   %8.1f [%8.1f .. %8.1f]\n", names[v],
+		       m * 1e9, med[v][0] * 1e9, med[v][repeat - 1] * 1e9, n * 1e9,
+		       mean[v][0] * 1e9, mean[v][repeat - 1] * 1e9);
+	}
+	for (int v = V_UNREG; v < NUM_V; v++)
+		printf("  %-32s %8.3fx (%+7.1f ns)              %8.3fx (%+7.1f ns)\n",
+		       v == V_UNREG ? "ratio b/a (not registered)" : "ratio c/a (registered)",
+		       r[0][v], d[0][v] * 1e9, r[1][v], d[1][v] * 1e9);
+	prog_run_time(&o);
+	bad = overhead_check(&o);
+	ring_buffer__free(o.rb);
+	free(lat);
+	return bad;
+}
+
+/* ------------------------------------------------------------------------
+ * 2. Ring buffer loss
+ */
+
+struct toucher {
+	pthread_t thread;
+	__u64 pages;
+};
+
+/* Release by the main thread after the run's time; the threads' relaxed
+ * loads see it within a pass (no data is published with it: the page
+ * counts are read after pthread_join). */
+static atomic_bool stop_touching, stop_consuming;
+
+static void *toucher_main(void *arg)
+{
+	struct toucher *t = arg;
+
+	while (!atomic_load_explicit(&stop_touching, memory_order_relaxed)) {
+		char *p = map_fresh();
+
+		for (size_t i = 0; i < map_pages; i++)
+			touch(p + i * page_size);
+		munmap(p, map_bytes);
+		t->pages += map_pages;
+	}
+	return NULL;
+}
+
+struct consumer {
+	pthread_t thread;
+	struct ring_buffer *rb;
+	__u64 received;		/* records read; by the consumer thread while it runs */
+	int err;
+};
+
+static void *consumer_main(void *arg)
+{
+	struct consumer *c = arg;
+
+	while (!atomic_load_explicit(&stop_consuming, memory_order_relaxed)) {
+		int n = ring_buffer__poll(c->rb, 100);
+
+		if (n < 0 && n != -EINTR) {
+			c->err = n;
+			break;
+		}
+	}
+	return NULL;
+}
+
+enum { RUN_NO_PROGRAM, RUN_CONSUMER, RUN_NO_CONSUMER };
+
+/* One timed run of nthreads touchers; skel is attached for it unless
+ * RUN_NO_PROGRAM.  Returns 0, or 1 if the program missed a fault. */
+static int loss_run(struct faultline_bpf *skel, struct consumer *c, int kind, int nthreads)
+{
+	static const char *names[] = {
+		"no program attached",
+		"attached, registered, a consumer thread in ring_buffer__poll",
+		"attached, registered, no consumer",
+	};
+	struct toucher t[nthreads];
+	struct stats before, after, d = { 0 };
+	__u64 pages = 0, during, counted, samples, drops;
+	int64_t t0, t1;
+	double secs;
+	int err;
+
+	if (kind != RUN_NO_PROGRAM && (err = faultline_bpf__attach(skel)))
+		die("faultline_bpf__attach", err);
+	atomic_store(&stop_touching, false);
+	atomic_store(&stop_consuming, false);
+	c->received = 0;
+	if (kind == RUN_CONSUMER && (err = pthread_create(&c->thread, NULL, consumer_main, c)))
+		die("pthread_create", -err);
+	stats_read(skel, &before);
+	t0 = now_ns();
+	for (int i = 0; i < nthreads; i++) {
+		t[i].pages = 0;
+		if ((err = pthread_create(&t[i].thread, NULL, toucher_main, &t[i])))
+			die("pthread_create", -err);
+	}
+	usleep((useconds_t)(seconds * 1e6));
+	atomic_store(&stop_touching, true);
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(t[i].thread, NULL);
+		pages += t[i].pages;
+	}
+	t1 = now_ns();
+	stats_read(skel, &after);
+	if (kind == RUN_CONSUMER) {
+		atomic_store(&stop_consuming, true);
+		pthread_join(c->thread, NULL);
+		if (c->err)
+			die("ring_buffer__poll", c->err);
+	}
+	during = c->received;
+	/* What is left in the buffer: all of it without a consumer. */
+	if ((err = ring_buffer__consume(c->rb)) < 0)
+		die("ring_buffer__consume", err);
+	if (kind != RUN_NO_PROGRAM)
+		faultline_bpf__detach(skel);
+
+	stats_add_delta(&d, &before, &after);
+	secs = (double)(t1 - t0) * 1e-9;
+	printf("  %s:\n", names[kind]);
+	printf("    %llu pages touched in %.2f s: %.0f faults/s\n", (unsigned long long)pages,
+	       secs, (double)pages / secs);
+	if (kind == RUN_NO_PROGRAM)
+		return 0;
+	counted = d.v[FL_STAT_COUNTED];
+	samples = d.v[FL_STAT_SAMPLES];
+	drops = d.v[FL_STAT_RB_DROPS];
+	printf("    counted %llu, samples submitted %llu, ring buffer drops %llu: loss %.2f%%\n",
+	       (unsigned long long)counted, (unsigned long long)samples,
+	       (unsigned long long)drops,
+	       samples + drops ? 100.0 * (double)drops / (double)(samples + drops) : 0.0);
+	printf("    received: %llu by the consumer during the run, %llu drained after it\n",
+	       (unsigned long long)during, (unsigned long long)(c->received - during));
+	if (counted < pages) {
+		fprintf(stderr, "bench_bpf: the program counted %llu faults of %llu pages touched\n",
+			(unsigned long long)counted, (unsigned long long)pages);
+		return 1;
+	}
+	return 0;
+}
+
+static int run_loss(struct faultline_bpf *skel)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nthreads = ncpu > 0 ? (int)ncpu : 1, bad = 0;
+	struct consumer c = { 0 };
+	struct stats all;
+	__u64 received = 0;
+
+	printf("\n2. Ring buffer loss: sample_every = %u (every counted fault), %d threads (one\n"
+	       "per CPU) each touching fresh %zu MiB mappings for %.1f s, this process\n"
+	       "registered.  Ring buffer %u KiB: %zu records of %zu bytes with the header.\n",
+	       skel->rodata->sample_every, nthreads, map_bytes >> 20, seconds,
+	       bpf_map__max_entries(skel->maps.fl_samples) >> 10,
+	       bpf_map__max_entries(skel->maps.fl_samples) / (sizeof(struct fl_sample) + 8),
+	       sizeof(struct fl_sample) + 8);
+	c.rb = ring_buffer__new(bpf_map__fd(skel->maps.fl_samples), count_sample, &c.received,
+				NULL);
+	if (!c.rb)
+		die("ring_buffer__new", 0);
+	set_registered(skel, true);
+	for (int kind = RUN_NO_PROGRAM; kind <= RUN_NO_CONSUMER; kind++) {
+		bad |= loss_run(skel, &c, kind, nthreads);
+		received += c.received;
+	}
+	set_registered(skel, false);
+	ring_buffer__free(c.rb);
+
+	/* Over the skeleton's life (the windows above leave out the faults
+	 * between them): each counted fault was sampled or its reserve
+	 * failure counted, and each sample was read. */
+	stats_read(skel, &all);
+	if (all.v[FL_STAT_SAMPLES] + all.v[FL_STAT_RB_DROPS] != all.v[FL_STAT_COUNTED] ||
+	    received != all.v[FL_STAT_SAMPLES]) {
+		fprintf(stderr, "bench_bpf: the counts do not add up: counted %llu, samples %llu +"
+			" drops %llu, received %llu\n",
+			(unsigned long long)all.v[FL_STAT_COUNTED],
+			(unsigned long long)all.v[FL_STAT_SAMPLES],
+			(unsigned long long)all.v[FL_STAT_RB_DROPS], (unsigned long long)received);
+		bad = 1;
+	}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct faultline_bpf *skel;
+	const char *why = NULL;
+	int opt, bad;
+
+	while ((opt = getopt(argc, argv, "n:m:s:")) != -1) {
+		switch (opt) {
+		case 'n':
+			repeat = atoi(optarg);
+			break;
+		case 'm':
+			map_bytes = (size_t)atoi(optarg) << 20;
+			break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: bench_bpf [-n REPEAT] [-m MIB] [-s SECONDS]\n");
+			return 2;
+		}
+	}
+	if (repeat < 1)
+		repeat = 1;
+	if (map_bytes == 0)
+		map_bytes = 1u << 20;
+	if (seconds <= 0)
+		seconds = 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	map_pages = map_bytes / page_size;
+	tgid = (__u32)getpid();
+	libbpf_set_print(print_libbpf);
+
+	skel = load(0, &why);
+	if (!skel) {
+		printf("  skipped: cannot load the eBPF program (%s; root or CAP_BPF and"
+		       " CAP_PERFMON needed)\n", why);
+		return 77;
+	}
+	bad = run_overhead(skel);
+	faultline_bpf__destroy(skel);
+
+	skel = load(1, &why);
+	if (!skel) {
+		fprintf(stderr, "bench_bpf: second skeleton: load failed: %s\n", why);
+		return 1;
+	}
+	bad |= run_loss(skel);
+	faultline_bpf__destroy(skel);
+	return bad;
+}
