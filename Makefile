@@ -1168,6 +1168,36 @@ bench-bpf: $(BENCH_BPF) $(BPF_TEST)
 
 # ---- end bench-bpf ----
 
+# ---- profile ----
+# faultline profile (daemon/cli/cmd_profile.c, symbolize.c) loads the eBPF
+# program through its skeleton, so the tool links libbpf.
+# selftests/profile/run.sh checks it end to end as root: exact counts at a
+# labelled NULL load named by its function, a JIT's perf map name, HotSpot's
+# compiled code (jcmd Compiler.perfmap), --all, and the errors.  About 20 s.
+#
+#   make check-profile
+
+PROFILE_DIR := selftests/profile
+PROFILE_OUT := $(B)/tests/profile
+PROFILE_SRCS := $(wildcard $(PROFILE_DIR)/*.c)
+PROFILE_BINS := $(patsubst $(PROFILE_DIR)/%.c,$(PROFILE_OUT)/%,$(PROFILE_SRCS))
+.SECONDARY: $(patsubst %.c,$(B)/obj/%.o,$(PROFILE_SRCS))
+
+$(B)/obj/daemon/cli/cmd_profile.o: $(BPF_SKEL)
+$(B)/obj/daemon/cli/cmd_profile.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+$(CLI): PKG_LIBS += $(BPF_TEST_LIBS)
+
+$(PROFILE_OUT)/%: $(B)/obj/$(PROFILE_DIR)/%.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
+
+.PHONY: check-profile
+check-profile: $(CLI) $(PROFILE_BINS) | deps
+	$(Q)$(PROFILE_DIR)/run.sh $(CLI) $(PROFILE_OUT)
+
+# ---- end profile ----
+
 # ---------------------------------------------------------------------------
 # Top-level targets
 

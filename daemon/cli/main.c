@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "sites", cmd_sites, "list a registered process's implicit check sites" },
 	{ "stackmaps", cmd_stackmaps, "print a registered process's stack map records" },
 	{ "request", cmd_request, "send a request to a registered process" },
+	{ "profile", cmd_profile, "the instructions that take the most page faults (eBPF)" },
 };
 
 static void usage(FILE *out)

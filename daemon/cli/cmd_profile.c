@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: MIT
+/*
+ * faultline profile [--seconds S] [-n N] [--json] PID|--all
+ *
+ * The instructions that take the most page faults, in one process
+ * (registered with faultlined or not) or in all of them, named with their
+ * module and function, or with the name a JIT compiler published in
+ * /tmp/perf-PID.map.  This loads its own copy of the eBPF program
+ * (bpf/faultline.bpf.c), independent of the daemon's: PID goes into
+ * fl_registered (without FL_REG_INHERIT: its children are not profiled), or
+ * profile_all counts every process; the counts are read from fl_faults at
+ * the end.
+ *
+ * Exit status: 0, 1 when the program cannot be loaded (not privileged, no
+ * BTF, ...) or PID does not exist, 2 for a bad command line.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <json-c/json.h>
+
+#include "faultline_bpf.h"
+#include "faultline.skel.h"
+
+#include "cli.h"
+#include "client.h"
+#include "symbolize.h"
+
+#define DEFAULT_SECONDS 5.0
+#define DEFAULT_TOP 20
+/* How often the target's maps are read again (and, with --all, the new
+ * processes in fl_faults looked for). */
+#define SNAPSHOT_MS_PID 200
+#define SNAPSHOT_MS_ALL 1000
+
+struct opts {
+	uint32_t pid;		/* 0 with --all */
+	bool all;
+	double seconds;
+	size_t top;
+	bool json;
+};
+
+struct row {
+	struct fl_fault_key key;
+	struct fl_fault_counts c;
+	uint64_t count;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void profile_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: faultline profile [OPTIONS] PID\n"
+		"       faultline profile [OPTIONS] --all\n"
+		"\n"
+		"Counts the page faults of process PID (registered with faultlined or\n"
+		"not), or of every process, per faulting instruction, for a while, then\n"
+		"prints the instructions with the most: their module and function, or\n"
+		"for JIT code the name its compiler wrote to /tmp/perf-PID.map.  Ends\n"
+		"early on Ctrl-C (and still prints) or when PID exits.  Needs root, or\n"
+		"CAP_BPF and CAP_PERFMON.\n"
+		"\n"
+		"Options:\n"
+		"  --all             every process (except this one)\n"
+		"  -s, --seconds S   how long to count (default %g; decimals allowed)\n"
+		"  -n, --top N       how many addresses to print (default %d)\n"
+		"  --json            print a JSON document (see faultline(1))\n"
+		"  -h, --help        show this help\n"
+		"\n"
+		"Exit status: 0 on success, 1 if the eBPF program cannot be loaded or\n"
+		"PID does not exist, 2 for usage errors.\n",
+		DEFAULT_SECONDS, DEFAULT_TOP);
+}
+
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("faultline: profile: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option options[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int opt;
+
+	o->seconds = DEFAULT_SECONDS;
+	o->top = DEFAULT_TOP;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":hs:n:", options, NULL)) != -1) {
+		switch (opt) {
+		case 'a':
+			o->all = true;
+			break;
+		case 's':
+			errno = 0;
+			o->seconds = strtod(optarg, &end);
+			/* A year is long enough; more is surely a typo. */
+			if (errno || end == optarg || *end || !isfinite(o->seconds) ||
+			    o->seconds <= 0 || o->seconds > 366 * 86400.0) {
+				usage_error("profile", "--seconds: expected a positive number of seconds, not '%s'",
+					    optarg);
+				return -1;
+			}
+			break;
+		case 'n': {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno || *end || v == 0 ||
+			    v > 1000000) {
+				usage_error("profile", "--top: expected a number of addresses from 1 to 1000000, not '%s'",
+					    optarg);
+				return -1;
+			}
+			o->top = v;
+			break;
+		}
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			profile_usage(stdout);
+			return 1;
+		case ':':
+			usage_error("profile", "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			usage_error("profile", "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (o->all && optind < argc) {
+		usage_error("profile", "give either PID or --all, not both");
+		return -1;
+	}
+	if (!o->all && optind >= argc) {
+		usage_error("profile", "no PID given (or --all)");
+		return -1;
+	}
+	if (optind + 1 < argc) {
+		usage_error("profile", "one PID only, not '%s' too", argv[optind + 1]);
+		return -1;
+	}
+	if (!o->all && cli_parse_pid("profile", "PID", argv[optind], &o->pid))
+		return -1;
+	return 0;
+}
+
+/*
+ * Loading and attaching need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which
+ * implies both and is what kernels before 5.8 want).  Checked first, so that
+ * the message names what is missing instead of libbpf's EPERM.
+ * Returns 0, or 1 after saying what is missing.
+ */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+	bool sys_admin, bpf, perfmon;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return fail("cannot read this process's capabilities: %s", strerror(errno));
+#define HAS(cap) (!!(data[(cap) / 32].effective & (1u << ((cap) % 32))))
+	sys_admin = HAS(CAP_SYS_ADMIN);
+	bpf = sys_admin || HAS(CAP_BPF);
+	perfmon = sys_admin || HAS(CAP_PERFMON);
+#undef HAS
+	if (bpf && perfmon)
+		return 0;
+	return fail("needs root, or CAP_BPF and CAP_PERFMON: %s %s missing",
+		    !bpf && !perfmon ? "CAP_BPF and CAP_PERFMON" : !bpf ? "CAP_BPF" : "CAP_PERFMON",
+		    !bpf && !perfmon ? "are" : "is");
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || level == LIBBPF_INFO)
+		return 0;
+	fputs("faultline: profile: libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Returns true while pid exists and is not a zombie. */
+static bool alive(uint32_t pid)
+{
+	char path[64], buf[256], *paren;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/* Snapshots the maps of every process in fl_faults it has not seen yet. */
+static void snapshot_new(struct faultline_bpf *skel, struct cli_sym *sym, uint32_t self)
+{
+	struct fl_fault_key key, next;
+	void *prev = NULL;
+
+	while (!bpf_map__get_next_key(skel->maps.fl_faults, prev, &next, sizeof(next))) {
+		key = next;
+		prev = &key;
+		if (key.tgid != self && !cli_sym_known(sym, key.tgid))
+			cli_sym_snapshot(sym, key.tgid);
+	}
+}
+
+/* Sum over CPUs of fl_stats[idx]; 0 when unreadable. */
+static uint64_t stat_sum(struct faultline_bpf *skel, uint32_t idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0;
+	__u64 *vals;
+
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (vals && !bpf_map__lookup_elem(skel->maps.fl_stats, &idx, sizeof(idx), vals,
+					  (size_t)ncpu * sizeof(*vals), 0))
+		for (int i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	if (a->key.tgid != b->key.tgid)
+		return a->key.tgid < b->key.tgid ? -1 : 1;
+	return a->key.ip < b->key.ip ? -1 : a->key.ip > b->key.ip;
+}
+
+/* Reads every fl_faults entry (of pid, unless 0) into *rows.  Returns the
+ * number of rows, or -errno. */
+static long read_faults(struct faultline_bpf *skel, uint32_t pid, uint32_t self,
+			struct row **rows)
+{
+	struct fl_fault_key key, next;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+	struct row *r = NULL, *q;
+
+	while (!bpf_map__get_next_key(skel->maps.fl_faults, prev, &next, sizeof(next))) {
+		struct row row = { .key = next };
+
+		key = next;
+		prev = &key;
+		if ((pid && next.tgid != pid) || next.tgid == self)
+			continue;
+		/* An LRU entry can be evicted between the two calls: skip it. */
+		if (bpf_map__lookup_elem(skel->maps.fl_faults, &next, sizeof(next), &row.c,
+					 sizeof(row.c), 0))
+			continue;
+		row.count = row.c.read + row.c.write + row.c.ifetch;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			q = realloc(r, cap * sizeof(*r));
+			if (!q) {
+				free(r);
+				return -ENOMEM;
+			}
+			r = q;
+		}
+		r[n++] = row;
+	}
+	qsort(r, n, sizeof(*r), cmp_row);
+	*rows = r;
+	return (long)n;
+}
+
+/* The number of distinct tgids in rows (sorted by count, not by tgid). */
+static size_t count_processes(const struct row *rows, size_t n)
+{
+	uint32_t *t = calloc(n + 1, sizeof(*t));
+	size_t k = 0, i, j;
+
+	for (i = 0; t && i < n; i++) {
+		for (j = 0; j < k && t[j] != rows[i].key.tgid; j++)
+			;
+		if (j == k)
+			t[k++] = rows[i].key.tgid;
+	}
+	free(t);
+	return k;
+}
+
+struct summary {
+	double elapsed;
+	bool exited;		/* PID exited before the time was up */
+	int stopped_by;		/* the signal that ended it early, or 0 */
+	uint64_t faults;	/* sum over the rows */
+	size_t addresses;
+	size_t processes;
+	uint64_t map_full;	/* fl_stats: updates that failed */
+	bool map_filled;	/* fl_faults reached max_entries: LRU evicted */
+};
+
+static void print_text(const struct opts *o, struct cli_sym *sym, const struct row *rows,
+		       size_t n, const struct summary *sm)
+{
+	char name[768];
+	size_t i;
+
+	if (o->all)
+		printf("all processes: %" PRIu64 " page faults in %zu process%s at %zu address%s in %.2f s\n",
+		       sm->faults, sm->processes, sm->processes == 1 ? "" : "es", sm->addresses,
+		       sm->addresses == 1 ? "" : "es", sm->elapsed);
+	else
+		printf("pid %u (%s): %" PRIu64 " page faults at %zu address%s in %.2f s%s\n",
+		       o->pid, cli_safe(cli_sym_comm(sym, o->pid)), sm->faults, sm->addresses,
+		       sm->addresses == 1 ? "" : "es", sm->elapsed,
+		       sm->exited ? " (the process exited)" : "");
+	if (!n)
+		return;
+	printf("%10s %10s %10s %10s  %s%-18s  %s\n", "FAULTS", "READ", "WRITE", "IFETCH",
+	       o->all ? "PID      COMM             " : "", "ADDRESS", "SYMBOL");
+	for (i = 0; i < n && i < o->top; i++) {
+		const struct row *r = &rows[i];
+		struct cli_sym_info info;
+
+		cli_sym_lookup(sym, r->key.tgid, r->key.ip, &info);
+		printf("%10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "  ", r->count,
+		       (uint64_t)r->c.read, (uint64_t)r->c.write, (uint64_t)r->c.ifetch);
+		if (o->all)
+			printf("%-8u %-16s ", r->key.tgid, cli_safe(cli_sym_comm(sym, r->key.tgid)));
+		printf("0x%-16" PRIx64 "  %s\n", (uint64_t)r->key.ip,
+		       cli_safe(cli_sym_format(&info, name, sizeof(name))));
+	}
+}
+
+static json_object *json_str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static void print_json(const struct opts *o, struct cli_sym *sym, const struct row *rows,
+		       size_t n, const struct summary *sm)
+{
+	static const char *const kinds[] = {
+		[CLI_SYM_UNKNOWN] = "unknown", [CLI_SYM_FILE] = "file",
+		[CLI_SYM_JIT] = "jit", [CLI_SYM_ANON] = "anon",
+	};
+	json_object *doc = json_object_new_object(), *top = json_object_new_array();
+	char name[768];
+	size_t i;
+
+	json_object_object_add(doc, "command", json_object_new_string("profile"));
+	json_object_object_add(doc, "schema", json_object_new_int(1));
+	json_object_object_add(doc, "pid", o->all ? NULL : json_object_new_int64(o->pid));
+	json_object_object_add(doc, "all", json_object_new_boolean(o->all));
+	json_object_object_add(doc, "seconds", json_object_new_double(o->seconds));
+	json_object_object_add(doc, "elapsed", json_object_new_double(sm->elapsed));
+	json_object_object_add(doc, "exited", json_object_new_boolean(sm->exited));
+	json_object_object_add(doc, "interrupted", json_object_new_boolean(sm->stopped_by != 0));
+	json_object_object_add(doc, "faults", json_object_new_uint64(sm->faults));
+	json_object_object_add(doc, "addresses", json_object_new_uint64(sm->addresses));
+	json_object_object_add(doc, "processes", json_object_new_uint64(sm->processes));
+	json_object_object_add(doc, "map_update_failures", json_object_new_uint64(sm->map_full));
+	json_object_object_add(doc, "map_filled", json_object_new_boolean(sm->map_filled));
+	json_object_object_add(doc, "top", top);
+	for (i = 0; i < n && i < o->top; i++) {
+		const struct row *r = &rows[i];
+		json_object *e = json_object_new_object();
+		struct cli_sym_info info;
+		char ip[24];
+
+		cli_sym_lookup(sym, r->key.tgid, r->key.ip, &info);
+		snprintf(ip, sizeof(ip), "0x%" PRIx64, (uint64_t)r->key.ip);
+		json_object_object_add(e, "pid", json_object_new_int64(r->key.tgid));
+		json_object_object_add(e, "comm", json_str_or_null(cli_sym_comm(sym, r->key.tgid)));
+		json_object_object_add(e, "ip", json_object_new_string(ip));
+		json_object_object_add(e, "faults", json_object_new_uint64(r->count));
+		json_object_object_add(e, "read", json_object_new_uint64(r->c.read));
+		json_object_object_add(e, "write", json_object_new_uint64(r->c.write));
+		json_object_object_add(e, "ifetch", json_object_new_uint64(r->c.ifetch));
+		json_object_object_add(e, "kind", json_object_new_string(kinds[info.kind]));
+		json_object_object_add(e, "module", json_str_or_null(info.module));
+		json_object_object_add(e, "module_offset", info.kind == CLI_SYM_UNKNOWN ? NULL :
+				       json_object_new_uint64(info.module_offset));
+		json_object_object_add(e, "function", json_str_or_null(info.function));
+		json_object_object_add(e, "function_offset", info.function ?
+				       json_object_new_uint64(info.function_offset) : NULL);
+		json_object_object_add(e, "symbol",
+				       json_object_new_string(cli_sym_format(&info, name, sizeof(name))));
+		json_object_array_add(top, e);
+	}
+	cli_print_json(doc);
+	json_object_put(doc);
+}
+
+/* Counts until the time is up, a signal arrives or PID exits, taking maps
+ * snapshots meanwhile. */
+static void wait_and_watch(const struct opts *o, struct faultline_bpf *skel,
+			   struct cli_sym *sym, struct summary *sm)
+{
+	double start = now_s(), deadline = start + o->seconds, next_snap = start;
+	double period = (o->all ? SNAPSHOT_MS_ALL : SNAPSHOT_MS_PID) / 1000.0;
+	uint32_t self = (uint32_t)getpid();
+
+	for (;;) {
+		double t = now_s(), left;
+		struct timespec ts;
+
+		if (stop_signal) {
+			sm->stopped_by = stop_signal;
+			break;
+		}
+		if (!o->all && !alive(o->pid)) {
+			sm->exited = true;
+			break;
+		}
+		if (t >= next_snap) {
+			if (o->all)
+				snapshot_new(skel, sym, self);
+			else
+				cli_sym_snapshot(sym, o->pid);
+			next_snap = t + period;
+		}
+		left = deadline - t;
+		if (left <= 0)
+			break;
+		/* Short sleeps: PID's exit is noticed within 50 ms. */
+		if (left > 0.05)
+			left = 0.05;
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);	/* EINTR: the loop looks at stop_signal */
+	}
+	sm->elapsed = now_s() - start;
+	/* Last snapshots: what the processes mapped since the previous one. */
+	if (o->all)
+		snapshot_new(skel, sym, self);
+	else if (!sm->exited)
+		cli_sym_snapshot(sym, o->pid);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct faultline_bpf *skel = NULL;
+	struct cli_sym *sym = NULL;
+	struct opts o = { 0 };
+	struct summary sm = { 0 };
+	struct sigaction sa = { 0 }, old_int, old_term;
+	struct row *rows = NULL;
+	long n;
+	int err, status = 1;
+
+	err = parse_opts(argc, argv, &o);
+	if (err)
+		return err > 0 ? 0 : EXIT_USAGE;
+	if (!o.all && kill((pid_t)o.pid, 0) && errno == ESRCH)
+		return fail("no process with PID %u", o.pid);
+	if (check_privileges())
+		return 1;
+
+	sym = cli_sym_new();
+	if (!sym)
+		return fail("out of memory");
+	if (!o.all) {
+		err = cli_sym_snapshot(sym, o.pid);
+		if (err == -ESRCH) {
+			cli_sym_free(sym);
+			return fail("no process with PID %u (or it has exited)", o.pid);
+		}
+		if (err)
+			fprintf(stderr, "faultline: profile: cannot read /proc/%u/maps (%s): "
+				"addresses will not be named\n", o.pid, strerror(-err));
+	}
+
+	libbpf_set_print(print_libbpf);
+	skel = faultline_bpf__open();
+	if (!skel) {
+		fail("cannot open the eBPF program: %s", strerror(errno));
+		goto out;
+	}
+	skel->rodata->profile_all = o.all;
+	/* No fault samples: only fl_faults is read. */
+	skel->rodata->sample_every = 0;
+	err = faultline_bpf__load(skel);
+	if (err) {
+		fail("cannot load the eBPF program: %s%s", strerror(-err),
+		     err == -EPERM ? " (locked down kernel, or unprivileged BPF disabled?)" :
+		     err == -ENOENT || err == -ESRCH ?
+		     " (does the kernel have BTF, /sys/kernel/btf/vmlinux?)" : "");
+		goto out;
+	}
+	err = faultline_bpf__attach(skel);
+	if (err) {
+		fail("cannot attach the eBPF program: %s%s", strerror(-err),
+		     err == -ENOENT ? " (is tracefs mounted at /sys/kernel/tracing?)" : "");
+		goto out;
+	}
+	if (!o.all) {
+		struct fl_registration reg = { .flags = 0 };
+
+		if (bpf_map__update_elem(skel->maps.fl_registered, &o.pid, sizeof(o.pid),
+					 &reg, sizeof(reg), BPF_ANY)) {
+			fail("cannot register PID %u with the eBPF program: %s", o.pid,
+			     strerror(errno));
+			goto out;
+		}
+	}
+
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (o.all)
+		fprintf(stderr, "faultline: profile: counting the page faults of every process "
+			"for %g s (Ctrl-C stops early)\n", o.seconds);
+	else
+		fprintf(stderr, "faultline: profile: counting the page faults of PID %u (%s) "
+			"for %g s (Ctrl-C stops early)\n", o.pid,
+			cli_safe(cli_sym_comm(sym, o.pid)), o.seconds);
+
+	wait_and_watch(&o, skel, sym, &sm);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (sm.exited)
+		fprintf(stderr, "faultline: profile: PID %u exited after %.2f s\n", o.pid,
+			sm.elapsed);
+	else if (sm.stopped_by)
+		fprintf(stderr, "faultline: profile: stopped by %s after %.2f s\n",
+			strsignal(sm.stopped_by), sm.elapsed);
+
+	n = read_faults(skel, o.pid, (uint32_t)getpid(), &rows);
+	if (n < 0) {
+		fail("cannot read the fault counts: %s", strerror((int)-n));
+		goto out;
+	}
+	sm.addresses = (size_t)n;
+	sm.processes = count_processes(rows, (size_t)n);
+	for (long i = 0; i < n; i++)
+		sm.faults += rows[i].count;
+	sm.map_full = stat_sum(skel, FL_STAT_MAP_FULL);
+	/* The LRU hash evicts without failing: a full map is the only sign. */
+	sm.map_filled = (size_t)n + 1 >= bpf_map__max_entries(skel->maps.fl_faults);
+	if (sm.map_filled)
+		fprintf(stderr, "faultline: profile: the fault map filled up (%u addresses): "
+			"the least recently faulting were dropped\n",
+			bpf_map__max_entries(skel->maps.fl_faults));
+
+	if (o.json)
+		print_json(&o, sym, rows, (size_t)n, &sm);
+	else
+		print_text(&o, sym, rows, (size_t)n, &sm);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fail("write error: %s", strerror(errno));
+		goto out;
+	}
+	status = 0;
+out:
+	free(rows);
+	faultline_bpf__destroy(skel);
+	cli_sym_free(sym);
+	return status;
+}

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Names for instruction addresses of other processes (symbolize.h).
+ *
+ * An address in a file mapping becomes a file offset (address - start +
+ * the mapping's offset), then an ELF address through the PT_LOAD segment
+ * that holds that file offset, then a function through .symtab (or .dynsym
+ * for a stripped file).  This is what perf does too; it is independent of
+ * the load bias, so it works for PIE, shared libraries and ET_EXEC alike.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+
+struct mapping {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;		/* file offset of start */
+	uint64_t inode;
+	char *path;		/* "" for anonymous memory, "[vdso]", a path */
+	uint64_t seen;		/* snapshot sequence number when last seen */
+};
+
+struct jit_entry {
+	uint64_t start, size;
+	char *name;
+};
+
+struct proc {
+	uint32_t pid;
+	char comm[32];
+	struct mapping *maps;
+	size_t nmaps, capmaps;
+	uint64_t maps_hash;	/* of the last /proc/PID/maps text read */
+	bool perfmap_read;
+	char *perfmap_path;
+	struct jit_entry *jit;	/* in file order: later lines win */
+	size_t njit, capjit;
+};
+
+struct elf_func {
+	uint64_t addr, size;
+	const char *name;	/* in elf_file.names */
+};
+
+struct elf_seg {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elf_file {
+	char *path;
+	bool is_elf;
+	struct elf_seg *segs;
+	size_t nsegs;
+	struct elf_func *funcs;	/* sorted by addr */
+	size_t nfuncs;
+	char *names;		/* every name, NUL-separated */
+};
+
+struct cli_sym {
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	struct elf_file *files;
+	size_t nfiles, capfiles;
+	uint64_t seq;
+};
+
+/* Grows *arr (of *cap elements of size sz) to hold n + 1.  Returns 0 or -ENOMEM. */
+static int grow(void *arr, size_t *cap, size_t n, size_t sz)
+{
+	void **p = arr;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*p, c * sz);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+struct cli_sym *cli_sym_new(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	return calloc(1, sizeof(struct cli_sym));
+}
+
+void cli_sym_free(struct cli_sym *s)
+{
+	size_t i, j;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nprocs; i++) {
+		struct proc *p = &s->procs[i];
+
+		for (j = 0; j < p->nmaps; j++)
+			free(p->maps[j].path);
+		for (j = 0; j < p->njit; j++)
+			free(p->jit[j].name);
+		free(p->maps);
+		free(p->jit);
+		free(p->perfmap_path);
+	}
+	for (i = 0; i < s->nfiles; i++) {
+		free(s->files[i].path);
+		free(s->files[i].segs);
+		free(s->files[i].funcs);
+		free(s->files[i].names);
+	}
+	free(s->procs);
+	free(s->files);
+	free(s);
+}
+
+static struct proc *find_proc(const struct cli_sym *s, uint32_t pid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+bool cli_sym_known(const struct cli_sym *s, uint32_t pid)
+{
+	return find_proc(s, pid) != NULL;
+}
+
+const char *cli_sym_comm(const struct cli_sym *s, uint32_t pid)
+{
+	struct proc *p = find_proc(s, pid);
+
+	return p && p->comm[0] ? p->comm : NULL;
+}
+
+/* Reads all of path into a NUL-terminated buffer.  Returns it, or NULL with errno set. */
+static char *read_all(const char *path, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap), *q;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0 || !buf) {
+		int e = fd < 0 ? errno : ENOMEM;
+
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	for (;;) {
+		if (cap - n < 4096) {
+			q = realloc(buf, cap * 2);
+			if (!q) {
+				free(buf);
+				close(fd);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = q;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--) {
+		h ^= (unsigned char)*p++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Remembers one executable mapping, or marks the one already known as seen. */
+static int add_mapping(struct proc *p, const struct mapping *m, uint64_t seq)
+{
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct mapping *o = &p->maps[i];
+
+		if (o->start == m->start && o->end == m->end && o->pgoff == m->pgoff &&
+		    o->inode == m->inode && !strcmp(o->path, m->path)) {
+			o->seen = seq;
+			return 0;
+		}
+	}
+	if (grow(&p->maps, &p->capmaps, p->nmaps, sizeof(*p->maps)))
+		return -ENOMEM;
+	p->maps[p->nmaps] = *m;
+	p->maps[p->nmaps].path = strdup(m->path);
+	if (!p->maps[p->nmaps].path)
+		return -ENOMEM;
+	p->maps[p->nmaps].seen = seq;
+	p->nmaps++;
+	return 0;
+}
+
+int cli_sym_snapshot(struct cli_sym *s, uint32_t pid)
+{
+	char path[64], *text, *line, *next;
+	struct proc *p;
+	size_t len;
+	uint64_t h;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	text = read_all(path, &len);
+	if (!text)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* A process that has exited (a zombie) has empty maps: keep the old ones. */
+	if (len == 0) {
+		free(text);
+		return -ESRCH;
+	}
+
+	p = find_proc(s, pid);
+	if (!p) {
+		if (grow(&s->procs, &s->capprocs, s->nprocs, sizeof(*s->procs))) {
+			free(text);
+			return -ENOMEM;
+		}
+		p = &s->procs[s->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+	}
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(p->comm, sizeof(p->comm), f))
+			p->comm[strcspn(p->comm, "\n")] = 0;
+		fclose(f);
+	}
+
+	/* Most snapshots find nothing new: skip the merge then. */
+	h = fnv1a(text, len);
+	if (h == p->maps_hash) {
+		free(text);
+		return 0;
+	}
+	p->maps_hash = h;
+	s->seq++;
+
+	for (line = text; line && *line; line = next) {
+		struct mapping m = { 0 };
+		char perms[8];
+		unsigned long long start, end, pgoff, inode;
+		unsigned int dmaj, dmin;
+		int pos = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+			   &pgoff, &dmaj, &dmin, &inode, &pos) < 7 || pos == 0)
+			continue;
+		/* Only code faults at its own address: only x mappings matter. */
+		if (strlen(perms) < 3 || perms[2] != 'x')
+			continue;
+		m.start = start;
+		m.end = end;
+		m.pgoff = pgoff;
+		m.inode = inode;
+		m.path = line + pos;
+		if (add_mapping(p, &m, s->seq)) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	free(text);
+	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * ELF files
+ */
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct elf_func *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* The sized symbol first: it says where the function ends. */
+	return (x->size == 0) - (y->size == 0);
+}
+
+/* Reads the functions of one symbol table section into f.  Returns 0 or -ENOMEM. */
+static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_file *f)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n, i, names_len = 0, off = 0;
+
+	if (!d || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	/* Two passes: sizes first, so that the names go in one allocation. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 1; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int type;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(e, sh->sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (pass == 0) {
+				names_len += strlen(name) + 1;
+				f->nfuncs++;
+				continue;
+			}
+			strcpy(f->names + off, name);
+			f->funcs[f->nfuncs++] = (struct elf_func){ sym.st_value, sym.st_size,
+								   f->names + off };
+			off += strlen(name) + 1;
+		}
+		if (pass == 0) {
+			if (!f->nfuncs)
+				return 0;
+			f->funcs = calloc(f->nfuncs, sizeof(*f->funcs));
+			f->names = malloc(names_len);
+			if (!f->funcs || !f->names)
+				return -ENOMEM;
+			f->nfuncs = 0;
+		}
+	}
+	qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), cmp_func);
+	return 0;
+}
+
+/* Fills f from the file at f->path; a file that is not ELF is not an error. */
+static int load_elf(struct elf_file *f)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	GElf_Shdr sh, symtab_sh, dynsym_sh;
+	size_t nph, i;
+	Elf *e;
+	int fd, err = 0;
+
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph)) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return 0;
+	}
+	f->is_elf = true;
+	f->segs = calloc(nph ? nph : 1, sizeof(*f->segs));
+	if (!f->segs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
+			f->segs[f->nsegs++] = (struct elf_seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !symtab) {
+			symtab = scn;
+			symtab_sh = sh;
+		} else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
+			dynsym = scn;
+			dynsym_sh = sh;
+		}
+	}
+	/* .symtab names static functions too; .dynsym is what a stripped file keeps. */
+	if (symtab)
+		err = read_symtab(e, symtab, &symtab_sh, f);
+	if (!err && !f->nfuncs && dynsym)
+		err = read_symtab(e, dynsym, &dynsym_sh, f);
+out:
+	elf_end(e);
+	close(fd);
+	return err;
+}
+
+static struct elf_file *get_elf(struct cli_sym *s, const char *path)
+{
+	struct elf_file *f;
+
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i].path, path))
+			return &s->files[i];
+	if (grow(&s->files, &s->capfiles, s->nfiles, sizeof(*s->files)))
+		return NULL;
+	f = &s->files[s->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	s->nfiles++;
+	/* An unreadable or odd file still names the module: only its functions are lost. */
+	load_elf(f);
+	return f;
+}
+
+static const struct elf_func *find_func(const struct elf_file *f, uint64_t addr)
+{
+	size_t lo = 0, hi = f->nfuncs;
+
+	/* The last function starting at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk back over a few for nested or overlapping symbols. */
+	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
+		const struct elf_func *fn = &f->funcs[i - 1];
+
+		if (addr < fn->addr + fn->size)
+			return fn;
+		/* An unsized symbol (hand-written assembly) runs up to the next one. */
+		if (fn->size == 0 && i == lo)
+			return fn;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Perf maps: "START SIZE name" per line, hexadecimal (HotSpot writes a 0x
+ * prefix, which strtoull takes with base 16).
+ */
+
+static void read_perfmap(struct proc *p)
+{
+	char path[64], *text, *line, *next;
+
+	p->perfmap_read = true;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
+	text = read_all(path, NULL);
+	if (!text)
+		return;
+	p->perfmap_path = strdup(path);
+	for (line = text; line && *line; line = next) {
+		unsigned long long start, size;
+		char *end;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		errno = 0;
+		start = strtoull(line, &end, 16);
+		if (errno || end == line || *end != ' ')
+			continue;
+		line = end;
+		size = strtoull(line, &end, 16);
+		if (errno || end == line || *end != ' ' || size == 0)
+			continue;
+		while (*end == ' ')
+			end++;
+		if (!*end)
+			continue;
+		if (grow(&p->jit, &p->capjit, p->njit, sizeof(*p->jit)))
+			break;
+		p->jit[p->njit].name = strdup(end);
+		if (!p->jit[p->njit].name)
+			break;
+		p->jit[p->njit].start = start;
+		p->jit[p->njit].size = size;
+		p->njit++;
+	}
+	free(text);
+}
+
+/* The last perf map line whose range holds ip: code the JIT freed and
+ * reused is described again further down. */
+static const struct jit_entry *find_jit(const struct proc *p, uint64_t ip)
+{
+	for (size_t i = p->njit; i > 0; i--) {
+		const struct jit_entry *j = &p->jit[i - 1];
+
+		if (ip >= j->start && ip - j->start < j->size)
+			return j;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Lookup
+ */
+
+static const struct mapping *find_mapping(const struct proc *p, uint64_t ip)
+{
+	const struct mapping *best = NULL;
+
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+
+		if (ip >= m->start && ip < m->end && (!best || m->seen > best->seen))
+			best = m;
+	}
+	return best;
+}
+
+static bool is_file(const struct mapping *m)
+{
+	return m->path[0] == '/';
+}
+
+void cli_sym_lookup(struct cli_sym *s, uint32_t pid, uint64_t ip,
+		    struct cli_sym_info *info)
+{
+	struct proc *p = find_proc(s, pid);
+	const struct mapping *m = NULL;
+	const struct jit_entry *j;
+	const struct elf_file *f;
+	const struct elf_func *fn;
+	uint64_t off;
+
+	memset(info, 0, sizeof(*info));
+	if (!p) {
+		/* Never seen running, but its JIT may have left a perf map. */
+		if (grow(&s->procs, &s->capprocs, s->nprocs, sizeof(*s->procs)))
+			return;
+		p = &s->procs[s->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+	}
+	m = find_mapping(p, ip);
+	if (m && is_file(m)) {
+		info->kind = CLI_SYM_FILE;
+		info->module = m->path;
+		off = ip - m->start + m->pgoff;
+		info->module_offset = off;
+		f = get_elf(s, m->path);
+		if (!f || !f->is_elf)
+			return;
+		for (size_t i = 0; i < f->nsegs; i++) {
+			const struct elf_seg *sg = &f->segs[i];
+
+			if (off >= sg->offset && off - sg->offset < sg->filesz) {
+				info->module_offset = off - sg->offset + sg->vaddr;
+				info->module_offset_is_address = true;
+				break;
+			}
+		}
+		if (!info->module_offset_is_address)
+			return;
+		fn = find_func(f, info->module_offset);
+		if (fn) {
+			info->function = fn->name;
+			info->function_offset = info->module_offset - fn->addr;
+		}
+		return;
+	}
+	if (!p->perfmap_read)
+		read_perfmap(p);
+	j = find_jit(p, ip);
+	if (j) {
+		info->kind = CLI_SYM_JIT;
+		info->module = p->perfmap_path;
+		info->function = j->name;
+		info->function_offset = ip - j->start;
+		info->module_offset = m ? ip - m->start : 0;
+		return;
+	}
+	if (m) {
+		info->kind = CLI_SYM_ANON;
+		info->module = m->path;
+		info->module_offset = ip - m->start;
+	}
+}
+
+char *cli_sym_format(const struct cli_sym_info *info, char *buf, size_t len)
+{
+	const char *mod = info->module;
+	const char *base;
+
+	switch (info->kind) {
+	case CLI_SYM_FILE:
+		base = strrchr(mod, '/');
+		base = base && base[1] ? base + 1 : mod;
+		if (info->function)
+			snprintf(buf, len, "%s+0x%" PRIx64 " (%s+0x%" PRIx64 ")", base,
+				 info->module_offset, info->function, info->function_offset);
+		else
+			snprintf(buf, len, "%s+0x%" PRIx64, base, info->module_offset);
+		break;
+	case CLI_SYM_JIT:
+		snprintf(buf, len, "[jit] %s+0x%" PRIx64, info->function, info->function_offset);
+		break;
+	case CLI_SYM_ANON:
+		snprintf(buf, len, "%s+0x%" PRIx64, mod[0] ? mod : "[anon]", info->module_offset);
+		break;
+	default:
+		snprintf(buf, len, "?");
+		break;
+	}
+	return buf;
+}
