@@ -23,11 +23,12 @@
  *     per-CPU counters (fl_stats) saw in each variant.
  *  2. Ring buffer loss at the highest fault rate this machine gives: a
  *     second skeleton with sample_every = 1, as many threads as CPUs
- *     touching fresh pages for SECONDS (default 3), this process
- *     registered; with a consumer thread in ring_buffer__poll, and with no
- *     consumer at all (the worst case: the buffer fills once, then every
- *     reserve fails).  The same threads with no program attached first,
- *     for the fault rate the program is compared with.
+ *     touching fresh pages, this process registered; with a consumer
+ *     thread in ring_buffer__poll, and with no consumer at all (the worst
+ *     case: the buffer fills once, then every reserve fails); and the same
+ *     threads with no program attached, for the fault rate the program is
+ *     compared with.  SECONDS (default 3) of each, in 3 rounds interleaved
+ *     (a shared machine's load drifts); the totals are reported.
  *
  * Figures only: nothing here asserts a time.  It does check that the
  * program counted what it should (exit 1 if not).  Runs as root: exits 77
@@ -516,29 +517,33 @@ static void *consumer_main(void *arg)
 	return NULL;
 }
 
-enum { RUN_NO_PROGRAM, RUN_CONSUMER, RUN_NO_CONSUMER };
+enum { RUN_NO_PROGRAM, RUN_CONSUMER, RUN_NO_CONSUMER, NUM_RUNS };
 
-/* One timed run of nthreads touchers; skel is attached for it unless
- * RUN_NO_PROGRAM.  Returns 0, or 1 if the program missed a fault. */
-static int loss_run(struct faultline_bpf *skel, struct consumer *c, int kind, int nthreads)
+/* A kind of run's totals over its rounds. */
+struct loss {
+	__u64 pages;		/* touched by the threads */
+	int64_t ns;		/* first thread started .. last joined */
+	struct stats d;		/* fl_stats deltas over the same windows */
+	__u64 during, drained;	/* records received while running, after */
+};
+
+/* One timed round of nthreads touchers, added to *l; skel is attached for
+ * it unless RUN_NO_PROGRAM. */
+static void loss_round(struct faultline_bpf *skel, struct consumer *c, int kind,
+		       int nthreads, double secs, struct loss *l)
 {
-	static const char *names[] = {
-		"no program attached",
-		"attached, registered, a consumer thread in ring_buffer__poll",
-		"attached, registered, no consumer",
-	};
 	struct toucher t[nthreads];
-	struct stats before, after, d = { 0 };
-	__u64 pages = 0, during, counted, samples, drops;
+	struct stats before, after;
+	__u64 received0;
 	int64_t t0, t1;
-	double secs;
 	int err;
 
 	if (kind != RUN_NO_PROGRAM && (err = faultline_bpf__attach(skel)))
 		die("faultline_bpf__attach", err);
 	atomic_store(&stop_touching, false);
 	atomic_store(&stop_consuming, false);
-	c->received = 0;
+	/* Not read by another thread until pthread_create below. */
+	received0 = c->received;
 	if (kind == RUN_CONSUMER && (err = pthread_create(&c->thread, NULL, consumer_main, c)))
 		die("pthread_create", -err);
 	stats_read(skel, &before);
@@ -548,11 +553,11 @@ static int loss_run(struct faultline_bpf *skel, struct consumer *c, int kind, in
 		if ((err = pthread_create(&t[i].thread, NULL, toucher_main, &t[i])))
 			die("pthread_create", -err);
 	}
-	usleep((useconds_t)(seconds * 1e6));
+	usleep((useconds_t)(secs * 1e6));
 	atomic_store(&stop_touching, true);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(t[i].thread, NULL);
-		pages += t[i].pages;
+		l->pages += t[i].pages;
 	}
 	t1 = now_ns();
 	stats_read(skel, &after);
@@ -562,49 +567,36 @@ static int loss_run(struct faultline_bpf *skel, struct consumer *c, int kind, in
 		if (c->err)
 			die("ring_buffer__poll", c->err);
 	}
-	during = c->received;
+	l->during += c->received - received0;
+	received0 = c->received;
 	/* What is left in the buffer: all of it without a consumer. */
 	if ((err = ring_buffer__consume(c->rb)) < 0)
 		die("ring_buffer__consume", err);
+	l->drained += c->received - received0;
 	if (kind != RUN_NO_PROGRAM)
 		faultline_bpf__detach(skel);
-
-	stats_add_delta(&d, &before, &after);
-	secs = (double)(t1 - t0) * 1e-9;
-	printf("  %s:\n", names[kind]);
-	printf("    %llu pages touched in %.2f s: %.0f faults/s\n", (unsigned long long)pages,
-	       secs, (double)pages / secs);
-	if (kind == RUN_NO_PROGRAM)
-		return 0;
-	counted = d.v[FL_STAT_COUNTED];
-	samples = d.v[FL_STAT_SAMPLES];
-	drops = d.v[FL_STAT_RB_DROPS];
-	printf("    counted %llu, samples submitted %llu, ring buffer drops %llu: loss %.2f%%\n",
-	       (unsigned long long)counted, (unsigned long long)samples,
-	       (unsigned long long)drops,
-	       samples + drops ? 100.0 * (double)drops / (double)(samples + drops) : 0.0);
-	printf("    received: %llu by the consumer during the run, %llu drained after it\n",
-	       (unsigned long long)during, (unsigned long long)(c->received - during));
-	if (counted < pages) {
-		fprintf(stderr, "bench_bpf: the program counted %llu faults of %llu pages touched\n",
-			(unsigned long long)counted, (unsigned long long)pages);
-		return 1;
-	}
-	return 0;
+	l->ns += t1 - t0;
+	stats_add_delta(&l->d, &before, &after);
 }
 
 static int run_loss(struct faultline_bpf *skel)
 {
+	static const char *names[NUM_RUNS] = {
+		"no program attached",
+		"attached, registered, a consumer thread in ring_buffer__poll",
+		"attached, registered, no consumer",
+	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int nthreads = ncpu > 0 ? (int)ncpu : 1, bad = 0;
+	int nthreads = ncpu > 0 ? (int)ncpu : 1, rounds = 3, bad = 0;
 	struct consumer c = { 0 };
+	struct loss l[NUM_RUNS] = { 0 };
 	struct stats all;
-	__u64 received = 0;
 
 	printf("\n2. Ring buffer loss: sample_every = %u (every counted fault), %d threads (one\n"
-	       "per CPU) each touching fresh %zu MiB mappings for %.1f s, this process\n"
-	       "registered.  Ring buffer %u KiB: %zu records of %zu bytes with the header.\n",
-	       skel->rodata->sample_every, nthreads, map_bytes >> 20, seconds,
+	       "per CPU) touching fresh %zu MiB mappings, this process registered.  %d rounds\n"
+	       "of %.1f s of each kind, interleaved; totals.  Ring buffer %u KiB: %zu records\n"
+	       "of %zu bytes with the header.\n",
+	       skel->rodata->sample_every, nthreads, map_bytes >> 20, rounds, seconds / rounds,
 	       bpf_map__max_entries(skel->maps.fl_samples) >> 10,
 	       bpf_map__max_entries(skel->maps.fl_samples) / (sizeof(struct fl_sample) + 8),
 	       sizeof(struct fl_sample) + 8);
@@ -613,24 +605,49 @@ static int run_loss(struct faultline_bpf *skel)
 	if (!c.rb)
 		die("ring_buffer__new", 0);
 	set_registered(skel, true);
-	for (int kind = RUN_NO_PROGRAM; kind <= RUN_NO_CONSUMER; kind++) {
-		bad |= loss_run(skel, &c, kind, nthreads);
-		received += c.received;
-	}
+	for (int r = 0; r < rounds; r++)
+		for (int kind = 0; kind < NUM_RUNS; kind++)
+			loss_round(skel, &c, kind, nthreads, seconds / rounds, &l[kind]);
 	set_registered(skel, false);
 	ring_buffer__free(c.rb);
+
+	for (int kind = 0; kind < NUM_RUNS; kind++) {
+		double secs = (double)l[kind].ns * 1e-9;
+		__u64 counted = l[kind].d.v[FL_STAT_COUNTED];
+		__u64 samples = l[kind].d.v[FL_STAT_SAMPLES], drops = l[kind].d.v[FL_STAT_RB_DROPS];
+
+		printf("  %s:\n", names[kind]);
+		printf("    %llu pages touched in %.2f s: %.0f faults/s\n",
+		       (unsigned long long)l[kind].pages, secs, (double)l[kind].pages / secs);
+		if (kind == RUN_NO_PROGRAM)
+			continue;
+		printf("    counted %llu, samples submitted %llu, ring buffer drops %llu:"
+		       " loss %.2f%%\n", (unsigned long long)counted,
+		       (unsigned long long)samples, (unsigned long long)drops,
+		       samples + drops ? 100.0 * (double)drops / (double)(samples + drops) : 0.0);
+		printf("    received: %llu by the consumer during the rounds, %llu drained after"
+		       " them\n", (unsigned long long)l[kind].during,
+		       (unsigned long long)l[kind].drained);
+		if (counted < l[kind].pages) {
+			fprintf(stderr, "bench_bpf: the program counted %llu faults of %llu pages"
+				" touched\n", (unsigned long long)counted,
+				(unsigned long long)l[kind].pages);
+			bad = 1;
+		}
+	}
 
 	/* Over the skeleton's life (the windows above leave out the faults
 	 * between them): each counted fault was sampled or its reserve
 	 * failure counted, and each sample was read. */
 	stats_read(skel, &all);
 	if (all.v[FL_STAT_SAMPLES] + all.v[FL_STAT_RB_DROPS] != all.v[FL_STAT_COUNTED] ||
-	    received != all.v[FL_STAT_SAMPLES]) {
+	    c.received != all.v[FL_STAT_SAMPLES]) {
 		fprintf(stderr, "bench_bpf: the counts do not add up: counted %llu, samples %llu +"
 			" drops %llu, received %llu\n",
 			(unsigned long long)all.v[FL_STAT_COUNTED],
 			(unsigned long long)all.v[FL_STAT_SAMPLES],
-			(unsigned long long)all.v[FL_STAT_RB_DROPS], (unsigned long long)received);
+			(unsigned long long)all.v[FL_STAT_RB_DROPS],
+			(unsigned long long)c.received);
 		bad = 1;
 	}
 	return bad;

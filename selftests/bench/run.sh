@@ -33,6 +33,16 @@
 #  6. faultlined: bench_daemon (registration latency; stats query p50/p99,
 #     daemon memory per process and idle CPU with 1,000 registered
 #     processes; BENCH_DAEMON_PROCESSES changes the number).
+#  7. The eBPF program: bench_bpf (ns per page fault with no program, with
+#     the program and this process not registered, and registered; the
+#     program's own run time; ring buffer loss with sample_every = 1 at the
+#     highest fault rate, with and without a consumer).  Needs root (skipped,
+#     with the reason, where the program cannot be loaded).
+#  8. make vmtest, boot to result: scripts/vmtest.sh with only check-bpf's
+#     bpf_count (OUTDIR/../tests/bpf/bpf_count), BENCH_VMTEST_RUNS times
+#     (default 1), its work directory OUTDIR/vm sharing the kernel that
+#     make vmtest downloaded into build/vm/kernel; and the per-test times of
+#     the last full make vmtest (build/vm/console.log), when there is one.
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -138,4 +148,67 @@ echo
 echo "== 6. faultlined (bench_daemon: ${BENCH_DAEMON_PROCESSES:-1000} processes)"
 "$out/bench_daemon" "$(dirname "$cli")/faultlined" -n "${BENCH_DAEMON_PROCESSES:-1000}" \
 	-q 200 -i 10 || status=1
+
+echo
+echo "== 7. eBPF program (bench_bpf -n $repeat)"
+rc=0
+"$out/bench_bpf" -n "$repeat" || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+	echo "  bench_bpf failed (exit status $rc)"
+	status=1
+fi
+
+vm_runs=${BENCH_VMTEST_RUNS:-1}
+echo
+echo "== 8. make vmtest: QEMU boot to result (bpf_count only, $vm_runs run(s))"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bpf_test=$(realpath "$out/../tests/bpf/bpf_count")
+vmdir=$(realpath "$out")/vm
+# The kernel package make vmtest keeps in build/vm (VMTEST_OUT), not a
+# second download.
+mkdir -p "$top/build/vm/kernel" "$vmdir"
+ln -sfn "$top/build/vm/kernel" "$vmdir/kernel"
+qemu_times=()
+for ((i = 1; i <= vm_runs; i++)); do
+	t0=$(date +%s.%N)
+	rc=0
+	(cd "$top" && scripts/vmtest.sh -o "$vmdir" -t 300 -f "$bpf_test" -- \
+		"bpf::$bpf_test") > "$vmdir/run.log" 2>&1 || rc=$?
+	t1=$(date +%s.%N)
+	# vmtest.sh's last line: "vmtest: kernel K: N passed, ...; QEMU boot to
+	# result S s"; the guest's: "... (uptime S s)" and "PASS bpf (S s)".
+	qemu=$(sed -n 's/.*QEMU boot to result \([0-9.]*\) s$/\1/p' "$vmdir/run.log" | tail -n 1)
+	uptime=$(sed -n 's/.*vmtest: kernel .*(uptime \([0-9.]*\) s)$/\1/p' \
+		"$vmdir/console.log" 2>/dev/null | tail -n 1)
+	bpf_s=$(sed -n 's/.*vmtest: PASS bpf (\([0-9.]*\) s)$/\1/p' \
+		"$vmdir/console.log" 2>/dev/null | tail -n 1)
+	kernel=$(sed -n 's/.*vmtest: guest kernel \([^ ]*\).*/\1/p' \
+		"$vmdir/console.log" 2>/dev/null | tail -n 1)
+	if [ "$rc" -ne 0 ] || [ -z "$qemu" ]; then
+		echo "  run $i: vmtest.sh exit status $rc; its last lines ($vmdir/run.log):"
+		grep -v '^guest| ' "$vmdir/run.log" | tail -n 5 | sed 's/^/    /'
+		status=1
+		break
+	fi
+	qemu_times+=("$qemu")
+	printf '  run %d: QEMU boot to result %s s (kernel %s; guest uptime at the result %s s,\n' \
+		"$i" "$qemu" "${kernel:-?}" "${uptime:-?}"
+	printf '         bpf_count %s s); vmtest.sh in all %.1f s (with the initramfs)\n' \
+		"${bpf_s:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+done
+if [ "${#qemu_times[@]}" -gt 1 ]; then
+	printf '%s\n' "${qemu_times[@]}" | sort -n | awk '{ v[NR] = $1 }
+		END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		      printf "  QEMU boot to result: median %.1f s [%.1f .. %.1f], %d runs\n",
+			m, v[1], v[NR], NR }'
+fi
+# The full suite's figures, from the last make vmtest (not run here: 1 to
+# 2.5 minutes under TCG).
+log=$top/build/vm/console.log
+if [ -s "$log" ] && grep -q '^vmtest: kernel .*passed' "$log"; then
+	echo "  last full make vmtest ($log, $(date -r "$log" '+%F %T')):"
+	sed -n 's/^vmtest: \(PASS\|FAIL\|SKIP\) \([^ :]*\).*(\([0-9.]*\) s)$/    \2: \3 s (\1)/p' "$log"
+	sed -n 's/^vmtest: kernel \(.*\) (uptime \([0-9.]*\) s)$/    \1; guest uptime at the result \2 s/p' \
+		"$log" | tail -n 1
+fi
 exit $status
