@@ -945,7 +945,7 @@ FLD_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(FLD_SRCS))
 FLD := $(B)/bin/faultlined
 FLD_UNITS := daemon/faultlined/faultlined.service daemon/faultlined/faultlined.socket
 FLD_CFLAGS = $(shell pkg-config --cflags liburing)
-FLD_LIBS = $(shell pkg-config --libs liburing json-c)
+FLD_LIBS = $(shell pkg-config --libs liburing json-c libbpf)
 
 $(FLD_OBJS): ALL_CFLAGS += $(FLD_CFLAGS)
 $(B)/obj/daemon/faultlined/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
@@ -1086,6 +1086,10 @@ $(BPF_OBJ): bpf/faultline.bpf.c bpf/faultline_bpf.h $(BPF_VMLINUX)
 $(BPF_SKEL): $(BPF_OBJ)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)bpftool gen skeleton $< > $@
+
+# faultlined loads the program through the skeleton (kbpf.c).
+$(B)/obj/daemon/faultlined/kbpf.o: $(BPF_SKEL)
+$(B)/obj/daemon/faultlined/kbpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
 
 $(B)/obj/selftests/bpf/bpf_count.o: $(BPF_SKEL)
 $(B)/obj/selftests/bpf/bpf_count.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)

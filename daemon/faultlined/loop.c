@@ -512,6 +512,7 @@ int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 	l->ctx = ctx;
 	l->lfd = listen_fd;
 	l->sfd = -1;
+	l->watch_fd = -1;
 	l->rbuf = malloc(l->o.max_msg);
 	if (!l->rbuf) {
 		free(l);
@@ -554,6 +555,18 @@ fail:
 	free(l->rbuf);
 	free(l);
 	return err;
+}
+
+int fld_loop_watch(struct fld_loop *l, int fd, void (*fn)(void *ctx), void *ctx)
+{
+	if (fd < 0 || !fn)
+		return -EINVAL;
+	if (l->watch_fd >= 0)
+		return -EBUSY;
+	l->watch_fd = fd;
+	l->watch_fn = fn;
+	l->watch_ctx = ctx;
+	return 0;
 }
 
 int fld_loop_run(struct fld_loop *l)

@@ -72,6 +72,15 @@ int fld_loop_run(struct fld_loop *loop);
 /* Disconnects every client (on_disconnect for each) and frees the loop. */
 void fld_loop_free(struct fld_loop *loop);
 
+/*
+ * Watches fd (not a client: e.g. the eBPF ring buffer's epoll fd) for as
+ * long as the loop runs: fn(ctx) is called from the loop's thread each time
+ * it is readable, and must read until it would block.  One watch per loop;
+ * call before fld_loop_run.  fd stays the caller's.  Returns 0, -EBUSY
+ * when a watch is set, or -errno.
+ */
+int fld_loop_watch(struct fld_loop *loop, int fd, void (*fn)(void *ctx), void *ctx);
+
 /* "io_uring" or "poll". */
 const char *fld_loop_backend(const struct fld_loop *loop);
 

@@ -33,6 +33,7 @@ enum fld_uop_kind {
 	FLD_UOP_TICK,
 	FLD_UOP_READ,   /* a client's multishot POLLIN */
 	FLD_UOP_WRITE,  /* a client's one-shot POLLOUT */
+	FLD_UOP_WATCH,  /* fld_loop_watch's multishot POLLIN */
 };
 
 struct fld_uop {
@@ -91,10 +92,13 @@ struct fld_loop {
 	unsigned long next_id;
 	unsigned char *rbuf; /* o.max_msg bytes: every client's receives land here */
 	uint64_t rejected_logged_ns;
+	int watch_fd;            /* fld_loop_watch: -1 none */
+	void (*watch_fn)(void *ctx);
+	void *watch_ctx;
 
 	/* io_uring backend */
 	struct io_uring ring;
-	struct fld_uop accept_op, sig_op, tick_op, ignore_op;
+	struct fld_uop accept_op, sig_op, tick_op, ignore_op, watch_op;
 	struct signalfd_siginfo ssi;
 	struct __kernel_timespec tick_ts;
 	int accept_armed;

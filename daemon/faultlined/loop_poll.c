@@ -20,7 +20,7 @@
 
 static int poll_init(struct fld_loop *l)
 {
-	size_t n = (size_t)l->o.max_clients + 2;
+	size_t n = (size_t)l->o.max_clients + 3;
 	int fl;
 
 	l->pfds = calloc(n, sizeof(*l->pfds));
@@ -85,13 +85,16 @@ static int poll_run(struct fld_loop *l)
 	while (!l->stop) {
 		struct fld_client *c;
 		uint64_t now;
-		size_t n = 0, i, first;
+		size_t n = 0, i, first, watching;
 		int listening, timeout, r;
 
 		l->pfds[n++] = (struct pollfd){ .fd = l->sfd, .events = POLLIN };
 		listening = !l->accept_paused;
 		if (listening)
 			l->pfds[n++] = (struct pollfd){ .fd = l->lfd, .events = POLLIN };
+		watching = l->watch_fd >= 0 ? n : 0;
+		if (watching)
+			l->pfds[n++] = (struct pollfd){ .fd = l->watch_fd, .events = POLLIN };
 		first = n;
 		for (c = l->live; c; c = c->next) {
 			l->pcl[n] = c;
@@ -124,6 +127,8 @@ static int poll_run(struct fld_loop *l)
 		}
 		if (listening && l->pfds[1].revents)
 			accept_some(l);
+		if (watching && l->pfds[watching].revents)
+			l->watch_fn(l->watch_ctx);
 		for (i = first; i < n; i++) {
 			short ev = l->pfds[i].revents;
 

@@ -7,6 +7,8 @@
  *   - a read of one struct signalfd_siginfo from the signalfd, re-armed;
  *   - an IORING_OP_TIMEOUT of tick_ms, re-armed (liburing 2.3 has no
  *     multishot timeout);
+ *   - a multishot POLLIN poll on fld_loop_watch's fd, re-armed when the
+ *     kernel ends it;
  *   - per client, a multishot POLLIN poll for as long as it is connected,
  *     and a one-shot POLLOUT poll while its outgoing queue is not empty.
  *
@@ -104,6 +106,20 @@ static int arm_read(struct fld_loop *l, struct fld_client *c)
 	return 0;
 }
 
+static int arm_watch(struct fld_loop *l)
+{
+	struct io_uring_sqe *sqe;
+
+	if (l->watch_fd < 0)
+		return 0;
+	sqe = get_sqe(l);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_multishot(sqe, l->watch_fd, POLLIN);
+	io_uring_sqe_set_data(sqe, &l->watch_op);
+	return 0;
+}
+
 static int uring_init(struct fld_loop *l)
 {
 	struct io_uring_params p;
@@ -126,6 +142,7 @@ static int uring_init(struct fld_loop *l)
 	l->accept_op.kind = FLD_UOP_ACCEPT;
 	l->sig_op.kind = FLD_UOP_SIGNAL;
 	l->tick_op.kind = FLD_UOP_TICK;
+	l->watch_op.kind = FLD_UOP_WATCH;
 	l->tick_ts.tv_sec = l->o.tick_ms / 1000;
 	l->tick_ts.tv_nsec = (long long)(l->o.tick_ms % 1000) * 1000000;
 	return 0;
@@ -247,6 +264,13 @@ static int handle(struct fld_loop *l, struct io_uring_cqe *cqe)
 	case FLD_UOP_WRITE:
 		on_client(l, op, cqe);
 		return 0;
+	case FLD_UOP_WATCH:
+		if (cqe->res < 0) {
+			fld_err("io_uring: poll of the watched fd: %s", strerror(-cqe->res));
+			return cqe->res;
+		}
+		l->watch_fn(l->watch_ctx);
+		return cqe->flags & IORING_CQE_F_MORE ? 0 : arm_watch(l);
 	}
 	return 0;
 }
@@ -255,7 +279,8 @@ static int uring_run(struct fld_loop *l)
 {
 	int err;
 
-	if ((err = arm_accept(l)) < 0 || (err = arm_signal(l)) < 0 || (err = arm_tick(l)) < 0)
+	if ((err = arm_accept(l)) < 0 || (err = arm_signal(l)) < 0 || (err = arm_tick(l)) < 0 ||
+	    (err = arm_watch(l)) < 0)
 		return err;
 	while (!l->stop) {
 		struct io_uring_cqe *cqe;

@@ -20,6 +20,7 @@
 
 #include "dlog.h"
 #include "echo.h"
+#include "kbpf.h"
 #include "session.h"
 #include "loop.h"
 
@@ -53,8 +54,9 @@ static void usage(FILE *out)
 	      "  --state-dir DIR      keep state in DIR (default: /var/lib/faultline as root,\n"
 	      "                       else $XDG_STATE_HOME/faultline, $XDG_STATE_HOME\n"
 	      "                       defaulting to ~/.local/state)\n"
-	      "  --no-bpf             do not load the eBPF program (accepted now; the eBPF\n"
-	      "                       part comes in a later release)\n"
+	      "  --no-bpf             do not load the eBPF program that counts the\n"
+	      "                       processes' faults in the kernel (loaded by default\n"
+	      "                       when faultlined has CAP_BPF and CAP_PERFMON)\n"
 	      "  --log-level LEVEL    error, warn, info (default) or debug\n"
 	      "  --max-clients N      serve at most N clients at once (default 4096)\n"
 	      "  -h, --help           show this help\n"
@@ -343,6 +345,7 @@ int main(int argc, char **argv)
 	struct fld_loop *loop;
 	ino_t ino = 0;
 	int opt, lfd, err, level, activated, status = 0;
+	bool bpf;
 	char *end;
 	long v;
 
@@ -456,16 +459,24 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-	fld_info("faultlined %s: listening on %s%s (%s loop, state in %s%s)", FL_VERSION,
+#ifdef FLD_TRANSPORT_TEST
+	bpf = false;
+#else
+	bpf = fld_bpf_start(loop, !cfg.no_bpf);
+#endif
+	fld_info("faultlined %s: listening on %s%s (%s loop, state in %s, eBPF %s)", FL_VERSION,
 		 activated ? "fd 3" : cfg.socket_path,
 		 activated ? " from socket activation" : "", fld_loop_backend(loop),
-		 cfg.state_dir, cfg.no_bpf ? ", eBPF off" : "");
+		 cfg.state_dir, bpf ? "on" : "off");
 	if (fld_loop_run(loop) < 0)
 		status = 1;
 #ifndef FLD_TRANSPORT_TEST
 	fld_state_save();
 #endif
 	fld_loop_free(loop);
+#ifndef FLD_TRANSPORT_TEST
+	fld_bpf_stop();
+#endif
 out:
 	if (!activated) {
 		struct stat st;

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "kbpf.h"
 #include "procs.h"
 
 struct fld_proc **fld_procs;
@@ -101,6 +102,7 @@ static void proc_free(struct fld_proc *p)
 		fld_module_free(p->mods[i]);
 	free(p->mods);
 	free(p->gone);
+	fld_kproc_free(p->k);
 	if (p->region)
 		munmap(p->region, p->layout.size);
 	free(p);

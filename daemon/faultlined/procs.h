@@ -17,6 +17,7 @@
 #include "proto/proto.h"
 
 struct fld_client;
+struct fld_kproc;	/* kbpf.c */
 
 struct fld_site {
 	uint64_t faulting_pc;
@@ -25,6 +26,7 @@ struct fld_site {
 	uint32_t slot;		/* counter slot in the process's region */
 	char *function;		/* from SYMBOLS, or NULL */
 	uint64_t frozen;	/* the count once it can no longer change */
+	uint64_t kernel_frozen;	/* the eBPF program's, once the process exited (kbpf.c) */
 };
 
 struct fld_module {
@@ -36,6 +38,8 @@ struct fld_module {
 	uint32_t num_sites;
 	struct fld_site *sites;
 	bool removed;		/* counts frozen */
+	/* Loaded when its process exited: its sites' kernel_frozen are set. */
+	bool kernel_counted;
 	/* Stack map: the sealed bytes (mapped), parsed, and runtime PCs. */
 	void *sections;
 	size_t sections_size;
@@ -70,6 +74,7 @@ struct fld_proc {
 	uint64_t section_bytes;
 	uint64_t num_sites;
 	uint32_t next_seq;		/* requests */
+	struct fld_kproc *k;		/* the eBPF program's view (kbpf.c), or NULL */
 };
 
 /* All processes, live and exited, in registration order (restored ones first). */

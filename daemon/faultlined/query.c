@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "kbpf.h"
 #include "procs.h"
 #include "session.h"
 
@@ -33,9 +34,10 @@ static void add(json_object *o, const char *key, json_object *v)
 }
 
 static json_object *site_json(const struct fld_proc *p, const struct fld_module *m,
-			      const struct fld_site *s)
+			      const struct fld_site *s, const struct fld_kview *v)
 {
 	json_object *o = json_object_new_object();
+	uint64_t kernel;
 
 	add(o, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
 	add(o, "function", s->function ? json_object_new_string(s->function) : NULL);
@@ -44,13 +46,16 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	add(o, "kind", json_object_new_string(kind_name(s->kind)));
 	add(o, "faults", json_object_new_uint64(fld_site_faults(p, m, s)));
 	add(o, "unloaded", json_object_new_boolean(m->removed && !p->exited));
+	if (fld_kview_site_faults(v, p, m, s, &kernel))
+		add(o, "kernel_faults", json_object_new_uint64(kernel));
 	return o;
 }
 
-static json_object *proc_json(const struct fld_proc *p, bool sites)
+static json_object *proc_json(const struct fld_proc *p, bool sites, const struct fld_kview *v)
 {
 	json_object *o = json_object_new_object();
 	json_object *arr = sites ? json_object_new_array() : NULL;
+	json_object *kernel;
 	uint64_t faults = 0;
 	size_t num_sites = 0, modules = 0;
 
@@ -69,7 +74,7 @@ static json_object *proc_json(const struct fld_proc *p, bool sites)
 			faults += fld_site_faults(p, m, &m->sites[k]);
 			num_sites++;
 			if (arr)
-				json_object_array_add(arr, site_json(p, m, &m->sites[k]));
+				json_object_array_add(arr, site_json(p, m, &m->sites[k], v));
 		}
 	}
 	add(o, "modules", json_object_new_uint64(modules));
@@ -77,6 +82,8 @@ static json_object *proc_json(const struct fld_proc *p, bool sites)
 	add(o, "faults", json_object_new_uint64(faults));
 	if (arr)
 		add(o, "sites", arr);
+	if (sites && (kernel = fld_kview_proc_json(v, p)))
+		add(o, "kernel", kernel);
 	return o;
 }
 
@@ -139,9 +146,12 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 	json_object *procs = json_object_new_array();
 	const char *text;
 	const struct fld_proc *only = NULL;
+	struct fld_kview *v = NULL;
 	bool found = false;
 
 	fld_session_poll_completions();
+	if (m->query.what == FL_QUERY_STATS || m->query.what == FL_QUERY_SITES)
+		v = fld_kview_take();
 	/* A pid means the live process, else its latest exited one. */
 	for (size_t i = 0; pid && i < fld_num_procs; i++) {
 		const struct fld_proc *p = fld_procs[i];
@@ -169,18 +179,24 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 					m->query.what == FL_QUERY_STACKMAP_PC));
 			break;
 		default:
-			json_object_array_add(procs, proc_json(p, m->query.what != FL_QUERY_PS));
+			json_object_array_add(procs, proc_json(p, m->query.what != FL_QUERY_PS, v));
 			break;
 		}
 	}
+	fld_kview_free(v);
 	if (pid && !found) {
 		json_object_put(doc);
 		json_object_put(procs);
 		fld_send_error(c, m->seq, -ESRCH, "no registered process %d", (int)pid);
 		return;
 	}
-	if (m->query.what == FL_QUERY_STATS)
-		add(doc, "bpf", json_object_new_boolean(0));
+	if (m->query.what == FL_QUERY_STATS) {
+		json_object *st = fld_bpf_stats_json();
+
+		add(doc, "bpf", json_object_new_boolean(fld_bpf_on()));
+		if (st)
+			add(doc, "bpf_stats", st);
+	}
 	add(doc, "processes", procs);
 	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
 	fld_send_reply(c, m->seq, text, strlen(text));

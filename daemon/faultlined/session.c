@@ -22,6 +22,7 @@
 #include "dlog.h"
 #include "loop.h"
 #include "procs.h"
+#include "kbpf.h"
 #include "session.h"
 
 /* What a connection is: nothing yet, a registered process, or a CLI. */
@@ -229,12 +230,15 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	p->layout = l;
 	p->start_time = start;
 	s->proc = p;
+	/* Counted by the kernel before the process hears WELCOME. */
+	fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
 	{
 		struct fl_msg_welcome w;
 
 		memset(&w, 0, sizeof(w));
 		fl_proto_header(&w, FL_MSG_WELCOME, sizeof(w), m->seq);
 		w.daemon_pid = (uint32_t)getpid();
+		w.flags = p->k ? FL_WELCOME_BPF : 0;
 		fld_client_send(c, &w, sizeof(w), NULL, 0);
 	}
 	fld_info("pid %d (%s, uid %u) registered", (int)pid, p->comm,
@@ -424,6 +428,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	p->mods[p->num_mods++] = mod;
 	p->num_sites += mod->num_sites;
 	p->section_bytes += mod->sections_size;
+	fld_bpf_sites_add(p, mod);
 	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
 		(int)p->pid, mod->id, mod->name, mod->num_sites,
 		mod->sm ? fl_stackmap_count(mod->sm) : 0);
@@ -453,6 +458,7 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 		drop(c, "MODULE_REMOVE", s->proc ? "unknown module" : "before HELLO");
 		return;
 	}
+	fld_bpf_sites_remove(s->proc, mod);
 	fld_module_freeze(s->proc, mod);
 	/* Its counts stay; its stack maps are no longer shown: let them go. */
 	s->proc->section_bytes -= mod->sections_size;
@@ -653,6 +659,14 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 	case FL_MSG_SYMBOLS:
 		on_symbols(c, s, &m);
 		break;
+	case FL_MSG_SYNC:
+		if (!s->proc) {
+			drop(c, "SYNC", "before HELLO");
+			return;
+		}
+		/* Everything before it is handled: messages are handled in order. */
+		fld_send_reply(c, m.seq, "", 0);
+		break;
 	case FL_MSG_QUERY:
 		if (s->proc) {
 			drop(c, "QUERY", "from a registered process");
@@ -684,6 +698,7 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 			pendings[i].from = NULL;
 	if (s && s->proc) {
 		fld_info("pid %d (%s) unregistered", (int)s->proc->pid, s->proc->comm);
+		fld_bpf_proc_exit(s->proc);
 		fld_proc_exit(s->proc, opts.max_exited);
 		/* Its final counts exist nowhere else now: saved at once. */
 		fld_state_save();
@@ -697,6 +712,7 @@ static void on_tick(void *ctx)
 	(void)ctx;
 	fld_session_poll_completions();
 	fld_state_tick();
+	fld_bpf_tick();
 }
 
 const struct fld_loop_ops fld_session_ops = {

@@ -17,7 +17,6 @@ struct fld_session_opts {
 	size_t max_sites;		/* per process: its modules' sites */
 	unsigned request_timeout_ms;
 	const char *state_dir;		/* NULL: nothing persisted */
-	int bpf;			/* 0 until the Kernel side issue */
 };
 
 extern const struct fld_loop_ops fld_session_ops;

@@ -349,6 +349,40 @@ static void reset_sent(void)
 }
 
 /*
+ * SYNC, and waits up to timeout_ms for its REPLY: the daemon has handled
+ * the modules sent before it (its eBPF program knows their faulting PCs).
+ * Returns 0 or -errno.
+ */
+static int sync_daemon(int fd, int timeout_ms)
+{
+	struct fl_msg_sync s;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[256];
+	struct fl_msg m;
+	uint32_t want;
+	ssize_t n;
+	int err;
+
+	memset(&s, 0, sizeof(s));
+	want = ++seq;
+	fl_proto_header(&s, FL_MSG_SYNC, sizeof(s), want);
+	err = send_msg(fd, &s, sizeof(s), NULL, 0);
+	if (err)
+		return err;
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	err = fl_proto_decode(buf, (size_t)n, 0, &m, NULL);
+	if (err)
+		return err;
+	if (m.type == FL_MSG_ERROR)
+		return m.error.err;
+	return m.type == FL_MSG_REPLY && m.seq == want ? 0 : -EPROTO;
+}
+
+/*
  * Connects and registers: HELLO (with hello_flags), WELCOME (waited for up
  * to timeout_ms), then every module.  Returns the socket, or -errno.
  */
@@ -396,6 +430,8 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 	}
 	reset_sent();
 	err = flush(fd);
+	if (!err && (hello_flags & FL_HELLO_FIRST) && (m.welcome.flags & FL_WELCOME_BPF))
+		err = sync_daemon(fd, timeout_ms);
 	if (err)
 		goto fail;
 	fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);

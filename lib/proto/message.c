@@ -168,6 +168,11 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 				return err;
 		}
 		break;
+	case FL_MSG_SYNC:
+		if (len != sizeof(m->sync))
+			return bad(diag, -EBADMSG, "SYNC of the wrong size", m, len);
+		fixed(p, len, sizeof(m->sync), &m->sync);
+		break;
 	case FL_MSG_QUERY:
 		if (len != sizeof(m->query))
 			return bad(diag, -EBADMSG, "QUERY of the wrong size", m, len);
@@ -188,8 +193,8 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->welcome))
 			return bad(diag, -EBADMSG, "WELCOME of the wrong size", m, len);
 		fixed(p, len, sizeof(m->welcome), &m->welcome);
-		if (m->welcome.reserved)
-			return bad(diag, -EBADMSG, "WELCOME reserved set", m, m->welcome.reserved);
+		if (m->welcome.flags & ~FL_WELCOME_BPF)
+			return bad(diag, -EBADMSG, "WELCOME unknown flags", m, m->welcome.flags);
 		break;
 	case FL_MSG_ERROR:
 		if (fixed(p, len, sizeof(m->error), &m->error) ||

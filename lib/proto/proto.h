@@ -29,6 +29,7 @@ enum fl_msg_type {
 	FL_MSG_MODULE_ADD = 2,
 	FL_MSG_MODULE_REMOVE = 3,
 	FL_MSG_SYMBOLS = 4,
+	FL_MSG_SYNC = 5,
 	FL_MSG_QUERY = 16,
 	FL_MSG_REQUEST = 17,
 	FL_MSG_WELCOME = 64,
@@ -123,10 +124,22 @@ struct fl_msg_request {
 	uint64_t arg;
 };
 
+/*
+ * WELCOME flags.  FL_WELCOME_BPF: the daemon's eBPF program counts this
+ * process's faults; a registration that wants its modules' sites known to
+ * it before going on sends SYNC and waits for the answer.
+ */
+#define FL_WELCOME_BPF 1u
+
 struct fl_msg_welcome {
 	struct fl_msg_header h;
 	uint32_t daemon_pid;
-	uint32_t reserved;
+	uint32_t flags;		/* FL_WELCOME_* */
+};
+
+/* SYNC: answered by an empty REPLY once every message before it is handled. */
+struct fl_msg_sync {
+	struct fl_msg_header h;
 };
 
 struct fl_msg_error {
@@ -158,6 +171,7 @@ struct fl_msg {
 		struct fl_msg_query query;
 		struct fl_msg_request request;
 		struct fl_msg_welcome welcome;
+		struct fl_msg_sync sync;
 		struct fl_msg_error error;
 		struct fl_msg_reply reply;
 	};

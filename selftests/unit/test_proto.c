@@ -226,13 +226,25 @@ static struct buf *request(uint32_t pid, uint32_t kind, uint64_t arg)
 	return b;
 }
 
-static struct buf *welcome(uint32_t pid, uint32_t reserved)
+static struct buf *welcome(uint32_t pid, uint32_t flags)
 {
-	struct fl_msg_welcome f = { .daemon_pid = pid, .reserved = reserved };
+	struct fl_msg_welcome f = { .daemon_pid = pid, .flags = flags };
 	struct buf *b = buf_new();
 
 	put(b, &f, sizeof(f));
 	finish(b, FL_MSG_WELCOME);
+	return b;
+}
+
+static struct buf *sync_msg(size_t extra)
+{
+	struct fl_msg_sync f = { 0 };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	if (extra)
+		put(b, "xxxxxxxx", extra);
+	finish(b, FL_MSG_SYNC);
 	return b;
 }
 
@@ -635,7 +647,7 @@ END_TEST
 
 START_TEST(unknown_type_is_a_protocol_error)
 {
-	uint16_t types[] = { 0, 5, 15, 18, 63, 67, 0x8000, 0xffff };
+	uint16_t types[] = { 0, 6, 15, 18, 63, 67, 0x8000, 0xffff };
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf *b = welcome(1, 0);
@@ -671,7 +683,7 @@ START_TEST(diag_names_type_and_seq)
 	struct fl_diag d;
 
 	ck_assert_int_eq(decode_copy(b->b, b->len, 0, &m, &d), -EBADMSG);
-	ck_assert_str_eq(d.msg, "message type 64 seq 4660: WELCOME reserved set (5)");
+	ck_assert_str_eq(d.msg, "message type 64 seq 4660: WELCOME unknown flags (5)");
 	/* A NULL diag is allowed. */
 	ck_assert_int_eq(fl_proto_decode(b->b, b->len, 0, &m, NULL), -EBADMSG);
 	ck_assert_int_eq(fl_proto_decode(b->b, 3, 0, &m, NULL), -EBADMSG);
@@ -1154,11 +1166,33 @@ START_TEST(request_rejects_unknown_kinds_and_pid_0)
 }
 END_TEST
 
-START_TEST(welcome_rejects_reserved)
+START_TEST(welcome_rejects_unknown_flags)
 {
-	struct buf *b = welcome(1, 0x100);
+	struct buf *b = welcome(1, 0x100 | FL_WELCOME_BPF);
 
-	expect_reject_buf(b, 0, -EBADMSG, "WELCOME reserved set");
+	expect_reject_buf(b, 0, -EBADMSG, "WELCOME unknown flags");
+	free(b);
+}
+END_TEST
+
+START_TEST(welcome_and_sync_decode)
+{
+	struct buf *b = welcome(7, FL_WELCOME_BPF);
+	struct fl_msg m;
+
+	ck_assert_int_eq(fl_proto_decode(b->b, b->len, 0, &m, NULL), 0);
+	ck_assert_uint_eq(m.welcome.flags, FL_WELCOME_BPF);
+	free(b);
+	b = sync_msg(0);
+	ck_assert_int_eq(fl_proto_decode(b->b, b->len, 0, &m, NULL), 0);
+	ck_assert_int_eq(m.type, FL_MSG_SYNC);
+	/* A SYNC with a body, or with an fd, is refused. */
+	free(b);
+	b = sync_msg(1);
+	expect_reject_buf(b, 0, -EBADMSG, "SYNC of the wrong size");
+	free(b);
+	b = sync_msg(0);
+	expect_reject_buf(b, 1, -EPROTO, "wrong number of file descriptors");
 	free(b);
 }
 END_TEST
@@ -1662,7 +1696,8 @@ Suite *proto_suite(void)
 	tcase_add_test(body, symbols_rejects_trailing_bytes);
 	tcase_add_test(body, query_rejects_unknown_kinds);
 	tcase_add_test(body, request_rejects_unknown_kinds_and_pid_0);
-	tcase_add_test(body, welcome_rejects_reserved);
+	tcase_add_test(body, welcome_rejects_unknown_flags);
+	tcase_add_test(body, welcome_and_sync_decode);
 	tcase_add_test(body, error_rejects_non_negative_code);
 	tcase_add_test(body, error_and_reply_text_length_must_match);
 	tcase_add_test(body, reply_rejects_unknown_flags);

@@ -1,0 +1,906 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * faultlined's eBPF side: see kbpf.h.
+ *
+ * What goes into the program's maps, and when:
+ *   - fl_registered[pid] = { FL_REG_INHERIT } at HELLO, before WELCOME is
+ *     sent: a process registered synchronously (fl_init waits for WELCOME)
+ *     is counted before it can fault again;
+ *   - fl_sites[(pid, faulting PC)] at MODULE_ADD, removed at MODULE_REMOVE;
+ *   - at exit, the registration and the sites go at once; the process's
+ *     fl_faults and fl_signals entries are read once more at the next tick
+ *     (its frozen view) and then deleted, with one walk of each map for all
+ *     the processes that exited in that tick.
+ * A child forked by a registered process is registered by the program
+ * itself (FL_REG_INHERITED); when it does not register with the daemon
+ * within INHERIT_TICKS ticks (it exec'd something else, or has no agent),
+ * or is gone, the tick forgets it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "faultline_bpf.h"
+#include "faultline.skel.h"
+
+#include "dlog.h"
+#include "kbpf.h"
+
+#define SAMPLE_EVERY 64		/* one page fault sample in 64 per CPU */
+#define TOP_STRAYS 16		/* stray fault PCs listed per process */
+#define MAX_SIGNALS 4096	/* (signal, si_code, PC) entries kept per exited process */
+#define RECENT 8		/* signal samples kept per process */
+#define INHERIT_TICKS 3		/* ticks an inherited registration waits for HELLO */
+#define BATCH 4096
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+struct fld_ksig {
+	struct fl_signal_key k;
+	struct fl_signal_counts c;
+};
+
+struct fld_kfault {
+	struct fl_fault_key k;
+	struct fl_fault_counts c;
+};
+
+struct fld_ksample {
+	uint64_t time_ns;
+	uint32_t tid;
+	int32_t sig, code;
+	uint64_t ip, addr;
+};
+
+/* One process's part of the kernel's maps. */
+struct pview {
+	struct fl_fault_counts total;
+	struct fld_kfault top[TOP_STRAYS];	/* by stray count, descending */
+	size_t ntop;
+	const struct fld_ksig *sigs;
+	size_t nsigs;
+};
+
+struct fld_kproc {
+	pid_t pid;
+	bool complete;
+	bool exit_pending;	/* exited; frozen at the next tick */
+	bool frozen;
+	struct pview view;	/* frozen: sigs points at own_sigs */
+	struct fld_ksig *own_sigs;
+	uint64_t fault_samples, signal_samples;
+	struct fld_ksample recent[RECENT];
+	unsigned nrecent, next_recent;
+};
+
+struct fld_kview {
+	struct fld_kfault *faults;
+	size_t nfaults;
+	struct fld_ksig *sigs;
+	size_t nsigs;
+};
+
+static struct faultline_bpf *skel;
+static struct ring_buffer *rb;
+static uint64_t samples_received;
+
+/* Exited (or forgotten) pids whose map entries go at the next tick. */
+static pid_t *purge;
+static size_t num_purge, cap_purge;
+
+/* Inherited registrations not claimed yet: pid and the ticks seen. */
+static struct inherited {
+	pid_t pid;
+	unsigned ticks;
+} *inh;
+static size_t num_inh;
+
+static char libbpf_last[256];
+
+/* libbpf's messages are kept for the one line that says why loading failed. */
+static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[sizeof(libbpf_last)];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = 0;
+	if (n) {
+		memcpy(libbpf_last, line, n + 1);
+		fld_debug("libbpf: %s", line);
+	}
+	return 0;
+}
+
+/* NULL when this process may load and attach tracing programs, else why not. */
+static const char *cannot_load(char *why, size_t size)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) != 0) {
+		snprintf(why, size, "cannot read its capabilities: %s", strerror(errno));
+		return why;
+	}
+	if (d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32)))
+		return NULL;
+	if ((d[CAP_BPF / 32].effective & (1u << (CAP_BPF % 32))) &&
+	    (d[CAP_PERFMON / 32].effective & (1u << (CAP_PERFMON % 32))))
+		return NULL;
+	snprintf(why, size, "faultlined runs as uid %u without CAP_BPF and CAP_PERFMON "
+		 "(or CAP_SYS_ADMIN)", (unsigned)geteuid());
+	return why;
+}
+
+static struct fld_kproc *kproc_of(pid_t pid)
+{
+	struct fld_proc *p = fld_proc_find_live(pid);
+
+	return p ? p->k : NULL;
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	const struct fl_sample *s = data;
+	struct fld_kproc *k;
+
+	(void)ctx;
+	samples_received++;
+	if (size < sizeof(*s))
+		return 0;
+	k = kproc_of((pid_t)s->tgid);
+	if (!k)
+		return 0;
+	if (s->kind == FL_SAMPLE_FAULT) {
+		k->fault_samples++;
+	} else if (s->kind == FL_SAMPLE_SIGNAL) {
+		k->signal_samples++;
+		k->recent[k->next_recent] = (struct fld_ksample){
+			.time_ns = s->time_ns, .tid = s->tid, .sig = s->sig, .code = s->code,
+			.ip = s->ip, .addr = s->addr,
+		};
+		k->next_recent = (k->next_recent + 1) % RECENT;
+		if (k->nrecent < RECENT)
+			k->nrecent++;
+	}
+	return 0;
+}
+
+static void on_ring_readable(void *ctx)
+{
+	int n;
+
+	(void)ctx;
+	n = ring_buffer__consume(rb);
+	if (n < 0)
+		fld_warn("eBPF ring buffer: %s", strerror(-n));
+}
+
+bool fld_bpf_start(struct fld_loop *loop, bool wanted)
+{
+	char why[160];
+	const char *no;
+	int err;
+
+	if (!wanted) {
+		fld_info("eBPF: off (--no-bpf)");
+		return false;
+	}
+	no = cannot_load(why, sizeof(why));
+	if (no) {
+		fld_info("eBPF: not loaded: %s; counting in the processes only", no);
+		return false;
+	}
+	libbpf_set_print(on_libbpf_print);
+	skel = faultline_bpf__open();
+	if (!skel) {
+		fld_info("eBPF: not loaded: open: %s; counting in the processes only",
+			 strerror(errno));
+		return false;
+	}
+	skel->rodata->sample_every = SAMPLE_EVERY;
+	err = faultline_bpf__load(skel);
+	if (!err)
+		err = faultline_bpf__attach(skel);
+	if (!err) {
+		rb = ring_buffer__new(bpf_map__fd(skel->maps.fl_samples), on_sample, NULL, NULL);
+		err = rb ? fld_loop_watch(loop, ring_buffer__epoll_fd(rb), on_ring_readable, NULL)
+			 : -errno;
+	}
+	if (err) {
+		fld_info("eBPF: not loaded: %s%s%s; counting in the processes only",
+			 strerror(err < 0 ? -err : err), libbpf_last[0] ? ": libbpf: " : "",
+			 libbpf_last);
+		fld_bpf_stop();
+		return false;
+	}
+	fld_info("eBPF: faultline.bpf.o attached (page_fault_user, signal_deliver, "
+		 "sched_process_fork)");
+	return true;
+}
+
+bool fld_bpf_on(void)
+{
+	return skel != NULL;
+}
+
+void fld_bpf_stop(void)
+{
+	ring_buffer__free(rb);
+	rb = NULL;
+	faultline_bpf__destroy(skel);
+	skel = NULL;
+	free(purge);
+	purge = NULL;
+	num_purge = cap_purge = 0;
+	free(inh);
+	inh = NULL;
+	num_inh = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading the maps
+ */
+
+/*
+ * Every entry of a hash map, with lookup batches.  Returns the number read
+ * (keys and values in *keys, *vals, malloc'ed), or -errno.
+ */
+static ssize_t dump(int fd, size_t ksz, size_t vsz, void **keys, void **vals)
+{
+	size_t cap = BATCH, got = 0;
+	unsigned char *k = malloc(cap * ksz), *v = malloc(cap * vsz);
+	__u64 in = 0, out = 0;
+	bool first = true;
+
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		__u32 count;
+		int err;
+
+		if (!k || !v)
+			goto nomem;
+		if (cap - got < BATCH) {
+			unsigned char *nk = realloc(k, 2 * cap * ksz), *nv;
+
+			if (!nk)
+				goto nomem;
+			k = nk;
+			nv = realloc(v, 2 * cap * vsz);
+			if (!nv)
+				goto nomem;
+			v = nv;
+			cap *= 2;
+		}
+		count = (__u32)(cap - got);
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, k + got * ksz,
+					   v + got * vsz, &count, &o);
+		err = err < 0 ? errno : 0;
+		got += count;
+		if (err == ENOENT)
+			break;
+		if (err) {
+			free(k);
+			free(v);
+			return -err;
+		}
+		first = false;
+		in = out;
+	}
+	*keys = k;
+	*vals = v;
+	return (ssize_t)got;
+nomem:
+	free(k);
+	free(v);
+	return -ENOMEM;
+}
+
+static int cmp_fault(const void *a, const void *b)
+{
+	const struct fl_fault_key *x = &((const struct fld_kfault *)a)->k;
+	const struct fl_fault_key *y = &((const struct fld_kfault *)b)->k;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const struct fl_signal_key *x = &((const struct fld_ksig *)a)->k;
+	const struct fl_signal_key *y = &((const struct fld_ksig *)b)->k;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	if (x->sig != y->sig)
+		return x->sig < y->sig ? -1 : 1;
+	return x->code < y->code ? -1 : x->code > y->code;
+}
+
+/* Loads one map's entries into an array of {key, value} records. */
+static ssize_t load_pairs(struct bpf_map *map, size_t ksz, size_t vsz, void **out)
+{
+	void *keys, *vals;
+	unsigned char *pairs;
+	ssize_t n = dump(bpf_map__fd(map), ksz, vsz, &keys, &vals);
+
+	if (n < 0)
+		return n;
+	pairs = malloc((n ? (size_t)n : 1) * (ksz + vsz));
+	if (!pairs) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		memcpy(pairs + i * (ksz + vsz), (unsigned char *)keys + i * ksz, ksz);
+		memcpy(pairs + i * (ksz + vsz) + ksz, (unsigned char *)vals + i * vsz, vsz);
+	}
+	free(keys);
+	free(vals);
+	*out = pairs;
+	return n;
+}
+
+struct fld_kview *fld_kview_take(void)
+{
+	struct fld_kview *v;
+	void *f = NULL, *s = NULL;
+	ssize_t nf, ns;
+
+	if (!skel)
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	_Static_assert(sizeof(struct fld_kfault) ==
+		       sizeof(struct fl_fault_key) + sizeof(struct fl_fault_counts), "packed");
+	_Static_assert(sizeof(struct fld_ksig) ==
+		       sizeof(struct fl_signal_key) + sizeof(struct fl_signal_counts), "packed");
+	nf = load_pairs(skel->maps.fl_faults, sizeof(struct fl_fault_key),
+			sizeof(struct fl_fault_counts), &f);
+	ns = nf < 0 ? nf : load_pairs(skel->maps.fl_signals, sizeof(struct fl_signal_key),
+				      sizeof(struct fl_signal_counts), &s);
+	if (nf < 0 || ns < 0) {
+		fld_warn("eBPF: reading the maps: %s", strerror((int)-(nf < 0 ? nf : ns)));
+		free(f);
+		free(v);
+		return NULL;
+	}
+	v->faults = f;
+	v->nfaults = (size_t)nf;
+	v->sigs = s;
+	v->nsigs = (size_t)ns;
+	qsort(v->faults, v->nfaults, sizeof(*v->faults), cmp_fault);
+	qsort(v->sigs, v->nsigs, sizeof(*v->sigs), cmp_sig);
+	return v;
+}
+
+void fld_kview_free(struct fld_kview *v)
+{
+	if (!v)
+		return;
+	free(v->faults);
+	free(v->sigs);
+	free(v);
+}
+
+/* The first index in a array sorted by tgid whose tgid is >= pid. */
+#define LOWER_BOUND(arr, n, pid) ({					\
+	size_t lo_ = 0, hi_ = (n);					\
+	while (lo_ < hi_) {						\
+		size_t mid_ = lo_ + (hi_ - lo_) / 2;			\
+		if ((arr)[mid_].k.tgid < (__u32)(pid))			\
+			lo_ = mid_ + 1;					\
+		else							\
+			hi_ = mid_;					\
+	}								\
+	lo_;								\
+})
+
+/* pid's part of v. */
+static void view_of(const struct fld_kview *v, pid_t pid, struct pview *pv)
+{
+	size_t i = LOWER_BOUND(v->faults, v->nfaults, pid);
+	size_t j = LOWER_BOUND(v->sigs, v->nsigs, pid);
+
+	memset(pv, 0, sizeof(*pv));
+	for (; i < v->nfaults && v->faults[i].k.tgid == (__u32)pid; i++) {
+		const struct fld_kfault *f = &v->faults[i];
+		size_t at;
+
+		pv->total.implicit += f->c.implicit;
+		pv->total.stray += f->c.stray;
+		pv->total.read += f->c.read;
+		pv->total.write += f->c.write;
+		pv->total.ifetch += f->c.ifetch;
+		if (!f->c.stray)
+			continue;
+		/* Insertion into the top list, kept sorted. */
+		at = pv->ntop;
+		while (at > 0 && pv->top[at - 1].c.stray < f->c.stray)
+			at--;
+		if (at >= TOP_STRAYS)
+			continue;
+		if (pv->ntop < TOP_STRAYS)
+			pv->ntop++;
+		memmove(&pv->top[at + 1], &pv->top[at], (pv->ntop - 1 - at) * sizeof(pv->top[0]));
+		pv->top[at] = *f;
+	}
+	pv->sigs = &v->sigs[j];
+	while (j < v->nsigs && v->sigs[j].k.tgid == (__u32)pid) {
+		pv->nsigs++;
+		j++;
+	}
+}
+
+/* The view to report for p: frozen, or p's part of v.  NULL when none. */
+static const struct pview *pview_for(const struct fld_kview *v, const struct fld_proc *p,
+				     struct pview *scratch)
+{
+	if (!p->k)
+		return NULL;
+	if (p->k->frozen)
+		return &p->k->view;
+	if (!v)
+		return NULL;
+	view_of(v, p->pid, scratch);
+	return scratch;
+}
+
+static bool is_fault_signal(const struct fl_signal_key *k)
+{
+	/* A kernel si_code (> 0): not one sent with kill, tgkill or sigqueue. */
+	return (k->sig == SIGSEGV || k->sig == SIGBUS) && k->code > 0;
+}
+
+static uint64_t site_count(const struct pview *pv, uint64_t pc)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < pv->nsigs; i++)
+		if (pv->sigs[i].k.ip == pc && is_fault_signal(&pv->sigs[i].k))
+			n += pv->sigs[i].c.count;
+	return n;
+}
+
+static bool is_site(const struct fld_proc *p, uint64_t pc)
+{
+	for (size_t i = 0; i < p->num_mods; i++)
+		for (uint32_t k = 0; k < p->mods[i]->num_sites; k++)
+			if (p->mods[i]->sites[k].faulting_pc == pc)
+				return true;
+	return false;
+}
+
+bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
+			   const struct fld_module *m, const struct fld_site *s, uint64_t *n)
+{
+	struct pview scratch;
+	const struct pview *pv;
+
+	if (!p->k || !p->k->complete)
+		return false;
+	if (p->k->frozen) {
+		*n = s->kernel_frozen;
+		return m->kernel_counted;
+	}
+	/* Counted by PC: another module may be loaded there since. */
+	if (m->removed)
+		return false;
+	pv = pview_for(v, p, &scratch);
+	if (!pv)
+		return false;
+	*n = site_count(pv, s->faulting_pc);
+	return true;
+}
+
+static void add(json_object *o, const char *key, json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+static json_object *u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p)
+{
+	struct pview scratch;
+	const struct pview *pv = pview_for(v, p, &scratch);
+	const struct fld_kproc *k = p->k;
+	json_object *o, *arr;
+	uint64_t fault_signals = 0;
+
+	if (!pv)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "complete", json_object_new_boolean(k->complete));
+	add(o, "page_faults", u64(pv->total.implicit + pv->total.stray));
+	add(o, "implicit", u64(pv->total.implicit));
+	add(o, "stray", u64(pv->total.stray));
+	arr = json_object_new_array();
+	for (size_t i = 0; i < pv->ntop; i++) {
+		const struct fld_kfault *f = &pv->top[i];
+		json_object *e = json_object_new_object();
+
+		add(e, "ip", u64(f->k.ip));
+		add(e, "faults", u64(f->c.stray));
+		add(e, "read", u64(f->c.read));
+		add(e, "write", u64(f->c.write));
+		add(e, "ifetch", u64(f->c.ifetch));
+		json_object_array_add(arr, e);
+	}
+	add(o, "stray_faults", arr);
+	arr = json_object_new_array();
+	for (size_t i = 0; i < pv->nsigs; i++) {
+		const struct fld_ksig *s = &pv->sigs[i];
+		json_object *e = json_object_new_object();
+
+		if (is_fault_signal(&s->k))
+			fault_signals += s->c.count;
+		add(e, "ip", u64(s->k.ip));
+		add(e, "signal", json_object_new_int(s->k.sig));
+		add(e, "code", json_object_new_int(s->k.code));
+		add(e, "count", u64(s->c.count));
+		add(e, "last_addr", u64(s->c.last_addr));
+		add(e, "site", json_object_new_boolean(is_site(p, s->k.ip)));
+		json_object_array_add(arr, e);
+	}
+	add(o, "fault_signals", u64(fault_signals));
+	add(o, "signals", arr);
+	add(o, "fault_samples", u64(k->fault_samples));
+	add(o, "signal_samples", u64(k->signal_samples));
+	arr = json_object_new_array();
+	for (unsigned i = 0; i < k->nrecent; i++) {
+		/* Oldest first. */
+		const struct fld_ksample *r =
+			&k->recent[(k->next_recent + RECENT - k->nrecent + i) % RECENT];
+		json_object *e = json_object_new_object();
+
+		add(e, "time_ns", u64(r->time_ns));
+		add(e, "tid", json_object_new_int((int32_t)r->tid));
+		add(e, "signal", json_object_new_int(r->sig));
+		add(e, "code", json_object_new_int(r->code));
+		add(e, "ip", u64(r->ip));
+		add(e, "addr", u64(r->addr));
+		json_object_array_add(arr, e);
+	}
+	add(o, "recent_signals", arr);
+	return o;
+}
+
+json_object *fld_bpf_stats_json(void)
+{
+	static const char *const names[FL_STAT_NR] = {
+		[FL_STAT_FAULTS] = "page_faults_seen",
+		[FL_STAT_COUNTED] = "page_faults_counted",
+		[FL_STAT_SIGNALS] = "signals",
+		[FL_STAT_SAMPLES] = "samples",
+		[FL_STAT_RB_DROPS] = "ring_buffer_drops",
+		[FL_STAT_MAP_FULL] = "map_update_failures",
+		[FL_STAT_INHERITED] = "inherited",
+	};
+	int ncpu = libbpf_num_possible_cpus();
+	json_object *o;
+
+	if (!skel || ncpu <= 0)
+		return NULL;
+	o = json_object_new_object();
+	for (__u32 i = 0; i < FL_STAT_NR; i++) {
+		__u64 vals[ncpu];
+		uint64_t sum = 0;
+
+		if (bpf_map__lookup_elem(skel->maps.fl_stats, &i, sizeof(i), vals, sizeof(vals),
+					 0) == 0)
+			for (int c = 0; c < ncpu; c++)
+				sum += vals[c];
+		add(o, names[i], u64(sum));
+	}
+	add(o, "samples_received", u64(samples_received));
+	return o;
+}
+
+/* ------------------------------------------------------------------------
+ * Registrations
+ */
+
+static void purge_later(pid_t pid)
+{
+	for (size_t i = 0; i < num_purge; i++)
+		if (purge[i] == pid)
+			return;
+	if (num_purge == cap_purge) {
+		size_t cap = cap_purge ? 2 * cap_purge : 64;
+		pid_t *grown = realloc(purge, cap * sizeof(*purge));
+
+		if (!grown) {
+			fld_warn("eBPF: out of memory: pid %d's map entries stay", (int)pid);
+			return;
+		}
+		purge = grown;
+		cap_purge = cap;
+	}
+	purge[num_purge++] = pid;
+}
+
+static bool purging(pid_t pid)
+{
+	for (size_t i = 0; i < num_purge; i++)
+		if (purge[i] == pid)
+			return true;
+	return false;
+}
+
+static void forget_inherited(pid_t pid)
+{
+	for (size_t i = 0; i < num_inh; i++) {
+		if (inh[i].pid == pid) {
+			inh[i] = inh[--num_inh];
+			return;
+		}
+	}
+}
+
+static void site_update(const struct fld_proc *p, const struct fld_module *m, bool add_it)
+{
+	for (uint32_t i = 0; i < m->num_sites; i++) {
+		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
+		struct fl_site val = { .id = ((uint64_t)m->id << 32) | i };
+		int err = add_it ? bpf_map__update_elem(skel->maps.fl_sites, &key, sizeof(key),
+							&val, sizeof(val), BPF_ANY)
+				 : bpf_map__delete_elem(skel->maps.fl_sites, &key, sizeof(key), 0);
+
+		if (err && (add_it || errno != ENOENT)) {
+			fld_warn("eBPF: pid %d: site %#llx: %s", (int)p->pid,
+				 (unsigned long long)key.pc, strerror(errno));
+			return;
+		}
+	}
+}
+
+void fld_bpf_sites_add(const struct fld_proc *p, const struct fld_module *m)
+{
+	if (skel && p->k)
+		site_update(p, m, true);
+}
+
+void fld_bpf_sites_remove(const struct fld_proc *p, const struct fld_module *m)
+{
+	if (skel && p->k)
+		site_update(p, m, false);
+}
+
+static void tick_work(void);
+
+void fld_bpf_proc_add(struct fld_proc *p, bool first)
+{
+	struct fl_registration reg = { .flags = FL_REG_INHERIT };
+	__u32 pid = (__u32)p->pid;
+
+	if (!skel)
+		return;
+	/* A pid used again before the last one's entries were purged. */
+	if (purging(p->pid))
+		tick_work();
+	forget_inherited(p->pid);
+	p->k = calloc(1, sizeof(*p->k));
+	if (!p->k)
+		return;
+	p->k->pid = p->pid;
+	p->k->complete = first;
+	if (bpf_map__update_elem(skel->maps.fl_registered, &pid, sizeof(pid), &reg, sizeof(reg),
+				 BPF_ANY)) {
+		fld_warn("eBPF: pid %d: not counted: %s", (int)p->pid, strerror(errno));
+		free(p->k);
+		p->k = NULL;
+	}
+}
+
+void fld_bpf_proc_exit(struct fld_proc *p)
+{
+	__u32 pid = (__u32)p->pid;
+
+	if (!skel || !p->k)
+		return;
+	bpf_map__delete_elem(skel->maps.fl_registered, &pid, sizeof(pid), 0);
+	for (size_t i = 0; i < p->num_mods; i++) {
+		if (!p->mods[i]->removed) {
+			site_update(p, p->mods[i], false);
+			p->mods[i]->kernel_counted = true;
+		}
+	}
+	p->k->exit_pending = true;
+	purge_later(p->pid);
+}
+
+void fld_kproc_free(struct fld_kproc *k)
+{
+	if (!k)
+		return;
+	free(k->own_sigs);
+	free(k);
+}
+
+/* Freezes an exited process's view from v: a copy of its signal entries. */
+static void freeze(struct fld_proc *p, const struct fld_kview *v)
+{
+	struct fld_kproc *k = p->k;
+	struct pview pv;
+
+	view_of(v, p->pid, &pv);
+	if (pv.nsigs > MAX_SIGNALS) {
+		fld_warn("eBPF: pid %d: %zu signal entries, %d kept", (int)p->pid, pv.nsigs,
+			 MAX_SIGNALS);
+		pv.nsigs = MAX_SIGNALS;
+	}
+	k->own_sigs = malloc((pv.nsigs ? pv.nsigs : 1) * sizeof(*k->own_sigs));
+	if (!k->own_sigs)
+		pv.nsigs = 0;
+	else
+		memcpy(k->own_sigs, pv.sigs, pv.nsigs * sizeof(*k->own_sigs));
+	pv.sigs = k->own_sigs;
+	k->view = pv;
+	for (size_t i = 0; i < p->num_mods; i++) {
+		struct fld_module *m = p->mods[i];
+
+		for (uint32_t j = 0; m->kernel_counted && j < m->num_sites; j++) {
+			struct fld_site *s = &m->sites[j];
+
+			s->kernel_frozen = site_count(&pv, s->faulting_pc);
+			if (k->complete && s->kernel_frozen != s->frozen)
+				fld_warn("pid %d (%s): site %#llx%s%s: dispatch counted %llu "
+					 "faults, the kernel %llu", (int)p->pid, p->comm,
+					 (unsigned long long)s->faulting_pc,
+					 s->function ? " in " : "", s->function ? s->function : "",
+					 (unsigned long long)s->frozen,
+					 (unsigned long long)s->kernel_frozen);
+		}
+	}
+	k->frozen = true;
+	k->exit_pending = false;
+}
+
+/* Deletes every entry of the purge list's pids from map. */
+static void purge_map(struct bpf_map *map, size_t ksz, size_t vsz)
+{
+	void *keys, *vals;
+	ssize_t n = dump(bpf_map__fd(map), ksz, vsz, &keys, &vals);
+
+	if (n < 0) {
+		fld_warn("eBPF: purging %s: %s", bpf_map__name(map), strerror((int)-n));
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		const void *key = (unsigned char *)keys + i * ksz;
+		__u32 tgid;
+
+		memcpy(&tgid, key, sizeof(tgid));	/* every key starts with it */
+		if (purging((pid_t)tgid))
+			bpf_map__delete_elem(map, key, ksz, 0);
+	}
+	free(keys);
+	free(vals);
+}
+
+/* Freezes the processes that exited, then purges their entries. */
+static void tick_work(void)
+{
+	struct fld_kview *v;
+
+	if (!num_purge)
+		return;
+	v = fld_kview_take();
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		struct fld_proc *p = fld_procs[i];
+
+		if (p->k && p->k->exit_pending) {
+			if (v) {
+				freeze(p, v);
+			} else {
+				/* Nothing to freeze from: no kernel counts for it. */
+				p->k->complete = false;
+				p->k->exit_pending = false;
+				p->k->frozen = true;
+			}
+		}
+	}
+	fld_kview_free(v);
+	purge_map(skel->maps.fl_faults, sizeof(struct fl_fault_key),
+		  sizeof(struct fl_fault_counts));
+	purge_map(skel->maps.fl_signals, sizeof(struct fl_signal_key),
+		  sizeof(struct fl_signal_counts));
+	num_purge = 0;
+}
+
+/* Inherited registrations: the program made them; the loop keeps them honest. */
+static void check_inherited(void)
+{
+	__u32 key, cur, *prev = NULL, *pids = NULL;
+	size_t n = 0, cap = 0, kept = 0;
+	struct fl_registration reg;
+
+	/* Collected first: deleting while walking would restart the walk. */
+	while (bpf_map__get_next_key(skel->maps.fl_registered, prev, &key, sizeof(key)) == 0) {
+		if (bpf_map__lookup_elem(skel->maps.fl_registered, &key, sizeof(key), &reg,
+					 sizeof(reg), 0) == 0 &&
+		    (reg.flags & FL_REG_INHERITED) && !fld_proc_find_live((pid_t)key)) {
+			if (n == cap) {
+				__u32 *grown = realloc(pids, (cap ? 2 * cap : 16) * sizeof(*pids));
+
+				if (!grown)
+					break;
+				pids = grown;
+				cap = cap ? 2 * cap : 16;
+			}
+			pids[n++] = key;
+		}
+		cur = key;
+		prev = &cur;
+	}
+	/* The ones no longer inherited (registered, or gone) leave inh. */
+	for (size_t i = 0; i < num_inh; i++) {
+		bool still = false;
+
+		for (size_t j = 0; j < n && !still; j++)
+			still = (pid_t)pids[j] == inh[i].pid;
+		if (still)
+			inh[kept++] = inh[i];
+	}
+	num_inh = kept;
+	for (size_t j = 0; j < n; j++) {
+		pid_t pid = (pid_t)pids[j];
+		size_t i;
+
+		for (i = 0; i < num_inh && inh[i].pid != pid; i++)
+			;
+		if (i == num_inh) {
+			struct inherited *grown = realloc(inh, (num_inh + 1) * sizeof(*inh));
+
+			if (!grown)
+				continue;
+			inh = grown;
+			inh[num_inh++] = (struct inherited){ .pid = pid };
+		}
+		if (++inh[i].ticks < INHERIT_TICKS && !(kill(pid, 0) != 0 && errno == ESRCH))
+			continue;
+		fld_debug("eBPF: pid %d, forked by a registered process, never registered: "
+			  "forgotten", (int)pid);
+		bpf_map__delete_elem(skel->maps.fl_registered, &pids[j], sizeof(pids[j]), 0);
+		inh[i] = inh[--num_inh];
+		purge_later(pid);
+	}
+	free(pids);
+}
+
+void fld_bpf_tick(void)
+{
+	if (!skel)
+		return;
+	check_inherited();
+	tick_work();
+}
