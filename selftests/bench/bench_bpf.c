@@ -484,13 +484,21 @@ static void *toucher_main(void *arg)
 {
 	struct toucher *t = arg;
 
-	while (!atomic_load_explicit(&stop_touching, memory_order_relaxed)) {
-		char *p = map_fresh();
+	bool stop = false;
 
-		for (size_t i = 0; i < map_pages; i++)
+	while (!stop) {
+		char *p = map_fresh();
+		size_t i;
+
+		/* The flag every 256 pages: a whole mapping can take a second
+		 * on a loaded machine, which would stretch a round. */
+		for (i = 0; i < map_pages && !stop; i++) {
 			touch(p + i * page_size);
+			if (i % 256 == 255)
+				stop = atomic_load_explicit(&stop_touching, memory_order_relaxed);
+		}
 		munmap(p, map_bytes);
-		t->pages += map_pages;
+		t->pages += i;
 	}
 	return NULL;
 }
