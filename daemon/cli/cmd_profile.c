@@ -14,6 +14,7 @@
  * Exit status: 0, 1 when the program cannot be loaded (not privileged, no
  * BTF, ...) or PID does not exist, 2 for a bad command line.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -46,6 +47,8 @@
  * processes in fl_faults looked for). */
 #define SNAPSHOT_MS_PID 200
 #define SNAPSHOT_MS_ALL 1000
+/* How often /proc is looked at for new processes (--all). */
+#define NEW_PROCS_MS_ALL 200
 
 struct opts {
 	uint32_t pid;		/* 0 with --all */
@@ -244,18 +247,63 @@ static bool alive(uint32_t pid)
 	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
 }
 
-/* Snapshots the maps of every process in fl_faults it has not seen yet. */
-static void snapshot_new(struct faultline_bpf *skel, struct cli_sym *sym, uint32_t self)
+/* Snapshots every process in /proc not seen yet (--all): a process that
+ * faults and exits between two looks would otherwise never be named. */
+static void snapshot_new_procs(struct cli_sym *sym, uint32_t self)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || pid == self || pid > UINT32_MAX ||
+		    cli_sym_known(sym, (uint32_t)pid))
+			continue;
+		cli_sym_snapshot(sym, (uint32_t)pid);
+	}
+	closedir(d);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Snapshots again every process in fl_faults (--all), for the code it
+ * mapped since its last snapshot: dlopen, JIT code caches. */
+static void snapshot_faulting(struct faultline_bpf *skel, struct cli_sym *sym, uint32_t self)
 {
 	struct fl_fault_key key, next;
+	uint32_t *tgids = NULL, *q;
+	size_t n = 0, cap = 0, i;
 	void *prev = NULL;
 
 	while (!bpf_map__get_next_key(skel->maps.fl_faults, prev, &next, sizeof(next))) {
 		key = next;
 		prev = &key;
-		if (key.tgid != self && !cli_sym_known(sym, key.tgid))
-			cli_sym_snapshot(sym, key.tgid);
+		if (n && tgids[n - 1] == key.tgid)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			q = realloc(tgids, cap * sizeof(*tgids));
+			if (!q)
+				break;
+			tgids = q;
+		}
+		tgids[n++] = key.tgid;
 	}
+	if (tgids)
+		qsort(tgids, n, sizeof(*tgids), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (tgids[i] != self && (i == 0 || tgids[i] != tgids[i - 1]))
+			cli_sym_snapshot(sym, tgids[i]);
+	free(tgids);
 }
 
 /* Sum over CPUs of fl_stats[idx]; 0 when unreadable. */
@@ -451,6 +499,7 @@ static void wait_and_watch(const struct opts *o, struct faultline_bpf *skel,
 			   struct cli_sym *sym, struct summary *sm)
 {
 	double start = now_s(), deadline = start + o->seconds, next_snap = start;
+	double next_procs = start + NEW_PROCS_MS_ALL / 1000.0;
 	double period = (o->all ? SNAPSHOT_MS_ALL : SNAPSHOT_MS_PID) / 1000.0;
 	uint32_t self = (uint32_t)getpid();
 
@@ -466,9 +515,13 @@ static void wait_and_watch(const struct opts *o, struct faultline_bpf *skel,
 			sm->exited = true;
 			break;
 		}
+		if (o->all && t >= next_procs) {
+			snapshot_new_procs(sym, self);
+			next_procs = t + NEW_PROCS_MS_ALL / 1000.0;
+		}
 		if (t >= next_snap) {
 			if (o->all)
-				snapshot_new(skel, sym, self);
+				snapshot_faulting(skel, sym, self);
 			else
 				cli_sym_snapshot(sym, o->pid);
 			next_snap = t + period;
@@ -486,7 +539,7 @@ static void wait_and_watch(const struct opts *o, struct faultline_bpf *skel,
 	sm->elapsed = now_s() - start;
 	/* Last snapshots: what the processes mapped since the previous one. */
 	if (o->all)
-		snapshot_new(skel, sym, self);
+		snapshot_faulting(skel, sym, self);
 	else if (!sm->exited)
 		cli_sym_snapshot(sym, o->pid);
 }
@@ -513,7 +566,9 @@ int cmd_profile(int argc, char **argv)
 	sym = cli_sym_new();
 	if (!sym)
 		return fail("out of memory");
-	if (!o.all) {
+	if (o.all) {
+		snapshot_new_procs(sym, (uint32_t)getpid());
+	} else {
 		err = cli_sym_snapshot(sym, o.pid);
 		if (err == -ESRCH) {
 			cli_sym_free(sym);
