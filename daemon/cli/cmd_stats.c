@@ -10,6 +10,7 @@
  * command line.
  */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,7 @@ static void print_proc_row(json_object *p)
 /* The sites of p, most faults first; indent before every line. */
 static int print_sites(json_object *p, const char *indent, bool handler)
 {
+	size_t kernel = 0;
 	json_object *arr, **v;
 	size_t n = cli_array(p, "sites", &arr);
 
@@ -130,10 +132,14 @@ static int print_sites(json_object *p, const char *indent, bool handler)
 	v = sorted(arr, n, cmp_site);
 	if (!v)
 		return -ENOMEM;
+	/* The eBPF program's count, when the daemon has one for every site. */
+	for (size_t i = 0; i < n; i++)
+		kernel += cli_get(v[i], "kernel_faults") != NULL;
+	kernel = kernel == n;
 	printf("%s%-24s %-28s %-18s ", indent, "MODULE", "FUNCTION", "FAULTING PC");
 	if (handler)
 		printf("%-18s ", "HANDLER PC");
-	printf("%-10s %12s\n", "KIND", "FAULTS");
+	printf("%-10s %12s%s\n", "KIND", "FAULTS", kernel ? "       KERNEL" : "");
 	for (size_t i = 0; i < n; i++) {
 		const char *fn = cli_str(v[i], "function");
 
@@ -141,12 +147,67 @@ static int print_sites(json_object *p, const char *indent, bool handler)
 		       cli_safe(fn), (unsigned long long)cli_u64(v[i], "faulting_pc"));
 		if (handler)
 			printf("0x%-16llx ", (unsigned long long)cli_u64(v[i], "handler_pc"));
-		printf("%-10s %12llu%s\n", cli_safe(cli_str(v[i], "kind")),
-		       (unsigned long long)cli_u64(v[i], "faults"),
-		       cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
+		printf("%-10s %12llu", cli_safe(cli_str(v[i], "kind")),
+		       (unsigned long long)cli_u64(v[i], "faults"));
+		if (kernel)
+			printf(" %12llu%s", (unsigned long long)cli_u64(v[i], "kernel_faults"),
+			       cli_u64(v[i], "kernel_faults") != cli_u64(v[i], "faults") ?
+			       "  (differs: a fault dispatch missed or counted twice)" : "");
+		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
 	}
 	free(v);
 	return 0;
+}
+
+static const char *signame(int64_t sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+		return "SIGSEGV";
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGILL:
+		return "SIGILL";
+	case SIGFPE:
+		return "SIGFPE";
+	default:
+		return "signal";
+	}
+}
+
+/* The eBPF program's view of a process: totals, stray faults, stray signals. */
+static void print_kernel(json_object *k, const char *indent)
+{
+	json_object *arr;
+	size_t n;
+
+	if (!k)
+		return;
+	printf("%skernel: %llu page faults, %llu at sites, %llu stray; %llu fault signals%s\n",
+	       indent, (unsigned long long)cli_u64(k, "page_faults"),
+	       (unsigned long long)cli_u64(k, "implicit"), (unsigned long long)cli_u64(k, "stray"),
+	       (unsigned long long)cli_u64(k, "fault_signals"),
+	       cli_bool(k, "complete") ? "" : " (counted since it registered again)");
+	n = cli_array(k, "signals", &arr);
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = json_object_array_get_idx(arr, i);
+
+		if (cli_bool(s, "site"))
+			continue;
+		printf("%s  stray %s (si_code %lld) at 0x%llx: %llu, last address 0x%llx\n", indent,
+		       signame(cli_i64(s, "signal")), (long long)cli_i64(s, "code"),
+		       (unsigned long long)cli_u64(s, "ip"), (unsigned long long)cli_u64(s, "count"),
+		       (unsigned long long)cli_u64(s, "last_addr"));
+	}
+	n = cli_array(k, "stray_faults", &arr);
+	for (size_t i = 0; i < n && i < 5; i++) {
+		json_object *f = json_object_array_get_idx(arr, i);
+
+		printf("%s  stray page faults at 0x%llx: %llu (%llu read, %llu write, %llu fetch)\n",
+		       indent, (unsigned long long)cli_u64(f, "ip"),
+		       (unsigned long long)cli_u64(f, "faults"), (unsigned long long)cli_u64(f, "read"),
+		       (unsigned long long)cli_u64(f, "write"), (unsigned long long)cli_u64(f, "ifetch"));
+	}
 }
 
 static int print_stats_text(json_object *doc, enum sort_by sort)
@@ -169,6 +230,7 @@ static int print_stats_text(json_object *doc, enum sort_by sort)
 		print_proc_header();
 		print_proc_row(v[i]);
 		err = print_sites(v[i], "    ", false);
+		print_kernel(cli_get(v[i], "kernel"), "    ");
 	}
 	free(v);
 	return err;

@@ -120,7 +120,8 @@ for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
 run empty 0 "$FL" stats
 has empty empty.out "No registered processes."
 run empty_json 0 "$FL" stats --json
-py empty_json -c 'import json,sys; d=json.load(open("empty_json.out")); assert d["processes"] == [] and d["bpf"] is False, d'
+# Root: the daemon loads its eBPF program.
+py empty_json -c 'import json,sys; d=json.load(open("empty_json.out")); assert d["processes"] == [] and d["bpf"] is True and d["bpf_stats"]["map_update_failures"] == 0, d'
 run empty_om 0 "$FL" stats --openmetrics
 has empty_om empty_om.out "# EOF"
 
@@ -156,7 +157,8 @@ py stats_json - "$PID" "$LOAD_PC" "$STORE_PC" <<'EOF'
 import json, sys
 pid, lpc, spc = map(int, sys.argv[1:])
 d = json.load(open("stats_json.out"))
-assert set(d) == {"bpf", "processes"}, d.keys()
+assert set(d) == {"bpf", "bpf_stats", "processes"}, d.keys()
+assert d["bpf"] is True and d["bpf_stats"]["ring_buffer_drops"] == 0, d["bpf_stats"]
 [p] = [p for p in d["processes"] if p["pid"] == pid]
 for k, t in (("pid", int), ("comm", str), ("uid", int), ("exited", bool),
              ("registered_ms", int), ("modules", int), ("num_sites", int),
@@ -173,6 +175,11 @@ for s in p["sites"]:
                       "faults", "unloaded"}, s
     assert s["function"] is None or isinstance(s["function"], str), s
     assert s["unloaded"] is False and s["handler_pc"] > s["faulting_pc"], s
+    # The kernel's count of each site equals dispatch's.
+    assert s["kernel_faults"] == s["faults"], s
+k = p["kernel"]
+assert k["complete"] is True and k["fault_signals"] == 8 and k["implicit"] == 8, k
+assert all(sig["site"] and sig["signal"] == 11 for sig in k["signals"]), k
 EOF
 
 # ---- the table, both orders, --pid
