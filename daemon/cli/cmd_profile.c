@@ -228,7 +228,25 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Returns true while pid exists and is not a zombie. */
+/* Returns the number after "Threads:" in /proc/PID/status, or 0. */
+static long thread_count(uint32_t pid)
+{
+	char path[64], line[256];
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Returns true while pid exists and has not exited (a zombie). */
 static bool alive(uint32_t pid)
 {
 	char path[64], buf[256], *paren;
@@ -244,7 +262,12 @@ static bool alive(uint32_t pid)
 	buf[n] = 0;
 	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
 	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+	if (!paren || paren[1] != ' ')
+		return false;
+	if (paren[2] == 'X')
+		return false;
+	/* A leader that called pthread_exit is a zombie while its threads run. */
+	return paren[2] != 'Z' || thread_count(pid) > 1;
 }
 
 /* Snapshots every process in /proc not seen yet (--all): a process that

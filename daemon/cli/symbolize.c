@@ -15,9 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize.h"
+
+/* Bounds on what is read from files other processes control. */
+#define MAX_MAPS_TEXT (64u << 20)
+#define MAX_PERFMAP (256u << 20)
 
 struct mapping {
 	uint64_t start, end;	/* [start, end) */
@@ -38,6 +43,7 @@ struct proc {
 	struct mapping *maps;
 	size_t nmaps, capmaps;
 	uint64_t maps_hash;	/* of the last /proc/PID/maps text read */
+	uid_t uid;		/* owner of /proc/PID (its euid), or -1 */
 	bool perfmap_read;
 	char *perfmap_path;
 	struct jit_entry *jit;	/* in file order: later lines win */
@@ -143,24 +149,50 @@ const char *cli_sym_comm(const struct cli_sym *s, uint32_t pid)
 	return p && p->comm[0] ? p->comm : NULL;
 }
 
-/* Reads all of path into a NUL-terminated buffer.  Returns it, or NULL with errno set. */
-static char *read_all(const char *path, size_t *len)
+/*
+ * Opens a file another user may control (a perf map in /tmp, a path from
+ * someone's maps) as root: no symlink (flags), nothing but a regular file
+ * (a FIFO would block, a device never end), owned by owner or root unless
+ * owner is (uid_t)-1.  Returns the fd, or -1 with errno set.
+ */
+static int open_regular(const char *path, int flags, uid_t owner)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (owner != (uid_t)-1 && st.st_uid != owner && st.st_uid != 0)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Reads all of fd (at most max bytes) into a NUL-terminated buffer and
+ * closes fd.  Returns it, or NULL with errno set (EFBIG: longer than max).
+ */
+static char *read_fd(int fd, size_t *len, size_t max)
 {
 	size_t cap = 16384, n = 0;
 	char *buf = malloc(cap), *q;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t r;
 
-	if (fd < 0 || !buf) {
-		int e = fd < 0 ? errno : ENOMEM;
-
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		errno = e;
+	if (!buf) {
+		close(fd);
+		errno = ENOMEM;
 		return NULL;
 	}
 	for (;;) {
+		if (n > max) {
+			free(buf);
+			close(fd);
+			errno = EFBIG;
+			return NULL;
+		}
 		if (cap - n < 4096) {
 			q = realloc(buf, cap * 2);
 			if (!q) {
@@ -234,10 +266,17 @@ int cli_sym_snapshot(struct cli_sym *s, uint32_t pid)
 	struct proc *p;
 	size_t len;
 	uint64_t h;
-	int err = 0;
+	struct stat st;
+	uid_t owner;
+	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	text = read_all(path, &len);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* The owner, for its perf map; taken from the open file: the same process. */
+	owner = fstat(fd, &st) ? (uid_t)-1 : st.st_uid;
+	text = read_fd(fd, &len, MAX_MAPS_TEXT);
 	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
 	/* A process that has exited (a zombie) has empty maps: keep the old ones. */
@@ -256,6 +295,7 @@ int cli_sym_snapshot(struct cli_sym *s, uint32_t pid)
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 	}
+	p->uid = owner;
 
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 	FILE *f = fopen(path, "re");
@@ -376,7 +416,7 @@ static int load_elf(struct elf_file *f)
 	Elf *e;
 	int fd, err = 0;
 
-	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(f->path, 0, (uid_t)-1);
 	if (fd < 0)
 		return -errno;
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -474,10 +514,16 @@ static const struct elf_func *find_func(const struct elf_file *f, uint64_t addr)
 static void read_perfmap(struct proc *p)
 {
 	char path[64], *text, *line, *next;
+	int fd;
 
 	p->perfmap_read = true;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
-	text = read_all(path, NULL);
+	/* As perf: the process's own file (or root's), not a link someone
+	 * else left in /tmp. */
+	fd = open_regular(path, O_NOFOLLOW, p->uid);
+	if (fd < 0)
+		return;
+	text = read_fd(fd, NULL, MAX_PERFMAP);
 	if (!text)
 		return;
 	p->perfmap_path = strdup(path);
@@ -565,6 +611,7 @@ void cli_sym_lookup(struct cli_sym *s, uint32_t pid, uint64_t ip,
 		p = &s->procs[s->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
+		p->uid = (uid_t)-1;
 	}
 	m = find_mapping(p, ip);
 	if (m && is_file(m)) {

@@ -64,7 +64,8 @@ int cli_sym_snapshot(struct cli_sym *s, uint32_t pid);
 /* Returns true once a snapshot of pid succeeded. */
 bool cli_sym_known(const struct cli_sym *s, uint32_t pid);
 
-/* The process's name at its last snapshot, or NULL. */
+/* The process's name at its last snapshot, or NULL.  Valid until the next
+ * call of a cli_sym function. */
 const char *cli_sym_comm(const struct cli_sym *s, uint32_t pid);
 
 /* Fills *info for address ip of process pid.  Always succeeds. */

@@ -6,6 +6,7 @@
 #   jit       jit_null faults N times in code it generated into anonymous
 #             memory and described in /tmp/perf-PID.map: --json names it
 #             fl_jit_null_load+0x1 with exactly N faults;
+#   jit-link  a perf map that is a symlink is not read (/dev/zero here);
 #   jvm       OpenJDK 17 (ProfileNpe.java) throws NullPointerExceptions from
 #             JIT-compiled code; the perf map comes from
 #             `jcmd PID Compiler.perfmap`: the top address is a ProfileNpe
@@ -154,6 +155,34 @@ EOF
 	fi
 	rm -f "/tmp/perf-$child.map"
 fi
+
+# ---- jit-link: a perf map that is a symlink (here to /dev/zero, which
+# never ends) is not followed: the code is plain anonymous memory
+rm -f "$work/go-jitlink"
+"$bin/jit_null" $N "$work/go-jitlink" >"$work/jit_link.out" &
+child=$!
+wait_for "$work/jit_link.out" '^ip ' 5
+read -r _ ip _ <"$work/jit_link.out"
+ln -sf /dev/zero "/tmp/perf-$child.map"
+if start_profile jitlink --seconds 20 "$child"; then
+	touch "$work/go-jitlink"
+	wait "$child"
+	timeout 20 tail --pid="$prof" -f /dev/null
+	if kill -0 "$prof" 2>/dev/null; then
+		kill "$prof"
+		notok "jit-link" "profile still running 20 s after the process exited"
+	elif ! wait "$prof"; then
+		notok "jit-link" "profile failed"
+		show "$work/jitlink.err"
+	elif ! awk -v ip="$ip" '$5 == ip && $6 == "[anon]+0x1" { found = 1 } END { exit !found }' \
+		"$work/jitlink.out"; then
+		notok "jit-link" "$ip not named [anon]+0x1"
+		show "$work/jitlink.out"
+	else
+		ok "jit-link: a perf map symlinked to /dev/zero is not read: $ip is [anon]+0x1"
+	fi
+fi
+rm -f "/tmp/perf-$child.map"
 
 # ---- jvm: HotSpot's implicit null checks in JIT-compiled code
 # jvm_run NAME JAVA_OPTS...: ProfileNpe under profile; leaves NAME.out
