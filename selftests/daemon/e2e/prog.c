@@ -17,6 +17,10 @@
  *                                 long fork took to return in the child);
  *                                 when it has exited, fails L, S, R again
  *                                 and prints "parent PID"
+ *   e2e-prog stray L S R          fails L, S, R, then reads NULL L times at
+ *                                 an instruction that is not a site, each
+ *                                 skipped by its own SIGSEGV handler (which
+ *                                 faultline chains to); prints "stray PID PC"
  *   e2e-prog churn LIB N          a thread loads and unloads LIB (a library
  *                                 with implicit null checks) in a loop while
  *                                 the main thread forks N children that exit
@@ -34,6 +38,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
+#include <stdint.h>
 #include <unistd.h>
 
 int e2e_load(int *p);
@@ -140,17 +146,63 @@ static int bad(const char *what)
 	return 1;
 }
 
+/* A NULL read that is not an implicit check: its address is the label. */
+extern const char e2e_stray_insn[], e2e_stray_end[];
+
+__attribute__((noinline, noclone)) static long stray_read(const long *p)
+{
+	long v;
+
+	__asm__ volatile(".globl e2e_stray_insn\n\t.hidden e2e_stray_insn\n"
+			 "e2e_stray_insn:\n\tmovq (%1), %0\n"
+			 ".globl e2e_stray_end\n\t.hidden e2e_stray_end\n"
+			 "e2e_stray_end:"
+			 : "=r"(v) : "r"(p) : "memory");
+	return v;
+}
+
+static volatile sig_atomic_t strays_skipped;
+
+static void on_stray(int sig, siginfo_t *si, void *uc_v)
+{
+	ucontext_t *uc = uc_v;
+
+	(void)si;
+	if (uc->uc_mcontext.gregs[REG_RIP] != (greg_t)e2e_stray_insn) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)e2e_stray_end;
+	strays_skipped++;
+}
+
+static int stray(long n)
+{
+	static const long *volatile null_ptr;
+	struct sigaction sa = { .sa_sigaction = on_stray, .sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return bad("sigaction");
+	for (long i = 0; i < n; i++)
+		stray_read(null_ptr);
+	if (strays_skipped != n)
+		return bad("the stray reads were not all skipped");
+	printf("stray %d %llu\n", (int)getpid(), (unsigned long long)(uintptr_t)e2e_stray_insn);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 4)
-		return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r] | churn LIB N");
+		return bad("usage: e2e-prog run|wait|threads|fork|stray L S R [l s r] | churn LIB N");
 	if (!strcmp(argv[1], "churn")) {
 		churn_lib = argv[2];
 		return churn(atoi(argv[3]));
 	}
 	if (argc < 5)
-		return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r] | churn LIB N");
+		return bad("usage: e2e-prog run|wait|threads|fork|stray L S R [l s r] | churn LIB N");
 	counts[0] = arg(argv, 2);
 	counts[1] = arg(argv, 3);
 	counts[2] = arg(argv, 4);
@@ -159,6 +211,11 @@ int main(int argc, char **argv)
 			return bad("a check did not return its sentinel");
 		printf("pid %d\n", (int)getpid());
 		return 0;
+	}
+	if (!strcmp(argv[1], "stray")) {
+		if (fail(counts[0], counts[1], counts[2]))
+			return bad("a check did not return its sentinel");
+		return stray(counts[0]);
 	}
 	if (!strcmp(argv[1], "wait")) {
 		char line[128];
@@ -223,5 +280,5 @@ int main(int argc, char **argv)
 		printf("parent %d\n", (int)getpid());
 		return 0;
 	}
-	return bad("usage: e2e-prog run|wait|threads|fork L S R [l s r] | churn LIB N");
+	return bad("usage: e2e-prog run|wait|threads|fork|stray L S R [l s r] | churn LIB N");
 }

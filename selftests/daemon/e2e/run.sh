@@ -1,7 +1,8 @@
 #!/bin/bash
 # faultlined end to end (make check-daemon-e2e):
 #   run.sh E2E FAULTLINED PRELOAD PROG LOAD OUTDIR [GROUP...]
-# Groups (e2e.c): counts, churn, restart, request, security, load (default: all;
+# Groups (e2e.c): counts, churn, restart, request, security, load, kernel (the
+# daemon with its eBPF program: kernel counts equal to dispatch's) (default: all;
 # E2E_GROUPS="..." too).  Runs as root: some clients and programs drop to
 # nobody.  Daemon and program logs: OUTDIR/GROUP-*.log.
 set -u
@@ -12,7 +13,7 @@ PROG=$(realpath "$4")
 LOAD=$(realpath "$5")
 OUT=$(realpath -m "$6")
 shift 6
-groups=${*:-${E2E_GROUPS:-counts churn restart request security load}}
+groups=${*:-${E2E_GROUPS:-counts churn restart request security load kernel}}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log
 
