@@ -427,7 +427,7 @@ static void print_text(const struct opts *o, struct cli_sym *sym, const struct r
 		       size_t n, const struct summary *sm)
 {
 	char name[768];
-	size_t i;
+	size_t i, anon = 0;
 
 	if (o->all)
 		printf("all processes: %" PRIu64 " page faults in %zu process%s at %zu address%s in %.2f s\n",
@@ -453,7 +453,13 @@ static void print_text(const struct opts *o, struct cli_sym *sym, const struct r
 			printf("%-8u %-16s ", r->key.tgid, cli_safe(cli_sym_comm(sym, r->key.tgid)));
 		printf("0x%-16" PRIx64 "  %s\n", (uint64_t)r->key.ip,
 		       cli_safe(cli_sym_format(&info, name, sizeof(name))));
+		anon += info.kind == CLI_SYM_ANON && !info.module[0];
 	}
+	if (anon)
+		fprintf(stderr, "faultline: profile: %zu of these addresses %s in anonymous memory "
+			"that no perf map names: JIT code?  A JIT can name its code in "
+			"/tmp/perf-PID.map (HotSpot: jcmd PID Compiler.perfmap while the "
+			"profile runs; Node: --perf-basic-prof)\n", anon, anon == 1 ? "is" : "are");
 }
 
 static json_object *json_str_or_null(const char *s)
