@@ -50,7 +50,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct fl_site_key);
-	__type(value, struct fl_site);
+	__type(value, struct fl_site_value);
 } fl_sites SEC(".maps");
 
 struct {

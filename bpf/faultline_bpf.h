@@ -34,7 +34,7 @@ struct fl_site_key {
 	__u64 pc;	/* runtime address of the faulting instruction */
 };
 
-struct fl_site {
+struct fl_site_value {
 	__u64 id;	/* the daemon's site id, opaque to the program */
 };
 

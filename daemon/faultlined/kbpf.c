@@ -670,7 +670,7 @@ static void site_update(const struct fld_proc *p, const struct fld_module *m, bo
 {
 	for (uint32_t i = 0; i < m->num_sites; i++) {
 		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
-		struct fl_site val = { .id = ((uint64_t)m->id << 32) | i };
+		struct fl_site_value val = { .id = ((uint64_t)m->id << 32) | i };
 		int err = add_it ? bpf_map__update_elem(skel->maps.fl_sites, &key, sizeof(key),
 							&val, sizeof(val), BPF_ANY)
 				 : bpf_map__delete_elem(skel->maps.fl_sites, &key, sizeof(key), 0);

@@ -247,7 +247,7 @@ int main(void)
 	struct rb_seen seen = { 0 };
 	struct fl_registration reg = { 0 };
 	struct fl_site_key skey = { 0 };
-	struct fl_site site = { .id = 42 };
+	struct fl_site_value site = { .id = 42 };
 	struct fl_fault_key fkey = { 0 };
 	struct fl_fault_counts fc;
 	struct fl_signal_key sigkey = { 0 };
