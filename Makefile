@@ -1230,7 +1230,7 @@ check-install: all
 
 CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery \
 	check-shim check-jit check-region check-runtimes check-stress check-stress-tsan \
-	check-daemon-loop check-daemon-cli check-daemon-e2e check-bpf check-vm \
+	check-daemon-loop check-daemon-cli check-daemon-e2e check-bpf check-profile check-vm \
 	check-fuzz check-san
 
 check: all
