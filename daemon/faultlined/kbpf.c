@@ -40,6 +40,7 @@
 #define TOP_STRAYS 16		/* stray fault PCs listed per process */
 #define MAX_SIGNALS 4096	/* (signal, si_code, PC) entries kept per exited process */
 #define RECENT 8		/* signal samples kept per process */
+#define MAX_MISMATCH_LOGS 3	/* sites whose mismatch is logged per exited process */
 #define INHERIT_TICKS 3		/* ticks an inherited registration waits for HELLO */
 #define BATCH 4096
 
@@ -74,6 +75,7 @@ struct pview {
 	size_t ntop;
 	const struct fld_ksig *sigs;
 	size_t nsigs;
+	uint64_t fault_signals;	/* over all of sigs, even those a frozen view drops */
 };
 
 struct fld_kproc {
@@ -421,6 +423,12 @@ void fld_kview_free(struct fld_kview *v)
 	lo_;								\
 })
 
+static bool is_fault_signal(const struct fl_signal_key *k)
+{
+	/* A kernel si_code (> 0): not one sent with kill, tgkill or sigqueue. */
+	return (k->sig == SIGSEGV || k->sig == SIGBUS) && k->code > 0;
+}
+
 /* pid's part of v. */
 static void view_of(const struct fld_kview *v, pid_t pid, struct pview *pv)
 {
@@ -452,6 +460,8 @@ static void view_of(const struct fld_kview *v, pid_t pid, struct pview *pv)
 	}
 	pv->sigs = &v->sigs[j];
 	while (j < v->nsigs && v->sigs[j].k.tgid == (__u32)pid) {
+		if (is_fault_signal(&v->sigs[j].k))
+			pv->fault_signals += v->sigs[j].c.count;
 		pv->nsigs++;
 		j++;
 	}
@@ -471,19 +481,23 @@ static const struct pview *pview_for(const struct fld_kview *v, const struct fld
 	return scratch;
 }
 
-static bool is_fault_signal(const struct fl_signal_key *k)
-{
-	/* A kernel si_code (> 0): not one sent with kill, tgkill or sigqueue. */
-	return (k->sig == SIGSEGV || k->sig == SIGBUS) && k->code > 0;
-}
-
+/* pv's entries are sorted by PC (then signal, si_code): a binary search. */
 static uint64_t site_count(const struct pview *pv, uint64_t pc)
 {
+	size_t lo = 0, hi = pv->nsigs;
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < pv->nsigs; i++)
-		if (pv->sigs[i].k.ip == pc && is_fault_signal(&pv->sigs[i].k))
-			n += pv->sigs[i].c.count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pv->sigs[mid].k.ip < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < pv->nsigs && pv->sigs[lo].k.ip == pc; lo++)
+		if (is_fault_signal(&pv->sigs[lo].k))
+			n += pv->sigs[lo].c.count;
 	return n;
 }
 
@@ -534,7 +548,6 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 	const struct pview *pv = pview_for(v, p, &scratch);
 	const struct fld_kproc *k = p->k;
 	json_object *o, *arr;
-	uint64_t fault_signals = 0;
 
 	if (!pv)
 		return NULL;
@@ -561,8 +574,6 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 		const struct fld_ksig *s = &pv->sigs[i];
 		json_object *e = json_object_new_object();
 
-		if (is_fault_signal(&s->k))
-			fault_signals += s->c.count;
 		add(e, "ip", u64(s->k.ip));
 		add(e, "signal", json_object_new_int(s->k.sig));
 		add(e, "code", json_object_new_int(s->k.code));
@@ -571,7 +582,7 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 		add(e, "site", json_object_new_boolean(is_site(p, s->k.ip)));
 		json_object_array_add(arr, e);
 	}
-	add(o, "fault_signals", u64(fault_signals));
+	add(o, "fault_signals", u64(pv->fault_signals));
 	add(o, "signals", arr);
 	add(o, "fault_samples", u64(k->fault_samples));
 	add(o, "signal_samples", u64(k->signal_samples));
@@ -746,25 +757,72 @@ void fld_kproc_free(struct fld_kproc *k)
 	free(k);
 }
 
-/* Freezes an exited process's view from v: a copy of its signal entries. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A copy of pv's signal entries, at most MAX_SIGNALS of them (pv->nsigs is
+ * cut to what is kept): those at p's sites first, since they are what the
+ * kernel's count is compared with, then the others by PC.  NULL when out of
+ * memory.
+ */
+static struct fld_ksig *keep_sigs(const struct fld_proc *p, struct pview *pv)
+{
+	struct fld_ksig *own = malloc((pv->nsigs ? pv->nsigs : 1) * sizeof(*own));
+	uint64_t *pcs = NULL;
+	size_t npcs = 0, n = 0;
+
+	if (!own)
+		return NULL;
+	if (pv->nsigs <= MAX_SIGNALS) {
+		memcpy(own, pv->sigs, pv->nsigs * sizeof(*own));
+		return own;
+	}
+	for (size_t i = 0; i < p->num_mods; i++)
+		npcs += p->mods[i]->num_sites;
+	pcs = malloc((npcs ? npcs : 1) * sizeof(*pcs));
+	if (!pcs) {
+		free(own);
+		return NULL;
+	}
+	npcs = 0;
+	for (size_t i = 0; i < p->num_mods; i++)
+		for (uint32_t j = 0; j < p->mods[i]->num_sites; j++)
+			pcs[npcs++] = p->mods[i]->sites[j].faulting_pc;
+	qsort(pcs, npcs, sizeof(*pcs), cmp_u64);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < pv->nsigs && n < MAX_SIGNALS; i++) {
+			bool at_site = bsearch(&pv->sigs[i].k.ip, pcs, npcs, sizeof(*pcs),
+					       cmp_u64) != NULL;
+
+			if (at_site == (pass == 0))
+				own[n++] = pv->sigs[i];
+		}
+	}
+	free(pcs);
+	fld_warn("eBPF: pid %d: %zu signal entries, %zu kept (those at sites first)",
+		 (int)p->pid, pv->nsigs, n);
+	pv->nsigs = n;
+	qsort(own, n, sizeof(*own), cmp_sig);
+	return own;
+}
+
+/*
+ * Freezes an exited process's view from v: its sites' counts and its fault
+ * signal total from every entry, and at most MAX_SIGNALS entries for the
+ * listing (keep_sigs).
+ */
 static void freeze(struct fld_proc *p, const struct fld_kview *v)
 {
 	struct fld_kproc *k = p->k;
 	struct pview pv;
+	size_t mismatches = 0;
 
 	view_of(v, p->pid, &pv);
-	if (pv.nsigs > MAX_SIGNALS) {
-		fld_warn("eBPF: pid %d: %zu signal entries, %d kept", (int)p->pid, pv.nsigs,
-			 MAX_SIGNALS);
-		pv.nsigs = MAX_SIGNALS;
-	}
-	k->own_sigs = malloc((pv.nsigs ? pv.nsigs : 1) * sizeof(*k->own_sigs));
-	if (!k->own_sigs)
-		pv.nsigs = 0;
-	else
-		memcpy(k->own_sigs, pv.sigs, pv.nsigs * sizeof(*k->own_sigs));
-	pv.sigs = k->own_sigs;
-	k->view = pv;
 	for (size_t i = 0; i < p->num_mods; i++) {
 		struct fld_module *m = p->mods[i];
 
@@ -772,7 +830,9 @@ static void freeze(struct fld_proc *p, const struct fld_kview *v)
 			struct fld_site *s = &m->sites[j];
 
 			s->kernel_frozen = site_count(&pv, s->faulting_pc);
-			if (k->complete && s->kernel_frozen != s->frozen)
+			/* The process writes its own counters: a few lines, not one per site. */
+			if (k->complete && s->kernel_frozen != s->frozen &&
+			    ++mismatches <= MAX_MISMATCH_LOGS)
 				fld_warn("pid %d (%s): site %#llx%s%s: dispatch counted %llu "
 					 "faults, the kernel %llu", (int)p->pid, p->comm,
 					 (unsigned long long)s->faulting_pc,
@@ -781,6 +841,14 @@ static void freeze(struct fld_proc *p, const struct fld_kview *v)
 					 (unsigned long long)s->kernel_frozen);
 		}
 	}
+	if (mismatches > MAX_MISMATCH_LOGS)
+		fld_warn("pid %d (%s): %zu sites in all where dispatch and the kernel differ",
+			 (int)p->pid, p->comm, mismatches);
+	k->own_sigs = keep_sigs(p, &pv);
+	if (!k->own_sigs)
+		pv.nsigs = 0;
+	pv.sigs = k->own_sigs;
+	k->view = pv;
 	k->frozen = true;
 	k->exit_pending = false;
 }

@@ -2986,6 +2986,28 @@ static void group_kernel(void)
 	kcheck(bpf_stat("ring_buffer_drops") == 0 && bpf_stat("map_update_failures") == 0,
 	      "bpf_stats", "no ring buffer drops, no failed map updates");
 
+	/*
+	 * More signal entries than the daemon keeps for an exited process
+	 * (4,096), at PCs that sort before the sites': the sites' kernel counts
+	 * and the fault signal total are still whole once it is frozen.
+	 */
+	{
+		const char *argv[] = { prog, "strays", "5", "3", "2", "5000", NULL };
+
+		pid = run_prog(argv, "strays", "strays");
+		if (pid > 0 && expect_counts("5,000 stray PCs", pid, true, 5, 3, 2, 5) &&
+		    expect_kernel_equal("5,000 stray PCs", pid, true) == 10) {
+			json_object *doc, *k;
+
+			query(0, FL_QUERY_STATS, pid, 0, &doc);
+			k = get(proc_of(doc, pid), "kernel");
+			kcheck(json_object_get_uint64(get(k, "fault_signals")) == 5010, "strays",
+			      "5,010 fault signals: 10 at sites, 5,000 stray (got %s)",
+			      json_object_get_string(get(k, "fault_signals")));
+			json_object_put(doc);
+		}
+	}
+
 	/* After a daemon restart the kernel did not see everything: no claim. */
 	pid = start_waiter(&w, 0, 4, 0, 0, "restart");
 	if (pid > 0) {

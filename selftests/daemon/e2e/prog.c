@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
@@ -192,17 +193,67 @@ static int stray(long n)
 	return 0;
 }
 
+/*
+ * A sled of NULL reads, "movq (%rdi), %rax" (48 8b 07) each, then "ret",
+ * mapped at 1 MiB on purpose: below the program's text (PIE or not), so that
+ * the kernel's signal entries of these PCs sort before those of the sites.
+ */
+#define SLED_AT 0x100000ul
+#define SLED_INSN 3
+
+static unsigned char *sled;
+static long sled_len;
+static volatile sig_atomic_t sled_skipped;
+
+static void on_sled(int sig, siginfo_t *si, void *uc_v)
+{
+	ucontext_t *uc = uc_v;
+	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+
+	(void)si;
+	if (rip < (uintptr_t)sled || rip >= (uintptr_t)sled + (uintptr_t)sled_len * SLED_INSN) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(rip + SLED_INSN);
+	sled_skipped++;
+}
+
+static int strays(long n)
+{
+	struct sigaction sa = { .sa_sigaction = on_sled, .sa_flags = SA_SIGINFO };
+	size_t size = ((size_t)n * SLED_INSN + 1 + 4095) & ~(size_t)4095;
+	void *m = mmap((void *)SLED_AT, size, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (n < 1 || m != (void *)SLED_AT)
+		return bad("mmap of the sled at 0x100000");
+	sled = m;
+	sled_len = n;
+	for (long i = 0; i < n; i++)
+		memcpy(sled + i * SLED_INSN, "\x48\x8b\x07", SLED_INSN);
+	sled[n * SLED_INSN] = 0xc3;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return bad("sigaction");
+	((void (*)(const void *))(uintptr_t)sled)(NULL);
+	if (sled_skipped != n)
+		return bad("the sled's reads were not all skipped");
+	printf("strays %d\n", (int)getpid());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 4)
-		return bad("usage: e2e-prog run|wait|threads|fork|stray L S R [l s r] | churn LIB N");
+		return bad("usage: e2e-prog run|wait|threads|fork|stray|strays L S R [l s r|N] | churn LIB N");
 	if (!strcmp(argv[1], "churn")) {
 		churn_lib = argv[2];
 		return churn(atoi(argv[3]));
 	}
 	if (argc < 5)
-		return bad("usage: e2e-prog run|wait|threads|fork|stray L S R [l s r] | churn LIB N");
+		return bad("usage: e2e-prog run|wait|threads|fork|stray|strays L S R [l s r|N] | churn LIB N");
 	counts[0] = arg(argv, 2);
 	counts[1] = arg(argv, 3);
 	counts[2] = arg(argv, 4);
@@ -216,6 +267,11 @@ int main(int argc, char **argv)
 		if (fail(counts[0], counts[1], counts[2]))
 			return bad("a check did not return its sentinel");
 		return stray(counts[0]);
+	}
+	if (!strcmp(argv[1], "strays") && argc == 6) {
+		if (fail(counts[0], counts[1], counts[2]))
+			return bad("a check did not return its sentinel");
+		return strays(arg(argv, 5));
 	}
 	if (!strcmp(argv[1], "wait")) {
 		char line[128];
@@ -280,5 +336,5 @@ int main(int argc, char **argv)
 		printf("parent %d\n", (int)getpid());
 		return 0;
 	}
-	return bad("usage: e2e-prog run|wait|threads|fork|stray L S R [l s r] | churn LIB N");
+	return bad("usage: e2e-prog run|wait|threads|fork|stray|strays L S R [l s r|N] | churn LIB N");
 }
