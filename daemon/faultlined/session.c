@@ -238,7 +238,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		memset(&w, 0, sizeof(w));
 		fl_proto_header(&w, FL_MSG_WELCOME, sizeof(w), m->seq);
 		w.daemon_pid = (uint32_t)getpid();
-		w.flags = p->k ? FL_WELCOME_BPF : 0;
+		/* Only to a client that knows the flags (proto.h, FL_HELLO_SYNC). */
+		w.flags = p->k && (m->hello.flags & FL_HELLO_SYNC) ? FL_WELCOME_BPF : 0;
 		fld_client_send(c, &w, sizeof(w), NULL, 0);
 	}
 	fld_info("pid %d (%s, uid %u) registered", (int)pid, p->comm,

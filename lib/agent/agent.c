@@ -252,7 +252,7 @@ static int send_hello(int fd, uint32_t flags)
 	fl_counters_region(&l);
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
 	h.pid = (uint32_t)getpid();
-	h.flags = flags;
+	h.flags = flags | FL_HELLO_SYNC;
 	h.region_size = l.size;
 	memcpy(h.comm, comm, sizeof(h.comm));
 	h.comm[FL_PROTO_COMM - 1] = 0;

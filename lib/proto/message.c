@@ -107,7 +107,7 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->hello))
 			return bad(diag, -EBADMSG, "HELLO of the wrong size", m, len);
 		fixed(p, len, sizeof(m->hello), &m->hello);
-		if (m->hello.pid == 0 || (m->hello.flags & ~FL_HELLO_FIRST))
+		if (m->hello.pid == 0 || (m->hello.flags & ~(FL_HELLO_FIRST | FL_HELLO_SYNC)))
 			return bad(diag, -EBADMSG, "HELLO pid 0 or unknown flags set", m,
 				   m->hello.flags);
 		if (m->hello.region_size < FL_SHM_HEADER_SIZE ||

@@ -60,6 +60,13 @@ enum fl_request_kind {
  * connection) does not carry it.
  */
 #define FL_HELLO_FIRST 1u
+/*
+ * FL_HELLO_SYNC: the client knows WELCOME's flags and SYNC.  The daemon sets
+ * WELCOME flags only for such a client: one built before they existed
+ * decodes them as a reserved field that must be 0, and would refuse every
+ * WELCOME of a daemon whose eBPF program runs.
+ */
+#define FL_HELLO_SYNC 2u
 
 struct fl_msg_header {
 	uint32_t magic;

@@ -2117,6 +2117,32 @@ static void group_security(void)
 			    0, 1);
 	}
 
+	/* SYNC is a registered process's: before HELLO, or flooded, it drops the client. */
+	{
+		struct fl_msg_sync y;
+		struct fake f;
+		int fd, sent = 0;
+
+		memset(&y, 0, sizeof(y));
+		fl_proto_header(&y, FL_MSG_SYNC, sizeof(y), 3);
+		bad_message("SYNC before HELLO", &y, sizeof(y), NULL, 0, 1);
+		if (fake_region(&f, 16, ALL_SEALS, getpid()) == 0 && (fd = fake_hello(&f)) >= 0) {
+			for (int i = 0; i < 3000; i++) {
+				if (xsend(fd, &y, sizeof(y), NULL, 0, 0))
+					break;
+				sent++;
+			}
+			check(dropped(fd, NULL), "SYNC flood",
+			      "a registered client sending %d SYNCs at once is not dropped", sent);
+			close(fd);
+			munmap(f.region, f.l.size);
+			close(f.fd);
+		} else {
+			fail("SYNC flood", "cannot register a fake process");
+		}
+		still_serving("a SYNC flood");
+	}
+
 	/* Malformed messages. */
 	for (size_t i = 0; i < 100; i++)
 		msg[i] = (char)(i * 131 + 7);
@@ -2838,6 +2864,52 @@ static void kernel_without_bpf(const char *name, uid_t uid, const char *why_logg
 	kcheck(daemon_stop() == 0, name, "SIGTERM: faultlined exits 0");
 }
 
+/*
+ * The WELCOME flags a new process (a child) gets for a HELLO with
+ * hello_flags, or -1 when it gets no WELCOME.
+ */
+static int64_t welcome_flags(uint32_t hello_flags)
+{
+	int p[2];
+	int64_t flags = -1;
+	pid_t child;
+
+	if (pipe(p))
+		return -1;
+	child = fork();
+	if (child == 0) {
+		struct fake f;
+		struct fl_msg_hello h;
+		struct fl_msg m;
+		char buf[512];
+		int fd = conn();
+		ssize_t n;
+
+		flags = -1;
+		memset(&h, 0, sizeof(h));
+		fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), 1);
+		h.pid = (uint32_t)getpid();
+		h.flags = hello_flags;
+		snprintf(h.comm, sizeof(h.comm), "e2e-fake");
+		if (fd >= 0 && !fake_region(&f, 16, ALL_SEALS, getpid())) {
+			h.region_size = f.l.size;
+			if (!xsend(fd, &h, sizeof(h), &f.fd, 1, 0) &&
+			    (n = xrecv(fd, buf, sizeof(buf), 3000)) > 0 &&
+			    !fl_proto_decode(buf, (size_t)n, 0, &m, NULL) && m.type == FL_MSG_WELCOME)
+				flags = m.welcome.flags;
+		}
+		(void)!write(p[1], &flags, sizeof(flags));
+		_exit(0);
+	}
+	close(p[1]);
+	if (child < 0 || read(p[0], &flags, sizeof(flags)) != sizeof(flags))
+		flags = -1;
+	close(p[0]);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	return flags;
+}
+
 static void group_kernel(void)
 {
 	struct utsname un;
@@ -2851,6 +2923,17 @@ static void group_kernel(void)
 		return;
 	kcheck(log_has(dlog, "eBPF: faultline.bpf.o attached") && log_has(dlog, "eBPF on"),
 	      "loaded", "the daemon (root) attached its eBPF program (log %s)", dlog);
+
+	/* WELCOME's flags go only to a client that says it knows them. */
+	{
+		int64_t old = welcome_flags(0), knows = welcome_flags(FL_HELLO_SYNC);
+
+		kcheck(old == 0, "welcome flags", "HELLO without FL_HELLO_SYNC (a client from "
+		      "before WELCOME had flags, which it reads as reserved): WELCOME flags 0 "
+		      "(got %" PRId64 ")", old);
+		kcheck(knows == FL_WELCOME_BPF, "welcome flags", "HELLO with FL_HELLO_SYNC: "
+		      "WELCOME flags BPF (got %" PRId64 ")", knows);
+	}
 
 	/* N faults at several sites, exact, for short-lived processes. */
 	{
