@@ -6,6 +6,7 @@
 # E2E_GROUPS="..." too).  Runs as root: some clients and programs drop to
 # nobody.  Daemon and program logs: OUTDIR/GROUP-*.log.
 set -u
+echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 E2E=$(realpath "$1")
 FLD=$(realpath "$2")
 PRELOAD=$(realpath "$3")
