@@ -605,6 +605,25 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 	return o;
 }
 
+/* The sum over CPUs of the program's counter idx (0 when unreadable). */
+static uint64_t stat_sum(__u32 idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0;
+
+	if (!skel || ncpu <= 0)
+		return 0;
+	{
+		__u64 vals[ncpu];
+
+		if (bpf_map__lookup_elem(skel->maps.fl_stats, &idx, sizeof(idx), vals, sizeof(vals),
+					 0) == 0)
+			for (int c = 0; c < ncpu; c++)
+				sum += vals[c];
+	}
+	return sum;
+}
+
 json_object *fld_bpf_stats_json(void)
 {
 	static const char *const names[FL_STAT_NR] = {
@@ -622,16 +641,8 @@ json_object *fld_bpf_stats_json(void)
 	if (!skel || ncpu <= 0)
 		return NULL;
 	o = json_object_new_object();
-	for (__u32 i = 0; i < FL_STAT_NR; i++) {
-		__u64 vals[ncpu];
-		uint64_t sum = 0;
-
-		if (bpf_map__lookup_elem(skel->maps.fl_stats, &i, sizeof(i), vals, sizeof(vals),
-					 0) == 0)
-			for (int c = 0; c < ncpu; c++)
-				sum += vals[c];
-		add(o, names[i], u64(sum));
-	}
+	for (__u32 i = 0; i < FL_STAT_NR; i++)
+		add(o, names[i], u64(stat_sum(i)));
 	add(o, "samples_received", u64(samples_received));
 	return o;
 }
@@ -908,9 +919,21 @@ static void tick_work(void)
 /* Inherited registrations: the program made them; the loop keeps them honest. */
 static void check_inherited(void)
 {
+	static uint64_t made_seen;
 	__u32 key, cur, *prev = NULL, *pids = NULL;
 	size_t n = 0, cap = 0, kept = 0;
 	struct fl_registration reg;
+	uint64_t made = stat_sum(FL_STAT_INHERITED);
+
+	/*
+	 * Nothing to look at unless the program made a registration since the
+	 * last walk (it counts one after its map update: a count read here
+	 * means the entry is in the map for the walk below), or one is still
+	 * waiting.  The walk costs two system calls per registered process.
+	 */
+	if (!num_inh && made == made_seen)
+		return;
+	made_seen = made;
 
 	/* Collected first: deleting while walking would restart the walk. */
 	while (bpf_map__get_next_key(skel->maps.fl_registered, prev, &key, sizeof(key)) == 0) {
