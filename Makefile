@@ -1212,7 +1212,7 @@ all: $(ALL)
 
 .PHONY: check check-unit check-san
 check-unit: $(UNIT)
-	$(Q)CK_FORK=yes $(UNIT)
+	$(Q)echo "kernel: $$(uname -r) ($${VMTEST_WHERE:-host})"; CK_FORK=yes $(UNIT)
 
 # The unit, CLI, discovery and JIT tests again, and 10 s of the stress test,
 # built with ASan + UBSan (check-region runs its own SAN=1 pass).

@@ -5,6 +5,7 @@
 # anything else (fail).  Most run in both modes: "sigbus" (the default,
 # UFFD_FEATURE_SIGBUS) and "helper" (FL_REGION_HELPER_THREAD).
 set -u
+echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 bin=$1
 # ASan (SAN=1) must leave SIGBUS and SIGSEGV to faultline and the kernel:
 # the tests check how the process dies.

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -593,6 +594,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	{
+		/* make vmtest's guest init sets VMTEST_WHERE. */
+		struct utsname u;
+		const char *where = getenv("VMTEST_WHERE");
+
+		if (uname(&u) == 0)
+			printf("kernel: %s (%s)\n", u.release, where ? where : "host");
+	}
 	read_core_pattern();
 
 	test_fault_maps();

@@ -4,6 +4,7 @@
 # Everything but socket activation runs twice: on io_uring, then on the
 # poll(2) fallback (FAULTLINED_NO_IO_URING=1).  Daemon logs: OUTDIR/*.log.
 set -u
+echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 FLD=$(realpath "$1")
 OUT=$(realpath -m "$2")
 C=$OUT/loopclient
