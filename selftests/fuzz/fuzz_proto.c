@@ -73,7 +73,8 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		return false;
 	switch (le(d + 6, 2)) {
 	case 1:		/* HELLO */
-		if (n != 48 || !le(d + 16, 4) || le(d + 20, 4) ||
+		/* flags: FIRST 1, SYNC 2 */
+		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~3ull) ||
 		    le(d + 24, 8) < FL_SHM_HEADER_SIZE || le(d + 24, 8) > FL_PROTO_MAX_REGION ||
 		    !has_nul(d + 32, 16))
 			return false;
@@ -111,6 +112,10 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		    !reference_symbols(d + 24, n - 24, (uint32_t)le(d + 20, 4)))
 			return false;
 		break;
+	case 5:		/* SYNC: the header alone */
+		if (n != HEADER_SIZE)
+			return false;
+		break;
 	case 16:	/* QUERY */
 		if (n != 32 || le(d + 16, 4) < 1 || le(d + 16, 4) > 5)
 			return false;
@@ -119,8 +124,8 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		if (n != 32 || !le(d + 16, 4) || le(d + 20, 4) < 1 || le(d + 20, 4) > 2)
 			return false;
 		break;
-	case 64:	/* WELCOME */
-		if (n != 24 || le(d + 20, 4))
+	case 64:	/* WELCOME; flags: BPF 1 */
+		if (n != 24 || (le(d + 20, 4) & ~1ull))
 			return false;
 		break;
 	case 65:	/* ERROR */
@@ -185,6 +190,9 @@ static void check_message(const struct fl_msg *m, const uint8_t *d, size_t n, si
 		CHECK(fl_symbols_next(m, &pos, &s) == 0);
 		break;
 	}
+	case FL_MSG_SYNC:
+		CHECK(memcmp(&m->sync, d, sizeof(m->sync)) == 0);
+		break;
 	case FL_MSG_QUERY:
 		CHECK(memcmp(&m->query, d, sizeof(m->query)) == 0);
 		break;
