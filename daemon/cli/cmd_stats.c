@@ -175,7 +175,11 @@ static const char *signame(int64_t sig)
 	}
 }
 
-/* The eBPF program's view of a process: totals, stray faults, stray signals. */
+/*
+ * The eBPF program's view of a process: its fault signals (stray ones
+ * too); with --pid, also its page faults, each stray fault signal and the
+ * PCs with the most stray page faults.
+ */
 static void print_kernel(json_object *k, const char *indent)
 {
 	json_object *arr;
@@ -183,11 +187,15 @@ static void print_kernel(json_object *k, const char *indent)
 
 	if (!k)
 		return;
-	printf("%skernel: %llu page faults, %llu at sites, %llu stray; %llu fault signals%s\n",
-	       indent, (unsigned long long)cli_u64(k, "page_faults"),
-	       (unsigned long long)cli_u64(k, "implicit"), (unsigned long long)cli_u64(k, "stray"),
+	printf("%skernel: %llu fault signals, %llu stray", indent,
 	       (unsigned long long)cli_u64(k, "fault_signals"),
-	       cli_bool(k, "complete") ? "" : " (counted since it registered again)");
+	       (unsigned long long)cli_u64(k, "stray_fault_signals"));
+	if (cli_get(k, "page_faults"))
+		printf("; %llu page faults, %llu at sites, %llu stray",
+		       (unsigned long long)cli_u64(k, "page_faults"),
+		       (unsigned long long)cli_u64(k, "implicit"),
+		       (unsigned long long)cli_u64(k, "stray"));
+	printf("%s\n", cli_bool(k, "complete") ? "" : " (counted since it registered again)");
 	n = cli_array(k, "signals", &arr);
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(arr, i);

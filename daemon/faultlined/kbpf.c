@@ -91,6 +91,7 @@ struct fld_kproc {
 };
 
 struct fld_kview {
+	bool with_faults;	/* fl_faults was read (else only fl_signals) */
 	struct fld_kfault *faults;
 	size_t nfaults;
 	struct fld_ksig *sigs;
@@ -342,8 +343,11 @@ static int cmp_sig(const void *a, const void *b)
 	return x->code < y->code ? -1 : x->code > y->code;
 }
 
-/* Loads one map's entries into an array of {key, value} records. */
-static ssize_t load_pairs(struct bpf_map *map, size_t ksz, size_t vsz, void **out)
+/*
+ * Loads one map's entries into an array of {key, value} records: all of
+ * them, or those of one pid (every key starts with the tgid).
+ */
+static ssize_t load_pairs(struct bpf_map *map, size_t ksz, size_t vsz, pid_t only, void **out)
 {
 	void *keys, *vals;
 	unsigned char *pairs;
@@ -357,23 +361,44 @@ static ssize_t load_pairs(struct bpf_map *map, size_t ksz, size_t vsz, void **ou
 		free(vals);
 		return -ENOMEM;
 	}
+	ssize_t kept = 0;
+
 	for (ssize_t i = 0; i < n; i++) {
-		memcpy(pairs + i * (ksz + vsz), (unsigned char *)keys + i * ksz, ksz);
-		memcpy(pairs + i * (ksz + vsz) + ksz, (unsigned char *)vals + i * vsz, vsz);
+		const unsigned char *key = (unsigned char *)keys + i * ksz;
+		__u32 tgid;
+
+		memcpy(&tgid, key, sizeof(tgid));
+		if (only && tgid != (__u32)only)
+			continue;
+		memcpy(pairs + kept * (ksz + vsz), key, ksz);
+		memcpy(pairs + kept * (ksz + vsz) + ksz, (unsigned char *)vals + i * vsz, vsz);
+		kept++;
 	}
 	free(keys);
 	free(vals);
 	*out = pairs;
-	return n;
+	return kept;
 }
 
-struct fld_kview *fld_kview_take(void)
+/* Whether some process's kernel view is read from the maps (not frozen). */
+static bool any_live_view(pid_t only)
+{
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		const struct fld_proc *p = fld_procs[i];
+
+		if (p->k && !p->k->frozen && (!only || p->pid == only))
+			return true;
+	}
+	return false;
+}
+
+struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 {
 	struct fld_kview *v;
 	void *f = NULL, *s = NULL;
-	ssize_t nf, ns;
+	ssize_t nf = 0, ns;
 
-	if (!skel)
+	if (!skel || !any_live_view(only))
 		return NULL;
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -382,16 +407,18 @@ struct fld_kview *fld_kview_take(void)
 		       sizeof(struct fl_fault_key) + sizeof(struct fl_fault_counts), "packed");
 	_Static_assert(sizeof(struct fld_ksig) ==
 		       sizeof(struct fl_signal_key) + sizeof(struct fl_signal_counts), "packed");
-	nf = load_pairs(skel->maps.fl_faults, sizeof(struct fl_fault_key),
-			sizeof(struct fl_fault_counts), &f);
+	if (with_faults)
+		nf = load_pairs(skel->maps.fl_faults, sizeof(struct fl_fault_key),
+				sizeof(struct fl_fault_counts), only, &f);
 	ns = nf < 0 ? nf : load_pairs(skel->maps.fl_signals, sizeof(struct fl_signal_key),
-				      sizeof(struct fl_signal_counts), &s);
+				      sizeof(struct fl_signal_counts), only, &s);
 	if (nf < 0 || ns < 0) {
 		fld_warn("eBPF: reading the maps: %s", strerror((int)-(nf < 0 ? nf : ns)));
 		free(f);
 		free(v);
 		return NULL;
 	}
+	v->with_faults = with_faults;
 	v->faults = f;
 	v->nfaults = (size_t)nf;
 	v->sigs = s;
@@ -542,17 +569,29 @@ static json_object *u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
-json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p)
+json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p,
+				 bool detail)
 {
 	struct pview scratch;
 	const struct pview *pv = pview_for(v, p, &scratch);
 	const struct fld_kproc *k = p->k;
 	json_object *o, *arr;
+	uint64_t at_sites = 0;
 
 	if (!pv)
 		return NULL;
 	o = json_object_new_object();
 	add(o, "complete", json_object_new_boolean(k->complete));
+	add(o, "fault_signals", u64(pv->fault_signals));
+	for (size_t i = 0; i < pv->nsigs; i++)
+		if (is_fault_signal(&pv->sigs[i].k) && is_site(p, pv->sigs[i].k.ip))
+			at_sites += pv->sigs[i].c.count;
+	add(o, "stray_fault_signals", u64(pv->fault_signals - at_sites));
+	add(o, "signal_samples", u64(k->signal_samples));
+	if (!detail)
+		return o;
+	if (!k->frozen && !v->with_faults)
+		goto signals;
 	add(o, "page_faults", u64(pv->total.implicit + pv->total.stray));
 	add(o, "implicit", u64(pv->total.implicit));
 	add(o, "stray", u64(pv->total.stray));
@@ -569,6 +608,7 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 		json_object_array_add(arr, e);
 	}
 	add(o, "stray_faults", arr);
+signals:
 	arr = json_object_new_array();
 	for (size_t i = 0; i < pv->nsigs; i++) {
 		const struct fld_ksig *s = &pv->sigs[i];
@@ -582,10 +622,8 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 		add(e, "site", json_object_new_boolean(is_site(p, s->k.ip)));
 		json_object_array_add(arr, e);
 	}
-	add(o, "fault_signals", u64(pv->fault_signals));
 	add(o, "signals", arr);
 	add(o, "fault_samples", u64(k->fault_samples));
-	add(o, "signal_samples", u64(k->signal_samples));
 	arr = json_object_new_array();
 	for (unsigned i = 0; i < k->nrecent; i++) {
 		/* Oldest first. */
@@ -893,7 +931,7 @@ static void tick_work(void)
 
 	if (!num_purge)
 		return;
-	v = fld_kview_take();
+	v = fld_kview_take(0, true);
 	for (size_t i = 0; i < fld_num_procs; i++) {
 		struct fld_proc *p = fld_procs[i];
 

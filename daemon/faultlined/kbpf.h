@@ -51,10 +51,13 @@ void fld_kproc_free(struct fld_kproc *k);
 void fld_bpf_tick(void);
 
 /*
- * A snapshot of the kernel's maps, taken once per query.  NULL when the
- * program does not run (or the snapshot failed: logged).
+ * A snapshot of the kernel's maps, taken once per query: the entries of
+ * process only (0: of every process); the page fault counts only
+ * with_faults (they can be 65,536 entries: only for a query about one
+ * process).  NULL when the program does not run, no process's view needs
+ * the maps (no live one), or the snapshot failed (logged).
  */
-struct fld_kview *fld_kview_take(void);
+struct fld_kview *fld_kview_take(pid_t only, bool with_faults);
 void fld_kview_free(struct fld_kview *v);
 
 /*
@@ -65,8 +68,14 @@ void fld_kview_free(struct fld_kview *v);
  */
 bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
 			   const struct fld_module *m, const struct fld_site *s, uint64_t *n);
-/* p's "kernel" object for stats --json, or NULL when there is none. */
-json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p);
+/*
+ * p's "kernel" object for stats --json, or NULL when there is none: the
+ * counts only, or with detail (for a query about p alone) the signal
+ * entries, recent signal samples and, when v has them or p has exited, the
+ * page fault counts and the top stray PCs.
+ */
+json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p,
+				 bool detail);
 /* The program's own counters ("bpf_stats"), or NULL when it does not run. */
 json_object *fld_bpf_stats_json(void);
 

@@ -51,7 +51,8 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	return o;
 }
 
-static json_object *proc_json(const struct fld_proc *p, bool sites, const struct fld_kview *v)
+static json_object *proc_json(const struct fld_proc *p, bool sites, const struct fld_kview *v,
+			      bool detail)
 {
 	json_object *o = json_object_new_object();
 	json_object *arr = sites ? json_object_new_array() : NULL;
@@ -82,7 +83,7 @@ static json_object *proc_json(const struct fld_proc *p, bool sites, const struct
 	add(o, "faults", json_object_new_uint64(faults));
 	if (arr)
 		add(o, "sites", arr);
-	if (sites && (kernel = fld_kview_proc_json(v, p)))
+	if (sites && (kernel = fld_kview_proc_json(v, p, detail)))
 		add(o, "kernel", kernel);
 	return o;
 }
@@ -150,8 +151,9 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 	bool found = false;
 
 	fld_session_poll_completions();
+	/* Page fault counts only about one process: all of them is one map dump. */
 	if (m->query.what == FL_QUERY_STATS || m->query.what == FL_QUERY_SITES)
-		v = fld_kview_take();
+		v = fld_kview_take(pid, pid != 0);
 	/* A pid means the live process, else its latest exited one. */
 	for (size_t i = 0; pid && i < fld_num_procs; i++) {
 		const struct fld_proc *p = fld_procs[i];
@@ -179,7 +181,8 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 					m->query.what == FL_QUERY_STACKMAP_PC));
 			break;
 		default:
-			json_object_array_add(procs, proc_json(p, m->query.what != FL_QUERY_PS, v));
+			json_object_array_add(procs, proc_json(p, m->query.what != FL_QUERY_PS, v,
+							       pid != 0));
 			break;
 		}
 	}

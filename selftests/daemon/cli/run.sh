@@ -178,8 +178,23 @@ for s in p["sites"]:
     # The kernel's count of each site equals dispatch's.
     assert s["kernel_faults"] == s["faults"], s
 k = p["kernel"]
-assert k["complete"] is True and k["fault_signals"] == 8 and k["implicit"] == 8, k
+assert k["complete"] is True and k["fault_signals"] == 8 and k["stray_fault_signals"] == 0, k
+# About every process: the counts, not the detail.
+assert "signals" not in k and "page_faults" not in k, k
+EOF
+
+# ---- stats --json --pid: the kernel's view in detail
+run stats_json_pid 0 "$FL" stats --json --pid "$PID"
+py stats_json_pid - "$PID" <<'EOF'
+import json, sys
+pid = int(sys.argv[1])
+d = json.load(open("stats_json_pid.out"))
+[p] = d["processes"]
+k = p["kernel"]
+assert p["pid"] == pid and k["implicit"] == 8 and k["page_faults"] >= 8, k
 assert all(sig["site"] and sig["signal"] == 11 for sig in k["signals"]), k
+assert sum(sig["count"] for sig in k["signals"]) == 8, k
+assert isinstance(k["stray_faults"], list) and isinstance(k["recent_signals"], list), k
 EOF
 
 # ---- the table, both orders, --pid

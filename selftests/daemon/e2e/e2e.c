@@ -2749,7 +2749,8 @@ static int64_t expect_kernel_equal(const char *name, pid_t pid, bool exited)
 		uint64_t total = 0, at_sites = 0;
 		bool good = true;
 
-		if (query(0, FL_QUERY_STATS, 0, 0, &doc) != 0) {
+		/* About pid alone: the kernel view in detail. */
+		if (query(0, FL_QUERY_STATS, (uint32_t)pid, 0, &doc) != 0) {
 			snprintf(why, sizeof(why), "stats query failed");
 			goto again;
 		}
@@ -2981,6 +2982,24 @@ static void group_kernel(void)
 		if (waiter_fail(&w, 1000, 300, 20, "live"))
 			expect_kernel_equal("live, 1,325 faults more", pid, false);
 		{
+			json_object *doc, *p, *k;
+
+			/* About every process: counts only, no map of page faults read. */
+			if (query(0, FL_QUERY_STATS, 0, 0, &doc) == 0) {
+				p = proc_of(doc, pid);
+				k = get(p, "kernel");
+				kcheck(k && json_object_get_uint64(get(k, "fault_signals")) == 1335 &&
+				       json_object_get_uint64(get(k, "stray_fault_signals")) == 0 &&
+				       !get(k, "signals") && !get(k, "page_faults") &&
+				       get(json_object_array_get_idx(get(p, "sites"), 0), "kernel_faults"),
+				       "all processes", "stats of every process: the kernel's counts "
+				       "(1,335 fault signals, kernel_faults) without the detail");
+				json_object_put(doc);
+			} else {
+				fail("all processes", "stats query failed");
+			}
+		}
+		{
 			json_object *doc, *k;
 
 			/* Every fault signal is sampled: the last RECENT are listed. */
@@ -3057,7 +3076,7 @@ static void group_kernel(void)
 				uint64_t sig_count = 0, pf = 0;
 				bool sig_site = true;
 
-				query(0, FL_QUERY_STATS, 0, 0, &doc);
+				query(0, FL_QUERY_STATS, (uint32_t)spid, 0, &doc);
 				k = get(proc_of(doc, spid), "kernel");
 				for (size_t i = 0; i < json_object_array_length(get(k, "signals")); i++) {
 					e = json_object_array_get_idx(get(k, "signals"), i);
