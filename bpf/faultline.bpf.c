@@ -222,7 +222,9 @@ int BPF_PROG(fl_signal_deliver, int sig, struct kernel_siginfo *info,
 			__sync_fetch_and_add(&c->count, 1);
 			c->last_addr = addr;
 		} else {
+			/* The loader then knows its counts are not complete. */
 			stat_inc(FL_STAT_MAP_FULL);
+			stat_inc(FL_STAT_SIGNALS_LOST);
 		}
 	}
 

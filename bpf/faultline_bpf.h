@@ -99,6 +99,7 @@ enum fl_stat {
 	FL_STAT_RB_DROPS,	/* bpf_ringbuf_reserve failures */
 	FL_STAT_MAP_FULL,	/* map updates that failed (never silent) */
 	FL_STAT_INHERITED,	/* forked processes registered by inheritance */
+	FL_STAT_SIGNALS_LOST,	/* fault signals not counted: fl_signals was full */
 	FL_STAT_NR,
 };
 

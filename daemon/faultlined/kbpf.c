@@ -81,6 +81,7 @@ struct pview {
 struct fld_kproc {
 	pid_t pid;
 	bool complete;
+	uint64_t lost_base;	/* FL_STAT_SIGNALS_LOST when it registered */
 	bool exit_pending;	/* exited; frozen at the next tick */
 	bool frozen;
 	struct pview view;	/* frozen: sigs points at own_sigs */
@@ -92,6 +93,7 @@ struct fld_kproc {
 
 struct fld_kview {
 	bool with_faults;	/* fl_faults was read (else only fl_signals) */
+	uint64_t lost;		/* FL_STAT_SIGNALS_LOST when it was read */
 	struct fld_kfault *faults;
 	size_t nfaults;
 	struct fld_ksig *sigs;
@@ -99,6 +101,20 @@ struct fld_kview {
 };
 
 static struct faultline_bpf *skel;
+
+static uint64_t stat_sum(__u32 idx);
+
+/*
+ * Whether k counted every fault signal of its process: its first
+ * registration, and no fault signal (of any process) was lost to a full
+ * map since, as of v (a frozen view was checked when it froze).
+ */
+static bool complete_in(const struct fld_kview *v, const struct fld_kproc *k)
+{
+	if (!k || !k->complete)
+		return false;
+	return k->frozen || (v && v->lost == k->lost_base);
+}
 static struct ring_buffer *rb;
 static uint64_t samples_received;
 
@@ -419,6 +435,7 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 		return NULL;
 	}
 	v->with_faults = with_faults;
+	v->lost = stat_sum(FL_STAT_SIGNALS_LOST);
 	v->faults = f;
 	v->nfaults = (size_t)nf;
 	v->sigs = s;
@@ -543,7 +560,7 @@ bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
 	struct pview scratch;
 	const struct pview *pv;
 
-	if (!p->k || !p->k->complete)
+	if (!complete_in(v, p->k))
 		return false;
 	if (p->k->frozen) {
 		*n = s->kernel_frozen;
@@ -581,7 +598,7 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 	if (!pv)
 		return NULL;
 	o = json_object_new_object();
-	add(o, "complete", json_object_new_boolean(k->complete));
+	add(o, "complete", json_object_new_boolean(complete_in(v, k)));
 	add(o, "fault_signals", u64(pv->fault_signals));
 	for (size_t i = 0; i < pv->nsigs; i++)
 		if (is_fault_signal(&pv->sigs[i].k) && is_site(p, pv->sigs[i].k.ip))
@@ -672,6 +689,7 @@ json_object *fld_bpf_stats_json(void)
 		[FL_STAT_RB_DROPS] = "ring_buffer_drops",
 		[FL_STAT_MAP_FULL] = "map_update_failures",
 		[FL_STAT_INHERITED] = "inherited",
+		[FL_STAT_SIGNALS_LOST] = "signals_lost",
 	};
 	int ncpu = libbpf_num_possible_cpus();
 	json_object *o;
@@ -773,6 +791,7 @@ void fld_bpf_proc_add(struct fld_proc *p, bool first)
 		return;
 	p->k->pid = p->pid;
 	p->k->complete = first;
+	p->k->lost_base = stat_sum(FL_STAT_SIGNALS_LOST);
 	if (bpf_map__update_elem(skel->maps.fl_registered, &pid, sizeof(pid), &reg, sizeof(reg),
 				 BPF_ANY)) {
 		fld_warn("eBPF: pid %d: not counted: %s", (int)p->pid, strerror(errno));
@@ -872,6 +891,11 @@ static void freeze(struct fld_proc *p, const struct fld_kview *v)
 	size_t mismatches = 0;
 
 	view_of(v, p->pid, &pv);
+	if (k->complete && v->lost != k->lost_base) {
+		fld_warn("pid %d (%s): the kernel's signal map was full while it ran: its kernel "
+			 "counts are not complete", (int)p->pid, p->comm);
+		k->complete = false;
+	}
 	for (size_t i = 0; i < p->num_mods; i++) {
 		struct fld_module *m = p->mods[i];
 

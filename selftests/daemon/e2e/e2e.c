@@ -3129,6 +3129,54 @@ static void group_kernel(void)
 		}
 	}
 
+	/*
+	 * The kernel's signal map full (65,536 entries: 70,000 stray PCs): the
+	 * signals it could not count make every view that was counting then
+	 * incomplete (no kernel_faults, no false mismatch), and only those.
+	 */
+	{
+		const char *argv[] = { prog, "strays", "5", "3", "2", "70000", NULL };
+		int64_t lost = bpf_stat("signals_lost");
+		json_object *doc;
+		pid_t live;
+
+		live = start_waiter(&w, 0, 2, 0, 0, "map full");
+		pid = run_prog(argv, "strays", "map full");
+		if (pid > 0 && live > 0 && expect_counts("map full", pid, true, 5, 3, 2, 5)) {
+			kcheck(bpf_stat("signals_lost") > lost, "map full",
+			       "signals_lost counted (%" PRId64 " -> %" PRId64 ")", lost,
+			       bpf_stat("signals_lost"));
+			sleep_ms(300);	/* frozen at the next tick */
+			if (query(0, FL_QUERY_STATS, 0, 0, &doc) == 0) {
+				json_object *a = proc_of(doc, pid), *b = proc_of(doc, live);
+
+				kcheck(!json_object_get_boolean(get(get(a, "kernel"), "complete")) &&
+				       !get(json_object_array_get_idx(get(a, "sites"), 0),
+					    "kernel_faults"),
+				       "map full", "the process that filled it: not complete, no "
+				       "kernel_faults");
+				kcheck(!json_object_get_boolean(get(get(b, "kernel"), "complete")) &&
+				       !get(json_object_array_get_idx(get(b, "sites"), 0),
+					    "kernel_faults"),
+				       "map full", "a process live meanwhile: not complete either");
+				json_object_put(doc);
+			}
+			kcheck(log_has(dlog, "signal map was full"), "map full",
+			       "the daemon logs why");
+		}
+		if (live > 0)
+			proc_end(&w);
+		/* Purged at the next tick: the next process counts completely. */
+		sleep_ms(300);
+		{
+			const char *argv2[] = { prog, "run", "2", "2", "2", NULL };
+
+			pid = run_prog(argv2, "pid", "after map full");
+			if (pid > 0 && expect_counts("after map full", pid, true, 2, 2, 2, 5))
+				expect_kernel_equal("after the map was purged", pid, true);
+		}
+	}
+
 	/* After a daemon restart the kernel did not see everything: no claim. */
 	pid = start_waiter(&w, 0, 4, 0, 0, "restart");
 	if (pid > 0) {
