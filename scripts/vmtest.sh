@@ -22,7 +22,9 @@
 # CONFIG_RD_GZIP: no modules); build a gzip cpio initramfs with
 # busybox-static, bash, the files and their libraries, a static debug-exit
 # helper and an /init that mounts proc, sysfs, devtmpfs, tracefs and bpffs,
-# prints `uname -r`, runs the tests and prints
+# writes /etc/passwd and /etc/group (root, nobody), puts /usr/bin (the
+# copied host tools) before busybox's applets in PATH, exports
+# VMTEST_WHERE="QEMU guest", prints `uname -r`, runs the tests and prints
 # "vmtest: N passed, N failed", then ends QEMU through isa-debug-exit
 # (written 0: QEMU exits 1; written 1: QEMU exits 3).
 #
@@ -158,7 +160,11 @@ printf '%s\n' "$cwd" > "$root/vmtest/cwd"
 cat > "$root/init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# /usr first: the host tools copied in with -f (GNU realpath, install and
+# env, util-linux setpriv and prlimit) take the place of busybox's applets of
+# the same name, which lack options the test scripts use (and busybox's env
+# runs its own applets before any program in PATH).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t devtmpfs devtmpfs /dev
 exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
@@ -168,8 +174,13 @@ mount -t bpf bpf /sys/fs/bpf
 # No tmpfs on /tmp: the initramfs is writable already, and the tree under
 # test may itself live under /tmp (a CI clone) at its host path.
 chmod 1777 /tmp
+# Tests drop to nobody (65534) and name users.
+printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' > /etc/passwd
+printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' > /etc/group
 mount -t tmpfs tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
 ulimit -c 0
+# The tests print where their kernel runs: "kernel: RELEASE (QEMU guest)".
+export VMTEST_WHERE="QEMU guest"
 kernel=$(uname -r)
 echo "vmtest: guest kernel $kernel ($(nproc) CPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo))"
 cd "$(cat /vmtest/cwd)"
