@@ -472,7 +472,12 @@ static void *agent_thread(void *arg)
 		struct pollfd p[2];
 
 		if (sock < 0) {
-			int fd = connect_and_register(1000, 0);
+			/*
+			 * In the background: a daemon slow to answer (busy with
+			 * many registrations) is waited for, rather than left
+			 * and asked again, which only adds to its work.
+			 */
+			int fd = connect_and_register(10000, 0);
 
 			if (fd < 0) {
 				struct timespec ts = { backoff_ms / 1000, (backoff_ms % 1000) * 1000000L };
