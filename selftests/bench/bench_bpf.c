@@ -53,11 +53,8 @@
 
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
+#include "stats.h"
 
-/*
- * Medians and paired ratios as the dispatch benchmarks compute them (their
- * jit.h is mostly a JIT harness this benchmark has no use for).
- */
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "bench_bpf: %s failed: %s\n", what, strerror(err ? -err : errno));
@@ -72,20 +69,6 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts v. */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The median of a[i] / b[i] (or a[i] - b[i]): each pair was measured back
  * to back, so a burst of load from elsewhere falls on both of a pair. */
 static double paired(const double *a, const double *b, int n, bool ratio)
@@ -94,7 +77,7 @@ static double paired(const double *a, const double *b, int n, bool ratio)
 
 	for (int i = 0; i < n; i++)
 		r[i] = ratio ? a[i] / b[i] : a[i] - b[i];
-	return median(r, n);
+	return bench_median(r, (size_t)n);
 }
 
 static int repeat = 15;
@@ -449,7 +432,7 @@ static int run_overhead(struct faultline_bpf *skel)
 	}
 	printf("  %-32s %-33s %s\n", "", "median fault, ns", "mean fault, ns");
 	for (int v = 0; v < NUM_V; v++) {
-		double m = median(med[v], repeat), n = median(mean[v], repeat);
+		double m = bench_median(med[v], (size_t)repeat), n = bench_median(mean[v], (size_t)repeat);
 
 		printf("  %-32s %8.1f [%8.1f .. %8.1f]   %8.1f [%8.1f .. %8.1f]\n", names[v],
 		       m * 1e9, med[v][0] * 1e9, med[v][repeat - 1] * 1e9, n * 1e9,

@@ -33,6 +33,7 @@
 
 #include <faultline/dispatch.h>
 
+#include "stats.h"
 #include "proto/proto.h"
 
 static char sock_path[108];
@@ -44,19 +45,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[(size_t)((double)(n - 1) * p + 0.5)];
 }
 
 static int connect_daemon(void)
@@ -269,7 +257,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	{
-		double w = pct(with, (size_t)runs, 0.5), wo = pct(without, (size_t)runs, 0.5);
+		double w = bench_percentile(with, (size_t)runs, 0.5), wo = bench_percentile(without, (size_t)runs, 0.5);
 
 		printf("Registration (fl_init in a fresh process, median of %d interleaved runs)\n",
 		       runs);
@@ -315,7 +303,7 @@ int main(int argc, char **argv)
 	}
 	printf("\nWith %d registered processes\n", nproc);
 	printf("  stats query (%ld bytes of JSON)  p50 %8.2f ms   p99 %8.2f ms  (%d queries)\n",
-	       sites_json, pct(lat, (size_t)nq, 0.5) * 1e3, pct(lat, (size_t)nq, 0.99) * 1e3, nq);
+	       sites_json, bench_percentile(lat, (size_t)nq, 0.5) * 1e3, bench_percentile(lat, (size_t)nq, 0.99) * 1e3, nq);
 	printf("  daemon RSS                       %ld KiB before, %ld KiB with them: "
 	       "%.1f KiB per process\n", rss0, rss1, (double)(rss1 - rss0) / nproc);
 

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 struct cmd {
 	const char *name;
 	char **argv;
@@ -82,19 +84,6 @@ static int run(struct cmd *c, double *wall, double *cpu)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_exec [-n RUNS] -- NAME_A CMD_A [ARG...] "
@@ -148,8 +137,8 @@ int main(int argc, char **argv)
 				return 1;
 
 	for (k = 0; k < 2; k++) {
-		med_wall[k] = median(c[k].wall, runs);
-		med_cpu[k] = median(c[k].cpu, runs);
+		med_wall[k] = bench_median(c[k].wall, (size_t)runs);
+		med_cpu[k] = bench_median(c[k].cpu, (size_t)runs);
 		printf("  %-36s wall %8.1f ms [%8.1f .. %8.1f]  cpu %8.1f ms  maxrss %7.1f MiB\n",
 		       c[k].name, med_wall[k] * 1e3, c[k].wall[0] * 1e3,
 		       c[k].wall[runs - 1] * 1e3, med_cpu[k] * 1e3, c[k].max_rss_kb / 1024.0);

@@ -25,6 +25,7 @@
 
 #include <faultline/format.h>
 
+#include "stats.h"
 #include "synth.h"
 
 static double now(void)
@@ -33,13 +34,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 struct series {
@@ -53,8 +47,7 @@ static void report(const struct series *s, int n)
 {
 	double med, lo, hi;
 
-	qsort(s->t, (size_t)n, sizeof(double), cmp_double);
-	med = n % 2 ? s->t[n / 2] : (s->t[n / 2 - 1] + s->t[n / 2]) / 2;
+	med = bench_median(s->t, (size_t)n);
 	lo = s->t[0];
 	hi = s->t[n - 1];
 	printf("  %-28s %8.2f ms  [%7.2f .. %7.2f]  %8.0f MB/s  %6.1f Mentries/s\n",

@@ -28,6 +28,7 @@
 
 #include <faultline/dispatch.h>
 
+#include "stats.h"
 #include "synth.h"
 
 /*
@@ -212,13 +213,6 @@ static inline double median_ns(int64_t *t, int n)
 	return (n % 2 ? (double)t[n / 2] : (double)(t[n / 2 - 1] + t[n / 2]) / 2) * 1e-9;
 }
 
-static inline int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Repetitions of one measurement; sorted in place by the summaries. */
 struct series {
 	double *v;
@@ -237,7 +231,7 @@ static inline double series_median(struct series *s)
 {
 	int n = s->n;
 
-	qsort(s->v, (size_t)n, sizeof(double), cmp_double);
+	qsort(s->v, (size_t)n, sizeof(double), bench_cmp_double);
 	return n % 2 ? s->v[n / 2] : (s->v[n / 2 - 1] + s->v[n / 2]) / 2;
 }
 
