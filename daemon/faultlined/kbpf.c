@@ -103,6 +103,7 @@ struct fld_kview {
 static struct faultline_bpf *skel;
 
 static uint64_t stat_sum(__u32 idx);
+static void tick_work(void);
 
 /*
  * Whether k counted every fault signal of its process: its first
@@ -566,8 +567,12 @@ bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
 		*n = s->kernel_frozen;
 		return m->kernel_counted;
 	}
-	/* Counted by PC: another module may be loaded there since. */
-	if (m->removed)
+	/*
+	 * Counted by PC: another module may be loaded there since it was
+	 * unloaded.  A module still loaded when its process exited (which
+	 * marks every module removed) counts until the view is frozen.
+	 */
+	if (m->removed && !m->kernel_counted)
 		return false;
 	pv = pview_for(v, p, &scratch);
 	if (!pv)
@@ -772,8 +777,6 @@ void fld_bpf_sites_remove(const struct fld_proc *p, const struct fld_module *m)
 	if (skel && p->k)
 		site_update(p, m, false);
 }
-
-static void tick_work(void);
 
 void fld_bpf_proc_add(struct fld_proc *p, bool first)
 {
