@@ -43,7 +43,7 @@ struct proc {
 	struct mapping *maps;
 	size_t nmaps, capmaps;
 	uint64_t maps_hash;	/* of the last /proc/PID/maps text read */
-	uid_t uid;		/* owner of /proc/PID (its euid), or -1 */
+	uid_t uid;		/* owner of /proc/PID (its euid); 0 when unknown */
 	bool perfmap_read;
 	char *perfmap_path;
 	struct jit_entry *jit;	/* in file order: later lines win */
@@ -274,8 +274,9 @@ int cli_sym_snapshot(struct cli_sym *s, uint32_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	/* The owner, for its perf map; taken from the open file: the same process. */
-	owner = fstat(fd, &st) ? (uid_t)-1 : st.st_uid;
+	/* The owner, for its perf map; taken from the open file: the same
+	 * process.  Unknown: root's perf map only. */
+	owner = fstat(fd, &st) ? 0 : st.st_uid;
 	text = read_fd(fd, &len, MAX_MAPS_TEXT);
 	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -611,7 +612,9 @@ void cli_sym_lookup(struct cli_sym *s, uint32_t pid, uint64_t ip,
 		p = &s->procs[s->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
-		p->uid = (uid_t)-1;
+		/* Its owner is unknown (and its PID may be someone else's by
+		 * now): only a perf map root wrote is believed. */
+		p->uid = 0;
 	}
 	m = find_mapping(p, ip);
 	if (m && is_file(m)) {

@@ -7,6 +7,8 @@
 #             memory and described in /tmp/perf-PID.map: --json names it
 #             fl_jit_null_load+0x1 with exactly N faults;
 #   jit-link  a perf map that is a symlink is not read (/dev/zero here);
+#   jit-owner a perf map owned by another user than the process's (or
+#             root) is not read;
 #   jvm       OpenJDK 17 (ProfileNpe.java) throws NullPointerExceptions from
 #             JIT-compiled code; the perf map comes from
 #             `jcmd PID Compiler.perfmap`: the top address is a ProfileNpe
@@ -180,6 +182,33 @@ if start_profile jitlink --seconds 20 "$child"; then
 		show "$work/jitlink.out"
 	else
 		ok "jit-link: a perf map symlinked to /dev/zero is not read: $ip is [anon]+0x1"
+	fi
+fi
+rm -f "/tmp/perf-$child.map"
+
+# ---- jit-owner: a perf map someone else owns (here nobody, for a process
+# of root's) is not believed: anyone can write /tmp/perf-PID.map first
+rm -f "$work/go-jitowner"
+"$bin/jit_null" $N "$work/go-jitowner" >"$work/jit_owner.out" &
+child=$!
+wait_for "$work/jit_owner.out" '^ip ' 5
+read -r _ ip _ <"$work/jit_owner.out"
+chown nobody "/tmp/perf-$child.map"
+if start_profile jitowner --seconds 20 "$child"; then
+	touch "$work/go-jitowner"
+	wait "$child"
+	cstatus=$?
+	wait "$prof"
+	pstatus=$?
+	if [ "$cstatus" != 0 ] || [ "$pstatus" != 0 ]; then
+		notok "jit-owner" "jit_null exit $cstatus, profile exit $pstatus"
+		show "$work/jitowner.err"
+	elif ! awk -v ip="$ip" '$5 == ip && $6 == "[anon]+0x1" { found = 1 } END { exit !found }' \
+		"$work/jitowner.out"; then
+		notok "jit-owner" "$ip not named [anon]+0x1"
+		show "$work/jitowner.out"
+	else
+		ok "jit-owner: a perf map owned by nobody for a process of root's is not read: $ip is [anon]+0x1"
 	fi
 fi
 rm -f "/tmp/perf-$child.map"
