@@ -73,12 +73,20 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 		return RETRY;
 	if (!kernel_fault(sig, si))
 		return CHAIN;
+	/*
+	 * Rule 4 without the snapshot: past a region's limit is only ever a
+	 * SIGBUS (userfaultfd's, or the helper's).  A SIGSEGV outside the null
+	 * area cannot be claimed, and need not touch the readers' counters,
+	 * which every thread in the handler shares.
+	 */
+	if (!guarded && sig != SIGBUS)
+		return CHAIN;
 
 	parity = fl_snapshot_enter(&snap);
 	if (!snap)
 		goto out;
 
-	if (!guarded && sig == SIGBUS) {
+	if (!guarded) {
 		const struct fl_snap_region *r = fl_snapshot_region(snap, addr);
 
 		if (r) {
