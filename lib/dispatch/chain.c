@@ -211,8 +211,7 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 	return 0;
 }
 
-/* SIG_DFL for sig in the kernel: the next delivery kills as without us. */
-static void restore_default(int sig)
+void fl_chain_restore_default(int sig)
 {
 	struct sigaction dfl;
 
@@ -302,7 +301,7 @@ static bool off_altstack(int sig, siginfo_t *si, ucontext_t *uc, const struct si
 	sp = (sp - 128) & ~(uintptr_t)15;
 	if (!writable(sp - 8) || !writable(sp - KERNEL_FRAME_BYTES)) {
 		/* force_sigsegv: SIG_DFL, unblocked, and a SIGSEGV. */
-		restore_default(SIGSEGV);
+		fl_chain_restore_default(SIGSEGV);
 		sigdelset(&uc->uc_sigmask, SIGSEGV);
 		if (sig != SIGSEGV || !synchronous)
 			syscall(SYS_tgkill, getpid(), gettid(), SIGSEGV);
@@ -336,7 +335,7 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 		 * signal that was sent is sent again: it is delivered when
 		 * this handler returns (or now; ours runs with SA_NODEFER).
 		 */
-		restore_default(sig);
+		fl_chain_restore_default(sig);
 		if (!synchronous)
 			syscall(SYS_tgkill, getpid(), gettid(), sig);
 		return;

@@ -239,6 +239,13 @@ void fl_chain_record(int sig, const struct sigaction *act);
 /* Remembers libc's SA_RESTORER restorer, reported in recorded actions. */
 void fl_chain_set_restorer(void (*restorer)(void));
 
+/*
+ * Sets SIG_DFL for sig in the kernel, so that its next delivery acts as
+ * without faultline (dies, with the core dump).  The recorded action is
+ * left alone.  Async-signal-safe.
+ */
+void fl_chain_restore_default(int sig);
+
 /* libc's sigaction, never the shim's interposer. */
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 

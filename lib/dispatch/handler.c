@@ -136,11 +136,7 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	enum verdict v;
 
 	if (in_handler) {
-		struct sigaction dfl;
-
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		fl_real_sigaction(sig, &dfl, NULL);
+		fl_chain_restore_default(sig);
 		return;
 	}
 

@@ -161,16 +161,13 @@ static __attribute__((noreturn)) void die_of_sigbus(uint32_t tid, uint64_t addr,
 	struct fl_region_forward f = {
 		.signo = SIGBUS, .code = BUS_ADRERR, .addr = addr, .write = write,
 	};
-	struct sigaction dfl;
 	sigset_t set;
 
 	fl_log(FL_LOG_ERROR,
 	       "region: thread %" PRIu32 " touched %#" PRIx64 " past the committed limit "
 	       "with SIGBUS blocked: the process dies of SIGBUS, as the kernel would have it",
 	       tid, addr);
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	fl_real_sigaction(SIGBUS, &dfl, NULL);
+	fl_chain_restore_default(SIGBUS);
 	tgsigqueueinfo((pid_t)syscall(SYS_gettid), &f);
 	sigemptyset(&set);
 	sigaddset(&set, SIGBUS);
