@@ -266,22 +266,20 @@ int fl_region_commit(struct fl_region *r, size_t bytes)
 
 size_t fl_region_committed(const struct fl_region *r)
 {
-	/* Acquire: pairs with the release stores of commit and reset. */
+	/* Acquire: pairs with the release store of fl_region_commit. */
 	return (size_t)atomic_load_explicit(&r->limit, memory_order_acquire);
 }
 
 int fl_region_reset(struct fl_region *r, size_t bytes)
 {
-	uint64_t limit;
-
-	if (!round_limit(bytes, r->size, r->page_size, &limit))
-		return -EINVAL;
 	/*
 	 * The limit first: a page touched during the madvise is populated
-	 * only below the new limit.  Release: pairs with the acquire loads in
-	 * fl_region_fault and the helper thread.
+	 * only below the new limit.
 	 */
-	atomic_store_explicit(&r->limit, limit, memory_order_release);
+	int err = fl_region_commit(r, bytes);
+
+	if (err)
+		return err;
 	/*
 	 * On anonymous memory registered for missing pages, MADV_DONTNEED
 	 * empties the page tables: the next touch is a missing-page fault
