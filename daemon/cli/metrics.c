@@ -82,21 +82,48 @@ static void proc_labels(FILE *out, json_object *p)
 	fputc('"', out);
 }
 
-/* Whether p is the newest process with its pid (by registration time). */
-static bool newest(json_object *procs, size_t n, json_object *p)
+/*
+ * Which processes are exposed: the newest with each pid (by registration
+ * time; the later one in the document on a tie).  Returns a new array of n
+ * flags, or NULL when out of memory.
+ */
+static bool *newest(json_object *procs, size_t n)
 {
-	int64_t pid = cli_i64(p, "pid");
-	uint64_t reg = cli_u64(p, "registered_ms");
+	bool *keep = calloc(n ? n : 1, sizeof(*keep));
 
+	if (!keep)
+		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		json_object *q = json_object_array_get_idx(procs, i);
+		json_object *p = json_object_array_get_idx(procs, i);
+		int64_t pid = cli_i64(p, "pid");
+		uint64_t reg = cli_u64(p, "registered_ms");
 
-		if (q != p && cli_i64(q, "pid") == pid &&
-		    (cli_u64(q, "registered_ms") > reg ||
-		     (cli_u64(q, "registered_ms") == reg && q > p)))
-			return false;
+		keep[i] = true;
+		for (size_t k = 0; k < n && keep[i]; k++) {
+			json_object *q = json_object_array_get_idx(procs, k);
+
+			if (k != i && cli_i64(q, "pid") == pid &&
+			    (cli_u64(q, "registered_ms") > reg ||
+			     (cli_u64(q, "registered_ms") == reg && k > i)))
+				keep[i] = false;
+		}
 	}
-	return true;
+	return keep;
+}
+
+/* Sample name of every exposed process, its value the process's field key. */
+static void proc_samples(FILE *out, json_object *procs, size_t n, const bool *keep,
+			 const char *name, const char *key)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+
+		if (!keep[i])
+			continue;
+		fprintf(out, "%s{", name);
+		proc_labels(out, p);
+		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, key));
+	}
 }
 
 static int cmp_str(const char *a, const char *b)
@@ -123,7 +150,10 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt)
 	json_object *procs;
 	size_t n = cli_array(doc, "processes", &procs);
 	uint64_t live = 0, exited = 0;
+	bool *keep = newest(procs, n);
 
+	if (!keep)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		if (cli_bool(json_object_array_get_idx(procs, i), "exited"))
 			exited++;
@@ -137,27 +167,11 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt)
 
 	family(out, fmt, "faultline_process_faults", "counter",
 	       "Failed implicit checks claimed in a process, all its sites.");
-	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(procs, i);
-
-		if (!newest(procs, n, p))
-			continue;
-		fputs("faultline_process_faults_total{", out);
-		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, "faults"));
-	}
+	proc_samples(out, procs, n, keep, "faultline_process_faults_total", "faults");
 
 	family(out, fmt, "faultline_process_sites", "gauge",
 	       "Implicit check sites registered by a process.");
-	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(procs, i);
-
-		if (!newest(procs, n, p))
-			continue;
-		fputs("faultline_process_sites{", out);
-		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, "num_sites"));
-	}
+	proc_samples(out, procs, n, keep, "faultline_process_sites", "num_sites");
 
 	family(out, fmt, "faultline_site_faults", "counter",
 	       "Failed implicit checks claimed at one site (its faulting PC).");
@@ -166,11 +180,13 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt)
 		size_t ns = cli_array(p, "sites", &sites), k, m = 0;
 		struct sample *s;
 
-		if (!ns || !newest(procs, n, p))
+		if (!ns || !keep[i])
 			continue;
 		s = calloc(ns, sizeof(*s));
-		if (!s)
+		if (!s) {
+			free(keep);
 			return -1;
+		}
 		for (k = 0; k < ns; k++) {
 			json_object *o = json_object_array_get_idx(sites, k);
 
@@ -200,6 +216,7 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt)
 		}
 		free(s);
 	}
+	free(keep);
 	if (fmt == CLI_OPENMETRICS)
 		fputs("# EOF\n", out);
 	return 0;
