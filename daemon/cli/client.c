@@ -288,7 +288,12 @@ int cli_request(const char *path, uint32_t pid, uint32_t kind, uint64_t arg,
 
 int cli_reply_fail(const char *cmd, const struct cli_reply *r)
 {
-	fprintf(stderr, "faultline: %s: %s\n", cmd, r->msg);
+	fprintf(stderr, "faultline: %s: ", cmd);
+	/* An ERROR's text is whatever the daemon sent: no control characters
+	 * reach the terminal. */
+	for (const char *c = r->msg; *c; c++)
+		fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, stderr);
+	fputc('\n', stderr);
 	return 1;
 }
 

@@ -69,17 +69,19 @@ static void print_location(size_t i, json_object *l)
 {
 	const char *kind = cli_str(l, "kind");
 	int64_t off = cli_i64(l, "offset");
+	/* In unsigned arithmetic: the daemon may send INT64_MIN. */
+	unsigned long long mag = off < 0 ? -(uint64_t)off : (uint64_t)off;
 	char buf[32];
 	const char *reg = reg_name((unsigned)cli_u64(l, "dwarf_reg"), buf, sizeof(buf));
 
 	kind = kind ? kind : "?";
-	printf("      #%zu %-13s ", i, kind);
+	printf("      #%zu %-13s ", i, cli_safe(kind));
 	if (!strcmp(kind, "Register"))
 		printf("%s", reg);
 	else if (!strcmp(kind, "Direct"))
-		printf("%s %c %lld", reg, off < 0 ? '-' : '+', (long long)llabs(off));
+		printf("%s %c %llu", reg, off < 0 ? '-' : '+', mag);
 	else if (!strcmp(kind, "Indirect"))
-		printf("[%s %c %lld]", reg, off < 0 ? '-' : '+', (long long)llabs(off));
+		printf("[%s %c %llu]", reg, off < 0 ? '-' : '+', mag);
 	else if (!strcmp(kind, "Constant"))
 		printf("%lld", (long long)off);
 	else if (!strcmp(kind, "ConstantIndex"))

@@ -134,7 +134,7 @@ static int print_sites(json_object *p, const char *indent, bool handler)
 		return -ENOMEM;
 	/* The eBPF program's count, when the daemon has one for every site. */
 	for (size_t i = 0; i < n; i++)
-		kernel += cli_get(v[i], "kernel_faults") != NULL;
+		kernel += json_object_is_type(cli_get(v[i], "kernel_faults"), json_type_int);
 	kernel = kernel == n;
 	printf("%s%-24s %-28s %-18s ", indent, "MODULE", "FUNCTION", "FAULTING PC");
 	if (handler)
@@ -185,12 +185,12 @@ static void print_kernel(json_object *k, const char *indent)
 	json_object *arr;
 	size_t n;
 
-	if (!k)
+	if (!json_object_is_type(k, json_type_object))
 		return;
 	printf("%skernel: %llu fault signals, %llu stray", indent,
 	       (unsigned long long)cli_u64(k, "fault_signals"),
 	       (unsigned long long)cli_u64(k, "stray_fault_signals"));
-	if (cli_get(k, "page_faults"))
+	if (json_object_is_type(cli_get(k, "page_faults"), json_type_int))
 		printf("; %llu page faults, %llu at sites, %llu stray",
 		       (unsigned long long)cli_u64(k, "page_faults"),
 		       (unsigned long long)cli_u64(k, "implicit"),

@@ -110,6 +110,35 @@ has fake_wrongseq fake_wrongseq.err "a reply to another message"
 has fake_close fake_close.err "closed the connection before answering"
 has fake_eperm fake_eperm.err "faultline: stats: not yours"
 has fake_badmagic fake_badmagic.err "bad message"
+fake escape
+run fake_escape 1 "$FL" stats --socket "$W/fake.sock"
+has fake_escape fake_escape.err "faultline: stats: not ?[31myours"
+unfake
+# A document of wrong types and odd values: every command still answers,
+# from what it can use, and the metrics hold one series per pid.
+fake odd
+run odd_stats 0 "$FL" stats --socket "$W/fake.sock"
+has odd_stats odd_stats.out "$(printf '%-8s %-16s %-7s' 77 new live)"
+# No KERNEL column from a kernel_faults that is not a number, no kernel
+# line from a "kernel" that is not an object.
+py odd_stats -c 'import sys; t = open("odd_stats.out").read(); sys.exit("KERNEL" in t or "kernel:" in t)'
+run odd_ps 0 "$FL" ps --socket "$W/fake.sock"
+run odd_top 0 "$FL" top --iterations 1 --socket "$W/fake.sock"
+run odd_stackmaps 0 "$FL" stackmaps 77 --socket "$W/fake.sock"
+has odd_stackmaps odd_stackmaps.out "#0 Direct        rsp - 9223372036854775808, size 8"
+has odd_stackmaps odd_stackmaps.out "#1 Register?[2J"
+run odd_om 0 "$FL" stats --openmetrics --socket "$W/fake.sock"
+py odd_om <<'EOF2'
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+text = open("odd_om.out").read()
+fams = {f.name: f for f in text_string_to_metric_families(text)}
+procs = [(s.labels["pid"], s.labels["comm"], s.value) for s in fams["faultline_process_faults"].samples]
+# "78" and "not a process" both read as pid 0: one series, the later one.
+assert sorted(procs) == [("0", "", 0), ("77", "new", 2)], procs
+sites = [(s.labels["pid"], s.labels["comm"], s.value) for s in fams["faultline_site_faults"].samples]
+assert sites == [("77", "new", 7)], sites
+EOF2
+unfake
 
 # ---- the daemon
 "$FLD" --socket "$SOCK" --state-dir "$W/state" --log-level info 2>daemon.log &
