@@ -662,13 +662,16 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	return err;
 }
 
-/* Removes mods[i] from the list (order kept).  Under lock. */
+/*
+ * Removes mods[i] from the list, the last taking its place: the order of
+ * the lists does not matter (snapshots are sorted), so a removal that
+ * could not be published is undone by appending.  Under lock.
+ */
 static struct module *module_take(size_t i)
 {
 	struct module *m = mods[i];
 
-	memmove(&mods[i], &mods[i + 1], (num_mods - i - 1) * sizeof(*mods));
-	num_mods--;
+	mods[i] = mods[--num_mods];
 	return m;
 }
 
@@ -682,12 +685,8 @@ int fl_module_unregister(int id)
 			struct module *m = module_take(i);
 
 			err = publish(&m, 1);
-			if (err) {
-				/* Not published: the handler still has it. */
-				memmove(&mods[i + 1], &mods[i], (num_mods - i) * sizeof(*mods));
-				mods[i] = m;
-				num_mods++;
-			}
+			if (err)
+				mods[num_mods++] = m;	/* the handler still has it */
 			break;
 		}
 	}
@@ -986,14 +985,11 @@ int fl_table_region_remove(struct fl_region *r)
 	for (size_t i = 0; i < num_regions; i++) {
 		if (regions[i] != r)
 			continue;
-		memmove(&regions[i], &regions[i + 1], (num_regions - i - 1) * sizeof(*regions));
-		num_regions--;
+		/* As module_take. */
+		regions[i] = regions[--num_regions];
 		err = publish(NULL, 0);
-		if (err) {
-			memmove(&regions[i + 1], &regions[i], (num_regions - i) * sizeof(*regions));
-			regions[i] = r;
-			num_regions++;
-		}
+		if (err)
+			regions[num_regions++] = r;	/* the handler still has it */
 		break;
 	}
 	pthread_mutex_unlock(&lock);
