@@ -143,8 +143,9 @@ static int call(const char *path, const void *msg, size_t len, uint32_t seq,
 	fd = connect_daemon(path, r);
 	if (fd < 0)
 		return fd;
-	if (send(fd, msg, len, MSG_NOSIGNAL) != (ssize_t)len) {
-		ret = fail(r, -errno, "faultlined at %s: send: %s", path, strerror(errno));
+	ret = fl_proto_send(fd, msg, len, NULL, 0, 0);
+	if (ret) {
+		ret = fail(r, ret, "faultlined at %s: send: %s", path, strerror(-ret));
 		goto out;
 	}
 	for (;;) {

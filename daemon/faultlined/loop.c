@@ -23,6 +23,10 @@
 
 #include "dlog.h"
 #include "loop_internal.h"
+#include "proto/proto.h"
+
+_Static_assert(FLD_LOOP_MAX_FDS <= FL_PROTO_MAX_FDS,
+	       "fl_proto_send carries every descriptor a message may queue");
 
 uint64_t fld_loop__now_ns(void)
 {
@@ -320,34 +324,6 @@ void fld_loop__readable(struct fld_loop *l, struct fld_client *c)
 	}
 }
 
-/* Returns 0 when sent, -EAGAIN when the socket is full, or another -errno. */
-static int send_one(struct fld_client *c, const void *buf, size_t len, const int *fds,
-		    size_t nfds)
-{
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int) * FLD_LOOP_MAX_FDS)];
-	} cbuf;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds) {
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.b;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cbuf.h.cmsg_level = SOL_SOCKET;
-		cbuf.h.cmsg_type = SCM_RIGHTS;
-		cbuf.h.cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(&cbuf.h), fds, sizeof(int) * nfds);
-	}
-	for (;;) {
-		if (sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
 static void send_failed(struct fld_client *c, int err)
 {
 	char why[128];
@@ -363,7 +339,7 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 
 	c->want_write = 0;
 	while (!c->dead && (o = c->qhead)) {
-		err = send_one(c, o->buf, o->len, o->fds, o->nfds);
+		err = fl_proto_send(c->fd, o->buf, o->len, o->fds, o->nfds, MSG_DONTWAIT);
 		if (err == -EAGAIN) {
 			c->want_write = 1;
 			l->be->want_write(l, c);
@@ -402,7 +378,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 	if (nfds > FLD_LOOP_MAX_FDS)
 		return -EINVAL;
 	if (!c->qhead) {
-		err = send_one(c, buf, len, fds, nfds);
+		err = fl_proto_send(c->fd, buf, len, fds, nfds, MSG_DONTWAIT);
 		if (err == 0)
 			return 0;
 		if (err == -EMSGSIZE)

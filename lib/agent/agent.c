@@ -210,38 +210,6 @@ void fl_agent_module_removed(int id)
  * The connection
  */
 
-static int send_msg(int fd, const void *buf, size_t len, const int *fds, size_t nfds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	for (;;) {
-		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-
-		if (n == (ssize_t)len)
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		return n < 0 ? -errno : -EIO;
-	}
-}
-
 static int send_hello(int fd, uint32_t flags)
 {
 	struct fl_msg_hello h;
@@ -256,7 +224,7 @@ static int send_hello(int fd, uint32_t flags)
 	h.region_size = l.size;
 	memcpy(h.comm, comm, sizeof(h.comm));
 	h.comm[FL_PROTO_COMM - 1] = 0;
-	return send_msg(fd, &h, sizeof(h), &region_fd, 1);
+	return fl_proto_send(fd, &h, sizeof(h), &region_fd, 1, 0);
 }
 
 static int send_module(int fd, struct amod *m)
@@ -283,7 +251,7 @@ static int send_module(int fd, struct amod *m)
 	a.name_len = (uint32_t)name_len;
 	memcpy(buf, &a, sizeof(a));
 	memcpy(buf + sizeof(a), m->name, name_len);
-	err = send_msg(fd, buf, len, &m->fd, m->fd >= 0 ? 1 : 0);
+	err = fl_proto_send(fd, buf, len, &m->fd, m->fd >= 0 ? 1 : 0, 0);
 	if (err)
 		return err;
 	return fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
@@ -297,7 +265,7 @@ static int send_remove(int fd, int id)
 	memset(&r, 0, sizeof(r));
 	fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), ++seq);
 	r.module = (uint32_t)id;
-	return send_msg(fd, &r, sizeof(r), NULL, 0);
+	return fl_proto_send(fd, &r, sizeof(r), NULL, 0, 0);
 }
 
 /*
@@ -366,7 +334,7 @@ static int sync_daemon(int fd, int timeout_ms)
 	memset(&s, 0, sizeof(s));
 	want = ++seq;
 	fl_proto_header(&s, FL_MSG_SYNC, sizeof(s), want);
-	err = send_msg(fd, &s, sizeof(s), NULL, 0);
+	err = fl_proto_send(fd, &s, sizeof(s), NULL, 0, 0);
 	if (err)
 		return err;
 	if (poll(&p, 1, timeout_ms) != 1)

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -24,15 +23,7 @@ static int send_buf(int fd, char *buf, size_t len, uint32_t module, uint32_t cou
 	s.module = module;
 	s.count = count;
 	memcpy(buf, &s, sizeof(s));
-	for (;;) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n == (ssize_t)len)
-			return 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		return n < 0 ? -errno : -EIO;
-	}
+	return fl_proto_send(fd, buf, len, NULL, 0, 0);
 }
 
 /*

@@ -2,9 +2,10 @@
 /*
  * The faultline protocol (docs/protocol.md): messages on the daemon's
  * SOCK_SEQPACKET socket and the shared region's layout.  Encoding,
- * decoding and validation only: no I/O, no allocation.  Shared by the
- * process side (lib/agent/) and the daemon, which decodes what any client
- * sends with this code (fuzzed: selftests/fuzz/fuzz_proto.c).
+ * decoding and validation, no allocation; the only I/O is fl_proto_send
+ * (sock.c).  Shared by the process side (lib/agent/), the command-line
+ * tool and the daemon, which decodes what any client sends with this code
+ * (fuzzed: selftests/fuzz/fuzz_proto.c).
  */
 #ifndef FL_PROTO_PROTO_H
 #define FL_PROTO_PROTO_H
@@ -217,6 +218,16 @@ int fl_symbols_next(const struct fl_msg *m, size_t *pos, struct fl_symbol *s);
  * length.
  */
 size_t fl_proto_header(void *buf, enum fl_msg_type type, size_t length, uint32_t seq);
+
+/*
+ * Sends one message of len bytes on the protocol socket fd, with nfds (at
+ * most FL_PROTO_MAX_FDS) descriptors attached; flags are added to
+ * MSG_NOSIGNAL (MSG_DONTWAIT for a non-blocking sender).  Retries on EINTR.
+ * Returns 0 on success, -errno on failure (-EAGAIN: the socket is full,
+ * -EINVAL: too many descriptors).  Thread-safe; not async-signal-safe.
+ */
+int fl_proto_send(int fd, const void *buf, size_t len, const int *fds, size_t nfds,
+		  int flags);
 
 /* ------------------------------------------------------------------------
  * The shared region
