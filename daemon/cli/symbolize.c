@@ -5,12 +5,12 @@
  * An address in a file mapping becomes a file offset (address - start +
  * the mapping's offset), then an ELF address through the PT_LOAD segment
  * that holds that file offset, then a function through .symtab (or .dynsym
- * for a stripped file).  This is what perf does too; it is independent of
+ * for a stripped file): fl_elf_file_address and fl_elf_function_containing
+ * of the discovery layer.  This is what perf does too; it is independent of
  * the load bias, so it works for PIE, shared libraries and ET_EXEC alike.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <faultline/discovery.h>
+
 #include "symbolize.h"
 
 /* Bounds on what is read from files other processes control. */
 #define MAX_MAPS_TEXT (64u << 20)
 #define MAX_PERFMAP (256u << 20)
+#define MAX_ELF (1u << 30)
 
 struct mapping {
 	uint64_t start, end;	/* [start, end) */
@@ -50,23 +53,9 @@ struct proc {
 	size_t njit, capjit;
 };
 
-struct elf_func {
-	uint64_t addr, size;
-	const char *name;	/* in elf_file.names */
-};
-
-struct elf_seg {
-	uint64_t offset, vaddr, filesz;
-};
-
 struct elf_file {
 	char *path;
-	bool is_elf;
-	struct elf_seg *segs;
-	size_t nsegs;
-	struct elf_func *funcs;	/* sorted by addr */
-	size_t nfuncs;
-	char *names;		/* every name, NUL-separated */
+	struct fl_elf *elf;	/* NULL: not an ELF file we could read */
 };
 
 struct cli_sym {
@@ -96,8 +85,6 @@ static int grow(void *arr, size_t *cap, size_t n, size_t sz)
 
 struct cli_sym *cli_sym_new(void)
 {
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
 	return calloc(1, sizeof(struct cli_sym));
 }
 
@@ -120,9 +107,7 @@ void cli_sym_free(struct cli_sym *s)
 	}
 	for (i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
-		free(s->files[i].segs);
-		free(s->files[i].funcs);
-		free(s->files[i].names);
+		fl_elf_close(s->files[i].elf);
 	}
 	free(s->procs);
 	free(s->files);
@@ -349,116 +334,24 @@ int cli_sym_snapshot(struct cli_sym *s, uint32_t pid)
  * ELF files
  */
 
-static int cmp_func(const void *a, const void *b)
+/*
+ * Opens the ELF file at f->path (a regular file, read whole, at most
+ * MAX_ELF bytes); a file that is not one we can read is not an error: the
+ * module is named, only its functions are not.
+ */
+static void load_elf(struct elf_file *f)
 {
-	const struct elf_func *x = a, *y = b;
+	struct fl_elf_opts o = { .sz = sizeof(o), .flags = FL_ELF_ANY_MACHINE };
+	int fd = open_regular(f->path, 0, (uid_t)-1);
+	size_t len;
+	char *bytes;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* The sized symbol first: it says where the function ends. */
-	return (x->size == 0) - (y->size == 0);
-}
-
-/* Reads the functions of one symbol table section into f.  Returns 0 or -ENOMEM. */
-static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_file *f)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n, i, names_len = 0, off = 0;
-
-	if (!d || !sh->sh_entsize)
-		return 0;
-	n = sh->sh_size / sh->sh_entsize;
-	/* Two passes: sizes first, so that the names go in one allocation. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (i = 1; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-			int type;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(e, sh->sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (pass == 0) {
-				names_len += strlen(name) + 1;
-				f->nfuncs++;
-				continue;
-			}
-			strcpy(f->names + off, name);
-			f->funcs[f->nfuncs++] = (struct elf_func){ sym.st_value, sym.st_size,
-								   f->names + off };
-			off += strlen(name) + 1;
-		}
-		if (pass == 0) {
-			if (!f->nfuncs)
-				return 0;
-			f->funcs = calloc(f->nfuncs, sizeof(*f->funcs));
-			f->names = malloc(names_len);
-			if (!f->funcs || !f->names)
-				return -ENOMEM;
-			f->nfuncs = 0;
-		}
-	}
-	qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), cmp_func);
-	return 0;
-}
-
-/* Fills f from the file at f->path; a file that is not ELF is not an error. */
-static int load_elf(struct elf_file *f)
-{
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr sh, symtab_sh, dynsym_sh;
-	size_t nph, i;
-	Elf *e;
-	int fd, err = 0;
-
-	fd = open_regular(f->path, 0, (uid_t)-1);
 	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph)) {
-		if (e)
-			elf_end(e);
-		close(fd);
-		return 0;
-	}
-	f->is_elf = true;
-	f->segs = calloc(nph ? nph : 1, sizeof(*f->segs));
-	if (!f->segs) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
-			f->segs[f->nsegs++] = (struct elf_seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	}
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB && !symtab) {
-			symtab = scn;
-			symtab_sh = sh;
-		} else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
-			dynsym = scn;
-			dynsym_sh = sh;
-		}
-	}
-	/* .symtab names static functions too; .dynsym is what a stripped file keeps. */
-	if (symtab)
-		err = read_symtab(e, symtab, &symtab_sh, f);
-	if (!err && !f->nfuncs && dynsym)
-		err = read_symtab(e, dynsym, &dynsym_sh, f);
-out:
-	elf_end(e);
-	close(fd);
-	return err;
+		return;
+	bytes = read_fd(fd, &len, MAX_ELF);
+	if (bytes && fl_elf_open_mem(bytes, len, &o, &f->elf, NULL) != 0)
+		f->elf = NULL;
+	free(bytes);
 }
 
 static struct elf_file *get_elf(struct cli_sym *s, const char *path)
@@ -479,32 +372,6 @@ static struct elf_file *get_elf(struct cli_sym *s, const char *path)
 	/* An unreadable or odd file still names the module: only its functions are lost. */
 	load_elf(f);
 	return f;
-}
-
-static const struct elf_func *find_func(const struct elf_file *f, uint64_t addr)
-{
-	size_t lo = 0, hi = f->nfuncs;
-
-	/* The last function starting at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->funcs[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Walk back over a few for nested or overlapping symbols. */
-	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
-		const struct elf_func *fn = &f->funcs[i - 1];
-
-		if (addr < fn->addr + fn->size)
-			return fn;
-		/* An unsized symbol (hand-written assembly) runs up to the next one. */
-		if (fn->size == 0 && i == lo)
-			return fn;
-	}
-	return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -601,7 +468,6 @@ void cli_sym_lookup(struct cli_sym *s, uint32_t pid, uint64_t ip,
 	const struct mapping *m = NULL;
 	const struct jit_entry *j;
 	const struct elf_file *f;
-	const struct elf_func *fn;
 	uint64_t off;
 
 	memset(info, 0, sizeof(*info));
@@ -623,24 +489,11 @@ void cli_sym_lookup(struct cli_sym *s, uint32_t pid, uint64_t ip,
 		off = ip - m->start + m->pgoff;
 		info->module_offset = off;
 		f = get_elf(s, m->path);
-		if (!f || !f->is_elf)
+		if (!f || !f->elf || fl_elf_file_address(f->elf, off, &info->module_offset))
 			return;
-		for (size_t i = 0; i < f->nsegs; i++) {
-			const struct elf_seg *sg = &f->segs[i];
-
-			if (off >= sg->offset && off - sg->offset < sg->filesz) {
-				info->module_offset = off - sg->offset + sg->vaddr;
-				info->module_offset_is_address = true;
-				break;
-			}
-		}
-		if (!info->module_offset_is_address)
-			return;
-		fn = find_func(f, info->module_offset);
-		if (fn) {
-			info->function = fn->name;
-			info->function_offset = info->module_offset - fn->addr;
-		}
+		info->module_offset_is_address = true;
+		info->function = fl_elf_function_containing(f->elf, info->module_offset,
+							    &info->function_offset);
 		return;
 	}
 	if (!p->perfmap_read)

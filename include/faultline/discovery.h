@@ -224,6 +224,25 @@ int fl_elf_function_address(const struct fl_elf *elf, enum fl_section_kind kind,
 const char *fl_elf_function_name(const struct fl_elf *elf, enum fl_section_kind kind,
 				 size_t address_offset, uint64_t stored);
 
+/*
+ * The function of a linked file (ET_EXEC or ET_DYN) containing link-time
+ * address addr: the STT_FUNC symbol (.symtab, else .dynsym) with the
+ * greatest value at or below addr whose st_size covers it (one without a
+ * size runs up to the next symbol).  Returns its name (valid until
+ * fl_elf_close) with *offset = addr - its value, or NULL (also for ET_REL).
+ * Thread-safe, async-signal-safe.
+ */
+const char *fl_elf_function_containing(const struct fl_elf *elf, uint64_t addr,
+				       uint64_t *offset);
+
+/*
+ * The link-time address of byte file_offset of the file, through the
+ * PT_LOAD segment whose file bytes hold it (e.g. to turn an offset from
+ * /proc/PID/maps into a symbol address).  Returns 0 with *addr set, or
+ * -ENOENT when no segment holds it.  Thread-safe, async-signal-safe.
+ */
+int fl_elf_file_address(const struct fl_elf *elf, uint64_t file_offset, uint64_t *addr);
+
 /* ------------------------------------------------------------------------
  * Loaded modules
  */

@@ -29,6 +29,7 @@
 
 struct func_sym {
 	uint64_t value;
+	uint64_t size;		/* st_size: 0 for hand-written assembly */
 	uint16_t shndx;		/* ET_REL; 0 in linked files */
 	bool undef;		/* SHN_UNDEF with an address: see load_functions */
 	size_t seq;		/* position in the symbol table: ties */
@@ -332,6 +333,7 @@ static int load_functions(struct fl_elf *f)
 			continue;
 		f->funcs[f->nfuncs++] = (struct func_sym){
 			.value = s.st_value,
+			.size = s.st_size,
 			.shndx = f->type == ET_REL ? s.st_shndx : 0,
 			.undef = undef,
 			.seq = i,
@@ -1015,6 +1017,51 @@ const char *fl_elf_function_name(const struct fl_elf *elf, enum fl_section_kind 
 	if (fl_elf_function_address(elf, kind, address_offset, stored, &addr))
 		return NULL;
 	return function_at(elf, 0, addr);
+}
+
+const char *fl_elf_function_containing(const struct fl_elf *elf, uint64_t addr,
+				       uint64_t *offset)
+{
+	size_t lo = 0, hi = elf->nfuncs;
+
+	if (elf->type == ET_REL)
+		return NULL;
+	/* Past the last function whose value is at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->funcs[mid].value <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/*
+	 * A few back, for symbols nested in or overlapping a larger one; an
+	 * unsized symbol (hand-written assembly) runs up to the next one.
+	 */
+	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
+		const struct func_sym *s = &elf->funcs[i - 1];
+
+		if (addr - s->value < s->size || (s->size == 0 && i == lo)) {
+			*offset = addr - s->value;
+			return s->name;
+		}
+	}
+	return NULL;
+}
+
+int fl_elf_file_address(const struct fl_elf *elf, uint64_t file_offset, uint64_t *addr)
+{
+	for (size_t i = 0; i < elf->phnum; i++) {
+		const Elf64_Phdr *ph = &elf->phdr[i];
+
+		if (ph->p_type == PT_LOAD && file_offset >= ph->p_offset &&
+		    file_offset - ph->p_offset < ph->p_filesz) {
+			*addr = file_offset - ph->p_offset + ph->p_vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 void fl_elf_load_info(const struct fl_elf *elf, struct fl_elf_load_info *li)

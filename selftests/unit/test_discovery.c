@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,62 @@ START_TEST(elf_rejects_32_bit_files)
 	ck_assert_int_eq(d.err, -ENOEXEC);
 	ck_assert_ptr_nonnull(strstr(d.msg, "32-bit"));
 	ck_assert_ptr_nonnull(strstr(d.msg, "(memory)"));
+}
+END_TEST
+
+/* A function of this program, for fl_elf_function_containing. */
+__attribute__((noinline)) static int containing_probe(int x)
+{
+	return x * 3 + 1;
+}
+
+/* The main program's load bias and the PT_LOAD segment holding vaddr. */
+struct probe_load {
+	uint64_t vaddr;
+	ElfW(Addr) bias;
+	ElfW(Phdr) seg;
+	int found;
+};
+
+static int find_main_load(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct probe_load *pl = data;
+
+	(void)size;
+	/* The first object dl_iterate_phdr reports is the main program. */
+	pl->bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && pl->vaddr - info->dlpi_addr >= ph->p_vaddr &&
+		    pl->vaddr - info->dlpi_addr - ph->p_vaddr < ph->p_filesz) {
+			pl->seg = *ph;
+			pl->found = 1;
+		}
+	}
+	return 1;
+}
+
+START_TEST(elf_names_the_function_containing_an_address)
+{
+	struct probe_load pl = { .vaddr = (uint64_t)(uintptr_t)containing_probe };
+	struct fl_elf *elf;
+	uint64_t link, off = 99, addr = 0;
+
+	ck_assert_int_eq(containing_probe(1), 4);
+	dl_iterate_phdr(find_main_load, &pl);
+	ck_assert(pl.found);
+	link = pl.vaddr - pl.bias;
+	ck_assert_int_eq(fl_elf_open("/proc/self/exe", NULL, &elf, NULL), 0);
+	ck_assert_str_eq(fl_elf_function_containing(elf, link + 2, &off), "containing_probe");
+	ck_assert_uint_eq(off, 2);
+	ck_assert_ptr_null(fl_elf_function_containing(elf, 0, &off));
+	/* The file offset of the function, as /proc/PID/maps would lead to it. */
+	ck_assert_int_eq(fl_elf_file_address(elf, link - pl.seg.p_vaddr + pl.seg.p_offset, &addr),
+			 0);
+	ck_assert_uint_eq(addr, link);
+	ck_assert_int_eq(fl_elf_file_address(elf, UINT64_MAX, &addr), -ENOENT);
+	fl_elf_close(elf);
 }
 END_TEST
 
@@ -933,6 +990,7 @@ Suite *discovery_suite(void)
 	tcase_add_test(elf, elf_big_endian_file_asks_for_big_endian_stack_maps);
 	tcase_add_test(elf, elf_rejects_32_bit_files);
 	tcase_add_test(elf, elf_rejects_other_machines);
+	tcase_add_test(elf, elf_names_the_function_containing_an_address);
 	tcase_add_test(elf, elf_rejects_files_that_cannot_hold_maps);
 	tcase_add_test(elf, elf_rejects_what_is_not_elf);
 	tcase_add_test(elf, elf_rejects_truncation_at_every_length);
