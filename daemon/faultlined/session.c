@@ -578,6 +578,17 @@ static void finish(size_t i, int status, uint64_t value)
 	pendings[i] = pendings[--num_pendings];
 }
 
+/*
+ * A completion's status as the requester sees it: 0 or a negative errno
+ * (the kernel's range, 1 to 4095), as the protocol says; anything else the
+ * process wrote is a broken answer (and would index strerror with
+ * -INT32_MIN).
+ */
+static int completion_status(int32_t status)
+{
+	return status <= 0 && status >= -4095 ? status : -EPROTO;
+}
+
 void fld_session_poll_completions(void)
 {
 	uint64_t now = mono_ms();
@@ -592,14 +603,22 @@ void fld_session_poll_completions(void)
 			finish(i, -ESRCH, 0);
 			continue;
 		}
-		/* Completions of this process: match them to their requests. */
-		while ((r = fl_ring_pop(&((struct fl_shm_header *)p->region)->completion_head,
+		/*
+		 * Completions of this process: match them to their requests.  At
+		 * most a ring's worth per visit: the process writes head (and
+		 * can write our tail too), and one that keeps moving it while we
+		 * pop must not hold the daemon here.
+		 */
+		for (uint32_t n = 0; n < p->layout.completion_entries; n++) {
+			r = fl_ring_pop(&((struct fl_shm_header *)p->region)->completion_head,
 					&((struct fl_shm_header *)p->region)->completion_tail,
 					(char *)p->region + p->layout.completions_offset,
-					p->layout.completion_entries, &e)) > 0) {
+					p->layout.completion_entries, &e);
+			if (r <= 0)
+				break;
 			for (size_t k = 0; k < num_pendings; k++) {
 				if (pendings[k].pid == p->pid && pendings[k].seq == e.seq) {
-					finish(k, e.status > 0 ? -EPROTO : e.status, e.value);
+					finish(k, completion_status(e.status), e.value);
 					break;
 				}
 			}

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1359,7 +1360,7 @@ enum mod_case {
 	MOD_VALID, MOD_UNSEALED, MOD_NO_WRITE_SEAL, MOD_WRONG_SIZE, MOD_GARBAGE_FM,
 	MOD_FM_COUNT, MOD_SLOT_KIND0, MOD_SLOT_MODULE, MOD_SLOT_PC, MOD_SLOTS_OUTSIDE,
 	MOD_TWICE, MOD_SYMBOLS_RANGE, MOD_REMOVE_UNKNOWN, MOD_HELLO_AGAIN, MOD_QUERY,
-	MOD_RING, MOD_HEADER_SCRIBBLE, MOD_REREGISTER, MOD_REREGISTER_UID,
+	MOD_RING, MOD_HEADER_SCRIBBLE, MOD_REREGISTER, MOD_REREGISTER_UID, MOD_COMPLETIONS,
 };
 
 static const char *const mod_case_name[] = {
@@ -1377,6 +1378,7 @@ static const char *const mod_case_name[] = {
 	"region header scribbled after HELLO (never read again)",
 	"dropped, then registered again: listed once, live, its counts intact",
 	"dropped, then registered again as nobody: stats --pid shows the live registration",
+	"completion ring: a status that is no errno, a head kept moving",
 };
 
 /* SYMBOLS naming site (index in the module) "abc". */
@@ -1405,6 +1407,55 @@ static void send_remove(int fd, uint32_t module)
 	fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), 3);
 	r.module = module;
 	xsend(fd, &r, sizeof(r), NULL, 0, 0);
+}
+
+/*
+ * The completion ring is the process's to write: a status that is no errno
+ * reaches the requester as -EPROTO, and a head kept moving past the tail
+ * (completions, forever, none the one awaited) does not hold the daemon:
+ * the request times out and a query is answered meanwhile.
+ */
+static int fake_completions(struct fake *f)
+{
+	struct fl_shm_header *h = f->region;
+	struct fl_shm_entry *c = (void *)((char *)f->region + f->l.completions_offset);
+	json_object *doc;
+	uint64_t v;
+	pid_t spin;
+	int err, qerr;
+
+	/* The first request's seq is 1: its completion is there before it is asked. */
+	c[0] = (struct fl_shm_entry){ .seq = 1, .status = INT32_MIN };
+	atomic_store_explicit(&h->completion_head, 1, memory_order_release);
+	err = request(0, (uint32_t)getpid(), FL_REQ_PING, 1, &v);
+	if (err != -EPROTO) {
+		printf("a completion of status INT32_MIN answered %d (want %d)", err, -EPROTO);
+		return 1;
+	}
+	c[0].seq = 0;
+	spin = fork();
+	if (spin == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			atomic_store(&h->completion_head, atomic_load(&h->completion_tail) + 1);
+	}
+	if (spin < 0) {
+		printf("fork: %s", strerror(errno));
+		return 1;
+	}
+	err = request(0, (uint32_t)getpid(), FL_REQ_PING, 2, &v);
+	qerr = query(0, FL_QUERY_PS, (uint32_t)getpid(), 0, &doc);
+	json_object_put(doc);
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	if (err != -ETIMEDOUT || qerr) {
+		printf("with the head kept moving: the request answered %d (want %d), "
+		       "a query %d", err, -ETIMEDOUT, qerr);
+		return 1;
+	}
+	printf("-EPROTO; with the head kept moving, the request timed out and a query "
+	       "was answered");
+	return 0;
 }
 
 /*
@@ -1484,6 +1535,7 @@ static int fake_child(enum mod_case mc)
 	case MOD_HEADER_SCRIBBLE:
 	case MOD_REREGISTER:
 	case MOD_REREGISTER_UID:
+	case MOD_COMPLETIONS:
 	case MOD_RING: {
 		_Atomic uint64_t *ctr = (_Atomic uint64_t *)((char *)f.region + f.l.counters_offset);
 		double end = now() + 3;
@@ -1617,6 +1669,8 @@ static int fake_child(enum mod_case mc)
 			       err, n, st.exited, st.total);
 			return 1;
 		}
+		if (mc == MOD_COMPLETIONS)
+			return fake_completions(&f);
 		if (mc != MOD_RING) {
 			printf("counts 41/42/43 read from its region");
 			return 0;
@@ -2187,7 +2241,7 @@ static void group_security(void)
 	still_serving("malformed messages");
 
 	/* A registered fake process: MODULE_ADD and shared region abuse. */
-	for (int mc = MOD_VALID; mc <= MOD_REREGISTER_UID; mc++)
+	for (int mc = MOD_VALID; mc <= MOD_COMPLETIONS; mc++)
 		fake_case((enum mod_case)mc);
 	still_serving("MODULE_ADD and region abuse");
 
