@@ -526,6 +526,39 @@ static void module_take_sites(struct module *m, struct sites *s)
  * Public API
  */
 
+/*
+ * fork: both locks are held across it, so that the child never inherits
+ * one locked by a thread it does not have, nor the lists half changed.
+ * Registered after the agent's handlers, so that these run first before
+ * fork (the lock order: refresh_lock, lock, then the agent's lock, which
+ * module_add takes under lock).
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&refresh_lock);
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&refresh_lock);
+}
+
+/*
+ * The child's only thread is not between fl_snapshot_enter and leave (a
+ * chained handler that forks runs after claim left): any count in readers
+ * belongs to a thread that did not come along, and would keep the child's
+ * first grace period waiting for ever.
+ */
+static void fork_child(void)
+{
+	atomic_store(&fl_dispatch.readers[0], 0);
+	atomic_store(&fl_dispatch.readers[1], 0);
+	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&refresh_lock);
+}
+
 int fl_init(const struct fl_init_opts *opts)
 {
 	struct fl_init_opts o;
@@ -574,19 +607,19 @@ out:
 		return err;
 	}
 	if (!(o.flags & FL_INIT_NO_DISCOVERY)) {
-		int r = fl_refresh();
-
-		if (r < 0)
-			return r;
+		err = fl_refresh();
+		if (err > 0)
+			err = 0;
 	}
-	if (!(o.flags & FL_INIT_NO_AGENT)) {
+	if (!err && !(o.flags & FL_INIT_NO_AGENT)) {
 		int r = fl_agent_start(o.socket_path);
 
 		/* Dispatch works without the daemon: say so, go on. */
 		if (r < 0)
 			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
 	}
-	return 0;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	return err;
 }
 
 int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)

@@ -422,6 +422,115 @@ START_TEST(dispatch_survives_registration_churn)
 END_TEST
 
 
+/*
+ * Fork while other threads are inside the table's protocol: a handler
+ * between fl_snapshot_enter and leave (a count the child's grace periods
+ * must not wait for), and a writer in its grace period holding the
+ * registry lock (which the child must not inherit locked).
+ */
+struct forking {
+	struct jit parent_code;
+	struct jit child_code;
+	atomic_int leave;		/* the reader leaves when set */
+	unsigned leave_after_ms;	/* or, if not 0, this long after entering */
+	atomic_int entered;
+};
+
+static void *hold_snapshot(void *arg)
+{
+	struct forking *f = arg;
+	const struct fl_snapshot *snap;
+	unsigned parity = fl_snapshot_enter(&snap);
+
+	atomic_store(&f->entered, 1);
+	if (f->leave_after_ms)
+		usleep(f->leave_after_ms * 1000);
+	else
+		while (!atomic_load(&f->leave))
+			usleep(1000);
+	fl_snapshot_leave(parity);
+	return NULL;
+}
+
+static void *register_parent_code(void *arg)
+{
+	struct forking *f = arg;
+
+	jit_register(&f->parent_code, NULL);
+	return NULL;
+}
+
+/* In the child: a registration publishes, waits a grace period, dispatches. */
+static void child_registers(void *arg)
+{
+	struct forking *f = arg;
+	int id;
+
+	/* A grace period that waits for ever dies of SIGALRM (not Check's). */
+	signal(SIGALRM, SIG_DFL);
+	alarm(10);
+	id = jit_register(&f->child_code, NULL);
+	if (id <= 0)
+		_exit(3);
+	if (f->child_code.load(NULL) != -1)
+		_exit(4);
+	_exit(fl_module_unregister(id) == 0 ? 0 : 5);
+}
+
+static void forking_init(struct forking *f)
+{
+	memset(f, 0, sizeof(*f));
+	init_jit_only();
+	jit_make(&f->parent_code);
+	jit_map(&f->parent_code, 1, 3);
+	jit_make(&f->child_code);
+	jit_map(&f->child_code, 1, 3);
+}
+
+START_TEST(fork_child_ignores_parent_threads_in_the_handler)
+{
+	struct forking f;
+	pthread_t reader;
+	int status;
+
+	forking_init(&f);
+	ck_assert_int_eq(pthread_create(&reader, NULL, hold_snapshot, &f), 0);
+	while (!atomic_load(&f.entered))
+		usleep(1000);
+	status = in_child(child_registers, &f);
+	atomic_store(&f.leave, 1);
+	pthread_join(reader, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %#x (SIGALRM: its grace period waited for a parent thread)",
+		      status);
+}
+END_TEST
+
+START_TEST(fork_during_a_grace_period_leaves_the_child_unlocked)
+{
+	struct forking f;
+	pthread_t reader, writer;
+	uint64_t epoch;
+	int status;
+
+	forking_init(&f);
+	f.leave_after_ms = 300;
+	epoch = atomic_load(&fl_dispatch.epoch);
+	ck_assert_int_eq(pthread_create(&reader, NULL, hold_snapshot, &f), 0);
+	while (!atomic_load(&f.entered))
+		usleep(1000);
+	ck_assert_int_eq(pthread_create(&writer, NULL, register_parent_code, &f), 0);
+	/* The writer is in its grace period, under the registry lock. */
+	while (atomic_load(&fl_dispatch.epoch) == epoch)
+		usleep(1000);
+	status = in_child(child_registers, &f);
+	pthread_join(reader, NULL);
+	pthread_join(writer, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %#x (SIGALRM: it inherited the registry locked)", status);
+}
+END_TEST
+
 static void exit_42(int sig)
 {
 	(void)sig;
@@ -503,6 +612,8 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, dispatch_runs_on_a_minimal_sigaltstack);
 	tcase_add_test(tc, dispatch_survives_registration_churn);
 	tcase_add_test(tc, dispatch_fault_inside_handler_dies_by_default_action);
+	tcase_add_test(tc, fork_child_ignores_parent_threads_in_the_handler);
+	tcase_add_test(tc, fork_during_a_grace_period_leaves_the_child_unlocked);
 	suite_add_tcase(s, tc);
 	return s;
 }
