@@ -162,16 +162,33 @@ static const char *get_str(json_object *o, const char *key)
 		json_object_get_string(v) : NULL;
 }
 
+/* An integer field as written (-1 when missing or not an integer: get_u64 reads -1 as 0). */
+static int64_t get_id(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ?
+		json_object_get_int64(v) : -1;
+}
+
+/*
+ * Restores one process.  Returns 0, -EINVAL for an entry whose pid or uid
+ * no process can have (the uid decides who sees it; a pid is matched with
+ * a new registration's), or -ENOMEM.
+ */
 static int restore_proc(json_object *po)
 {
 	json_object *mods, *v;
 	struct fld_proc *p;
 	char comm[FL_PROTO_COMM] = { 0 };
 	const char *c = get_str(po, "comm");
+	int64_t pid = get_id(po, "pid"), uid = get_id(po, "uid");
 
+	if (pid <= 0 || pid > INT_MAX || uid < 0 || uid >= (uid_t)-1)
+		return -EINVAL;
 	if (c)
 		strncpy(comm, c, sizeof(comm) - 1);
-	p = fld_proc_add((pid_t)get_u64(po, "pid"), (uid_t)get_u64(po, "uid"), comm);
+	p = fld_proc_add((pid_t)pid, (uid_t)uid, comm);
 	if (!p)
 		return -ENOMEM;
 	p->exited = true;
@@ -224,7 +241,8 @@ static int restore_proc(json_object *po)
 
 int fld_state_load(const char *dir)
 {
-	json_object *doc, *procs;
+	json_object *doc, *procs, *version;
+	size_t skipped = 0;
 	int n;
 
 	n = snprintf(path, sizeof(path), "%s/state.json", dir);
@@ -241,12 +259,26 @@ int fld_state_load(const char *dir)
 		json_object_put(doc);
 		return 0;
 	}
+	/* Another version's fields may mean other things: not guessed at. */
+	if (!json_object_object_get_ex(doc, "version", &version) ||
+	    !json_object_is_type(version, json_type_int) || json_object_get_int64(version) != 1) {
+		fld_warn("state: %s is not of version 1; starting empty", path);
+		json_object_put(doc);
+		return 0;
+	}
 	for (size_t i = 0; i < json_object_array_length(procs); i++) {
 		json_object *po = json_object_array_get_idx(procs, i);
+		int err = json_object_is_type(po, json_type_object) ? restore_proc(po) : -EINVAL;
 
-		if (json_object_is_type(po, json_type_object) && restore_proc(po) != 0)
+		if (err == -ENOMEM) {
+			fld_warn("state: out of memory restoring %s; the rest is left out", path);
 			break;
+		}
+		skipped += err != 0;
 	}
+	if (skipped)
+		fld_warn("state: %zu entries of %s without a valid pid and uid: left out",
+			 skipped, path);
 	fld_info("state: %zu processes restored from %s", fld_num_procs, path);
 	json_object_put(doc);
 	return 0;

@@ -787,6 +787,7 @@ static pid_t run_prog(const char *const argv[], const char *word, const char *na
 }
 
 static int ps_entries(json_object *doc, pid_t pid);
+static void state_file_checked(void);
 
 /* ------------------------------------------------------------------------
  * Group: counts
@@ -1091,6 +1092,52 @@ static void group_restart(void)
 		expect_counts("second kill -9: the late process restored", cpid, true, 2, 2, 2, 5);
 	rc = daemon_stop();
 	check(rc == 0, "SIGTERM: faultlined exits 0", "exit %d", rc);
+	state_file_checked();
+}
+
+/* Writes text as state.json, starts the daemon on it; returns ps's entries or -1. */
+static int restored_from(const char *text)
+{
+	char path[PATH_MAX + 16];
+	json_object *doc;
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "%s/state.json", state_dir);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		fail("state.json", "cannot write %s", path);
+		return -1;
+	}
+	if (daemon_start())
+		return -1;
+	if (query(0, FL_QUERY_PS, 0, 0, &doc) == 0) {
+		n = (int)nprocs(doc);
+		if (n == 1 && json_object_get_int(get(proc_at(doc, 0), "pid")) != 12345)
+			n = -1;
+		json_object_put(doc);
+	}
+	daemon_stop();
+	return n;
+}
+
+/*
+ * state.json is read back, not trusted: a file of another version is not
+ * guessed at, and an entry whose pid or uid no process can have (the uid
+ * decides who sees it) is left out.
+ */
+static void state_file_checked(void)
+{
+	int n;
+
+	n = restored_from("{\"version\":2,\"processes\":[{\"pid\":12345,\"uid\":0}]}");
+	check(n == 0, "state.json of version 2: starting empty", "%d processes restored", n);
+	n = restored_from("{\"version\":1,\"processes\":[{\"pid\":0,\"uid\":0},"
+			  "{\"pid\":-5,\"uid\":0},{\"pid\":1099511627776,\"uid\":0},"
+			  "{\"pid\":777,\"uid\":4294967295},{\"pid\":778,\"uid\":-1},7,"
+			  "{\"pid\":12345,\"uid\":0,\"comm\":\"valid\"}]}");
+	check(n == 1, "state.json entries with no valid pid or uid left out, the valid one "
+	      "restored", "%d processes restored (want 1, pid 12345)", n);
 }
 
 /* ------------------------------------------------------------------------
