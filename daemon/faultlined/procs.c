@@ -121,11 +121,9 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	static uint64_t exits;
 	size_t exited = 0;
 
+	/* Frozen (and marked removed), modules keep their counts: the region is no longer needed. */
 	for (size_t i = 0; i < p->num_mods; i++)
 		fld_module_freeze(p, p->mods[i]);
-	/* Frozen modules keep their counts: the region is no longer needed. */
-	for (size_t i = 0; i < p->num_mods; i++)
-		p->mods[i]->removed = true;
 	if (p->region)
 		munmap(p->region, p->layout.size);
 	p->region = NULL;

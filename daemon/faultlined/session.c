@@ -60,8 +60,6 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static uint32_t reply_seq;
-
 void fld_send_error(struct fld_client *c, uint32_t seq, int err, const char *fmt, ...)
 {
 	char buf[sizeof(struct fl_msg_error) + 512];
@@ -90,7 +88,6 @@ int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t 
 	const size_t room = sizeof(buf) - sizeof(struct fl_msg_reply);
 	int err;
 
-	(void)reply_seq;
 	do {
 		struct fl_msg_reply r;
 		size_t n = len > room ? room : len;
