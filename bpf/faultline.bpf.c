@@ -6,12 +6,11 @@
  * became signals.  Samples go to a ring buffer.
  *
  * One object must load on Debian 12's 6.1 and on 6.18: CO-RE, and nothing
- * newer than 6.1 (bpf_ringbuf_* since 5.8, tp_btf since 5.5).  The
- * exceptions:page_fault_user context is declared here rather than taken from
- * vmlinux.h, because its BTF name changed in 6.16
- * (trace_event_raw_exceptions -> trace_event_raw_x86_exceptions); a plain
- * tracepoint's context is the raw record, whose layout is stable: see
- * /sys/kernel/tracing/events/exceptions/page_fault_user/format.
+ * newer than 6.1 (bpf_ringbuf_* since 5.8, tp_btf since 5.5).  Every attach
+ * point is a BTF-typed raw tracepoint (tp_btf): attaching one needs only the
+ * kernel's BTF, where a classic tracepoint ("tp/...") needs its id from
+ * tracefs, which a fresh machine or a container does not have mounted.  The
+ * arguments are the tracepoint's TP_PROTO, the same on 6.1 and 6.18.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,17 +26,6 @@ char LICENSE[] SEC("license") = "GPL";
  * process, registered or not (the profiling mode). */
 const volatile __u32 sample_every = 64;
 const volatile __u32 profile_all = 0;
-
-/* Local on purpose: see the comment at the top. */
-struct fl_page_fault_ctx {
-	__u16 common_type;
-	__u8 common_flags;
-	__u8 common_preempt_count;
-	__s32 common_pid;
-	unsigned long address;
-	unsigned long ip;
-	unsigned long error_code;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -111,15 +99,23 @@ static __always_inline void add_counts(struct fl_fault_counts *c,
 		__sync_fetch_and_add(&c->ifetch, 1);
 }
 
-SEC("tp/exceptions/page_fault_user")
-int fl_page_fault_user(struct fl_page_fault_ctx *ctx)
+/*
+ * exceptions:page_fault_user, TP_PROTO(unsigned long address, struct pt_regs
+ * *regs, unsigned long error_code): regs are the user registers at the fault.
+ * Attaching it enables the kernel's page fault tracing (its regfunc flips
+ * trace_pagefault_key), so every user page fault on the host runs this: an
+ * unregistered process must leave at the first map lookup.
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
+	     unsigned long err)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct fl_fault_key key = {};
 	struct fl_site_key skey = {};
 	struct fl_fault_counts d = {}, *c;
-	unsigned long ip = ctx->ip, addr = ctx->address, err = ctx->error_code;
+	unsigned long ip;
 	__u64 n;
 
 	stat_inc(FL_STAT_FAULTS);
@@ -127,6 +123,7 @@ int fl_page_fault_user(struct fl_page_fault_ctx *ctx)
 		return 0;
 	n = stat_inc(FL_STAT_COUNTED);
 
+	ip = regs->ip;
 	skey.tgid = tgid;
 	skey.pc = ip;
 	if (bpf_map_lookup_elem(&fl_sites, &skey))

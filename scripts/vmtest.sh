@@ -21,7 +21,8 @@
 # CONFIG_DEVTMPFS, CONFIG_SERIAL_8250_CONSOLE, CONFIG_BLK_DEV_INITRD,
 # CONFIG_RD_GZIP: no modules); build a gzip cpio initramfs with
 # busybox-static, bash, the files and their libraries, a static debug-exit
-# helper and an /init that mounts proc, sysfs, devtmpfs, tracefs and bpffs,
+# helper and an /init that mounts proc, sysfs, devtmpfs and bpffs (not
+# tracefs: nothing needs it),
 # writes /etc/passwd and /etc/group (root, nobody), puts /usr/bin (the
 # copied host tools) before busybox's applets in PATH, exports
 # VMTEST_WHERE="QEMU guest", prints `uname -r`, runs the tests and prints
@@ -169,7 +170,6 @@ mount -t devtmpfs devtmpfs /dev
 exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mount -t tracefs tracefs /sys/kernel/tracing
 mount -t bpf bpf /sys/fs/bpf
 # No tmpfs on /tmp: the initramfs is writable already, and the tree under
 # test may itself live under /tmp (a CI clone) at its host path.

@@ -627,8 +627,7 @@ int cmd_profile(int argc, char **argv)
 	}
 	err = faultline_bpf__attach(skel);
 	if (err) {
-		fail("cannot attach the eBPF program: %s%s", strerror(-err),
-		     err == -ENOENT ? " (is tracefs mounted at /sys/kernel/tracing?)" : "");
+		fail("cannot attach the eBPF program: %s", strerror(-err));
 		goto out;
 	}
 	if (!o.all) {

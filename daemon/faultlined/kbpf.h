@@ -27,8 +27,8 @@
 
 /*
  * Loads and attaches the program unless !wanted, and watches its ring
- * buffer on loop.  When it cannot (no CAP_BPF and CAP_PERFMON, no BTF or
- * tracefs, ...) it says why once, at info level, and the daemon goes on
+ * buffer on loop.  When it cannot (no CAP_BPF and CAP_PERFMON, no BTF,
+ * ...) it says why once, at info level, and the daemon goes on
  * without it.  Returns true when the program runs.
  */
 bool fld_bpf_start(struct fld_loop *loop, bool wanted);
