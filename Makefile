@@ -67,11 +67,23 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # ---------------------------------------------------------------------------
 # Dependencies: scripts/deps.sh installs what is missing and is quick when
-# nothing is.
+# nothing is.  What it installs depends on the goal: make and make install
+# need only the build's packages; make demo adds llc-14; the tests, the
+# benchmarks and the fuzzers need the rest (LLVM, Check, OpenJDK, Node.js,
+# QEMU, ...).  A sub-make of make check has a check-* goal, so it asks for
+# the same.
+
+ifneq ($(filter check check-% vmtest bench bench-% fuzz fuzz-%,$(MAKECMDGOALS)),)
+DEPS_FOR := test
+else ifneq ($(filter demo,$(MAKECMDGOALS)),)
+DEPS_FOR := demo
+else
+DEPS_FOR := build
+endif
 
 .PHONY: deps
 deps:
-	$(Q)scripts/deps.sh
+	$(Q)scripts/deps.sh $(DEPS_FOR)
 
 # ---------------------------------------------------------------------------
 # libfaultline

@@ -1,38 +1,67 @@
 #!/bin/sh
-# Installs every Debian 12 package faultline needs to build, test and run.
-# Idempotent: when everything is already installed it only asks dpkg, once,
-# and exits 0 in well under a second.  Set FL_DEPS_DRY_RUN=1 to print what
-# would be installed without installing it.
+# Installs the Debian 12 packages faultline needs for one purpose:
+#
+#   scripts/deps.sh [build]   building and installing (make, make install)
+#   scripts/deps.sh demo      build, and llc-14 for make demo
+#   scripts/deps.sh test      build, and everything make check, make bench and
+#                             make fuzz run: LLVM's tools and libraries, Check,
+#                             the runtimes (OpenJDK, Node.js), QEMU, busybox
+#
+# The make targets call it with the purpose they need.  Idempotent: when
+# everything is already installed it only asks dpkg, once, and exits 0 in
+# well under a second.  Set FL_DEPS_DRY_RUN=1 to print what would be
+# installed without installing it.
 set -eu
 
-PACKAGES="
-gcc make pkg-config
-clang-14 llvm-14 llvm-14-dev lld-14 libclang-rt-14-dev
-libelf-dev zlib1g-dev
-check libjson-c-dev
+BUILD="
+gcc make pkg-config binutils libc6-dev
+clang-14
+libelf-dev zlib1g-dev libjson-c-dev
 libbpf-dev bpftool liburing-dev
-binutils
+"
+DEMO="
+llvm-14
+"
+TEST="
+llvm-14 llvm-14-dev lld-14 libclang-rt-14-dev
+check
 openjdk-17-jdk-headless nodejs python3
 python3-prometheus-client tmux
-busybox-static qemu-system-x86 cpio libc6-dev
+busybox-static qemu-system-x86 cpio
 "
+
+case "${1:-build}" in
+build) PACKAGES=$BUILD ;;
+demo) PACKAGES="$BUILD $DEMO" ;;
+test) PACKAGES="$BUILD $DEMO $TEST" ;;
+*)
+	echo "usage: deps.sh [build|demo|test]" >&2
+	exit 2
+	;;
+esac
 
 # One dpkg-query for all: it prints "ii" for installed packages and nothing
 # (or another status) for the rest.
+# shellcheck disable=SC2086
 installed=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' $PACKAGES 2>/dev/null |
 	awk '$1 == "ii" { print $2 }')
 missing=
 for p in $PACKAGES; do
 	case " $(echo $installed) " in
 	*" $p "*) ;;
-	*) missing="$missing $p" ;;
+	*)
+		case " $missing " in
+		*" $p "*) ;;
+		*) missing="$missing $p" ;;
+		esac
+		;;
 	esac
 done
 missing=$(echo $missing)
 
 [ -z "$missing" ] && exit 0
 
-echo "deps.sh: installing$missing"
+echo "deps.sh: installing: $missing"
 if [ "${FL_DEPS_DRY_RUN:-0}" = 1 ]; then
 	exit 0
 fi

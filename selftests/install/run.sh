@@ -39,4 +39,16 @@ if nm -D --defined-only "$R/lib/libfaultline.so" | awk '{print $3}' | grep -v '^
 	exit 1
 fi
 "$R/bin/faultline" --version >/dev/null
-echo "install: ok (headers, libraries, pkg-config, man pages, exports)"
+# What each goal installs first: building and installing need only the
+# build's packages, never the test suites' (OpenJDK, Node.js, QEMU, ...).
+for goal in all:build install:build demo:demo check-unit:test bench:test fuzz:test; do
+	got=$(make --no-print-directory -n "${goal%%:*}" 2>/dev/null | grep -o 'scripts/deps.sh [a-z]*' | sort -u)
+	[ "$got" = "scripts/deps.sh ${goal#*:}" ] ||
+		{ echo "install: make ${goal%%:*} runs '$got', not 'scripts/deps.sh ${goal#*:}'"; exit 1; }
+done
+for purpose in build demo test; do
+	FL_DEPS_DRY_RUN=1 scripts/deps.sh $purpose >/dev/null ||
+		{ echo "install: deps.sh $purpose failed"; exit 1; }
+done
+scripts/deps.sh nonsense 2>/dev/null && { echo "install: deps.sh took a bad purpose"; exit 1; }
+echo "install: ok (headers, libraries, pkg-config, man pages, exports, deps per goal)"
