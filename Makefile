@@ -85,6 +85,11 @@ endif
 deps:
 	$(Q)scripts/deps.sh $(DEPS_FOR)
 
+# The tests of everything that loads the eBPF program (check-bpf, the daemon's
+# e2e and CLI tests, check-profile) run as on a fresh machine: in a private
+# mount namespace without tracefs or debugfs (scripts/fresh-ns.sh).
+FRESH_NS := scripts/fresh-ns.sh
+
 # ---------------------------------------------------------------------------
 # libfaultline
 
@@ -1048,7 +1053,7 @@ $(E2E_OUT)/e2e: $(B)/obj/$(E2E_DIR)/e2e.o $(LIB_A)
 
 .PHONY: check-daemon-e2e
 check-daemon-e2e: $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load $(FLD) $(PRELOAD_SO)
-	$(Q)$(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-prog \
+	$(Q)$(FRESH_NS) $(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-prog \
 		$(E2E_OUT)/e2e-load $(E2E_OUT) $(E2E_GROUPS)
 
 # ---- end daemon e2e tests ----
@@ -1064,7 +1069,7 @@ check-daemon-e2e: $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load $(FLD) 
 
 .PHONY: check-daemon-cli
 check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) | deps
-	$(Q)selftests/daemon/cli/run.sh $(CLI) $(FLD) $(B)/tests/daemon/cli
+	$(Q)$(FRESH_NS) selftests/daemon/cli/run.sh $(CLI) $(FLD) $(B)/tests/daemon/cli
 
 # ---- end daemon cli tests ----
 
@@ -1115,7 +1120,7 @@ $(BPF_TEST): $(B)/obj/selftests/bpf/bpf_count.o
 bpf: $(BPF_OBJ) $(BPF_SKEL) $(BPF_TEST)
 
 check-bpf: $(BPF_TEST)
-	$(Q)$(BPF_TEST)
+	$(Q)$(FRESH_NS) $(BPF_TEST)
 
 # ---- end bpf ----
 
@@ -1242,7 +1247,7 @@ $(PROFILE_OUT)/%: $(B)/obj/$(PROFILE_DIR)/%.o
 
 .PHONY: check-profile
 check-profile: $(CLI) $(PROFILE_BINS) | deps
-	$(Q)$(PROFILE_DIR)/run.sh $(CLI) $(PROFILE_OUT)
+	$(Q)$(FRESH_NS) $(PROFILE_DIR)/run.sh $(CLI) $(PROFILE_OUT)
 
 # ---- end profile ----
 
@@ -1277,11 +1282,22 @@ CHECKS := check-unit check-cli check-docs check-install check-conformance check-
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-bpf check-profile check-vm \
 	check-fuzz check-san
 
+# After each step, scripts/leftovers.sh looks for a process the step left
+# running (a daemon, a test program, QEMU): the step fails, and the process
+# is killed, so that the next step and the next run start clean.  Processes
+# of the tree that ran before make check began are not its own.
 check: all
-	$(Q)failed=; for t in $(CHECKS); do \
+	$(Q)failed=; start=$$(date +%s); \
+	scripts/leftovers.sh --list $(CURDIR) > $(B)/check-running-before; \
+	for t in $(CHECKS); do \
 		echo "==> make $$t"; \
+		t0=$$(date +%s); \
 		$(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
+		scripts/leftovers.sh $(CURDIR) "make $$t" $(B)/check-running-before || \
+			failed="$$failed $$t(left-processes)"; \
+		echo "==> make $$t: $$(( $$(date +%s) - t0 )) s"; \
 	done; \
+	echo "make check: $$(( $$(date +%s) - start )) s"; \
 	if [ -n "$$failed" ]; then echo "make check: FAILED:$$failed"; exit 1; fi; \
 	echo "make check: all passed ($(CHECKS))"
 
