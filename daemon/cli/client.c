@@ -68,27 +68,33 @@ static int fail(struct cli_reply *r, int err, const char *fmt, ...)
 	return err;
 }
 
+/*
+ * Connects without blocking, and believes only a daemon of root or of this
+ * user: anyone else may have bound the path first to show made-up figures.
+ */
 static int connect_daemon(const char *path, struct cli_reply *r)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, err;
+	uint32_t uid = 0;
+	int fd = fl_proto_connect(path, 0, &uid);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return fail(r, -ENAMETOOLONG, "%s: the socket path is too long", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return fail(r, -errno, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		err = errno;
-		close(fd);
-		if (err == ENOENT || err == ECONNREFUSED)
-			return fail(r, -err, "faultlined is not running at %s (%s)", path,
-				    strerror(err));
-		return fail(r, -err, "cannot connect to faultlined at %s: %s", path,
-			    strerror(err));
+	if (fd >= 0)
+		return fd;
+	switch (fd) {
+	case -ENAMETOOLONG:
+		return fail(r, fd, "%s: the socket path is too long", path);
+	case -ENOENT:
+	case -ECONNREFUSED:
+		return fail(r, fd, "faultlined is not running at %s (%s)", path, strerror(-fd));
+	case -EAGAIN:
+		return fail(r, fd, "faultlined at %s is not accepting connections (stopped, "
+			    "or its backlog is full)", path);
+	case -EPERM:
+		return fail(r, fd, "%s is served by uid %u, neither root nor you (uid %u): "
+			    "not believing it", path, uid, (unsigned)geteuid());
+	default:
+		return fail(r, fd, "cannot connect to faultlined at %s: %s", path,
+			    strerror(-fd));
 	}
-	return fd;
 }
 
 static int64_t mono_ms(void)
@@ -168,7 +174,7 @@ static int call(const char *path, const void *msg, size_t len, uint32_t seq,
 			goto out;
 		}
 		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
 			ret = fail(r, -errno, "faultlined at %s: %s", path, strerror(errno));

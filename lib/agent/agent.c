@@ -68,6 +68,7 @@ static bool started;
 /* The process's name, read in the thread that started the agent. */
 static char comm[FL_PROTO_COMM];
 static bool warned;
+static bool peer_warned;	/* about a daemon of another uid */
 
 const char *fl_agent_socket_path(void)
 {
@@ -153,6 +154,8 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	a->stackmap_size = m->stackmap_size;
 	a->sm_functions = m->sm_functions;
 	if (m->sections_fd >= 0)
+		a->fd = fcntl(m->sections_fd, F_DUPFD_CLOEXEC, FL_AGENT_MIN_FD);
+	if (m->sections_fd >= 0 && a->fd < 0)
 		a->fd = fcntl(m->sections_fd, F_DUPFD_CLOEXEC, 3);
 	if (!a->name || !a->pcs || (m->sections_fd >= 0 && a->fd < 0)) {
 		amod_free(a);
@@ -356,20 +359,36 @@ static int sync_daemon(int fd, int timeout_ms)
  */
 static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	struct pollfd p;
 	char buf[256];
 	struct fl_msg m;
+	uint32_t uid = 0;
 	ssize_t n;
 	int fd, err;
 
 	if (!path[0])
 		return -ENOENT;
-	memcpy(sa.sun_path, path, sizeof(path));
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* Never blocks: a stopped daemon, or one whose backlog is full, is -EAGAIN. */
+	fd = fl_proto_connect(path, FL_AGENT_MIN_FD, &uid);
+	if (fd == -EPERM) {
+		if (!peer_warned) {
+			peer_warned = true;
+			fl_log(FL_LOG_WARN, "%s is served by uid %u, neither root nor this "
+			       "process's uid %u: not registering with it", path, uid,
+			       (unsigned)geteuid());
+		}
+		return fd;
+	}
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		return fd;
+	/*
+	 * Sends block again, for a while: the daemon reads a connection's
+	 * messages ten at a time (the socket's queue), so a burst of modules
+	 * must wait for it; but never longer than timeout_ms a message.
+	 */
+	if (fcntl(fd, F_SETFL, 0) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
 		err = -errno;
 		goto fail;
 	}

@@ -2,11 +2,15 @@
 /*
  * Sending one message on the protocol's SOCK_SEQPACKET socket, with the
  * file descriptors it carries: the one sendmsg the agent, the daemon and
- * the command-line tool all need.
+ * the command-line tool all need; and connecting to the daemon, which the
+ * agent and the command-line tool share.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "proto/proto.h"
 
@@ -44,4 +48,53 @@ int fl_proto_send(int fd, const void *buf, size_t len, const int *fds, size_t nf
 			continue;
 		return n < 0 ? -errno : -EIO;
 	}
+}
+
+int fl_proto_connect(const char *path, int min_fd, uint32_t *peer_uid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t n = strlen(path);
+	int fd, err;
+
+	if (n == 0 || n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, n + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (min_fd > 0 && fd < min_fd) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, min_fd);
+
+		/* Out of high numbers: the low one is still correct. */
+		if (high >= 0) {
+			close(fd);
+			fd = high;
+		}
+	}
+	/*
+	 * A Unix socket connects at once or not at all: with the peer's
+	 * backlog full it fails with EAGAIN rather than EINPROGRESS.
+	 */
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (errno == EINTR)
+			continue;
+		err = -errno;
+		goto fail;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (peer_uid)
+		*peer_uid = (uint32_t)cred.uid;
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		err = -EPERM;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
 }
