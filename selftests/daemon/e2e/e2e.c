@@ -13,6 +13,12 @@
  * to OUTDIR.  Prints "ok - NAME" or
  * "FAIL - NAME: DETAIL" per check, then "GROUP: P passed, F failed";
  * exits 1 when a check failed.
+ *
+ * No check depends on how fast the machine is: every wait is for an event
+ * (a daemon listening, a count reached, a reply, a line from a program),
+ * ended by it, and bounded by WAIT_S only so that a broken daemon cannot
+ * hang the test; times are printed as figures ("# ..."), never compared.
+ * Every process the driver starts dies with it, also when it dies early.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +49,13 @@
 #include "proto/proto.h"
 
 #define NOBODY 65534
+
+/*
+ * How long to wait for something that must happen: minutes, for QEMU's TCG
+ * on a busy 2-core machine.  A slow machine only makes a wait longer.
+ */
+#define WAIT_S 300
+#define WAIT_MS (WAIT_S * 1000)
 
 static const char *group, *outdir, *dir, *fld, *preload, *prog, *loadprog;
 static char sock_path[108], state_dir[PATH_MAX];
@@ -107,6 +120,80 @@ static void sleep_ms(int ms)
 }
 
 /* ------------------------------------------------------------------------
+ * The processes the driver starts
+ */
+
+/*
+ * In a child forked by parent, after any change of uid (a change of
+ * credentials clears the setting): SIGKILL when the parent dies, however
+ * it dies, so that a driver ended by a failed check, a crash or a kill
+ * leaves no daemon or program behind.  A parent already gone (before the
+ * prctl) ends the child here.  Only the main thread forks: the signal
+ * follows the thread that forked, not the process.
+ */
+static void die_with(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(125);
+}
+
+/* The daemons and programs started and not reaped yet, for the end. */
+static pid_t running[64];
+
+static void kid_add(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+		if (running[i] <= 0) {
+			running[i] = pid;
+			return;
+		}
+}
+
+static void kid_gone(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+		if (running[i] == pid)
+			running[i] = 0;
+}
+
+/*
+ * Waits up to WAIT_S for pid to exit, then kills it; returns its wait
+ * status (-1 when it had to be killed).
+ */
+static int reap(pid_t pid)
+{
+	double end = now() + WAIT_S;
+	int status = -1;
+
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			status = -1;
+			break;
+		}
+		sleep_ms(10);
+	}
+	kid_gone(pid);
+	return status;
+}
+
+static pid_t driver_pid;
+
+/* At the driver's end, however it returns: what is still running is killed. */
+static void kill_kids(void)
+{
+	if (getpid() != driver_pid)
+		return;	/* a forked child that called exit() */
+	for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+		if (running[i] > 0) {
+			kill(running[i], SIGKILL);
+			waitpid(running[i], NULL, 0);
+			running[i] = 0;
+		}
+}
+
+/* ------------------------------------------------------------------------
  * The daemon
  */
 
@@ -124,13 +211,54 @@ static bool log_has(const char *path, const char *needle)
 	return found;
 }
 
+/*
+ * Waits until a line of the daemon's log holds needle (and needle2, when
+ * not NULL); false after WAIT_S.
+ */
+static bool log_wait(const char *needle, const char *needle2)
+{
+	double end = now() + WAIT_S;
+
+	for (;;) {
+		FILE *f = fopen(dlog, "r");
+		char line[1024];
+		bool found = false;
+
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, needle) && (!needle2 || strstr(line, needle2));
+		if (f)
+			fclose(f);
+		if (found)
+			return true;
+		if (now() > end)
+			return false;
+		sleep_ms(50);
+	}
+}
+
 /* The kernel group's other daemons: an extra option, another user. */
 static const char *daemon_extra;
 static uid_t daemon_uid;
 
-/* Starts faultlined on sock_path with state_dir; waits for it to listen. */
+static void daemon_kill9(void)
+{
+	if (dpid > 0) {
+		kill(dpid, SIGKILL);
+		waitpid(dpid, NULL, 0);
+		kid_gone(dpid);
+	}
+	dpid = -1;
+}
+
+/*
+ * Starts faultlined on sock_path with state_dir; waits for it to listen.
+ * A daemon that does not is killed: the next start must not orphan it.
+ */
 static int daemon_start(void)
 {
+	pid_t parent = getpid();
+	double end = now() + WAIT_S;
+	daemon_kill9();
 	snprintf(dlog, sizeof(dlog), "%s/%s-daemon.%d.log", outdir, group, ++dlogs);
 	dpid = fork();
 	if (dpid < 0)
@@ -144,33 +272,28 @@ static int daemon_start(void)
 		dup2(fd, 2);
 		if (daemon_uid && (setgroups(0, NULL) || setgid(daemon_uid) || setuid(daemon_uid)))
 			_exit(126);
+		die_with(parent);
 		execl(fld, fld, "--socket", sock_path, "--state-dir", state_dir,
 		      "--log-level", "debug", daemon_extra, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 200; i++) {
+	kid_add(dpid);
+	while (now() < end) {
 		if (log_has(dlog, "listening on"))
 			return 0;
 		if (waitpid(dpid, NULL, WNOHANG) == dpid) {
+			kid_gone(dpid);
 			dpid = -1;
 			break;
 		}
 		sleep_ms(25);
 	}
+	daemon_kill9();
 	fail("daemon start", "faultlined did not start listening (log: %s)", dlog);
 	return -1;
 }
 
-static void daemon_kill9(void)
-{
-	if (dpid > 0) {
-		kill(dpid, SIGKILL);
-		waitpid(dpid, NULL, 0);
-	}
-	dpid = -1;
-}
-
-/* SIGTERM; returns the exit status, or -1. */
+/* SIGTERM; returns the exit status, or -1 (killed when it did not exit). */
 static int daemon_stop(void)
 {
 	int status;
@@ -178,10 +301,9 @@ static int daemon_stop(void)
 	if (dpid <= 0)
 		return -1;
 	kill(dpid, SIGTERM);
-	if (waitpid(dpid, &status, 0) != dpid)
-		status = -1;
+	status = reap(dpid);
 	dpid = -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static bool daemon_alive(void)
@@ -213,7 +335,7 @@ static int daemon_nfds(void)
 static int conn(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	double end = now() + 3;
+	double end = now() + WAIT_S;
 	int fd;
 
 	memcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
@@ -271,14 +393,13 @@ static ssize_t xrecv(int fd, void *buf, size_t size, int timeout_ms)
 }
 
 /*
- * Reads until the daemon closes the connection (within 3 s); returns 1
- * when it did, 0 when it did not.  *err: the code of an ERROR received, or
- * 0.
+ * Reads until the daemon closes the connection (by end, a now() time);
+ * returns 1 when it did, 0 when it did not.  *err: the code of an ERROR
+ * received, or 0.
  */
-static int dropped(int fd, int *err)
+static int dropped_by(int fd, int *err, double end)
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
-	double end = now() + 3;
 
 	if (err)
 		*err = 0;
@@ -297,6 +418,12 @@ static int dropped(int fd, int *err)
 			*err = m.error.err;
 	}
 	return 0;
+}
+
+/* The same within WAIT_S. */
+static int dropped(int fd, int *err)
+{
+	return dropped_by(fd, err, now() + WAIT_S);
 }
 
 static size_t mk_query(void *buf, uint32_t what, uint32_t pid, uint64_t arg)
@@ -383,7 +510,7 @@ static int exchange(const void *msg, size_t len, char **text)
 		return fd;
 	err = xsend(fd, msg, len, NULL, 0, 0);
 	if (!err)
-		err = read_reply(fd, text, 10000);
+		err = read_reply(fd, text, WAIT_MS);
 	close(fd);
 	return err;
 }
@@ -398,6 +525,7 @@ static int exchange_as(uid_t uid, const void *msg, size_t len, char **text)
 	pid_t pid;
 	size_t cap = 4096, n = 0;
 	char *buf;
+	pid_t parent = getpid();
 
 	if (uid == geteuid())
 		return exchange(msg, len, text);
@@ -412,6 +540,7 @@ static int exchange_as(uid_t uid, const void *msg, size_t len, char **text)
 		close(pfd[0]);
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			_exit(1);
+		die_with(parent);
 		r = exchange(msg, len, &t);
 		(void)!write(pfd[1], &r, sizeof(r));
 		if (t)
@@ -567,13 +696,13 @@ static void pstat_str(const struct pstat *s, char *buf, size_t size)
 }
 
 /*
- * Waits (up to secs) until stats says pid is listed once, exited or not as
- * given, with exactly these counts; ok or FAIL with what it says.
+ * Waits until stats says pid is listed once, exited or not as given, with
+ * exactly these counts; ok or FAIL with what it says (after WAIT_S).
  */
 static bool expect_counts(const char *name, pid_t pid, bool exited, uint64_t l, uint64_t s,
-			  uint64_t r, double secs)
+			  uint64_t r)
 {
-	double end = now() + secs;
+	double end = now() + WAIT_S;
 	struct pstat st = { 0 };
 	char detail[512];
 	int err = 0;
@@ -621,6 +750,7 @@ struct proc {
 /* Starts argv[0] (prog or load) as uid, with FAULTLINE_SOCKET; preload: LD_PRELOAD. */
 static int proc_spawn(struct proc *p, uid_t uid, bool with_preload, const char *const argv[])
 {
+	pid_t parent = getpid();
 	int in[2], out[2];
 
 	memset(p, 0, sizeof(*p));
@@ -641,6 +771,7 @@ static int proc_spawn(struct proc *p, uid_t uid, bool with_preload, const char *
 			dup2(fd, 2);
 		if (uid != geteuid() && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 			_exit(126);
+		die_with(parent);
 		setenv("FAULTLINE_SOCKET", sock_path, 1);
 		if (with_preload)
 			setenv("LD_PRELOAD", preload, 1);
@@ -649,6 +780,7 @@ static int proc_spawn(struct proc *p, uid_t uid, bool with_preload, const char *
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
+	kid_add(p->pid);
 	close(in[0]);
 	close(out[1]);
 	p->in = in[1];
@@ -689,16 +821,13 @@ static int proc_line(struct proc *p, char *line, size_t size, int timeout_ms)
 	}
 }
 
-/* How long proc_expect_pid waits for its line. */
-static int expect_ms = 10000;
-
 /* Expects a line "WORD PID" (the process's pid, or another); returns it or -1. */
 static pid_t proc_expect_pid(struct proc *p, const char *word, const char *name)
 {
 	char line[256];
 	int pid;
 
-	if (proc_line(p, line, sizeof(line), expect_ms) != 0 ||
+	if (proc_line(p, line, sizeof(line), WAIT_MS) != 0 ||
 	    strncmp(line, word, strlen(word)) || line[strlen(word)] != ' ' ||
 	    sscanf(line + strlen(word), "%d", &pid) != 1) {
 		fail(name, "expected \"%s PID\" from the program, got \"%s\"", word, line);
@@ -720,7 +849,7 @@ static int proc_say(struct proc *p, const char *fmt, ...)
 	return write(p->in, line, (size_t)n) == n ? 0 : -EPIPE;
 }
 
-/* Closes stdin and waits; returns the exit status (or -1). */
+/* Closes stdin and waits; returns the exit status (or -1, also when killed). */
 static int proc_end(struct proc *p)
 {
 	int status;
@@ -730,11 +859,10 @@ static int proc_end(struct proc *p)
 	if (p->in >= 0)
 		close(p->in);
 	p->in = -1;
-	if (waitpid(p->pid, &status, 0) != p->pid)
-		status = -1;
+	status = reap(p->pid);
 	close(p->out);
 	p->pid = -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* prog wait L S R as uid: returns the pid (ready), or -1. */
@@ -759,7 +887,7 @@ static bool waiter_fail(struct proc *p, int l, int s, int r, const char *name)
 	char line[256];
 
 	if (proc_say(p, "fail %d %d %d\n", l, s, r) != 0 ||
-	    proc_line(p, line, sizeof(line), 10000) != 0 || strcmp(line, "ok")) {
+	    proc_line(p, line, sizeof(line), WAIT_MS) != 0 || strcmp(line, "ok")) {
 		fail(name, "the program did not fail its checks: %s", line);
 		return false;
 	}
@@ -811,12 +939,13 @@ static void group_counts(void)
 		pid = run_prog(argv, "pid", "short-lived");
 		if (pid > 0)
 			expect_counts("short-lived process: exact counts after exit", pid, true, 3, 5,
-				      7, 5);
+				      7);
 	}
 	{
 		int bad = 0;
 		pid_t pids[20];
 		char detail[512] = "";
+		double end;
 
 		for (int i = 0; i < 20; i++) {
 			char a[3][16];
@@ -827,8 +956,9 @@ static void group_counts(void)
 			snprintf(a[2], sizeof(a[2]), "%d", 2 * i);
 			pids[i] = run_prog(argv, "pid", "20 short-lived processes");
 		}
+		/* One deadline for the 20: a failing run does not wait 20 times. */
+		end = now() + WAIT_S;
 		for (int i = 0; i < 20; i++) {
-			double end = now() + 5;
 			struct pstat st;
 
 			for (;;) {
@@ -857,10 +987,10 @@ static void group_counts(void)
 	/* Long-lived: queried while it runs, then after it exits. */
 	pid = start_waiter(&p, 0, 10, 20, 30, "long-lived");
 	if (pid > 0) {
-		expect_counts("long-lived process: counts while it runs", pid, false, 10, 20, 30, 5);
+		expect_counts("long-lived process: counts while it runs", pid, false, 10, 20, 30);
 		if (waiter_fail(&p, 1, 2, 3, "long-lived"))
 			expect_counts("long-lived process: counts grow while it runs", pid, false, 11,
-				      22, 33, 5);
+				      22, 33);
 
 		/* Sites and stack maps of a live process. */
 		if (query(0, FL_QUERY_SITES, (uint32_t)pid, 0, &doc) == 0) {
@@ -907,8 +1037,7 @@ static void group_counts(void)
 		}
 		rc = proc_end(&p);
 		check(rc == 0, "long-lived process exits cleanly", "exit %d", rc);
-		expect_counts("long-lived process: final counts after exit", pid, true, 11, 22, 33,
-			      5);
+		expect_counts("long-lived process: final counts after exit", pid, true, 11, 22, 33);
 	}
 
 	/* Multi-threaded: 4 threads. */
@@ -918,7 +1047,7 @@ static void group_counts(void)
 		pid = run_prog(argv, "pid", "multi-threaded");
 		if (pid > 0)
 			expect_counts("multi-threaded process (4 threads): exact counts", pid, true,
-				      400, 800, 1200, 5);
+				      400, 800, 1200);
 	}
 
 	/* Forking: the child is a process of its own, with its own counts. */
@@ -929,13 +1058,9 @@ static void group_counts(void)
 			double ms = -1;
 
 			child = -1;
-			if (proc_line(&p, line, sizeof(line), 10000) == 0 &&
-			    sscanf(line, "child %d %lf", &child, &ms) == 2)
-				/* The child registers before fork returns: a round trip, not more. */
-				check(ms >= 0 && ms < 50,
-				      "fork returns in the child within 50 ms (registered, region copied)",
-				      "%.1f ms", ms);
-			else
+			/* The child registers before fork returns: a round trip, a figure. */
+			if (proc_line(&p, line, sizeof(line), WAIT_MS) != 0 ||
+			    sscanf(line, "child %d %lf", &child, &ms) != 2)
 				fail("forking process", "expected \"child PID MS\", got \"%s\"", line);
 			printf("# fork in a registered process: %.1f ms in the child\n", ms);
 			pid = proc_expect_pid(&p, "parent", "forking process");
@@ -944,9 +1069,9 @@ static void group_counts(void)
 				check(child != pid, "fork: the child has a pid of its own",
 				      "child %d, parent %d", (int)child, (int)pid);
 				expect_counts("forking process: the parent's own counts (before and after fork)",
-					      pid, true, 8, 10, 12, 5);
+					      pid, true, 8, 10, 12);
 				expect_counts("forking process: the child listed as its own process, with its own counts",
-					      child, true, 7, 8, 9, 5);
+					      child, true, 7, 8, 9);
 			} else {
 				fail("forking process", "exit %d", rc);
 			}
@@ -979,7 +1104,8 @@ static void group_churn(void)
 		fail("churn", "cannot start %s", prog);
 		return;
 	}
-	if (proc_line(&p, line, sizeof(line), 120000) != 0 ||
+	/* 1,000 forks (up to a minute under TCG), the whole of them bounded. */
+	if (proc_line(&p, line, sizeof(line), 4 * WAIT_MS) != 0 ||
 	    sscanf(line, "churn %d %d", &pid, &hung) != 2) {
 		fail("churn", "expected \"churn PID HUNG\", got \"%s\"", line);
 		kill(p.pid, SIGKILL);
@@ -1022,6 +1148,43 @@ static int ps_entries(json_object *doc, pid_t pid)
 	return n;
 }
 
+/*
+ * Waits until the daemon's state.json lists each of the n pids as exited:
+ * what a daemon killed then leaves to the next one.  FAIL after WAIT_S.
+ */
+static bool state_lists_exited(const char *name, const pid_t *pids, size_t n)
+{
+	char path[PATH_MAX + 16];
+	double end = now() + WAIT_S;
+	size_t found;
+
+	snprintf(path, sizeof(path), "%s/state.json", state_dir);
+	for (;;) {
+		/* Written to a temporary file and renamed: never half a file. */
+		json_object *doc = json_object_from_file(path), *procs = get(doc, "processes");
+
+		found = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; procs && k < json_object_array_length(procs); k++) {
+				json_object *p = json_object_array_get_idx(procs, k);
+
+				if (json_object_get_int(get(p, "pid")) == pids[i] &&
+				    json_object_get_boolean(get(p, "exited"))) {
+					found++;
+					break;
+				}
+			}
+		json_object_put(doc);
+		if (found == n)
+			return true;
+		if (now() > end)
+			break;
+		sleep_ms(50);
+	}
+	fail(name, "%s lists %zu of the %zu processes as exited", path, found, n);
+	return false;
+}
+
 static void group_restart(void)
 {
 	struct proc a, c;
@@ -1039,10 +1202,9 @@ static void group_restart(void)
 	}
 	if (apid < 0 || bpid < 0)
 		return;
-	expect_counts("before kill -9: the running process", apid, false, 5, 6, 7, 5);
-	expect_counts("before kill -9: the exited process", bpid, true, 1, 2, 3, 5);
-	/* The state is written within a tick (50 ms) of a change. */
-	sleep_ms(300);
+	expect_counts("before kill -9: the running process", apid, false, 5, 6, 7);
+	expect_counts("before kill -9: the exited process", bpid, true, 1, 2, 3);
+	state_lists_exited("before kill -9: state.json", &bpid, 1);
 	daemon_kill9();
 
 	/* While the daemon is down: counts go on in the process; a new one starts. */
@@ -1052,12 +1214,12 @@ static void group_restart(void)
 	if (daemon_start())
 		return;
 	expect_counts("after kill -9 and restart: the running process re-registered, counts intact",
-		      apid, false, 6, 7, 8, 10);
+		      apid, false, 6, 7, 8);
 	expect_counts("after kill -9 and restart: the exited process restored from state.json",
-		      bpid, true, 1, 2, 3, 5);
+		      bpid, true, 1, 2, 3);
 	if (cpid > 0)
 		expect_counts("a process started while the daemon was down registers when it comes up",
-			      cpid, false, 2, 2, 2, 10);
+			      cpid, false, 2, 2, 2);
 	if (query(0, FL_QUERY_PS, 0, 0, &doc) == 0) {
 		int na = ps_entries(doc, apid), nb = ps_entries(doc, bpid);
 
@@ -1075,21 +1237,25 @@ static void group_restart(void)
 	waiter_fail(&a, 10, 0, 0, "restart");
 	rc = proc_end(&a);
 	check(rc == 0, "the re-registered process exits cleanly", "exit %d", rc);
-	expect_counts("the re-registered process's final counts", apid, true, 16, 7, 8, 5);
+	expect_counts("the re-registered process's final counts", apid, true, 16, 7, 8);
 	if (cpid > 0)
 		proc_end(&c);
 	if (cpid > 0)
-		expect_counts("the late process's final counts", cpid, true, 2, 2, 2, 5);
-	sleep_ms(300);
+		expect_counts("the late process's final counts", cpid, true, 2, 2, 2);
+	{
+		pid_t gone[3] = { apid, bpid, cpid };
+
+		state_lists_exited("second kill -9: state.json", gone, cpid > 0 ? 3 : 2);
+	}
 	daemon_kill9();
 	if (daemon_start())
 		return;
 	expect_counts("second kill -9: the re-registered process's final counts restored", apid,
-		      true, 16, 7, 8, 5);
+		      true, 16, 7, 8);
 	expect_counts("second kill -9: the first exited process still there", bpid, true, 1, 2,
-		      3, 5);
+		      3);
 	if (cpid > 0)
-		expect_counts("second kill -9: the late process restored", cpid, true, 2, 2, 2, 5);
+		expect_counts("second kill -9: the late process restored", cpid, true, 2, 2, 2);
 	rc = daemon_stop();
 	check(rc == 0, "SIGTERM: faultlined exits 0", "exit %d", rc);
 	state_file_checked();
@@ -1157,8 +1323,8 @@ static void group_request(void)
 	npid = start_waiter(&n, NOBODY, 1, 0, 0, "request (process of nobody)");
 	if (apid < 0 || npid < 0)
 		return;
-	expect_counts("request: root's process registered", apid, false, 0, 0, 0, 5);
-	expect_counts("request: nobody's process registered", npid, false, 1, 0, 0, 5);
+	expect_counts("request: root's process registered", apid, false, 0, 0, 0);
+	expect_counts("request: nobody's process registered", npid, false, 1, 0, 0);
 
 	err = request(0, (uint32_t)apid, FL_REQ_PING, 12345, &v);
 	check(!err && v == 12345, "ping: REPLY with the value", "err %d value %" PRIu64, err, v);
@@ -1194,7 +1360,7 @@ static void group_request(void)
 
 		bpid = run_prog(argv, "pid", "request");
 		if (bpid > 0) {
-			expect_counts("request: a process that exited", bpid, true, 0, 0, 0, 5);
+			expect_counts("request: a process that exited", bpid, true, 0, 0, 0);
 			err = request(0, (uint32_t)bpid, FL_REQ_PING, 1, &v);
 			check(err == -ESRCH, "ping to an exited process: -ESRCH", "err %d", err);
 		}
@@ -1212,7 +1378,7 @@ static void group_request(void)
 			json_object *doc;
 
 			if (xsend(fd, msg, mk_request(msg, (uint32_t)apid, FL_REQ_PING, 1000 + i), NULL,
-				  0, 0) || read_reply(fd, &text, 5000)) {
+				  0, 0) || read_reply(fd, &text, WAIT_MS)) {
 				bad++;
 				break;
 			}
@@ -1229,7 +1395,7 @@ static void group_request(void)
 		for (int i = 0; fd >= 0 && i < 8; i++) {
 			json_object *doc;
 
-			if (read_reply(fd, &text, 5000)) {
+			if (read_reply(fd, &text, WAIT_MS)) {
 				bad += 8 - i;
 				break;
 			}
@@ -1320,7 +1486,7 @@ static int fake_hello(struct fake *f)
 	if (fd < 0)
 		return fd;
 	if (xsend(fd, msg, mk_hello(msg, getpid(), f->l.size), &f->fd, 1, 0) ||
-	    (n = xrecv(fd, buf, sizeof(buf), 3000)) <= 0 ||
+	    (n = xrecv(fd, buf, sizeof(buf), WAIT_MS)) <= 0 ||
 	    fl_proto_decode(buf, (size_t)n, 0, &m, NULL) || m.type != FL_MSG_WELCOME) {
 		close(fd);
 		return -EPROTO;
@@ -1468,7 +1634,7 @@ static int fake_completions(struct fake *f)
 	struct fl_shm_entry *c = (void *)((char *)f->region + f->l.completions_offset);
 	json_object *doc;
 	uint64_t v;
-	pid_t spin;
+	pid_t spin, parent;
 	int err, qerr;
 
 	/* The first request's seq is 1: its completion is there before it is asked. */
@@ -1480,9 +1646,10 @@ static int fake_completions(struct fake *f)
 		return 1;
 	}
 	c[0].seq = 0;
+	parent = getpid();
 	spin = fork();
 	if (spin == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		die_with(parent);
 		for (;;)
 			atomic_store(&h->completion_head, atomic_load(&h->completion_tail) + 1);
 	}
@@ -1585,7 +1752,7 @@ static int fake_child(enum mod_case mc)
 	case MOD_COMPLETIONS:
 	case MOD_RING: {
 		_Atomic uint64_t *ctr = (_Atomic uint64_t *)((char *)f.region + f.l.counters_offset);
-		double end = now() + 3;
+		double end = now() + WAIT_S;
 
 		ctr[2] = 41;
 		ctr[3] = 42;
@@ -1609,7 +1776,7 @@ static int fake_child(enum mod_case mc)
 				       16 * sizeof(struct fl_shm_site));
 				sleep_ms(200);
 			}
-			end = now() + 3;
+			end = now() + WAIT_S;
 			for (;;) {
 				err = query(0, FL_QUERY_STATS, (uint32_t)getpid(), 0, &doc);
 				memset(&st, 0, sizeof(st));
@@ -1661,6 +1828,13 @@ static int fake_child(enum mod_case mc)
 					int res[2] = { -1, -1 };
 					char c;
 
+					/*
+					 * Its parent turns nobody, which cannot
+					 * signal root: EOF on hp ends it too.
+					 */
+					die_with(me);
+					close(hp[1]);
+					close(hr[0]);
 					(void)!read(hp[0], &c, 1);
 					if (query(0, FL_QUERY_STATS, (uint32_t)me, 0, &doc) == 0) {
 						res[0] = (int)nprocs(doc);
@@ -1683,7 +1857,7 @@ static int fake_child(enum mod_case mc)
 				return 1;
 			}
 			close(sfd);
-			end = now() + 3;
+			end = now() + WAIT_S;
 			do {
 				sleep_ms(50);
 				err = query(geteuid(), FL_QUERY_STATS, (uint32_t)getpid(), 0, &doc);
@@ -1749,7 +1923,7 @@ static int fake_child(enum mod_case mc)
 		 * MODULE_ADD: the daemon leaves the module out but keeps the
 		 * process, and takes the module's SYMBOLS and MODULE_REMOVE.
 		 */
-		double end = now() + 3;
+		double end = now() + WAIT_S;
 		bool listed = false;
 
 		send_symbols(fd, 1, 0);
@@ -1813,13 +1987,14 @@ static void fake_case(enum mod_case mc)
 	int pfd[2], status;
 	char detail[512] = { 0 };
 	ssize_t n;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (pipe(pfd))
 		return;
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
+		die_with(parent);
 		close(pfd[0]);
 		dup2(pfd[1], 1);
 		setvbuf(stdout, NULL, _IONBF, 0);
@@ -1944,36 +2119,53 @@ static unsigned char *mk_big_stackmap(size_t nrec, size_t *size)
 }
 
 /*
- * In a child, as nobody: a fake process whose request ring is large and
- * never read, and a client of the same uid sending it 400 pings without
- * waiting.  Writes one byte to ready when they are sent, then waits for
- * EOF on go.  Exit 0 when it got that far.
+ * In a child, as nobody: a fake process that takes requests off its ring
+ * and never answers them, and a client of the same uid that keeps pinging
+ * it, one ping every 2 ms (under the rate limit), reading the answers
+ * (-EBUSY at once, -ETIMEDOUT after the daemon's request timeout): the
+ * uid's 64 requests in flight, the most it may have, are kept at 64 for
+ * as long as the parent needs, however slow the machine.  Writes one byte
+ * to ready at the first -EBUSY, and goes on until EOF on go.  Exit 0 when
+ * it got that far.
  */
-static int pending_flood_child(int ready, int go)
+static int pending_flood_child(int ready, int go, pid_t parent)
 {
+	struct pollfd pg = { .fd = go, .events = POLLIN };
+	struct fl_shm_header *h;
 	struct fake f;
-	char msg[64], c = 1;
-	int fd, q, sent = 0;
+	char msg[64], buf[512], c = 1;
+	bool full = false;
+	uint64_t i = 0;
+	int fd, q;
 
 	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		return 1;
-	fake_ring = 1024;
+	die_with(parent);
 	if (fake_region(&f, 16, ALL_SEALS, getpid()) || (fd = fake_hello(&f)) < 0)
 		return 2;
+	h = f.region;
 	q = conn();
-	for (int i = 0; q >= 0 && i < 400; i++) {
-		if (xsend(q, msg, mk_request(msg, (uint32_t)getpid(), FL_REQ_PING, (uint64_t)i),
-			  NULL, 0, 0))
-			break;
-		sent++;
-		if (i % 100 == 99)
-			sleep_ms(150);	/* under the rate limit */
+	if (q < 0)
+		return 3;
+	while (poll(&pg, 1, 2) == 0) {
+		struct fl_msg m;
+		ssize_t n;
+
+		/* Taken off the ring, never answered: the ring never fills. */
+		atomic_store(&h->request_tail, atomic_load(&h->request_head));
+		if (xsend(q, msg, mk_request(msg, (uint32_t)getpid(), FL_REQ_PING, i++), NULL, 0,
+			  0))
+			return 4;
+		while ((n = recv(q, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			if (!full && fl_proto_decode(buf, (size_t)n, 0, &m, NULL) == 0 &&
+			    m.type == FL_MSG_ERROR && m.error.err == -EBUSY) {
+				full = true;
+				(void)!write(ready, &c, 1);
+			}
 	}
-	(void)!write(ready, &c, 1);
-	(void)!read(go, &c, 1);
 	close(q);
 	close(fd);
-	return sent == 400 ? 0 : 3;
+	return full ? 0 : 5;
 }
 
 /*
@@ -1981,23 +2173,34 @@ static int pending_flood_child(int ready, int go)
  * once (up to 5,000), writes how many stayed to ready, and waits for EOF
  * on go.
  */
-static int conns_child(int ready, int go)
+static int conns_child(int ready, int go, pid_t parent)
 {
 	struct rlimit rl = { 8192, 8192 };
+	char msg[64];
 	int n = 0;
 	char c;
 
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		return 1;
+	die_with(parent);
+	mk_query(msg, FL_QUERY_PS, (uint32_t)getpid(), 0);
 	for (int i = 0; i < 5000; i++) {
 		int fd = conn();
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char *text = NULL;
+		int err;
 
 		if (fd < 0)
 			break;
-		/* Refused: closed at accept (readable, EOF). */
-		if (poll(&p, 1, i < 2000 ? 0 : 50) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0) {
+		/*
+		 * A query tells a connection kept (an answer: -ESRCH, no such
+		 * process of ours) from one refused (closed at accept).
+		 */
+		err = xsend(fd, msg, sizeof(struct fl_msg_query), NULL, 0, 0);
+		if (!err)
+			err = read_reply(fd, &text, WAIT_MS);
+		free(text);
+		if (err != 0 && err != -ESRCH) {
 			close(fd);
 			break;
 		}
@@ -2009,12 +2212,13 @@ static int conns_child(int ready, int go)
 }
 
 /* In a child, as nobody: n fake processes that register and exit. */
-static int exits_child(int n)
+static int exits_child(int n, pid_t parent)
 {
 	int ok_n = 0;
 
 	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 		return 1;
+	die_with(parent);
 	for (int i = 0; i < n; i++) {
 		pid_t pid = fork();
 		int status;
@@ -2071,7 +2275,9 @@ static int big_sections_child(long rss0)
 		struct fl_msg_module_add *a = (struct fl_msg_module_add *)msg;
 		size_t len = mk_module_add(msg, (uint32_t)k + 1, (uint32_t)k, 1, (uint32_t)fm_size);
 		int sfd = sections_fd(all, total, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW);
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		struct fl_msg_sync y;
+		bool kept = false;
+		ssize_t n = 0;
 		long rss;
 
 		a->stackmap_size = (uint32_t)sm_size;
@@ -2081,19 +2287,33 @@ static int big_sections_child(long rss0)
 			close(sfd);
 		if (err)
 			break;
-		/* Give the daemon time to parse it (or drop us). */
-		if (poll(&pf, 1, 300) == 1) {
+		/*
+		 * SYNC: its REPLY says the daemon has handled the module and
+		 * kept us; an ERROR and the end of the connection, that it
+		 * dropped us.
+		 */
+		memset(&y, 0, sizeof(y));
+		fl_proto_header(&y, FL_MSG_SYNC, sizeof(y), 100 + (uint32_t)k);
+		if (xsend(fd, &y, sizeof(y), NULL, 0, 0))
+			break;
+		while (!kept) {
 			char buf[1024];
-			ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 			struct fl_msg m;
 
-			if (n > 0 && fl_proto_decode(buf, (size_t)n, 0, &m, NULL) == 0 &&
-			    m.type == FL_MSG_ERROR)
+			n = xrecv(fd, buf, sizeof(buf), WAIT_MS);
+			if (n <= 0 || fl_proto_decode(buf, (size_t)n, 0, &m, NULL) != 0)
+				break;
+			if (m.type == FL_MSG_ERROR)
 				printf("ERROR %d after %d modules (%.*s); ", m.error.err, k + 1,
 				       (int)m.error.len, m.text);
-			if (n <= 0 || dropped(fd, NULL))
-				break;
+			kept = m.type == FL_MSG_REPLY && m.seq == 100 + (uint32_t)k;
 		}
+		if (n == -ETIMEDOUT) {
+			printf("no answer to SYNC after %d modules in %d s", k + 1, WAIT_S);
+			return 1;
+		}
+		if (!kept)
+			break;
 		rss = daemon_rss_kib();
 		if (rss > peak)
 			peak = rss;
@@ -2121,8 +2341,8 @@ static void group_security(void)
 	npid = start_waiter(&n, NOBODY, 6, 7, 8, "security (process of nobody)");
 	if (apid < 0 || npid < 0)
 		return;
-	expect_counts("security: root's process registered", apid, false, 3, 4, 5, 5);
-	expect_counts("security: nobody's process registered", npid, false, 6, 7, 8, 5);
+	expect_counts("security: root's process registered", apid, false, 3, 4, 5);
+	expect_counts("security: nobody's process registered", npid, false, 6, 7, 8);
 
 	/* What nobody sees. */
 	for (uint32_t what = FL_QUERY_STATS; what <= FL_QUERY_STACKMAPS; what++) {
@@ -2161,6 +2381,10 @@ static void group_security(void)
 		check(err == -ESRCH, "nobody: request to root's process: -ESRCH", "err %d", err);
 	}
 
+	/*
+	 * A client that has just left may still hold a descriptor here: at
+	 * the end the daemon may have fewer than counted now, never more.
+	 */
 	sleep_ms(200);
 	before = daemon_nfds();
 
@@ -2295,6 +2519,7 @@ static void group_security(void)
 	/* fd floods: many connections, each sending messages with 4 fds. */
 	{
 		int fds[4], conns[100], sent = 0, gone = 0;
+		double end;
 
 		for (int i = 0; i < 4; i++)
 			fds[i] = memfd_create("e2e-flood", MFD_CLOEXEC);
@@ -2308,9 +2533,11 @@ static void group_security(void)
 				sent++;
 			}
 		}
+		/* One deadline for the 100: a failing run does not wait 100 times. */
+		end = now() + WAIT_S;
 		for (int c = 0; c < 100; c++) {
 			if (conns[c] >= 0) {
-				gone += dropped(conns[c], NULL);
+				gone += dropped_by(conns[c], NULL, end);
 				close(conns[c]);
 			}
 		}
@@ -2433,7 +2660,7 @@ static void group_security(void)
 	{
 		int rp[2], gp[2], held = -1, status;
 		uint64_t v = 0;
-		pid_t pid;
+		pid_t pid, parent = getpid();
 
 		if (pipe(rp) == 0 && pipe(gp) == 0) {
 			fflush(stdout);
@@ -2441,7 +2668,7 @@ static void group_security(void)
 			if (pid == 0) {
 				close(rp[0]);
 				close(gp[1]);
-				_exit(conns_child(rp[1], gp[0]));
+				_exit(conns_child(rp[1], gp[0], parent));
 			}
 			close(rp[1]);
 			close(gp[0]);
@@ -2463,20 +2690,20 @@ static void group_security(void)
 	/* One user's exits do not push out another's exited processes. */
 	{
 		const char *argv[] = { prog, "run", "2", "2", "2", NULL };
-		pid_t bpid = run_prog(argv, "pid", "exited root process"), pid;
+		pid_t bpid = run_prog(argv, "pid", "exited root process"), pid, parent = getpid();
 		int status, nob = -1;
 		double end;
 
 		if (bpid > 0)
-			expect_counts("root's exited process", bpid, true, 2, 2, 2, 5);
+			expect_counts("root's exited process", bpid, true, 2, 2, 2);
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0)
-			_exit(exits_child(300));
+			_exit(exits_child(300, parent));
 		waitpid(pid, &status, 0);
 		check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "nobody: 300 processes registered and exited", "status %d", status);
-		end = now() + 5;
+		end = now() + WAIT_S;
 		do {
 			nob = 0;
 			if (query(0, FL_QUERY_PS, 0, 0, &doc) == 0) {
@@ -2495,7 +2722,7 @@ static void group_security(void)
 		check(nob == 256, "nobody's exited processes: 256 kept", "%d kept", nob);
 		if (bpid > 0)
 			expect_counts("root's exited process still kept after nobody's 300 exits", bpid,
-				      true, 2, 2, 2, 5);
+				      true, 2, 2, 2);
 	}
 
 	/* One user's requests in flight do not keep the others' out. */
@@ -2503,7 +2730,9 @@ static void group_security(void)
 		int rp[2], gp[2], status;
 		uint64_t v = 0;
 		char c;
-		pid_t pid;
+		pid_t pid, parent = getpid();
+		struct pollfd pr = { .events = POLLIN };
+		double end;
 
 		if (pipe(rp) == 0 && pipe(gp) == 0) {
 			fflush(stdout);
@@ -2511,16 +2740,25 @@ static void group_security(void)
 			if (pid == 0) {
 				close(rp[0]);
 				close(gp[1]);
-				_exit(pending_flood_child(rp[1], gp[0]));
+				_exit(pending_flood_child(rp[1], gp[0], parent));
 			}
 			close(rp[1]);
 			close(gp[0]);
-			if (read(rp[0], &c, 1) == 1) {
+			pr.fd = rp[0];
+			if (poll(&pr, 1, WAIT_MS) == 1 && read(rp[0], &c, 1) == 1) {
 				err = request(0, (uint32_t)apid, FL_REQ_PING, 31337, &v);
 				check(!err && v == 31337,
-				      "400 requests in flight from nobody (to a process that never answers): root's ping still answered",
+				      "64 requests in flight from nobody (to a process that never answers): root's ping still answered",
 				      "err %d (%s)", err, strerror(-err));
-				err = request(NOBODY, (uint32_t)npid, FL_REQ_PING, 4711, &v);
+				/*
+				 * A slot freed by the daemon's request timeout is
+				 * taken again within 2 ms: a request that got in
+				 * there is answered, and asked again.
+				 */
+				end = now() + WAIT_S;
+				do
+					err = request(NOBODY, (uint32_t)npid, FL_REQ_PING, 4711, &v);
+				while (err != -EBUSY && now() < end);
 				check(err == -EBUSY,
 				      "nobody's next request: -EBUSY (64 of one uid in flight)",
 				      "err %d", err);
@@ -2529,15 +2767,16 @@ static void group_security(void)
 			close(rp[0]);
 			waitpid(pid, &status, 0);
 			check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			      "the flood of requests was sent", "status %d", status);
+			      "nobody's requests kept in flight until refused with -EBUSY",
+			      "status %d", status);
 		}
-		still_serving("400 requests in flight");
+		still_serving("64 requests in flight");
 	}
 
 	/* A client that never reads its replies. */
 	{
 		int fd = conn(), k = 0, e = 0;
-		double end = now() + 15;
+		double end = now() + WAIT_S;
 
 		mk_query(msg, FL_QUERY_STATS, 0, 0);
 		while (fd >= 0 && now() < end) {
@@ -2553,16 +2792,16 @@ static void group_security(void)
 		      "after %d queries: %s", k, strerror(-e));
 		if (fd >= 0)
 			close(fd);
-		check(log_has(dlog, "not reading"), "the daemon logged the slow reader",
+		check(log_wait("not reading", NULL), "the daemon logged the slow reader",
 		      "no \"not reading\" line in %s", dlog);
 		still_serving("a client that never reads");
 	}
 
 	/* The others kept their data. */
-	expect_counts("root's process keeps its data after all of this", apid, false, 3, 4, 5, 5);
-	expect_counts("nobody's process keeps its data after all of this", npid, false, 6, 7, 8, 5);
+	expect_counts("root's process keeps its data after all of this", apid, false, 3, 4, 5);
+	expect_counts("nobody's process keeps its data after all of this", npid, false, 6, 7, 8);
 	if (waiter_fail(&a, 1, 1, 1, "security"))
-		expect_counts("root's process still counted live", apid, false, 4, 5, 6, 5);
+		expect_counts("root's process still counted live", apid, false, 4, 5, 6);
 	{
 		uint64_t v = 0;
 
@@ -2571,13 +2810,13 @@ static void group_security(void)
 	}
 
 	/* No descriptor leaked (the fake processes and their memfds are gone). */
-	for (int i = 0; i < 40; i++) {
-		after = daemon_nfds();
-		if (after == before)
-			break;
-		sleep_ms(50);
+	{
+		double end = now() + WAIT_S;
+
+		while ((after = daemon_nfds()) > before && now() < end)
+			sleep_ms(50);
 	}
-	check(after == before, "the daemon's descriptors do not grow",
+	check(after <= before, "the daemon's descriptors do not grow",
 	      "%d open before the attacks, %d after", before, after);
 
 	proc_end(&a);
@@ -2668,7 +2907,7 @@ static void group_load(void)
 		fail("load", "cannot start %s", loadprog);
 		return;
 	}
-	while (proc_line(&p, line, sizeof(line), 40000) == 0) {
+	while (proc_line(&p, line, sizeof(line), WAIT_MS) == 0) {
 		int i, pid, l, s;
 
 		if (!strcmp(line, "ready"))
@@ -2700,7 +2939,7 @@ static void group_load(void)
 		if (!err && live == n)
 			break;
 		sleep_ms(100);
-	} while (now() - t < 20);
+	} while (now() - t < WAIT_S);
 	snprintf(name, sizeof(name), "ps lists all %d live processes", n);
 	check(!err && live == n && exited == 0, name,
 	      "err %d: %d live, %d exited (started in %.1f s)", err, live, exited, t - t0);
@@ -2745,7 +2984,7 @@ static void group_load(void)
 	 * the 256 kept are the last to exit, not the last to register.
 	 */
 	proc_say(&p, "release 1\n");
-	if (proc_line(&p, line, sizeof(line), 30000) || strcmp(line, "done 1"))
+	if (proc_line(&p, line, sizeof(line), WAIT_MS) || strcmp(line, "done 1"))
 		fail("load: release 1", "%s", line);
 	t = now();
 	do {
@@ -2753,12 +2992,12 @@ static void group_load(void)
 		if (!err && live == LOAD_KEEP && exited == LOAD_KEEP)
 			break;
 		sleep_ms(100);
-	} while (now() - t < 15);
+	} while (now() - t < WAIT_S);
 	snprintf(name, sizeof(name), "%d exit: 256 live, exactly 256 exited kept", n - LOAD_KEEP);
 	check(!err && live == LOAD_KEEP && exited == LOAD_KEEP, name,
 	      "err %d: %d live, %d exited", err, live, exited);
 	proc_say(&p, "release 2\n");
-	if (proc_line(&p, line, sizeof(line), 30000) || strcmp(line, "done 2"))
+	if (proc_line(&p, line, sizeof(line), WAIT_MS) || strcmp(line, "done 2"))
 		fail("load: release 2", "%s", line);
 	t = now();
 	do {
@@ -2766,7 +3005,7 @@ static void group_load(void)
 		if (!err && live == 0)
 			break;
 		sleep_ms(100);
-	} while (now() - t < 15);
+	} while (now() - t < WAIT_S);
 	snprintf(name, sizeof(name), "all %d exited: exactly 256 kept (max_exited)", n);
 	check(!err && live == 0 && exited == LOAD_KEEP, name,
 	      "err %d: %d live, %d exited", err, live, exited);
@@ -2790,7 +3029,7 @@ static void group_load(void)
 	}
 	proc_end(&p);
 	/* The same 256 after kill -9 and a restart (state.json). */
-	sleep_ms(300);
+	state_lists_exited("load: state.json before kill -9", last, LOAD_KEEP);
 	daemon_kill9();
 	if (daemon_start())
 		return;
@@ -2798,15 +3037,16 @@ static void group_load(void)
 	check(!err && exited == LOAD_KEEP && outside == 0 && live == 0,
 	      "after kill -9 and restart: the same 256 exited processes",
 	      "err %d: %d of them exited, %d others", err, exited, outside);
-	base = daemon_nfds();
-	for (int i = 0; i < 40; i++) {
-		if (daemon_nfds() == base)
-			break;
-		sleep_ms(50);
+	/* As many as the daemon had before the first process, once ps's client is gone. */
+	{
+		double end = now() + WAIT_S;
+		int nfds;
+
+		while ((nfds = daemon_nfds()) > base && now() < end)
+			sleep_ms(50);
+		check(nfds <= base, "daemon descriptors back to where they were",
+		      "%d before the processes, %d after the restart", base, nfds);
 	}
-	check(daemon_nfds() == base, "daemon descriptors back to where they were",
-	      "%d before, %d after", base, daemon_nfds());
-	check(now() - t0 < 60, "load test under 60 s", "%.1f s", now() - t0);
 	printf("# load: %.1f s\n", now() - t0);
 	check(daemon_stop() == 0, "SIGTERM: faultlined exits 0", "bad exit");
 }
@@ -2837,7 +3077,7 @@ static json_object *proc_of(json_object *doc, pid_t pid)
 }
 
 /*
- * Waits (up to 5 s) until pid is listed, exited or not as given, with
+ * Waits (up to WAIT_S) until pid is listed, exited or not as given, with
  * every site's "kernel_faults" equal to its "faults", a complete kernel
  * view, as many fault signals at sites as dispatched faults, and as many
  * implicit-check page faults: exact equality of the kernel's and the
@@ -2845,7 +3085,7 @@ static json_object *proc_of(json_object *doc, pid_t pid)
  */
 static int64_t expect_kernel_equal(const char *name, pid_t pid, bool exited)
 {
-	double end = now() + 5;
+	double end = now() + WAIT_S;
 	char why[512] = "not listed";
 
 	for (;;) {
@@ -2961,7 +3201,7 @@ static void kernel_without_bpf(const char *name, uid_t uid, const char *why_logg
 	pid = proc_expect_pid(&p, "pid", name);
 	kcheck(proc_end(&p) == 0, name, "the program exits 0");
 	if (pid > 0) {
-		double end = now() + 5;
+		double end = now() + WAIT_S;
 		struct pstat st = { 0 };
 
 		do {
@@ -2996,7 +3236,7 @@ static int64_t welcome_flags(uint32_t hello_flags)
 {
 	int p[2];
 	int64_t flags = -1;
-	pid_t child;
+	pid_t child, parent = getpid();
 
 	if (pipe(p))
 		return -1;
@@ -3009,6 +3249,7 @@ static int64_t welcome_flags(uint32_t hello_flags)
 		int fd = conn();
 		ssize_t n;
 
+		die_with(parent);
 		flags = -1;
 		memset(&h, 0, sizeof(h));
 		fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), 1);
@@ -3018,7 +3259,7 @@ static int64_t welcome_flags(uint32_t hello_flags)
 		if (fd >= 0 && !fake_region(&f, 16, ALL_SEALS, getpid())) {
 			h.region_size = f.l.size;
 			if (!xsend(fd, &h, sizeof(h), &f.fd, 1, 0) &&
-			    (n = xrecv(fd, buf, sizeof(buf), 3000)) > 0 &&
+			    (n = xrecv(fd, buf, sizeof(buf), WAIT_MS)) > 0 &&
 			    !fl_proto_decode(buf, (size_t)n, 0, &m, NULL) && m.type == FL_MSG_WELCOME)
 				flags = m.welcome.flags;
 		}
@@ -3074,7 +3315,7 @@ static void group_kernel(void)
 				 counts[i][1], counts[i][2]);
 			pid = run_prog(argv, "pid", name);
 			if (pid > 0 && expect_counts(name, pid, true, atoi(counts[i][0]),
-						     atoi(counts[i][1]), atoi(counts[i][2]), 5))
+						     atoi(counts[i][1]), atoi(counts[i][2])))
 				expect_kernel_equal(name, pid, true);
 		}
 	}
@@ -3089,7 +3330,7 @@ static void group_kernel(void)
 		double end;
 
 		pid = run_prog(argv, "pid", "just exited");
-		end = now() + 5;
+		end = now() + WAIT_S;
 		while (pid > 0 && now() < end) {
 			json_object_put(doc);
 			doc = NULL;
@@ -3170,7 +3411,7 @@ static void group_kernel(void)
 		const char *argv[] = { prog, "threads", "50", "20", "10", NULL };
 
 		pid = run_prog(argv, "pid", "threads");
-		if (pid > 0 && expect_counts("threads", pid, true, 200, 80, 40, 5))
+		if (pid > 0 && expect_counts("threads", pid, true, 200, 80, 40))
 			expect_kernel_equal("threads", pid, true);
 	}
 
@@ -3185,9 +3426,9 @@ static void group_kernel(void)
 			child = proc_expect_pid(&p, "child", "fork");
 			parent = proc_expect_pid(&p, "parent", "fork");
 			kcheck(proc_end(&p) == 0, "fork", "the program exits 0");
-			if (child > 0 && expect_counts("fork: child", child, true, 2, 1, 1, 5))
+			if (child > 0 && expect_counts("fork: child", child, true, 2, 1, 1))
 				expect_kernel_equal("fork: child", child, true);
-			if (parent > 0 && expect_counts("fork: parent", parent, true, 8, 0, 0, 5))
+			if (parent > 0 && expect_counts("fork: parent", parent, true, 8, 0, 0))
 				expect_kernel_equal("fork: parent", parent, true);
 			kcheck(bpf_stat("inherited") == before + 1, "fork",
 			      "the program registered the child at fork (inherited %" PRId64
@@ -3205,10 +3446,10 @@ static void group_kernel(void)
 		int spid = -1;
 
 		if (proc_spawn(&p, 0, true, argv) == 0 &&
-		    proc_line(&p, line, sizeof(line), 10000) == 0 &&
+		    proc_line(&p, line, sizeof(line), WAIT_MS) == 0 &&
 		    sscanf(line, "stray %d %llu", &spid, &pc) == 2) {
 			kcheck(proc_end(&p) == 0, "stray", "the program exits 0");
-			if (expect_counts("stray", spid, true, 6, 2, 1, 5) &&
+			if (expect_counts("stray", spid, true, 6, 2, 1) &&
 			    expect_kernel_equal("stray: the sites", spid, true) == 9) {
 				json_object *doc, *k, *e;
 				uint64_t sig_count = 0, pf = 0;
@@ -3254,7 +3495,7 @@ static void group_kernel(void)
 		const char *argv[] = { prog, "strays", "5", "3", "2", "5000", NULL };
 
 		pid = run_prog(argv, "strays", "strays");
-		if (pid > 0 && expect_counts("5,000 stray PCs", pid, true, 5, 3, 2, 5) &&
+		if (pid > 0 && expect_counts("5,000 stray PCs", pid, true, 5, 3, 2) &&
 		    expect_kernel_equal("5,000 stray PCs", pid, true) == 10) {
 			json_object *doc, *k;
 
@@ -3276,18 +3517,23 @@ static void group_kernel(void)
 		const char *argv[] = { prog, "strays", "5", "3", "2", "70000", NULL };
 		int64_t lost = bpf_stat("signals_lost");
 		json_object *doc;
+		char needle[32];
+		bool frozen;
 		pid_t live;
 
 		live = start_waiter(&w, 0, 2, 0, 0, "map full");
 		/* 70,000 signals: 2 s here, 22 s under QEMU's TCG. */
-		expect_ms = 120000;
 		pid = run_prog(argv, "strays", "map full");
-		expect_ms = 10000;
-		if (pid > 0 && live > 0 && expect_counts("map full", pid, true, 5, 3, 2, 5)) {
+		/*
+		 * Frozen (and its map entries purged) at the daemon's next tick,
+		 * which logs why its counts are not complete.
+		 */
+		snprintf(needle, sizeof(needle), "pid %d (", (int)pid);
+		frozen = pid > 0 && log_wait(needle, "signal map was full");
+		if (pid > 0 && live > 0 && expect_counts("map full", pid, true, 5, 3, 2)) {
 			kcheck(bpf_stat("signals_lost") > lost, "map full",
 			       "signals_lost counted (%" PRId64 " -> %" PRId64 ")", lost,
 			       bpf_stat("signals_lost"));
-			sleep_ms(300);	/* frozen at the next tick */
 			if (query(0, FL_QUERY_STATS, 0, 0, &doc) == 0) {
 				json_object *a = proc_of(doc, pid), *b = proc_of(doc, live);
 
@@ -3302,18 +3548,16 @@ static void group_kernel(void)
 				       "map full", "a process live meanwhile: not complete either");
 				json_object_put(doc);
 			}
-			kcheck(log_has(dlog, "signal map was full"), "map full",
-			       "the daemon logs why");
+			kcheck(frozen, "map full", "the daemon logs why");
 		}
 		if (live > 0)
 			proc_end(&w);
-		/* Purged at the next tick: the next process counts completely. */
-		sleep_ms(300);
+		/* Purged with the freeze above: the next process counts completely. */
 		{
 			const char *argv2[] = { prog, "run", "2", "2", "2", NULL };
 
 			pid = run_prog(argv2, "pid", "after map full");
-			if (pid > 0 && expect_counts("after map full", pid, true, 2, 2, 2, 5))
+			if (pid > 0 && expect_counts("after map full", pid, true, 2, 2, 2))
 				expect_kernel_equal("after the map was purged", pid, true);
 		}
 	}
@@ -3326,7 +3570,7 @@ static void group_kernel(void)
 
 		daemon_kill9();
 		if (daemon_start() == 0) {
-			end = now() + 10;
+			end = now() + WAIT_S;
 			do {
 				json_object_put(doc);
 				doc = NULL;
@@ -3382,6 +3626,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	/* Ended with run.sh, however it ends: and with the driver, all it started. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (argc != 8) {
 		fprintf(stderr, "usage: e2e GROUP OUTDIR DIR FAULTLINED PRELOAD PROG LOAD\n");
 		return 2;
@@ -3399,6 +3645,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	setrlimit(RLIMIT_NOFILE, &rl);
+	/* What a group leaves running is killed and reaped, also on an early return. */
+	driver_pid = getpid();
+	atexit(kill_kids);
 	snprintf(sock_path, sizeof(sock_path), "%s/d.sock", dir);
 	snprintf(state_dir, sizeof(state_dir), "%s/state-%s", dir, group);
 
@@ -3420,8 +3669,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e2e: unknown group %s\n", group);
 		return 2;
 	}
-	if (dpid > 0)
-		daemon_kill9();
+	daemon_kill9();
+	kill_kids();
 	printf("%s: %d passed, %d failed\n", group, passed, failed);
 	return failed ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +51,7 @@ static void child(int i, int report, int release)
 int main(int argc, char **argv)
 {
 	int n, k, report[2], rel[2][2], reported = 0, failed = 0;
-	pid_t *pids;
+	pid_t *pids, self;
 	char line[128];
 	FILE *in;
 
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
 		printf("FAIL usage: e2e-load N K\n");
 		return 1;
 	}
+	self = getpid();
 	pids = calloc((size_t)n, sizeof(*pids));
 	if (!pids || pipe(report) || pipe(rel[0]) || pipe(rel[1])) {
 		printf("FAIL pipes: %s\n", strerror(errno));
@@ -73,6 +75,9 @@ int main(int argc, char **argv)
 		if (pids[i] == 0) {
 			int mine = i < k ? 1 : 0;
 
+			/* Killed with this process, however it ends (its main thread forks). */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != self)
+				_exit(3);
 			close(report[0]);
 			close(rel[0][1]);
 			close(rel[1][1]);

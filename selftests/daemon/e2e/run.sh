@@ -27,7 +27,19 @@ fi
 # most 107 bytes), state directories, and what nobody runs.
 T=$(mktemp -d /tmp/fld-e2e.XXXXXX)
 chmod 755 "$T"
-trap 'rm -rf "$T"' EXIT
+# The group running, killed when this script ends early (its daemons and
+# programs die with it: e2e.c), before its directory goes.
+running=
+cleanup() {
+	if [ -n "$running" ]; then
+		kill -KILL "$running" 2>/dev/null
+		wait "$running" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 install -m 755 "$PROG" "$T/e2e-prog"
 install -m 755 "$(dirname "$PROG")/libe2e-sites.so" "$T/libe2e-sites.so"
 install -m 755 "$PRELOAD" "$T/libfaultline-preload.so"
@@ -38,8 +50,11 @@ for g in $groups; do
 	echo "-- $g"
 	start=$SECONDS
 	"$E2E" "$g" "$OUT" "$T" "$FLD" "$T/libfaultline-preload.so" "$T/e2e-prog" "$LOAD" \
-		>"$OUT/$g.out" 2>&1
+		>"$OUT/$g.out" 2>&1 &
+	running=$!
+	wait "$running"
 	rc=$?
+	running=
 	sed -n '/^\(ok\|FAIL\|skip\|#\) /p' "$OUT/$g.out" | sed 's/^/  /'
 	p=$(grep -c '^ok - ' "$OUT/$g.out")
 	f=$(grep -c '^FAIL - ' "$OUT/$g.out")
