@@ -3,16 +3,20 @@
  * Test clients for faultlined's event loop (run.sh says which test uses
  * which).  Each mode prints one line and exits 0 when the daemon behaved,
  * 1 when it did not:
- *   ping SOCK [N]        N pings (default 1), each answered in order; waits up
- *                        to 5 s for the daemon to come up
+ *   ping SOCK [N]        N pings (default 1), each answered in order; waits
+ *                        for the daemon to come up
  *   many SOCK N          N clients connected at once, then one ping each; every
  *                        one answered
- *   flood SOCK           messages as fast as possible: dropped within 10 s
+ *   flood SOCK           messages as fast as possible: dropped
  *   big SOCK BYTES       one message of BYTES: dropped
  *   fds SOCK N [TIMES]   TIMES messages with N descriptors each, then a ping:
  *                        answered when N <= 4, dropped when N > 4
  *   noread SOCK N        up to N pings without reading a reply: dropped
- *   hold SOCK N SECS     N connections held open for SECS seconds
+ *   hold SOCK N [SECS]   N connections; prints "holding N" once they are
+ *                        connected, then holds them SECS seconds, or without
+ *                        SECS until it is killed
+ * What must happen is waited for, up to WAIT_S: a slow machine only makes
+ * a mode slower.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +30,9 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+/* How long to wait for what must happen: minutes, for QEMU's TCG. */
+#define WAIT_S 300
 
 static const char *sock_path;
 
@@ -100,7 +107,7 @@ static int ping_once(int fd, unsigned seq)
 
 	if (send(fd, msg, (size_t)len, MSG_NOSIGNAL) != len)
 		return -1;
-	if (!(wait_in(fd, 5) & POLLIN))
+	if (!(wait_in(fd, WAIT_S) & POLLIN))
 		return -1;
 	n = recv(fd, reply, sizeof(reply), 0);
 	if (n != len || memcmp(reply, "PONG", 4) || memcmp(reply + 4, msg + 4, (size_t)len - 4))
@@ -111,7 +118,7 @@ static int ping_once(int fd, unsigned seq)
 static int mode_ping(int argc, char **argv)
 {
 	unsigned i, n = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
-	int fd = conn(5);
+	int fd = conn(WAIT_S);
 
 	if (fd < 0)
 		return fail("cannot connect to %s", sock_path);
@@ -143,7 +150,7 @@ static int mode_many(int argc, char **argv)
 
 	raise_nofile(n);
 	for (i = 0; i < n; i++) {
-		fds[i] = conn(5);
+		fds[i] = conn(WAIT_S);
 		if (fds[i] < 0) {
 			printf("FAIL: connection %u: %s\n", i, strerror(errno));
 			return 1;
@@ -159,7 +166,7 @@ static int mode_many(int argc, char **argv)
 		}
 		p[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	}
-	end = now() + 20;
+	end = now() + WAIT_S;
 	while (answered < n && now() < end) {
 		if (poll(p, n, 1000) <= 0)
 			continue;
@@ -193,8 +200,8 @@ static int mode_many(int argc, char **argv)
 
 static int mode_flood(void)
 {
-	int fd = conn(5);
-	double end = now() + 10;
+	int fd = conn(WAIT_S);
+	double end = now() + WAIT_S;
 	unsigned long sent = 0;
 
 	if (fd < 0)
@@ -211,7 +218,7 @@ static int mode_flood(void)
 		}
 		break; /* EPIPE, ECONNRESET: dropped */
 	}
-	if (!dropped(fd, 2))
+	if (!dropped(fd, WAIT_S))
 		return fail("flooding client not dropped%s", "");
 	printf("ok: flooding client dropped after %lu messages\n", sent);
 	return 0;
@@ -221,7 +228,7 @@ static int mode_big(int argc, char **argv)
 {
 	size_t size = argc > 3 ? (size_t)atol(argv[3]) : 70000;
 	char *buf = calloc(1, size);
-	int fd = conn(5);
+	int fd = conn(WAIT_S);
 
 	if (fd < 0)
 		return fail("cannot connect to %s", sock_path);
@@ -229,7 +236,7 @@ static int mode_big(int argc, char **argv)
 	if (send(fd, buf, size, MSG_NOSIGNAL) != (ssize_t)size)
 		return fail("send: %s", strerror(errno));
 	free(buf);
-	if (!dropped(fd, 5))
+	if (!dropped(fd, WAIT_S))
 		return fail("oversized message: client not dropped%s", "");
 	printf("ok: client with a %zu-byte message dropped\n", size);
 	return 0;
@@ -260,7 +267,7 @@ static int send_fds(int fd, int nfds)
 static int mode_fds(int argc, char **argv)
 {
 	int n = argc > 3 ? atoi(argv[3]) : 3, times = argc > 4 ? atoi(argv[4]) : 1, i;
-	int fd = conn(5);
+	int fd = conn(WAIT_S);
 
 	if (fd < 0 || n > 16)
 		return fail("cannot connect to %s", sock_path);
@@ -272,7 +279,7 @@ static int mode_fds(int argc, char **argv)
 			return fail("no PONG after the descriptors%s", "");
 		printf("ok: %d messages with %d descriptors each accepted\n", times, n);
 	} else {
-		if (!dropped(fd, 5))
+		if (!dropped(fd, WAIT_S))
 			return fail("client sending too many descriptors not dropped%s", "");
 		printf("ok: client sending %d descriptors dropped\n", n);
 	}
@@ -282,7 +289,7 @@ static int mode_fds(int argc, char **argv)
 static int mode_noread(int argc, char **argv)
 {
 	unsigned i, n = argc > 3 ? (unsigned)atoi(argv[3]) : 5000;
-	int fd = conn(5);
+	int fd = conn(WAIT_S);
 
 	if (fd < 0)
 		return fail("cannot connect to %s", sock_path);
@@ -294,7 +301,7 @@ static int mode_noread(int argc, char **argv)
 			break;
 	}
 	/* Replies are waiting unread: only POLLRDHUP/POLLHUP tell the drop. */
-	for (double end = now() + 5; now() < end; usleep(10000)) {
+	for (double end = now() + WAIT_S; now() < end; usleep(10000)) {
 		struct pollfd p = { .fd = fd, .events = POLLRDHUP };
 
 		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP))) {
@@ -309,13 +316,16 @@ static int mode_noread(int argc, char **argv)
 static int mode_hold(int argc, char **argv)
 {
 	unsigned i, n = argc > 3 ? (unsigned)atoi(argv[3]) : 10;
-	int secs = argc > 4 ? atoi(argv[4]) : 1;
 
 	raise_nofile(n);
 	for (i = 0; i < n; i++)
-		if (conn(1) < 0)
+		if (conn(WAIT_S) < 0)
 			return fail("connect: %s", strerror(errno));
-	sleep((unsigned)secs);
+	printf("holding %u\n", n);
+	if (argc <= 4)
+		for (;;)
+			pause();
+	sleep((unsigned)atoi(argv[4]));
 	printf("ok: held %u connections\n", n);
 	return 0;
 }
