@@ -4,6 +4,9 @@
 # faultline stats (table, --json, --openmetrics, --prometheus), ps, sites,
 # stackmaps, request and top (in a real terminal: tmux) against it.
 #   run.sh FAULTLINE FAULTLINED WORKDIR
+# Waits are for events (a file, a line, counts), up to WAIT_S: a slow
+# machine only makes the test slower.  Every process started here (the
+# daemon, the program, the fake daemon, tmux) is killed when it ends.
 set -u
 
 FL=$(realpath "$1")
@@ -20,12 +23,23 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# How long to wait for what must happen: minutes, for QEMU's TCG.
+WAIT_S=300
 
-# run NAME EXPECTED_STATUS CMD...: runs CMD (10 s limit), output in NAME.out/.err
+# eventually CMD...: CMD succeeds, tried again every 50 ms for up to WAIT_S.
+eventually() {
+	local end=$((SECONDS + WAIT_S))
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.05
+	done
+}
+
+# run NAME EXPECTED_STATUS CMD...: runs CMD (at most WAIT_S), output in NAME.out/.err
 run() {
 	local name=$1 want=$2 got
 	shift 2
-	timeout 10 "$@" >"$name.out" 2>"$name.err"
+	timeout "$WAIT_S" "$@" >"$name.out" 2>"$name.err"
 	got=$?
 	if [ "$got" = "$want" ]; then ok; else bad "$name: exit $got, expected $want"; sed 's/^/  | /' "$name.err" | head -5; fi
 }
@@ -47,18 +61,22 @@ py() {
 
 SOCK=$W/fl.sock
 export FAULTLINE_SOCKET=$SOCK
-TMUX_SOCK=fl-cli-test-$$
+# tmux's server socket in the work directory, not in /tmp/tmux-UID.
+TMUX_SOCK=$W/tmux.sock
 DPID=
 PROG_PID=
 FAKE_PID=
+# Every job still running (daemon, program, fake daemon) and tmux's server.
 cleanup() {
-	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
-	[ -n "$PROG_PID" ] && kill "$PROG_PID" 2>/dev/null
+	local p
 	exec 7>&- 2>/dev/null
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+	for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ---- the program: selftests/cli/sample.ll's checks, no-PIE (PCs = link-time)
 llc-14 -O2 -enable-implicit-null-checks -filetype=obj "$ROOT/selftests/cli/sample.ll" -o sample.o || exit 1
@@ -88,7 +106,7 @@ fake() {
 	rm -f "$W/fake.sock"
 	"$PY" "$HERE/fake_daemon.py" "$W/fake.sock" "$1" >fake.log 2>&1 &
 	FAKE_PID=$!
-	for _ in $(seq 100); do grep -q ready fake.log 2>/dev/null && break; sleep 0.05; done
+	eventually grep -q ready fake.log || bad "fake daemon $1 not ready: $(cat fake.log)"
 }
 unfake() { kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; FAKE_PID=; }
 fake split
@@ -143,8 +161,8 @@ unfake
 # ---- the daemon
 "$FLD" --socket "$SOCK" --state-dir "$W/state" --log-level info 2>daemon.log &
 DPID=$!
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
-[ -S "$SOCK" ] || { echo "faultlined did not start"; cat daemon.log; exit 1; }
+eventually grep -q "listening on" daemon.log ||
+	{ echo "faultlined did not start"; cat daemon.log; exit 1; }
 
 run empty 0 "$FL" stats
 has empty empty.out "No registered processes."
@@ -159,24 +177,23 @@ mkfifo in.fifo
 "$FL" run ./prog 5 3 <in.fifo >prog.out 2>prog.err &
 PROG_PID=$!
 exec 7>in.fifo
-for _ in $(seq 100); do grep -q '^ready' prog.out && break; sleep 0.05; done
+eventually grep -q '^ready' prog.out
 PID=$(awk '/^ready/ { print $2 }' prog.out)
 [ -n "$PID" ] || { echo "prog did not start"; cat prog.out prog.err; exit 1; }
 
 # wait_faults L S: until stats --json shows them (registration is asynchronous)
 wait_faults() {
-	for _ in $(seq 100); do
-		"$FL" stats --json --pid "$PID" >wait.json 2>/dev/null &&
-			"$PY" - "$1" "$2" "$LOAD_PC" "$STORE_PC" <<'EOF' 2>/dev/null && return 0
+	eventually has_faults "$@"
+}
+has_faults() {
+	"$FL" stats --json --pid "$PID" >wait.json 2>/dev/null &&
+		"$PY" - "$1" "$2" "$LOAD_PC" "$STORE_PC" <<'EOF' 2>/dev/null
 import json, sys
 l, s, lpc, spc = map(int, sys.argv[1:])
 d = json.load(open("wait.json"))
 got = {x["faulting_pc"]: x["faults"] for x in d["processes"][0]["sites"]}
 sys.exit(0 if got == {lpc: l, spc: s} else 1)
 EOF
-		sleep 0.05
-	done
-	return 1
 }
 wait_faults 5 3 && ok || bad "stats --json never showed 5 and 3 faults"
 
@@ -372,32 +389,37 @@ if grep -q $'\033' top_plain.out; then bad "top: escapes when not on a terminal"
 # top_tty NAME KEYS: starts top in a detached tmux session, waits for its
 # frame, sends KEYS, and checks that it exited 0 and gave the screen back.
 top_tty() {
-	local name=$1 keys=$2 i
+	local name=$1 keys=$2
 	rm -f "$name.status"
-	tmux -L "$TMUX_SOCK" new-session -d -s "$name" -x 160 -y 40 \
-		"FAULTLINE_SOCKET=$SOCK $FL top --interval 0.3; echo \$? >$W/$name.status; sleep 30"
-	for i in $(seq 100); do
-		tmux -L "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.screen" 2>/dev/null
-		grep -q "$(printf '0x%x' "$LOAD_PC")" "$name.screen" &&
-			grep -q "FAULTS/S" "$name.screen" && break
-		sleep 0.1
-	done
+	# The pane stays (sleep) after top, to be read; kill-session ends it.
+	tmux -S "$TMUX_SOCK" new-session -d -s "$name" -x 160 -y 40 \
+		"FAULTLINE_SOCKET=$SOCK $FL top --interval 0.3; echo \$? >$W/$name.status; exec sleep 3600"
+	eventually pane_has "$name" "$name.screen" "$(printf '0x%x' "$LOAD_PC")" "FAULTS/S"
 	has "$name" "$name.screen" "faultline top - "
 	has "$name" "$name.screen" "q: quit"
 	has "$name" "$name.screen" "$(printf '%-8s %-15s' "$PID" prog)"
-	# a second frame has rates
-	sleep 0.5
-	tmux -L "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.screen2"
-	grep -Eq "faultline top - .* faults, [0-9.]+/s" "$name.screen2" && ok || bad "$name: no rate in the header"
-	tmux -L "$TMUX_SOCK" send-keys -t "$name" $keys
-	for i in $(seq 50); do [ -s "$name.status" ] && break; sleep 0.1; done
+	# a later frame has rates
+	eventually pane_has "$name" "$name.screen2" "faultline top - .* faults, [0-9.]+/s" &&
+		ok || bad "$name: no rate in the header"
+	tmux -S "$TMUX_SOCK" send-keys -t "$name" $keys
+	eventually test -s "$name.status"
 	if [ "$(cat "$name.status" 2>/dev/null)" = 0 ]; then ok; else bad "$name: top did not exit 0 (status '$(cat "$name.status" 2>/dev/null)')"; fi
 	# the alternate screen is gone: the frame is not on the terminal any more
-	tmux -L "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.after"
+	tmux -S "$TMUX_SOCK" capture-pane -p -t "$name" >"$name.after"
 	if grep -q "faultline top - " "$name.after"; then bad "$name: the screen was not restored"; else ok; fi
 	# and the terminal is back in canonical mode with echo
-	tmux -L "$TMUX_SOCK" kill-session -t "$name"
+	tmux -S "$TMUX_SOCK" kill-session -t "$name"
 }
+# pane_has NAME FILE REGEX...: the pane, captured to FILE, matches every REGEX.
+pane_has() {
+	local name=$1 out=$2 p
+	shift 2
+	tmux -S "$TMUX_SOCK" capture-pane -p -t "$name" >"$out" 2>/dev/null || return 1
+	for p in "$@"; do
+		grep -Eq -- "$p" "$out" || return 1
+	done
+}
+
 if command -v tmux >/dev/null; then
 	top_tty top_q q
 	top_tty top_ctrlc C-c
