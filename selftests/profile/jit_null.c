@@ -65,9 +65,14 @@ int main(int argc, char **argv)
 	}
 	fn = (long (*)(const long *))(void *)text;
 
-	/* perf's format: START SIZE name, hexadecimal without 0x. */
+	/*
+	 * perf's format: START SIZE name, hexadecimal without 0x.  A file an
+	 * earlier run left for this pid (maybe a symlink, or another user's)
+	 * goes first: "wx" creates the map anew or fails.
+	 */
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
-	map = fopen(path, "w");
+	unlink(path);
+	map = fopen(path, "wx");
 	if (!map || fprintf(map, "%lx %zx fl_jit_null_load\n", (unsigned long)text,
 			    sizeof(code)) < 0 || fclose(map)) {
 		perror(path);
