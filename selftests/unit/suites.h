@@ -5,6 +5,20 @@
 
 #include <check.h>
 
+/*
+ * A test case's time limit only stops a hang (Check's default is 4 s): it
+ * is minutes, for QEMU's TCG on a busy machine.  No test is timed.
+ */
+#define UNIT_TIMEOUT_S 600
+
+static inline TCase *unit_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, UNIT_TIMEOUT_S);
+	return tc;
+}
+
 Suite *fmt_suite(void);
 Suite *log_suite(void);
 Suite *faultmap_suite(void);

@@ -982,8 +982,8 @@ END_TEST
 Suite *discovery_suite(void)
 {
 	Suite *s = suite_create("discovery");
-	TCase *elf = tcase_create("elf");
-	TCase *mod = tcase_create("module");
+	TCase *elf = unit_tcase("elf");
+	TCase *mod = unit_tcase("module");
 
 	tcase_add_test(elf, elf_finds_both_maps_in_a_relocatable_file);
 	tcase_add_test(elf, elf_without_maps_opens_and_says_enoent);
@@ -1006,7 +1006,6 @@ Suite *discovery_suite(void)
 	tcase_add_test(elf, elf_refuses_more_relocations_than_a_map_can_hold);
 	tcase_add_test(elf, elf_opens_files_as_it_opens_memory);
 	tcase_add_test(elf, elf_survives_mutated_input);
-	tcase_set_timeout(elf, 60);
 	suite_add_tcase(s, elf);
 
 	tcase_add_test(mod, module_for_each_reports_every_module_with_all);

@@ -466,9 +466,9 @@ static void child_registers(void *arg)
 	struct forking *f = arg;
 	int id;
 
-	/* A grace period that waits for ever dies of SIGALRM (not Check's). */
+	/* A grace period that waits for ever dies of SIGALRM, before Check's limit. */
 	signal(SIGALRM, SIG_DFL);
-	alarm(10);
+	alarm(UNIT_TIMEOUT_S / 2);
 	id = jit_register(&f->child_code, NULL);
 	if (id <= 0)
 		_exit(3);
@@ -600,9 +600,8 @@ END_TEST
 Suite *dispatch_suite(void)
 {
 	Suite *s = suite_create("dispatch");
-	TCase *tc = tcase_create("dispatch");
+	TCase *tc = unit_tcase("dispatch");
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, dispatch_jit_load_and_store_resume_at_handlers);
 	tcase_add_test(tc, dispatch_wild_address_at_registered_pc_is_not_claimed);
 	tcase_add_test(tc, dispatch_access_kind_must_match);

@@ -336,7 +336,7 @@ END_TEST
 Suite *faultmap_suite(void)
 {
 	Suite *s = suite_create("faultmap");
-	TCase *tc = tcase_create("cursor");
+	TCase *tc = unit_tcase("cursor");
 
 	tcase_add_test(tc, faultmap_walks_a_table_as_events);
 	tcase_add_test(tc, faultmap_walks_concatenated_tables);

@@ -62,7 +62,7 @@ END_TEST
 Suite *fmt_suite(void)
 {
 	Suite *s = suite_create("fmt");
-	TCase *tc = tcase_create("fmt");
+	TCase *tc = unit_tcase("fmt");
 
 	tcase_add_test(tc, fmt_integers_match_printf);
 	tcase_add_test(tc, fmt_strings_chars_and_percent);

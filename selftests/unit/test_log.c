@@ -52,7 +52,7 @@ END_TEST
 Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
-	TCase *tc = tcase_create("log");
+	TCase *tc = unit_tcase("log");
 
 	tcase_add_test(tc, log_reaches_the_callback_with_its_context);
 	suite_add_tcase(s, tc);

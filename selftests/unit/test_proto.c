@@ -1641,11 +1641,11 @@ END_TEST
 Suite *proto_suite(void)
 {
 	Suite *s = suite_create("proto");
-	TCase *msg = tcase_create("messages");
-	TCase *hdr = tcase_create("header");
-	TCase *body = tcase_create("bodies");
-	TCase *shm = tcase_create("region");
-	TCase *ring = tcase_create("rings");
+	TCase *msg = unit_tcase("messages");
+	TCase *hdr = unit_tcase("header");
+	TCase *body = unit_tcase("bodies");
+	TCase *shm = unit_tcase("region");
+	TCase *ring = unit_tcase("rings");
 
 	tcase_add_test(msg, hello_decodes_with_its_fields_and_one_fd);
 	tcase_add_test(msg, module_add_decodes_with_its_fields_name_and_one_fd);
@@ -1714,7 +1714,6 @@ Suite *proto_suite(void)
 	tcase_add_test(ring, ring_rejects_implausible_head);
 	tcase_add_test(ring, ring_push_refuses_when_consumer_tail_is_ahead);
 	tcase_add_test(ring, ring_moves_a_million_entries_between_threads_in_order);
-	tcase_set_timeout(ring, 60);
 	suite_add_tcase(s, ring);
 	return s;
 }

@@ -544,7 +544,7 @@ END_TEST
 Suite *stackmap_suite(void)
 {
 	Suite *s = suite_create("stackmap");
-	TCase *tc = tcase_create("cursor");
+	TCase *tc = unit_tcase("cursor");
 
 	tcase_add_test(tc, stackmap_v3_walks_as_events);
 	tcase_add_test(tc, stackmap_all_versions_and_byte_orders_agree);

@@ -159,7 +159,7 @@ END_TEST
 Suite *table_suite(void)
 {
 	Suite *s = suite_create("table");
-	TCase *tc = tcase_create("table");
+	TCase *tc = unit_tcase("table");
 
 	tcase_add_test(tc, faultmap_table_looks_up_by_faulting_pc);
 	tcase_add_test(tc, faultmap_table_rejects_malformed_input_and_sets_out_null);
