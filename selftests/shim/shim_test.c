@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -39,6 +40,12 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/*
+ * A program still running after this long is hung (it dies of SIGALRM):
+ * minutes, for QEMU's TCG on a busy machine.  No test is timed.
+ */
+#define HANG_S 300
 
 static const char *preload_so;
 static const char *dir;
@@ -151,7 +158,7 @@ static void run(struct result *r, char *const argv[], bool shim, char *const env
 {
 	int out[2], err[2];
 	size_t out_cap = 0, err_cap = 0;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(1, 1);
@@ -182,7 +189,10 @@ static void run(struct result *r, char *const argv[], bool shim, char *const env
 		for (; env && *env && n < 250; env++)
 			envp[n++] = *env;
 		envp[n] = NULL;
-		alarm(30);
+		/* Killed if shim_test dies first (its main thread forks). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(125);
+		alarm(HANG_S);
 		execve(argv[0], argv, envp);
 		_exit(127);
 	}
