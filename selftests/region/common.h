@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,13 @@
 #include <faultline/dispatch.h>
 #include <faultline/log.h>
 #include <faultline/region.h>
+
+/*
+ * How long something that must happen may take before the test calls it
+ * a hang: minutes, for QEMU's TCG on a busy machine (run.sh's limit for a
+ * whole test is longer).  No test is timed.
+ */
+#define T_HANG_S 300
 
 static const char *t_name = "?";
 static size_t t_page;
@@ -308,21 +316,24 @@ static inline void t_catch_sigbus(void)
 	} while (0)
 
 /*
- * Runs fn in a child without core dumps and with a 20 s alarm (a hang
- * ends as SIGALRM); returns its wait status.
+ * Runs fn in a child without core dumps and with a T_HANG_S alarm (a hang
+ * ends as SIGALRM), killed if the test dies first; returns its wait status.
  */
 static inline int t_child(void (*fn)(void *), void *arg)
 {
 	struct rlimit no_core = { 0, 0 };
+	pid_t pid, parent = getpid();
 	int status;
-	pid_t pid;
 
 	fflush(NULL);
 	pid = fork();
 	t_check(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		/* The test's main thread forks: the signal follows it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(125);
 		setrlimit(RLIMIT_CORE, &no_core);
-		alarm(20);
+		alarm(T_HANG_S);
 		fn(arg);
 		_exit(0);
 	}

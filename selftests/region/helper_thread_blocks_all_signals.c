@@ -48,7 +48,7 @@ static bool helper_mask(uint64_t *mask)
 			fclose(f);
 			if (nr == SYS_poll || nr == SYS_ppoll)
 				break;
-			t_check(tries < 2000, "the helper thread never reached poll");
+			t_check(tries < T_HANG_S * 1000, "the helper thread never reached poll");
 			usleep(1000);
 		}
 		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);

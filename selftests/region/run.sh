@@ -10,7 +10,10 @@ bin=$1
 # ASan (SAN=1) must leave SIGBUS and SIGSEGV to faultline and the kernel:
 # the tests check how the process dies.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0
-TIMEOUT=${REGION_TEST_TIMEOUT:-120}
+# A test still running after this long is hung: minutes, for QEMU's TCG,
+# and longer than a test's own limit on a hang (common.h's T_HANG_S).
+# timeout signals the test's whole process group, its children too.
+TIMEOUT=${REGION_TEST_TIMEOUT:-600}
 
 both="sigbus helper"
 tests=(
