@@ -32,8 +32,9 @@
 # stdout, stderr, status and what else the program leaves (maps: a copy of
 # its /proc/self/maps; compilation.log, hs_err.log).  Java sources are
 # compiled into OUTDIR/classes.  Runs are limited to FL_RT_TIMEOUT seconds
-# (default 60) each; core dumps are off except where segv-child.py turns
-# them on for its children.
+# (default 600: a guard against a hang, minutes for QEMU's TCG on a busy
+# machine) each; core dumps are off except where segv-child.py turns them
+# on for its children.
 #
 # Prints "ok - CHECK" or "FAIL - CHECK: why" per check, then a summary; exits
 # 1 when a check failed.
@@ -60,7 +61,7 @@ java=$java_home/bin/java
 javac=$java_home/bin/javac
 node=${FL_NODE:-/usr/bin/node}
 python=${FL_PYTHON:-/usr/bin/python3}
-timeout_s=${FL_RT_TIMEOUT:-60}
+timeout_s=${FL_RT_TIMEOUT:-600}
 
 npass=0
 nfail=0
@@ -228,7 +229,10 @@ fi
 if [ $java_ok = 1 ]; then
 	# ---- jvm-npe ----
 	# 4 threads x 300000 calls, null in every 50th of the second half; 2 rounds.
-	both jvm-npe "$java" -Xcheck:jni -XX:+UnlockDiagnosticVMOptions \
+	# -Xbatch: a method is compiled before it runs on, so that C2's code is
+	# there before the nulls come however slow the machine (in the
+	# background, the first half could end before C2 had compiled it).
+	both jvm-npe "$java" -Xbatch -Xcheck:jni -XX:+UnlockDiagnosticVMOptions \
 		-XX:+LogCompilation -XX:LogFile=compilation.log \
 		-cp "$classes" NpeStress 4 300000 50 2
 	status_is jvm-npe 0
