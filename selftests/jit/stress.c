@@ -4,7 +4,8 @@
  * checks as fast as they can while a third keeps changing the handler
  * table under them.
  *
- *   stress LIBDL        (STRESS_SECONDS, default 30)
+ *   stress LIBDL        (STRESS_SECONDS, default 30, then until the loader
+ *                       has done each thing once: see main)
  *
  *  - faulter 0 calls st_load, st_store, st_rmw (stress-main.ll, linked into
  *    this program), faulter 1 sk_load, sk_store (stress-keep.ll, a library
@@ -82,6 +83,15 @@ static const char *const stay_names[NSTAY] = {
 static uint64_t stay_addr[NSTAY];
 
 static atomic_int stop;
+
+/*
+ * Set by the loader once it has done each of its things (a dlopen round,
+ * a JIT round, a handoff): the run goes on past STRESS_SECONDS until then,
+ * for at most PROGRESS_WAIT_S more, so that a slow machine (the first
+ * MCJIT build under TSan) is not taken for a loader that made no progress.
+ */
+static atomic_int progressed;
+#define PROGRESS_WAIT_S 600
 
 /*
  * The handoff: the loader stores fn and null_value, then increments gen
@@ -359,6 +369,8 @@ static void *loader_main(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		dl_iteration(l);
 		jit_iteration(l, &m);
+		if (l->dl_iterations && l->jit_iterations && l->handoffs)
+			atomic_store(&progressed, 1);
 	}
 	jit_free(&m);
 	return NULL;
@@ -443,6 +455,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (; seconds > 0; seconds--)
+		sleep(1);
+	for (i = 0; !atomic_load(&progressed) && i < PROGRESS_WAIT_S; i++)
 		sleep(1);
 	atomic_store(&stop, 1);
 	for (i = 0; i < 2; i++)
