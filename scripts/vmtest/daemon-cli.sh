@@ -18,14 +18,26 @@ echo "left out in the guest: make check-daemon-cli: it builds its program with l
 	"gcc, reads the exposition formats with python3's prometheus_client and drives top" \
 	"in tmux, none of which the initramfs carries; runs natively"
 
+# How long to wait for what must happen: minutes, for TCG on a busy machine.
+WAIT_S=300
 T=$(mktemp -d /tmp/fl-cli.XXXXXX)
 dpid=
-trap '[ -n "$dpid" ] && kill -KILL $dpid 2>/dev/null; rm -rf "$T"' EXIT
+cleanup() {
+	if [ -n "$dpid" ]; then
+		kill -KILL "$dpid" 2>/dev/null
+		wait "$dpid" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export FAULTLINE_SOCKET=$T/d.sock
 "$fld" --socket "$FAULTLINE_SOCKET" --state-dir "$T/state" 2>"$T/daemon.log" &
 dpid=$!
-for i in $(seq 200); do
-	grep -q "listening on" "$T/daemon.log" && break
+end=$((SECONDS + WAIT_S))
+until grep -q "listening on" "$T/daemon.log" || ! kill -0 "$dpid" 2>/dev/null ||
+	[ $SECONDS -ge $end ]; do
 	sleep 0.05
 done
 grep -q "listening on" "$T/daemon.log" || { bad "faultlined did not start: $(cat "$T/daemon.log")"; exit 1; }
@@ -38,9 +50,10 @@ pid=${out#pid }
 
 # The table: one row per site, FAULTS and KERNEL its last two columns
 # (KERNEL once the daemon has the eBPF program's view of the exited
-# process: within a tick or two).
-for i in $(seq 50); do
-	"$fl" stats --pid "$pid" >"$T/stats" 2>&1 && grep -q 'FAULTS *KERNEL$' "$T/stats" && break
+# process: a tick or two later).
+end=$((SECONDS + WAIT_S))
+until "$fl" stats --pid "$pid" >"$T/stats" 2>&1 && grep -q 'FAULTS *KERNEL$' "$T/stats"; do
+	[ $SECONDS -lt $end ] || break
 	sleep 0.1
 done
 sed 's/^/  | /' "$T/stats"
