@@ -269,10 +269,15 @@ run nodaemon_opt_wins 1 env FAULTLINE_SOCKET="$NOSOCK.env" "$FL" sites --socket 
 has nodaemon_opt_wins nodaemon_opt_wins.err "at $NOSOCK "
 if [ "$(id -u)" = 0 ]; then
 	want=/run/faultline/faultlined.sock
+	# Whatever listens there on this machine is not this test's: the
+	# command sees an empty /run, in a mount namespace of its own.
+	empty_run=(unshare -m sh -c 'mount -t tmpfs none /run && exec "$@"' sh)
 else
 	want=$PWD/xdg/faultline/faultlined.sock
+	empty_run=()
 fi
-run nodaemon_default 1 env -u FAULTLINE_SOCKET XDG_RUNTIME_DIR="$PWD/xdg" "$FL" request 1 ping
+run nodaemon_default 1 env -u FAULTLINE_SOCKET XDG_RUNTIME_DIR="$PWD/xdg" "${empty_run[@]}" \
+	"$FL" request 1 ping
 has nodaemon_default nodaemon_default.err "$want"
 run nodaemon_top 1 "$FL" top --socket "$NOSOCK" --iterations 1
 has nodaemon_top nodaemon_top.err "$NOSOCK"
