@@ -531,7 +531,7 @@ check-discovery: $(DT_ALL)
 
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 20
-FUZZ_TIMEOUT ?= 10
+FUZZ_TIMEOUT ?= 60
 FUZZ_OUT := build/fuzz
 # NAME:MAX_LEN.  Sections of a few KiB reach every path; ELF files need
 # room for headers, section tables and a few sections; messages up to a
@@ -1073,6 +1073,20 @@ check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) | deps
 
 # ---- end daemon cli tests ----
 
+# ---- daemon hostile-user tests ----
+# A local user (nobody) against root's daemon and programs
+# (selftests/daemon/hostile/run.sh): a squatted socket path, a listener
+# that never accepts, state and socket directories another user could
+# change, a planted state.json.tmp, corrupt and huge state files.
+#
+#   make check-daemon-hostile
+
+.PHONY: check-daemon-hostile
+check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) | deps
+	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO)
+
+# ---- end daemon hostile-user tests ----
+
 # ---- bpf ----
 # The eBPF program (bpf/faultline.bpf.c): CO-RE, built by clang-14 against a
 # vmlinux.h dumped from this machine's BTF, and a bpftool skeleton for it.
@@ -1279,7 +1293,7 @@ check-install: all
 
 CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery \
 	check-shim check-jit check-region check-runtimes check-stress check-stress-tsan \
-	check-daemon-loop check-daemon-cli check-daemon-e2e check-bpf check-profile check-vm \
+	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-bpf check-profile check-vm \
 	check-fuzz check-san
 
 # After each step, scripts/leftovers.sh looks for a process the step left

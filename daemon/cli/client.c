@@ -26,7 +26,7 @@
 /* The whole reply of one query: a bound, so a broken daemon cannot eat memory. */
 #define MAX_REPLY (256u << 20)
 /* The daemon answers queries at once; requests within its request timeout. */
-#define REPLY_TIMEOUT_MS 30000
+#define REPLY_TIMEOUT_MS 120000
 
 int cli_socket_path(const char *opt, char *buf, size_t len)
 {

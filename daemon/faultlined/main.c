@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dlog.h"
+#include "safedir.h"
 #include "echo.h"
 #include "kbpf.h"
 #include "session.h"
@@ -139,46 +140,34 @@ static int resolve_paths(struct config *cfg)
 	return 0;
 }
 
-/* mkdir -p; the directories it creates get mode.  Returns 0 or -errno. */
-static int mkdirs(const char *path, mode_t mode)
+/*
+ * The directory that holds path, created if missing and checked
+ * (safedir.c).  Returns its descriptor, or -1 after logging.
+ */
+static int socket_dir(const char *path)
 {
-	char buf[PATH_MAX];
-	char *p;
-	size_t len = strlen(path);
-
-	if (len == 0 || len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (p = buf + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char saved = *p;
-
-			*p = '\0';
-			if (mkdir(buf, mode) == 0)
-				chmod(buf, mode); /* the mode asked for, whatever the umask */
-			else if (errno != EEXIST)
-				return -errno;
-			*p = saved;
-			if (!saved)
-				break;
-		}
-	}
-	return 0;
-}
-
-static int parent_dirs(const char *path, mode_t mode)
-{
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], why[PATH_MAX + 128];
 	char *slash;
+	int fd;
 
-	if (strlen(path) >= sizeof(dir))
-		return -ENAMETOOLONG;
+	if (strlen(path) >= sizeof(dir)) {
+		fld_err("%s: path too long", path);
+		return -1;
+	}
 	strcpy(dir, path);
 	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	return mkdirs(dir, mode);
+	if (!slash) {
+		fld_err("%s: the socket path must be absolute", path);
+		return -1;
+	}
+	if (slash == dir)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	fd = fld_safedir_open(dir, 0755, true, why, sizeof(why));
+	if (fd < 0)
+		fld_err("%s: its directory is not safe to serve from: %s", path, why);
+	return fd;
 }
 
 /* fd 3 from systemd: returns it, 0 when not activated, or -1 after logging. */
@@ -233,23 +222,28 @@ static int listen_on(const char *path, ino_t *ino)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
-	int fd, err;
+	mode_t old_mask;
+	int fd, err, dir;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fld_err("%s: socket path longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
-	err = parent_dirs(path, 0755);
-	if (err < 0) {
-		fld_err("%s: cannot create its directory: %s", path, strerror(-err));
+	dir = socket_dir(path);
+	if (dir < 0)
 		return -1;
-	}
+	close(dir);
 	if (lstat(path, &st) == 0) {
 		int probe, r;
 
 		if (!S_ISSOCK(st.st_mode)) {
 			fld_err("%s exists and is not a socket: not touching it", path);
+			return -1;
+		}
+		if (st.st_uid != geteuid()) {
+			fld_err("%s is a socket of uid %u, not of faultlined's uid %u: not "
+				"touching it", path, (unsigned)st.st_uid, (unsigned)geteuid());
 			return -1;
 		}
 		/*
@@ -289,13 +283,21 @@ static int listen_on(const char *path, ino_t *ino)
 		fld_err("socket: %s", strerror(errno));
 		return -1;
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	/*
+	 * Any process may register itself (each request is checked with
+	 * SO_PEERCRED): the socket is 0666.  The mode comes from the umask at
+	 * bind, not from a chmod of the path afterwards, which would follow
+	 * whatever stands at the path by then.
+	 */
+	old_mask = umask(0111);
+	err = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (err < 0) {
 		fld_err("%s: bind: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	/* Any process may register itself; each request is checked with SO_PEERCRED. */
-	if (chmod(path, 0666) < 0 || stat(path, &st) < 0 || listen(fd, SOMAXCONN) < 0) {
+	if (lstat(path, &st) < 0 || listen(fd, SOMAXCONN) < 0) {
 		fld_err("%s: %s", path, strerror(errno));
 		unlink(path);
 		close(fd);
@@ -344,7 +346,8 @@ int main(int argc, char **argv)
 	struct fld_loop_opts lopts = { .sz = sizeof(lopts) };
 	struct fld_loop *loop;
 	ino_t ino = 0;
-	int opt, lfd, err, level, activated, status = 0;
+	char why[PATH_MAX + 128];
+	int opt, lfd, err, level, activated, state_fd, status = 0;
 	bool bpf;
 	char *end;
 	long v;
@@ -415,11 +418,32 @@ int main(int argc, char **argv)
 	if ((err = resolve_paths(&cfg)))
 		return err;
 	raise_nofile(cfg.max_clients);
-	if ((err = mkdirs(cfg.state_dir, geteuid() == 0 ? 0755 : 0700)) < 0) {
-		fld_err("%s: cannot create the state directory: %s", cfg.state_dir,
-			strerror(-err));
+	state_fd = fld_safedir_open(cfg.state_dir, geteuid() == 0 ? 0755 : 0700, true, why,
+				    sizeof(why));
+	if (state_fd < 0) {
+		fld_err("--state-dir %s: %s", cfg.state_dir, why);
 		return 1;
 	}
+#ifndef FLD_TRANSPORT_TEST
+	{
+		struct fld_session_opts so = {
+			.max_exited = 256,
+			.max_modules = 4096,
+			/* What one process may make the daemon hold (parsed: ~4x). */
+			.max_section_bytes = 64u << 20,
+			.max_sites = 1u << 21,
+			.request_timeout_ms = 2000,
+			.state_dir = cfg.state_dir,
+		};
+
+		/* Before listening: a process registering now finds its old entry. */
+		fld_session_init(&so);
+		err = fld_state_load(state_fd, cfg.state_dir);
+		if (err < 0)
+			fld_warn("state: %s: %s; nothing will be persisted", cfg.state_dir,
+				 strerror(-err));
+	}
+#endif
 	if (activated) {
 		lfd = activated;
 	} else {
@@ -435,23 +459,6 @@ int main(int argc, char **argv)
 	/* The transport tests' build: PING/PONG instead of the protocol. */
 	err = fld_loop_new(lfd, &fld_echo_ops, NULL, &lopts, &loop);
 #else
-	{
-		struct fld_session_opts so = {
-			.max_exited = 256,
-			.max_modules = 4096,
-			/* What one process may make the daemon hold (parsed: ~4x). */
-			.max_section_bytes = 64u << 20,
-			.max_sites = 1u << 21,
-			.request_timeout_ms = 2000,
-			.state_dir = cfg.state_dir,
-		};
-
-		fld_session_init(&so);
-		err = fld_state_load(cfg.state_dir);
-		if (err < 0)
-			fld_warn("state: %s: %s; nothing will be persisted", cfg.state_dir,
-				 strerror(-err));
-	}
 	err = fld_loop_new(lfd, &fld_session_ops, NULL, &lopts, &loop);
 #endif
 	if (err < 0) {
@@ -486,5 +493,6 @@ out:
 			unlink(cfg.socket_path);
 	}
 	close(lfd);
+	close(state_fd);
 	return status;
 }

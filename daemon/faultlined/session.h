@@ -32,7 +32,13 @@ int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t 
 void fld_query(struct fld_client *c, const struct fl_msg *m);
 
 /* state.c: persistence in the state directory. */
-int fld_state_load(const char *dir);
+/*
+ * Restores what dir_fd's state file (dir names it in messages) holds, and
+ * keeps dir_fd for saving.  A file that cannot be read is kept aside as
+ * state.json.corrupt-TIME.  Returns 0, or -ENAMETOOLONG (then nothing is
+ * persisted).
+ */
+int fld_state_load(int dir_fd, const char *dir);
 void fld_state_changed(void);
 void fld_state_tick(void);
 int fld_state_save(void);

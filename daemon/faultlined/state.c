@@ -7,6 +7,12 @@
  * is read back: every process in it is exited as far as this daemon
  * knows; one that was live comes back by itself (the agent re-registers)
  * and then replaces its old entry.
+ *
+ * The directory was checked at start (safedir.c) and is used through its
+ * descriptor; the files in it are opened with O_NOFOLLOW, and the
+ * temporary file is created with O_EXCL, so that a name planted in a
+ * sticky directory is never followed.  A file that cannot be read as a
+ * state file of this version is kept aside, never overwritten.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +30,13 @@
 #include "procs.h"
 #include "session.h"
 
-static char path[PATH_MAX];
+#define STATE_NAME "state.json"
+#define STATE_TMP "state.json.tmp"
+/* Far above what the bounds on processes and sites let the daemon write. */
+#define STATE_MAX_BYTES (256u << 20)
+
+static char path[PATH_MAX];	/* for messages */
+static int dir_fd = -1;
 static bool dirty;
 
 static json_object *proc_to_json(const struct fld_proc *p)
@@ -67,13 +80,12 @@ static json_object *proc_to_json(const struct fld_proc *p)
 
 int fld_state_save(void)
 {
-	char tmp[PATH_MAX + 8];
 	json_object *doc, *procs;
 	const char *text;
 	size_t len;
 	int fd, err = 0;
 
-	if (!path[0])
+	if (dir_fd < 0)
 		return 0;
 	doc = json_object_new_object();
 	procs = json_object_new_array();
@@ -84,17 +96,21 @@ int fld_state_save(void)
 	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
 	len = strlen(text);
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0)
+	/* A name left by a save that died, or planted: never written through. */
+	if (unlinkat(dir_fd, STATE_TMP, 0) != 0 && errno != ENOENT)
 		err = -errno;
+	fd = err ? -1 : openat(dir_fd, STATE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			       O_CLOEXEC, 0600);
+	if (!err && (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0))
+		err = errno ? -errno : -EIO;
 	if (fd >= 0)
 		close(fd);
-	if (!err && rename(tmp, path) != 0)
+	if (!err && renameat(dir_fd, STATE_TMP, dir_fd, STATE_NAME) != 0)
 		err = -errno;
 	json_object_put(doc);
 	if (err) {
-		unlink(tmp);
+		if (fd >= 0)
+			unlinkat(dir_fd, STATE_TMP, 0);
 		fld_warn("state: cannot write %s: %s", path, strerror(-err));
 		return err;
 	}
@@ -239,30 +255,113 @@ static int restore_proc(json_object *po)
 	return 0;
 }
 
-int fld_state_load(const char *dir)
+/*
+ * Keeps a state file that cannot be read aside as STATE_NAME.corrupt-TIME,
+ * so that the next save does not overwrite it, and says so.
+ */
+static void keep_aside(const char *why)
+{
+	char name[64];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(name, sizeof(name), STATE_NAME ".corrupt-%Y%m%dT%H%M%SZ", &tm);
+	if (renameat(dir_fd, STATE_NAME, dir_fd, name) == 0) {
+		fld_warn("state: %s %s: kept as %s; starting empty", path, why, name);
+		return;
+	}
+	fld_warn("state: %s %s, and cannot be kept aside (%s): starting empty, and "
+		 "nothing will be persisted", path, why, strerror(errno));
+	dir_fd = -1;
+}
+
+/*
+ * Reads the state file whole, or NULL with why set (a file that is not a
+ * regular file of this uid, is too large, or cannot be read).
+ */
+static char *read_state(size_t *len, const char **why)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd = openat(dir_fd, STATE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		*why = errno == ELOOP ? "is a symbolic link" : "cannot be opened";
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*why = "is not a regular file";
+	} else if (st.st_uid != geteuid()) {
+		*why = "belongs to another user";
+	} else if ((uint64_t)st.st_size > STATE_MAX_BYTES) {
+		*why = "is larger than 256 MiB";
+	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
+		*why = "does not fit in memory";
+	} else {
+		while (got < (size_t)st.st_size) {
+			ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		if (got != (size_t)st.st_size) {
+			*why = "cannot be read whole";
+			free(buf);
+			buf = NULL;
+		}
+	}
+	close(fd);
+	if (buf) {
+		buf[got] = 0;
+		*len = got;
+	}
+	return buf;
+}
+
+int fld_state_load(int dfd, const char *dir)
 {
 	json_object *doc, *procs, *version;
-	size_t skipped = 0;
+	struct json_tokener *tok;
+	const char *why = NULL;
+	size_t skipped = 0, len = 0;
+	char *text;
 	int n;
 
-	n = snprintf(path, sizeof(path), "%s/state.json", dir);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		path[0] = 0;
+	n = snprintf(path, sizeof(path), "%s/" STATE_NAME, dir);
+	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	}
-	if (access(path, F_OK) != 0)
+	dir_fd = dfd;
+	if (faccessat(dir_fd, STATE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
 		return 0;
-	doc = json_object_from_file(path);
+	text = read_state(&len, &why);
+	if (!text) {
+		keep_aside(why);
+		return 0;
+	}
+	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+	doc = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+	if (doc && tok && tok->char_offset < (int)len &&
+	    text[tok->char_offset + strspn(text + tok->char_offset, " \t\r\n")]) {
+		/* Something after the document. */
+		json_object_put(doc);
+		doc = NULL;
+	}
+	if (tok)
+		json_tokener_free(tok);
+	free(text);
 	if (!doc || !json_object_object_get_ex(doc, "processes", &procs) ||
 	    !json_object_is_type(procs, json_type_array)) {
-		fld_warn("state: %s is not a faultlined state file; starting empty", path);
+		keep_aside("is not a faultlined state file");
 		json_object_put(doc);
 		return 0;
 	}
 	/* Another version's fields may mean other things: not guessed at. */
 	if (!json_object_object_get_ex(doc, "version", &version) ||
 	    !json_object_is_type(version, json_type_int) || json_object_get_int64(version) != 1) {
-		fld_warn("state: %s is not of version 1; starting empty", path);
+		keep_aside("is not of version 1");
 		json_object_put(doc);
 		return 0;
 	}

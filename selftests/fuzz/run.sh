@@ -24,7 +24,7 @@ fi
 seconds=$1
 out=$2
 shift 2
-timeout=${FUZZ_TIMEOUT:-10}
+timeout=${FUZZ_TIMEOUT:-60}
 seeds=$(dirname "$0")/corpus
 status=0
 

@@ -1,0 +1,260 @@
+#!/bin/bash
+# A local user against faultlined and the processes that register with it:
+# each case is an attack that worked before, run as nobody against root.
+#
+#   - a socket path bound first by nobody: root's program must not hand it
+#     its region, root's faultline stats must not believe it;
+#   - a listener that never accepts (its backlog full): a program under the
+#     shim and faultline stats must go on, not wait in connect();
+#   - directories nobody could change (a state or socket directory of
+#     nobody's, one writable by all and not sticky, a link of nobody's on
+#     the way), and a state "directory" that is a file: refused at start,
+#     with the reason;
+#   - a state.json.tmp planted by nobody in a sticky state directory, a
+#     link to a file of root's: the file must stay as it was;
+#   - a corrupt, a too large and a version 2 state file: kept aside as
+#     state.json.corrupt-TIME, byte for byte, never overwritten;
+#   - the state is loaded before the daemon listens.
+#
+#   run.sh FAULTLINE FAULTLINED PRELOAD
+set -u
+
+FLD=$(realpath "$2")
+PRELOAD=$(realpath "$3")
+PY=/usr/bin/python3
+NOBODY=65534
+# Under /tmp, where nobody reaches its own files (the tree may not be
+# reachable), removed at the end; nobody runs a copy of faultline.
+W=$(mktemp -d /tmp/fl-hostile.XXXXXX) || exit 1
+chmod 755 "$W"
+cp "$1" "$W/faultline" && chmod 755 "$W/faultline"
+FL=$W/faultline
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "  ok   $*"; }
+bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	if [ $fail = 0 ]; then rm -rf "$W"; else echo "daemon hostile: logs kept in $W"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"; }
+
+# wait_for FILE: until it exists (an event), 120 s at most.
+wait_for() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
+
+# A listener that records what it is sent: "data BYTES fds N" per message.
+cat >"$W/fake.py" <<'EOF'
+import array, os, socket, sys, time
+path, log, backlog, accept = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path)
+s.listen(backlog)
+open(log + ".ready", "w").close()
+if not accept:
+    time.sleep(600)
+s.settimeout(600)
+with open(log, "a") as out:
+    while True:
+        c, _ = s.accept()
+        c.settimeout(5)
+        try:
+            while True:
+                fds = array.array("i")
+                msg, anc, flags, addr = c.recvmsg(65536, socket.CMSG_SPACE(64 * 4))
+                for level, kind, data in anc:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+                for fd in fds:
+                    os.close(fd)
+                if not msg:
+                    break
+                out.write("data %d fds %d\n" % (len(msg), len(fds)))
+                out.flush()
+        except OSError:
+            pass
+        c.close()
+EOF
+
+# fake NAME UID BACKLOG ACCEPT: starts a fake daemon at $W/NAME/s.
+fake() {
+	local name=$1 uid=$2 backlog=$3 accept=$4
+	mkdir -p "$W/$name"
+	chmod 1777 "$W/$name"
+	if [ "$uid" = 0 ]; then
+		"$PY" "$W/fake.py" "$W/$name/s" "$W/$name/log" "$backlog" "$accept" &
+	else
+		# setpriv itself in the background (it execs python3), not a
+		# function: the pid kept must be the listener's.
+		setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
+			"$PY" "$W/fake.py" "$W/$name/s" "$W/$name/log" "$backlog" "$accept" &
+	fi
+	PIDS+=($!)
+	wait_for "$W/$name/log.ready" || bad "$name: the fake daemon did not start"
+}
+
+# --- A socket path squatted by nobody -------------------------------------
+echo "# squatted socket"
+fake own 0 16 1
+fake squat $NOBODY 16 1
+FAULTLINE_SOCKET=$W/own/s timeout 120 "$FL" run --preload "$PRELOAD" -- /bin/true
+FAULTLINE_SOCKET=$W/squat/s timeout 120 "$FL" run --preload "$PRELOAD" --log warn -- /bin/true 2>"$W/squat/run.err"
+# The agent sends HELLO with its region at once, or never.
+sleep 1
+check "control: a fake daemon of root's own uid receives HELLO with the region" \
+	grep -q "fds 1" "$W/own/log"
+check "a socket of nobody's receives nothing from root's program (no HELLO, no region)" \
+	test ! -s "$W/squat/log"
+check "the program says why it does not register" \
+	grep -q "served by uid $NOBODY, neither root nor this process's uid 0" "$W/squat/run.err"
+FAULTLINE_SOCKET=$W/squat/s timeout 120 "$FL" stats >"$W/squat/stats.out" 2>"$W/squat/stats.err"
+rc=$?
+check "root's faultline stats does not believe nobody's daemon (exit $rc)" test $rc = 1
+check "faultline stats says who serves the path" \
+	grep -q "is served by uid $NOBODY, neither root nor you" "$W/squat/stats.err"
+check "faultline stats prints no figures from it" test ! -s "$W/squat/stats.out"
+as_nobody env FAULTLINE_SOCKET=$W/squat/s timeout 120 "$FL" stats >/dev/null 2>"$W/squat/nstats.err"
+check "nobody's own faultline stats does talk to it (the check is by uid)" \
+	grep -q "data" "$W/squat/log"
+
+# --- A listener that never accepts ----------------------------------------
+echo "# a listener that never accepts, backlog 1"
+fake stuck 0 1 0
+for i in 1 2 3 4; do
+	t0=$(date +%s.%N)
+	FAULTLINE_SOCKET=$W/stuck/s timeout 120 "$FL" run --preload "$PRELOAD" -- /bin/true
+	rc=$?
+	t1=$(date +%s.%N)
+	check "program $i under the shim runs to its end (exit $rc; $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s", b - a }'))" \
+		test $rc = 0
+done
+FAULTLINE_SOCKET=$W/stuck/s timeout 120 "$FL" stats 2>"$W/stuck/stats.err"
+rc=$?
+check "faultline stats fails at once, not in connect() (exit $rc)" test $rc = 1
+check "faultline stats says the daemon is not accepting" \
+	grep -q "not accepting connections" "$W/stuck/stats.err"
+
+# --- Directories another user could change ---------------------------------
+echo "# state and socket directories"
+# start_refused NAME SOCKET STATE MESSAGE: faultlined must exit 1 at once, saying MESSAGE.
+start_refused() {
+	local name=$1 sock=$2 state=$3 msg=$4 rc log
+	log=$W/refused.$((++refused)).log
+	timeout 120 "$FLD" --no-bpf --socket "$sock" --state-dir "$state" >"$log" 2>&1
+	rc=$?
+	check "$name: refused at start (exit $rc)" test $rc = 1
+	check "$name: says why ($msg)" grep -qF -- "$msg" "$log"
+	[ $rc = 1 ] || sed 's/^/    | /' "$log" | tail -3
+}
+refused=0
+mkdir -m 700 "$W/d"
+mkdir "$W/nd" && chown $NOBODY:$NOBODY "$W/nd"
+start_refused "state directory of nobody's" "$W/d/s" "$W/nd" \
+	"$W/nd belongs to uid $NOBODY, neither root nor faultlined's uid 0"
+start_refused "state directory under one of nobody's" "$W/d/s" "$W/nd/state" \
+	"$W/nd belongs to uid $NOBODY"
+start_refused "socket directory of nobody's" "$W/nd/s" "$W/d/state" \
+	"its directory is not safe to serve from: $W/nd belongs to uid $NOBODY"
+mkdir "$W/ww" && chmod 0777 "$W/ww"
+start_refused "socket directory writable by all, not sticky" "$W/ww/s" "$W/d/state" \
+	"$W/ww is writable by other users (mode 0777) and not sticky"
+ln -s "$W/d" "$W/nlink" && chown -h $NOBODY:$NOBODY "$W/nlink"
+start_refused "state path through a link of nobody's" "$W/d/s" "$W/nlink/state" \
+	"$W/nlink is a symbolic link of uid $NOBODY"
+start_refused "--state-dir /etc/passwd (checked at start, not at exit)" "$W/d/s" /etc/passwd \
+	"--state-dir /etc/passwd: /etc/passwd: Not a directory"
+check "nothing was created in nobody's directory" test -z "$(ls -A "$W/nd")"
+
+# daemon NAME SOCKET STATE: starts faultlined, waits until it listens.
+daemon() {
+	local name=$1
+	"$FLD" --no-bpf --socket "$2" --state-dir "$3" --log-level debug >"$W/$name.log" 2>&1 &
+	DPID=$!
+	PIDS+=($DPID)
+	wait_for "$2" || bad "$name: faultlined did not listen (log $W/$name.log)"
+}
+stop_daemon() {
+	kill -TERM "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+}
+
+echo "# a planted state.json.tmp"
+mkdir -m 1777 "$W/sticky"
+echo "root's secret" >"$W/d/victim" && chmod 600 "$W/d/victim"
+cp "$W/d/victim" "$W/victim.orig"
+as_nobody ln -s "$W/d/victim" "$W/sticky/state.json.tmp"
+daemon planted "$W/d/s1" "$W/sticky"
+# A process that registers and exits makes the daemon save.
+FAULTLINE_SOCKET=$W/d/s1 timeout 120 "$FL" run --preload "$PRELOAD" -- /bin/true
+stop_daemon
+check "the root file behind nobody's state.json.tmp link is unchanged" \
+	cmp -s "$W/d/victim" "$W/victim.orig"
+check "the state is saved all the same, in a file of its own" \
+	"$PY" -c 'import json,os,sys; st=os.lstat(sys.argv[1]); d=json.load(open(sys.argv[1])); sys.exit(not (d["version"] == 1 and st.st_uid == 0 and (st.st_mode & 0o777) == 0o600))' \
+	"$W/sticky/state.json"
+
+# --- State files that cannot be read ---------------------------------------
+echo "# corrupt, huge and foreign state files"
+# aside NAME: the state file written into $W/NAME/state.json must be kept
+# aside byte for byte, the daemon start empty, and save a new one.
+aside() {
+	local name=$1 why=$2 kept
+	cp "$W/$name/state.json" "$W/$name.orig" 2>/dev/null
+	daemon "$name" "$W/$name/s" "$W/$name"
+	FAULTLINE_SOCKET=$W/$name/s timeout 120 "$FL" run --preload "$PRELOAD" -- /bin/true
+	stop_daemon
+	kept=$(ls "$W/$name"/state.json.corrupt-* 2>/dev/null | head -1)
+	check "$name: kept aside as $(basename "${kept:-nothing}")" test -n "$kept"
+	if [ -n "$kept" ] && [ -e "$W/$name.orig" ]; then
+		check "$name: the kept file is the original, byte for byte" cmp -s "$kept" "$W/$name.orig"
+	fi
+	check "$name: the daemon says why ($why) and where it is kept" \
+		grep -q "$why: kept as state.json.corrupt-" "$W/$name.log"
+	check "$name: a new state.json is written" \
+		"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["version"] != 1)' \
+		"$W/$name/state.json"
+}
+mkdir -m 700 "$W/corrupt" "$W/huge" "$W/v2" "$W/order"
+printf '{"version": 1, "processes": [ {"pid": 12' >"$W/corrupt/state.json"
+aside corrupt "is not a faultlined state file"
+printf '{"version": 2, "processes": []}' >"$W/v2/state.json"
+aside v2 "is not of version 1"
+# Sparse: 1 GiB that takes no disk; read whole it took 1 GiB of memory.
+truncate -s 1G "$W/huge/state.json"
+daemon huge "$W/huge/s" "$W/huge"
+rss=$(awk '/VmRSS/ { print $2 }' /proc/$DPID/status)
+stop_daemon
+check "huge: the 1 GiB file is not read (daemon RSS ${rss} KiB)" test "${rss:-999999}" -lt 65536
+check "huge: kept aside" test -e "$(ls "$W/huge"/state.json.corrupt-* 2>/dev/null | head -1)"
+check "huge: the daemon says why" grep -q "is larger than 256 MiB: kept as" "$W/huge.log"
+
+# The state is read before the socket exists: nothing can register into a
+# daemon that has not yet restored what it knew.
+echo "# state loaded before listening"
+printf '{"version": 1, "processes": [{"pid": 4242, "uid": 0, "comm": "old", "exited": true, "modules": []}]}' \
+	>"$W/order/state.json"
+daemon order "$W/order/s" "$W/order"
+stop_daemon
+restored=$(grep -n "processes restored" "$W/order.log" | head -1 | cut -d: -f1)
+listening=$(grep -n "listening on" "$W/order.log" | head -1 | cut -d: -f1)
+check "the state is restored (log line ${restored:-none}) before the daemon listens (line ${listening:-none})" \
+	test -n "$restored" -a -n "$listening" -a "${restored:-0}" -lt "${listening:-0}"
+
+echo "daemon hostile: $pass passed, $fail failed"
+[ $fail = 0 ]
