@@ -1299,9 +1299,11 @@ CHECKS := check-unit check-cli check-docs check-install check-conformance check-
 # After each step, scripts/leftovers.sh looks for a process the step left
 # running (a daemon, a test program, QEMU): the step fails, and the process
 # is killed, so that the next step and the next run start clean.  Processes
-# of the tree that ran before make check began are not its own.
+# of the tree that ran before make check began are not its own; every
+# process the run starts inherits FL_CHECK_RUN, which names the run.
 check: all
 	$(Q)failed=; start=$$(date +%s); \
+	export FL_CHECK_RUN=$$$$.$$(date +%s%N); \
 	scripts/leftovers.sh --list $(CURDIR) > $(B)/check-running-before; \
 	for t in $(CHECKS); do \
 		echo "==> make $$t"; \

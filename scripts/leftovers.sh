@@ -3,8 +3,11 @@
 # those running a program under ROOT (faultlined, a test program, a tool),
 # those whose command line names ROOT/build (QEMU booting the test kernel,
 # a shell running a test script), and those with a library of ROOT
-# preloaded (a program under faultline run).  The caller's own ancestors
-# (make, the shell running make check) are never counted.
+# preloaded (a program under faultline run); and, when FL_CHECK_RUN is set
+# (make check sets it to a token of its own), every process whose
+# environment has the same FL_CHECK_RUN: whatever the run started, a
+# python3 or a sleep too, inherits it.  The caller's own ancestors (make,
+# the shell running make check) are never counted.
 #
 #   scripts/leftovers.sh --list ROOT
 #	prints such processes as "PID ARGS" lines, and nothing else
@@ -49,7 +52,8 @@ find_left() {
 		case "$args" in *"$root/build"*)
 			echo "$pid $args"; continue ;;
 		esac
-		if tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -q "^LD_PRELOAD=.*$root/"; then
+		if tr '\0' '\n' <"$d/environ" 2>/dev/null |
+			grep -q -e "^LD_PRELOAD=.*$root/" ${FL_CHECK_RUN:+-e "^FL_CHECK_RUN=$FL_CHECK_RUN\$"}; then
 			echo "$pid $args"
 		fi
 	done
