@@ -19,6 +19,7 @@
 #	processes were not started by WHAT (a developer's own faultlined)
 #	and are left alone.
 set -u
+self=$$
 list_only=0
 if [ "${1:-}" = --list ]; then
 	list_only=1
@@ -36,6 +37,17 @@ ancestors() {
 	done
 }
 
+# True when pid is this script or runs under it (the subshells of $(...)
+# and their commands inherit FL_CHECK_RUN too).
+mine_below() {
+	q=$1
+	while [ "$q" -gt 1 ] 2>/dev/null; do
+		[ "$q" = "$self" ] && return 0
+		q=$(awk '{ print $4 }' "/proc/$q/stat" 2>/dev/null) || return 1
+	done
+	return 1
+}
+
 find_left() {
 	mine=" $(ancestors | tr '\n' ' ') "
 	for d in /proc/[0-9]*; do
@@ -45,15 +57,15 @@ find_left() {
 		# Zombies have no exe and are their parent's to reap.
 		[ "$(awk '{ print $3 }' "$d/stat" 2>/dev/null)" = Z ] && continue
 		exe=$(readlink "$d/exe" 2>/dev/null) || continue
-		args=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
-		case "$exe" in "$root"/*)
-			echo "$pid $args"; continue ;;
-		esac
-		case "$args" in *"$root/build"*)
-			echo "$pid $args"; continue ;;
-		esac
-		if tr '\0' '\n' <"$d/environ" 2>/dev/null |
+		args=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
+		left=0
+		case "$exe" in "$root"/*) left=1 ;; esac
+		case "$args" in *"$root/build"*) left=1 ;; esac
+		if [ $left = 0 ] && tr '\0' '\n' 2>/dev/null <"$d/environ" |
 			grep -q -e "^LD_PRELOAD=.*$root/" ${FL_CHECK_RUN:+-e "^FL_CHECK_RUN=$FL_CHECK_RUN\$"}; then
+			left=1
+		fi
+		if [ $left = 1 ] && ! mine_below "$pid"; then
 			echo "$pid $args"
 		fi
 	done
