@@ -1077,13 +1077,24 @@ check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) | deps
 # A local user (nobody) against root's daemon and programs
 # (selftests/daemon/hostile/run.sh): a squatted socket path, a listener
 # that never accepts, state and socket directories another user could
-# change, a planted state.json.tmp, corrupt and huge state files.
+# change, a planted state.json.tmp, corrupt and huge state files; and a
+# program that closes every descriptor at start, then lives on its own
+# files through faults, dlopen, fork and a daemon restart.
 #
 #   make check-daemon-hostile
 
+HOSTILE_OUT := $(B)/tests/daemon/hostile
+
+# A program that closes 3..1023 at start, then lives on its own files.
+$(HOSTILE_OUT)/fdclose: $(B)/obj/selftests/daemon/hostile/fdclose.o $(E2E_OUT)/sites.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -o $@ $^
+
 .PHONY: check-daemon-hostile
-check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) | deps
-	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO)
+check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(E2E_OUT)/libe2e-sites.so | deps
+	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
+		$(E2E_OUT)/libe2e-sites.so
 
 # ---- end daemon hostile-user tests ----
 

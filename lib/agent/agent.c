@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -31,6 +30,7 @@
 #include "agent/internal.h"
 #include "core/fmt.h"
 #include "core/log.h"
+#include "core/ownfd.h"
 #include "proto/proto.h"
 #include "table/table.h"
 
@@ -43,7 +43,8 @@ struct amod {
 	uint32_t num_sites;
 	uint64_t *pcs;		/* faulting PCs, for SYMBOLS */
 	char **names;		/* per site, or NULL: dladdr then */
-	int fd;
+	void *sections;		/* agent.h; or NULL */
+	size_t sections_size;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
 	uint32_t sm_functions;
@@ -61,14 +62,22 @@ static size_t num_mods;
 static int *removed;		/* ids to send MODULE_REMOVE for */
 static size_t num_removed;
 static char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static int wake_fd = -1;	/* eventfd: the queue changed */
-static int sock = -1;		/* owned by the fl-agent thread */
+/*
+ * The queue changed: a datagram on wake_pair[1] wakes the fl-agent thread in
+ * poll on wake_pair[0].  A socket pair rather than an eventfd, so that ownfd
+ * can tell it from any other (eventfds share one inode), and written with
+ * send(), which cannot write into a file the program put at that number.
+ */
+static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
+static struct fl_ownfd sock = FL_OWNFD_NONE;	/* owned by the fl-agent thread */
 static uint32_t seq;
 static bool started;
 /* The process's name, read in the thread that started the agent. */
 static char comm[FL_PROTO_COMM];
 static bool warned;
 static bool peer_warned;	/* about a daemon of another uid */
+static bool sections_warned;	/* about a memfd for the sections */
+static bool region_warned;	/* about the region's descriptor */
 
 const char *fl_agent_socket_path(void)
 {
@@ -95,8 +104,7 @@ static void amod_free(struct amod *m)
 {
 	if (!m)
 		return;
-	if (m->fd >= 0)
-		close(m->fd);
+	free(m->sections);
 	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
 		free(m->names[i]);
 	free(m->names);
@@ -105,19 +113,24 @@ static void amod_free(struct amod *m)
 	free(m);
 }
 
-int fl_agent_sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size)
+/*
+ * A sealed memfd holding size bytes, above the descriptor floor: made for
+ * one MODULE_ADD and closed once sent.  Returns the fd or -errno.
+ */
+static int sections_fd(const void *bytes, size_t size)
 {
+	struct fl_ownfd o;
 	int fd, err;
 
-	if (fm_size + sm_size == 0)
-		return -1;
 	fd = memfd_create("faultline-sections", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if ((fm_size && write(fd, fm, fm_size) != (ssize_t)fm_size) ||
-	    (sm_size && write(fd, sm, sm_size) != (ssize_t)sm_size))
-		goto fail;
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+	err = fl_ownfd_adopt(&o, fd);
+	if (err)
+		return err;
+	fd = o.fd;
+	if (write(fd, bytes, size) != (ssize_t)size ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		goto fail;
 	return fd;
 fail:
@@ -128,10 +141,22 @@ fail:
 
 static void wake(void)
 {
-	uint64_t one = 1;
+	char one = 1;
+	int fd = fl_ownfd_get(&wake_pair[1]);
 
-	if (wake_fd >= 0)
-		(void)!write(wake_fd, &one, sizeof(one));
+	/* Full means already woken. */
+	if (fd >= 0)
+		(void)!send(fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Empties the wake socket. */
+static void drain_wake(void)
+{
+	char buf[64];
+	int fd = fl_ownfd_get(&wake_pair[0]);
+
+	while (fd >= 0 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
 }
 
 void fl_agent_module_added(const struct fl_agent_module *m)
@@ -139,10 +164,13 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	struct amod *a = calloc(1, sizeof(*a));
 	struct amod **grown;
 
-	if (!a)
+	if (!a) {
+		free(m->sections);
 		return;
-	a->fd = -1;
+	}
 	a->refs = 1;
+	a->sections = m->sections;
+	a->sections_size = m->sections_size;
 	a->id = m->id;
 	a->name = strdup(m->name ? m->name : "");
 	a->code_start = m->code_start;
@@ -153,11 +181,7 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	a->faultmap_size = m->faultmap_size;
 	a->stackmap_size = m->stackmap_size;
 	a->sm_functions = m->sm_functions;
-	if (m->sections_fd >= 0)
-		a->fd = fcntl(m->sections_fd, F_DUPFD_CLOEXEC, FL_AGENT_MIN_FD);
-	if (m->sections_fd >= 0 && a->fd < 0)
-		a->fd = fcntl(m->sections_fd, F_DUPFD_CLOEXEC, 3);
-	if (!a->name || !a->pcs || (m->sections_fd >= 0 && a->fd < 0)) {
+	if (!a->name || !a->pcs) {
 		amod_free(a);
 		return;
 	}
@@ -213,12 +237,31 @@ void fl_agent_module_removed(int id)
  * The connection
  */
 
+/*
+ * The counters' region, to hand to the daemon: its descriptor, or -1 (said
+ * once) when there is none: no memfd could be made, or the program closed
+ * or reused it.  Then the process cannot register again.
+ */
+static int region_fd_or_say(void)
+{
+	int fd = fl_counters_fd();
+
+	if (fd < 0 && !region_warned) {
+		region_warned = true;
+		fl_log(FL_LOG_WARN, "the counters' region has no descriptor (no memfd, or the "
+		       "program closed or reused it): not registering with faultlined");
+	}
+	return fd;
+}
+
 static int send_hello(int fd, uint32_t flags)
 {
 	struct fl_msg_hello h;
 	struct fl_shm_layout l;
-	int region_fd = fl_counters_fd();
+	int region_fd = region_fd_or_say();
 
+	if (region_fd < 0)
+		return -EBADF;
 	memset(&h, 0, sizeof(h));
 	fl_counters_region(&l);
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
@@ -236,7 +279,7 @@ static int send_module(int fd, struct amod *m)
 	struct fl_msg_module_add a;
 	size_t name_len = strlen(m->name);
 	size_t len;
-	int err;
+	int err, sfd;
 
 	if (name_len > FL_PROTO_MAX_NAME)
 		name_len = FL_PROTO_MAX_NAME;
@@ -254,7 +297,20 @@ static int send_module(int fd, struct amod *m)
 	a.name_len = (uint32_t)name_len;
 	memcpy(buf, &a, sizeof(a));
 	memcpy(buf + sizeof(a), m->name, name_len);
-	err = fl_proto_send(fd, buf, len, &m->fd, m->fd >= 0 ? 1 : 0, 0);
+	sfd = m->sections ? sections_fd(m->sections, m->sections_size) : -1;
+	if (sfd < 0 && m->sections) {
+		/* The daemon does without them; the sizes say there are none. */
+		if (!sections_warned) {
+			sections_warned = true;
+			fl_log(FL_LOG_WARN, "%s: no memfd for its sections (%s): faultlined gets "
+			       "its sites without stack maps", m->name, strerror(-sfd));
+		}
+		a.faultmap_size = a.stackmap_size = a.sm_functions = 0;
+		memcpy(buf, &a, sizeof(a));
+	}
+	err = fl_proto_send(fd, buf, len, &sfd, sfd >= 0 ? 1 : 0, 0);
+	if (sfd >= 0)
+		close(sfd);
 	if (err)
 		return err;
 	return fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
@@ -370,7 +426,7 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 	if (!path[0])
 		return -ENOENT;
 	/* Never blocks: a stopped daemon, or one whose backlog is full, is -EAGAIN. */
-	fd = fl_proto_connect(path, FL_AGENT_MIN_FD, &uid);
+	fd = fl_proto_connect(path, FL_OWNFD_FLOOR, &uid);
 	if (fd == -EPERM) {
 		if (!peer_warned) {
 			peer_warned = true;
@@ -449,67 +505,86 @@ static int read_daemon(int fd)
 	return 0;
 }
 
+/* Waits ms, doubling *backoff_ms up to a second. */
+static void back_off(int *backoff_ms)
+{
+	struct timespec ts = { *backoff_ms / 1000, (*backoff_ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+	if (*backoff_ms < 1000)
+		*backoff_ms *= 2;
+}
+
+/*
+ * How often the fl-agent thread looks at its descriptors when nothing
+ * happens: a program that closed them while the thread waited on them does
+ * not wake it.
+ */
+#define CHECK_FDS_MS 5000
+
 static void *agent_thread(void *arg)
 {
 	int backoff_ms = 50;
 	time_t connected_at = 0;
+	bool wake_lost = false;
 
 	(void)arg;
 	for (;;) {
 		struct pollfd p[2];
+		bool had_sock = sock.fd >= 0;
+		int fd = fl_ownfd_get(&sock), wfd = fl_ownfd_get(&wake_pair[0]);
 
-		if (sock < 0) {
+		if (wfd < 0 && !wake_lost) {
+			wake_lost = true;
+			fl_log(FL_LOG_WARN, "the program closed or reused faultline's wake-up "
+			       "descriptor: module changes reach faultlined within a second");
+		}
+		if (had_sock && fd < 0)
+			fl_log(FL_LOG_WARN, "the program closed or reused faultline's connection "
+			       "to faultlined: registering again");
+		if (fd < 0 && region_fd_or_say() < 0)
+			return NULL;	/* nothing to register with, for good */
+		if (fd < 0) {
 			/*
 			 * In the background: a daemon slow to answer (busy with
 			 * many registrations) is waited for, rather than left
 			 * and asked again, which only adds to its work.
 			 */
-			int fd = connect_and_register(10000, 0);
-
+			fd = connect_and_register(10000, 0);
 			if (fd < 0) {
-				struct timespec ts = { backoff_ms / 1000, (backoff_ms % 1000) * 1000000L };
-				uint64_t drain;
-
-				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED) {
+				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED &&
+				    fd != -EPERM && fd != -EBADF) {
 					warned = true;
 					fl_log(FL_LOG_INFO, "faultlined at %s: %s; retrying", path,
 					       strerror(-fd));
 				}
-				nanosleep(&ts, NULL);
-				if (backoff_ms < 1000)
-					backoff_ms *= 2;
+				back_off(&backoff_ms);
 				/* Queued changes go with the next registration. */
-				(void)!read(wake_fd, &drain, sizeof(drain));
+				drain_wake();
 				continue;
 			}
-			sock = fd;
+			if (fl_ownfd_adopt(&sock, fd) != 0)
+				continue;
 			connected_at = time(NULL);
 		}
-		p[0] = (struct pollfd){ .fd = sock, .events = POLLIN };
-		p[1] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
-		if (poll(p, 2, -1) < 0)
+		p[0] = (struct pollfd){ .fd = sock.fd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = wfd, .events = POLLIN };
+		if (poll(p, 2, wfd >= 0 ? CHECK_FDS_MS : 1000) < 0)
 			continue;
-		if (p[1].revents & POLLIN) {
-			uint64_t drain;
-
-			(void)!read(wake_fd, &drain, sizeof(drain));
-		}
-		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(sock) < 0) ||
-		    flush(sock) < 0) {
+		if (p[1].revents & POLLIN)
+			drain_wake();
+		fd = fl_ownfd_get(&sock);
+		if (fd < 0 || (p[0].revents & POLLNVAL))
+			continue;	/* the program's doing: said above, next round */
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(fd) < 0) ||
+		    flush(fd) < 0) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
-			close(sock);
-			sock = -1;
+			fl_ownfd_close(&sock);
 			/* A daemon that drops us at once is not hammered. */
-			if (time(NULL) - connected_at >= 10) {
+			if (time(NULL) - connected_at >= 10)
 				backoff_ms = 50;
-			} else {
-				struct timespec ts = { backoff_ms / 1000,
-						       (backoff_ms % 1000) * 1000000L };
-
-				nanosleep(&ts, NULL);
-				if (backoff_ms < 1000)
-					backoff_ms *= 2;
-			}
+			else
+				back_off(&backoff_ms);
 		}
 	}
 	return NULL;
@@ -563,6 +638,21 @@ static void resolve_path(const char *given)
 		path[0] = 0;
 }
 
+/* The wake-up socket pair; none when it cannot be made. */
+static void make_wake_pair(void)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+		return;
+	if (fl_ownfd_adopt(&wake_pair[0], sv[0]) != 0) {
+		close(sv[1]);
+		return;
+	}
+	if (fl_ownfd_adopt(&wake_pair[1], sv[1]) != 0)
+		fl_ownfd_close(&wake_pair[0]);
+}
+
 /*
  * fork: the lock is held across it, so that the child never inherits it
  * locked by a thread it does not have (a registry thread adding a module
@@ -583,12 +673,17 @@ static void fork_child(void)
 	pthread_mutex_unlock(&lock);
 	if (!started)
 		return;
-	/* The parent's connection and threads are not ours. */
-	if (sock >= 0)
-		close(sock);
-	sock = -1;
+	/*
+	 * The parent's connection, wake-up pair and threads are not ours
+	 * (closed only where they are still faultline's: the program may
+	 * have closed or reused the numbers).
+	 */
+	fl_ownfd_close(&sock);
+	fl_ownfd_close(&wake_pair[0]);
+	fl_ownfd_close(&wake_pair[1]);
 	if (fl_counters_fork_child() != 0)
 		return;
+	make_wake_pair();
 	read_comm();
 	reset_sent();
 	/* As at start: registered before fork returns, when a daemon answers. */
@@ -597,7 +692,7 @@ static void fork_child(void)
 		int fd = connect_and_register(200, FL_HELLO_FIRST);
 
 		if (fd >= 0)
-			sock = fd;
+			fl_ownfd_adopt(&sock, fd);
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
 		fl_agent_requests_start();
@@ -616,16 +711,15 @@ int fl_agent_start(const char *given)
 
 	resolve_path(given);
 	read_comm();
-	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wake_fd < 0)
-		return -errno;
+	/* Without it the agent looks for changes every second. */
+	make_wake_pair();
 	/*
 	 * Synchronous first try: a short-lived process is counted too.  It is
 	 * the first registration if no other thread has dispatched a fault yet.
 	 */
 	fd = connect_and_register(1000, first_hello_flags());
 	if (fd >= 0)
-		sock = fd;
+		fl_ownfd_adopt(&sock, fd);
 	started = true;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);

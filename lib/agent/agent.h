@@ -26,8 +26,14 @@ struct fl_agent_module {
 	uint32_t first_counter;
 	uint32_t num_sites;
 	const struct fl_site_entry *sites;
-	/* A sealed memfd with the fault map then the stack map, or -1. */
-	int sections_fd;
+	/*
+	 * The fault map, the stack map, then sm_functions u64 runtime
+	 * addresses, or NULL: malloc'd memory that the agent takes over (and
+	 * frees), so that no descriptor is held per module; it goes to the
+	 * daemon in a sealed memfd made for each sending.
+	 */
+	void *sections;
+	size_t sections_size;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
 	uint32_t sm_functions;	/* u64 runtime addresses after the stack map */
@@ -46,16 +52,11 @@ int fl_agent_start(const char *path);
 /*
  * Called by the registry, under its lock, after publishing a module with
  * sites, and before freeing one.  They only queue: never block on the
- * daemon.  The agent takes copies (and its own duplicate of the fd).
+ * daemon.  The agent takes copies, and takes over m->sections.
  */
 void fl_agent_module_added(const struct fl_agent_module *m);
 void fl_agent_module_removed(int id);
 
-/*
- * A sealed memfd holding fm then sm (either may be empty).  Returns the fd,
- * -1 when both are empty, or -errno.
- */
-int fl_agent_sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size);
 
 /* The socket path the agent uses (for messages). */
 const char *fl_agent_socket_path(void);

@@ -7,13 +7,6 @@
 #include <stdint.h>
 
 /*
- * The agent's descriptors are moved to this number or above, out of the
- * way of the low numbers a program opens and closes itself (it falls back
- * to a low one when none is free up there).
- */
-#define FL_AGENT_MIN_FD 512
-
-/*
  * Sends SYMBOLS messages naming the sites at pcs (names[i] when names and
  * it are not NULL, else dladdr; sites without a name are left out), as many messages as the size limit needs.  Returns
  * 0 or -errno.

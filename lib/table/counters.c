@@ -7,6 +7,10 @@
  * The handler increments the counters; this file creates the region and
  * hands out and takes back blocks, under the registry lock.  The agent
  * (lib/agent/) passes the memfd to the daemon.
+ *
+ * Where a memfd cannot be had (memfd_create denied by a seccomp filter, no
+ * descriptor left), the region is anonymous memory: the handler counts all
+ * the same, and the process does not register with a daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/log.h"
+#include "core/ownfd.h"
 #include "proto/proto.h"
 #include "table/table.h"
 
@@ -23,7 +29,7 @@ struct block {
 	uint32_t len;
 };
 
-static int region_fd = -1;
+static struct fl_ownfd region_fd = FL_OWNFD_NONE;
 static void *region;
 static struct fl_shm_layout layout;
 static struct block *free_blocks;	/* sorted by base, coalesced */
@@ -31,32 +37,47 @@ static size_t num_free;
 
 #define RING_ENTRIES 64
 
-/* Creates, sizes, seals and maps a region for max_sites; no other state. */
-static int region_create(uint32_t max_sites, int *fd_out, void **map_out,
+/*
+ * Creates, sizes, seals and maps a region for max_sites; no other state.
+ * Without a memfd, *fd_out is none and the region anonymous memory.
+ */
+static int region_create(uint32_t max_sites, struct fl_ownfd *fd_out, void **map_out,
 			 struct fl_shm_layout *l)
 {
 	void *p;
 	int fd, err;
 
+	*fd_out = FL_OWNFD_NONE;
 	err = fl_shm_layout(max_sites, RING_ENTRIES, RING_ENTRIES, l);
 	if (err)
 		return err;
 	fd = memfd_create("faultline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		fl_log(FL_LOG_WARN, "memfd_create: %s: counting in private memory, "
+		       "without faultlined", strerror(errno));
+		p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		goto done;
+	}
+	err = fl_ownfd_adopt(fd_out, fd);
+	if (err)
+		return err;
+	fd = fd_out->fd;
 	if (ftruncate(fd, (off_t)l->size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
 		goto fail;
 	p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
+done:
 	fl_shm_init(p, l, (uint32_t)getpid());
-	*fd_out = fd;
 	*map_out = p;
 	return 0;
 fail:
 	err = -errno;
-	close(fd);
+	fl_ownfd_close(fd_out);
 	return err;
 }
 
@@ -69,8 +90,7 @@ int fl_counters_init(uint32_t max_sites)
 	free_blocks = malloc(sizeof(*free_blocks));
 	if (!free_blocks) {
 		munmap(region, layout.size);
-		close(region_fd);
-		region_fd = -1;
+		fl_ownfd_close(&region_fd);
 		return -ENOMEM;
 	}
 	free_blocks[0] = (struct block){ 0, max_sites };
@@ -90,8 +110,9 @@ int fl_counters_fork_child(void)
 {
 	struct fl_shm_layout l;
 	uint32_t used = layout.capacity;
+	struct fl_ownfd fd;
 	void *p;
-	int fd, err;
+	int err;
 
 	if (!region)
 		return 0;
@@ -113,7 +134,8 @@ int fl_counters_fork_child(void)
 	 */
 	fl_dispatch.counters = (_Atomic uint64_t *)((char *)p + l.counters_offset);
 	munmap(region, layout.size);
-	close(region_fd);
+	/* The parent's; unless the program reused the number meanwhile. */
+	fl_ownfd_close(&region_fd);
 	region = p;
 	region_fd = fd;
 	layout = l;
@@ -122,7 +144,7 @@ int fl_counters_fork_child(void)
 
 int fl_counters_fd(void)
 {
-	return region_fd;
+	return fl_ownfd_get(&region_fd);
 }
 
 void *fl_counters_region(struct fl_shm_layout *l)

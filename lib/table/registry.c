@@ -52,8 +52,12 @@ struct module {
 	uint32_t counter_base;
 	/* Per site, the function it is in (for the daemon), or NULL. */
 	char **names;
-	/* The sections for the daemon: a sealed memfd (agent.h), or -1. */
-	int sections_fd;
+	/*
+	 * The sections for the daemon (agent.h), or NULL: malloc'd, handed
+	 * over to the agent when the module is published.
+	 */
+	void *sections;
+	size_t sections_size;
 	uint32_t faultmap_size;
 	uint32_t stackmap_size;
 	uint32_t sm_functions;
@@ -85,8 +89,7 @@ static void module_free(struct module *m)
 {
 	if (!m)
 		return;
-	if (m->sections_fd >= 0)
-		close(m->sections_fd);
+	free(m->sections);
 	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
 		free(m->names[i]);
 	free(m->names);
@@ -229,12 +232,15 @@ static int module_add(struct module *m)
 			.id = m->id, .name = m->name,
 			.code_start = m->code_lo, .code_size = m->code_hi - m->code_lo,
 			.first_counter = m->counter_base, .num_sites = m->num_sites,
-			.sites = m->sites, .sections_fd = m->sections_fd,
+			.sites = m->sites, .sections = m->sections,
+			.sections_size = m->sections_size,
 			.faultmap_size = m->faultmap_size, .stackmap_size = m->stackmap_size,
 			.sm_functions = m->sm_functions,
 			.names = (const char *const *)m->names,
 		};
 
+		/* The agent owns the sections now, whatever it does with them. */
+		m->sections = NULL;
 		fl_agent_module_added(&am);
 		return m->id;
 	}
@@ -377,17 +383,17 @@ static int sites_of_jit(const struct fl_module_reg *reg, struct sites *out,
 }
 
 /*
- * The sealed memfd the agent passes to the daemon: the fault map, the stack
- * map, then the runtime address of each stack map function (funcs, n).
- * Sections too large for the protocol, or a failure, leave the daemon
- * without them (logged): the module still dispatches.
+ * What the agent passes to the daemon (in a sealed memfd it makes when it
+ * sends it): the fault map, the stack map, then the runtime address of
+ * each stack map function (funcs, n), into m->sections.  Sections too large
+ * for the protocol, or a failure, leave the daemon without them (logged):
+ * the module still dispatches.
  */
-static int sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm_size,
-		       const uint64_t *funcs, size_t n, struct module *m)
+static void take_sections(const void *fm, size_t fm_size, const void *sm, size_t sm_size,
+			  const uint64_t *funcs, size_t n, struct module *m)
 {
 	size_t total;
 	char *buf;
-	int fd;
 
 	m->faultmap_size = m->stackmap_size = m->sm_functions = 0;
 	if (!fm)
@@ -400,29 +406,24 @@ static int sections_fd(const void *fm, size_t fm_size, const void *sm, size_t sm
 	if (total > FL_PROTO_MAX_REGION) {
 		fl_log(FL_LOG_WARN, "%s: sections of %zu bytes: too large for faultlined",
 		       m->name, total);
-		return -1;
+		return;
 	}
 	if (total == 0)
-		return -1;
+		return;
 	buf = malloc(total);
 	if (!buf)
-		return -1;
+		return;
 	if (fm_size)
 		memcpy(buf, fm, fm_size);
 	if (sm_size)
 		memcpy(buf + fm_size, sm, sm_size);
 	if (n)
 		memcpy(buf + fm_size + sm_size, funcs, n * sizeof(uint64_t));
-	fd = fl_agent_sections_fd(buf, total, NULL, 0);
-	free(buf);
-	if (fd < 0) {
-		fl_log(FL_LOG_WARN, "%s: sections for faultlined: %s", m->name, strerror(-fd));
-		return -1;
-	}
+	m->sections = buf;
+	m->sections_size = total;
 	m->faultmap_size = (uint32_t)fm_size;
 	m->stackmap_size = (uint32_t)sm_size;
 	m->sm_functions = (uint32_t)n;
-	return fd;
 }
 
 /*
@@ -660,8 +661,6 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	}
 
 	m = calloc(1, sizeof(*m));
-	if (m)
-		m->sections_fd = -1;
 	if (!m || !(m->name = strdup(r.name ? r.name : "jit"))) {
 		free(m);
 		free(s.v);
@@ -675,8 +674,8 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 		uint64_t *funcs = r.stackmap_size ?
 			stored_functions(r.stackmap, r.stackmap_size, r.parse_flags, &n) : NULL;
 
-		m->sections_fd = sections_fd(r.faultmap, r.faultmap_size, r.stackmap,
-					     r.stackmap_size, funcs, n, m);
+		take_sections(r.faultmap, r.faultmap_size, r.stackmap, r.stackmap_size,
+			      funcs, n, m);
 		free(funcs);
 	}
 
@@ -809,8 +808,6 @@ static struct module *elf_module_new(const struct loaded *ld)
 	struct sites s = { 0 };
 	int err;
 
-	if (m)
-		m->sections_fd = -1;
 	if (!m || !(m->name = strdup(ld->name))) {
 		free(m);
 		return NULL;
@@ -850,8 +847,8 @@ static struct module *elf_module_new(const struct loaded *ld)
 			for (size_t i = 0; funcs && i < ss->num_functions; i++)
 				funcs[i] = ss->functions[i].address;
 			if (funcs)
-				m->sections_fd = sections_fd(fs->data, fs->size, ss->data, ss->size,
-							     funcs, ss->num_functions, m);
+				take_sections(fs->data, fs->size, ss->data, ss->size, funcs,
+					      ss->num_functions, m);
 			free(funcs);
 		}
 		if (m->num_sites)

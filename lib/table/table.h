@@ -40,6 +40,7 @@ const struct fl_snapshot *fl_snapshot_publish(const struct fl_snapshot *s);
 /* Counters (counters.c); all under the registry lock. */
 int fl_counters_init(uint32_t max_sites);
 int fl_counters_fork_child(void);
+/* The region's memfd, or -1: none (anonymous memory), or the program closed it. */
 int fl_counters_fd(void);
 /* The region and this process's own copy of its layout. */
 struct fl_shm_layout;

@@ -14,13 +14,19 @@
 #     link to a file of root's: the file must stay as it was;
 #   - a corrupt, a too large and a version 2 state file: kept aside as
 #     state.json.corrupt-TIME, byte for byte, never overwritten;
-#   - the state is loaded before the daemon listens.
+#   - the state is loaded before the daemon listens;
+#   - a program that closes every descriptor from 3 to 1023 at start, then
+#     opens its own files, takes faults, loads a library and forks (the
+#     child living through a kill -9 and restart of the daemon): faultline
+#     must never write, close or send one of the program's files.
 #
-#   run.sh FAULTLINE FAULTLINED PRELOAD
+#   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB
 set -u
 
 FLD=$(realpath "$2")
 PRELOAD=$(realpath "$3")
+FDCLOSE=$(realpath "$4")
+LIB=$(realpath "$5")
 PY=/usr/bin/python3
 NOBODY=65534
 # Under /tmp, where nobody reaches its own files (the tree may not be
@@ -271,6 +277,64 @@ grep -q "1 processes restored" "$W/order.log"
 rc=$?
 stop_daemon
 check "when the socket appears, the state is already restored" test $rc = 0
+
+# --- A program that closes every descriptor --------------------------------
+echo "# a program that closes 3..1023 at start"
+mkdir -m 700 "$W/fdc" "$W/fdc/files"
+daemon fdc "$W/fdc/s" "$W/fdc"
+mkfifo "$W/fdc/in"
+FAULTLINE_SOCKET=$W/fdc/s "$FL" run --preload "$PRELOAD" --log info -- \
+	"$FDCLOSE" "$LIB" "$W/fdc/files" <"$W/fdc/in" >"$W/fdc/out" 2>"$W/fdc/err" &
+PROG=$!
+PIDS+=($PROG)
+exec 8>"$W/fdc/in"
+for ((i = 0; i < 1200; i++)); do
+	grep -q "^child \|^FAIL" "$W/fdc/out" && break
+	sleep 0.1
+done
+child=$(awk '/^child / { print $2 }' "$W/fdc/out")
+check "the child of the program says it is ready" test -n "$child"
+# stats_of PID: "EXITED FAULTS" of that pid in faultline stats --json.
+stats_of() {
+	FAULTLINE_SOCKET=$W/fdc/s timeout 300 "$FL" stats --json 2>/dev/null | "$PY" -c '
+import json, sys
+pid = int(sys.argv[1])
+for p in json.load(sys.stdin).get("processes", []):
+    if p.get("pid") == pid:
+        print(int(p.get("exited", False)), p.get("faults"))
+' "$1" | tail -1
+}
+# until_stats PID WANT: waits for stats_of PID to read WANT.
+until_stats() {
+	local i got
+	for ((i = 0; i < 600; i++)); do
+		got=$(stats_of "$1")
+		[ "$got" = "$2" ] && return 0
+		sleep 0.5
+	done
+	echo "    | pid $1: stats read '$got', not '$2'"
+	return 1
+}
+if [ -n "$child" ]; then
+	check "the child registered itself, live, with its 3 faults" until_stats "$child" "0 3"
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	daemon fdc2 "$W/fdc/s" "$W/fdc"
+	check "after kill -9 and a restart of the daemon, the child registered again, live, 3 faults" \
+		until_stats "$child" "0 3"
+fi
+echo go >&8
+exec 8>&-
+wait "$PROG"
+rc=$?
+check "the program's files hold exactly what it wrote, it exits 0 (exit $rc)" test $rc = 0
+grep "^FAIL" "$W/fdc/out" | sed 's/^/    | /'
+check "the program says it is ok" grep -q "^ok " "$W/fdc/out"
+check "the parent says it will not register again, without touching the descriptor" \
+	grep -q "closed or reused" "$W/fdc/err"
+stop_daemon
+check "the daemon saw no bad region or message" \
+	test -z "$(grep -h -i "bad magic\|violat\|dropped" "$W/fdc.log" "$W/fdc2.log")"
 
 echo "daemon hostile: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Descriptors faultline owns inside a program that may close or reuse any
+ * descriptor number it likes (daemons close 3..1023 at start, then open
+ * their own files).  Each one is kept at a high number, with the identity
+ * (device and inode) of what it was opened on, and is checked before every
+ * use: one the program closed, or whose number it reused, is never read,
+ * written, sent or closed again; it is forgotten.
+ *
+ * The identity tells apart memfds, sockets and files; it cannot tell one
+ * eventfd from another (they share one inode), so faultline uses none.
+ */
+#ifndef FL_CORE_OWNFD_H
+#define FL_CORE_OWNFD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* faultline's descriptors are moved to this number or above when they can be. */
+#define FL_OWNFD_FLOOR 512
+
+struct fl_ownfd {
+	int fd;		/* -1: none */
+	dev_t dev;
+	ino_t ino;
+};
+
+#define FL_OWNFD_NONE ((struct fl_ownfd){ .fd = -1 })
+
+/*
+ * Takes fd (just opened by faultline): moves it to FL_OWNFD_FLOOR or above
+ * (keeps it where it is when no number is free up there), close-on-exec,
+ * and records what it is.  Returns 0 with *o set, or -errno (fd is then
+ * closed).  Thread-safe.
+ */
+int fl_ownfd_adopt(struct fl_ownfd *o, int fd);
+
+/*
+ * Returns o's descriptor when it is still the one faultline opened, else
+ * -1 (and o is forgotten: faultline never touches that number again).
+ * Thread-safe for distinct o.
+ */
+int fl_ownfd_get(struct fl_ownfd *o);
+
+/* Closes o's descriptor if it is still faultline's, and forgets it. */
+void fl_ownfd_close(struct fl_ownfd *o);
+
+#endif /* FL_CORE_OWNFD_H */
