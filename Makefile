@@ -1091,10 +1091,17 @@ $(HOSTILE_OUT)/fdclose: $(B)/obj/selftests/daemon/hostile/fdclose.o $(E2E_OUT)/s
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -o $@ $^
 
+# Runs a program with memfd_create denied by a seccomp filter.
+$(HOSTILE_OUT)/nomemfd: $(B)/obj/selftests/daemon/hostile/nomemfd.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
 .PHONY: check-daemon-hostile
-check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(E2E_OUT)/libe2e-sites.so | deps
+check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTILE_OUT)/nomemfd \
+		$(E2E_OUT)/libe2e-sites.so $(E2E_OUT)/e2e-prog | deps
 	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
-		$(E2E_OUT)/libe2e-sites.so
+		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog
 
 # ---- end daemon hostile-user tests ----
 

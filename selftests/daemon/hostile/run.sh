@@ -20,13 +20,18 @@
 #     child living through a kill -9 and restart of the daemon): faultline
 #     must never write, close or send one of the program's files.
 #
-#   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB
+#   - memfd_create denied by a seccomp filter: the program's implicit
+#     checks still dispatch, with counters in private memory.
+#
+#   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB NOMEMFD PROG
 set -u
 
 FLD=$(realpath "$2")
 PRELOAD=$(realpath "$3")
 FDCLOSE=$(realpath "$4")
 LIB=$(realpath "$5")
+NOMEMFD=$(realpath "$6")
+E2EPROG=$(realpath "$7")
 PY=/usr/bin/python3
 NOBODY=65534
 # Under /tmp, where nobody reaches its own files (the tree may not be
@@ -335,6 +340,17 @@ check "the parent says it will not register again, without touching the descript
 stop_daemon
 check "the daemon saw no bad region or message" \
 	test -z "$(grep -h -i "bad magic\|violat\|dropped" "$W/fdc.log" "$W/fdc2.log")"
+
+# --- memfd_create denied ----------------------------------------------------
+echo "# memfd_create denied"
+daemon nomem "$W/nomem/s" "$W/d/nomem-state"
+FAULTLINE_SOCKET=$W/nomem/s timeout 300 "$NOMEMFD" "$FL" run --preload "$PRELOAD" --log warn -- \
+	"$E2EPROG" run 3 2 1 >"$W/nomem.out" 2>"$W/nomem.err"
+rc=$?
+check "with memfd_create denied the program's checks still dispatch (exit $rc)" test $rc = 0
+check "it says it counts without faultlined" grep -q "memfd_create: .*counting in private memory" \
+	"$W/nomem.err"
+stop_daemon
 
 echo "daemon hostile: $pass passed, $fail failed"
 [ $fail = 0 ]
