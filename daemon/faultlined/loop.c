@@ -145,6 +145,21 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 		close(fd);
 		return;
 	}
+	/*
+	 * The last root_reserve slots are root's: users filling the others
+	 * (each may hold half) never lock root's programs and queries out.
+	 */
+	if (cred.uid != 0 && l->nclients + l->o.root_reserve >= l->o.max_clients) {
+		uint64_t now = fld_loop__now_ns();
+
+		if (now - l->rejected_logged_ns >= 1000000000u) {
+			fld_warn("%u clients: the last %u are kept for root: refusing uid %u",
+				 l->nclients, l->o.root_reserve, (unsigned)cred.uid);
+			l->rejected_logged_ns = now;
+		}
+		close(fd);
+		return;
+	}
 	/* One user other than root holds at most half: the others get in. */
 	if (cred.uid != 0) {
 		unsigned same = 0;
@@ -177,6 +192,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	c->id = ++l->next_id;
 	c->tokens = l->o.msg_burst;
 	c->last_ns = fld_loop__now_ns();
+	c->connected_ns = c->last_ns;
 	c->qtail = &c->qhead;
 	c->rd.kind = FLD_UOP_READ;
 	c->rd.c = c;
@@ -318,6 +334,7 @@ void fld_loop__readable(struct fld_loop *l, struct fld_client *c)
 			drop(c, FL_LOG_INFO, why);
 			return;
 		}
+		c->spoke = 1;
 		if (l->ops->on_message)
 			l->ops->on_message(c, l->rbuf, (size_t)n, fds, nfds, l->ctx);
 		close_fds(fds, nfds);
@@ -441,8 +458,28 @@ void fld_loop__signal(struct fld_loop *l, int signo)
 	}
 }
 
+/*
+ * Drops the clients that connected silent_ms ago or more and have sent
+ * nothing: a connection that only holds a slot.  Once a second.
+ */
+static void drop_silent(struct fld_loop *l)
+{
+	uint64_t now = fld_loop__now_ns(), limit = (uint64_t)l->o.silent_ms * 1000000u;
+	struct fld_client *c, *next;
+
+	if (now - l->silent_checked_ns < 1000000000u)
+		return;
+	l->silent_checked_ns = now;
+	for (c = l->live; c; c = next) {
+		next = c->next;
+		if (!c->spoke && now - c->connected_ns >= limit)
+			drop(c, FL_LOG_INFO, "sent nothing since it connected");
+	}
+}
+
 void fld_loop__tick(struct fld_loop *l)
 {
+	drop_silent(l);
 	if (l->accept_paused) {
 		l->accept_paused = 0;
 		l->be->accept_resume(l);
@@ -472,6 +509,7 @@ int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 	if (!l->o.f) \
 		l->o.f = (v)
 	DEFAULT(max_clients, 4096);
+	DEFAULT(silent_ms, 60000);
 	DEFAULT(tick_ms, 1000);
 	DEFAULT(max_msg, 65536);
 	DEFAULT(max_fds, FLD_LOOP_MAX_FDS);

@@ -50,6 +50,8 @@ struct fld_loop_opts {
 	unsigned max_queue;       /* 256 messages queued to a client that does not read... */
 	size_t max_queue_bytes;   /* ...or 1 MiB; more drops it */
 	int no_io_uring;          /* 1: use the poll(2) loop */
+	unsigned root_reserve;    /* 0: the last slots only root may take */
+	unsigned silent_ms;       /* 60000: a client that sends nothing this long is dropped */
 };
 
 #define FLD_LOOP_MAX_FDS 4 /* the largest max_fds accepted */

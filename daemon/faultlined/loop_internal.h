@@ -56,6 +56,8 @@ struct fld_client {
 	unsigned refs;    /* backend requests in flight that name this client */
 	double tokens;    /* token bucket for msg_rate */
 	uint64_t last_ns;
+	uint64_t connected_ns;
+	int spoke;        /* it has sent a message */
 	struct fld_out *qhead, **qtail;
 	unsigned qlen;
 	size_t qbytes;
@@ -92,6 +94,7 @@ struct fld_loop {
 	unsigned long next_id;
 	unsigned char *rbuf; /* o.max_msg bytes: every client's receives land here */
 	uint64_t rejected_logged_ns;
+	uint64_t silent_checked_ns;
 	int watch_fd;            /* fld_loop_watch: -1 none */
 	void (*watch_fn)(void *ctx);
 	void *watch_ctx;

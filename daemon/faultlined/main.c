@@ -39,6 +39,7 @@ struct config {
 	char state_buf[PATH_MAX];
 	int no_bpf;
 	unsigned max_clients;
+	unsigned silent_s;
 };
 
 static void usage(FILE *out)
@@ -59,7 +60,11 @@ static void usage(FILE *out)
 	      "                       processes' faults in the kernel (loaded by default\n"
 	      "                       when faultlined has CAP_BPF and CAP_PERFMON)\n"
 	      "  --log-level LEVEL    error, warn, info (default) or debug\n"
-	      "  --max-clients N      serve at most N clients at once (default 4096)\n"
+	      "  --max-clients N      serve at most N clients at once (default 4096); one\n"
+	      "                       user other than root holds at most half, and the\n"
+	      "                       last N/16 are kept for root\n"
+	      "  --silent-timeout S   drop a client that has sent nothing S seconds after\n"
+	      "                       it connected (default 60)\n"
 	      "  -h, --help           show this help\n"
 	      "  --version            show the version\n"
 	      "\n"
@@ -331,6 +336,7 @@ static void lib_log(enum fl_log_level level, const char *msg, void *ctx)
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_NO_BPF, OPT_LOG_LEVEL, OPT_MAX_CLIENTS,
+	       OPT_SILENT,
 	       OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -338,11 +344,12 @@ int main(int argc, char **argv)
 		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+		{ "silent-timeout", required_argument, NULL, OPT_SILENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct config cfg = { .max_clients = 4096 };
+	struct config cfg = { .max_clients = 4096, .silent_s = 60 };
 	struct fld_loop_opts lopts = { .sz = sizeof(lopts) };
 	struct fld_loop *loop;
 	ino_t ino = 0;
@@ -390,6 +397,16 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			cfg.max_clients = (unsigned)v;
+			break;
+		case OPT_SILENT:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 86400) {
+				usage_error("--silent-timeout: '%s' is not a number of seconds from "
+					    "1 to 86400", optarg);
+				return EXIT_USAGE;
+			}
+			cfg.silent_s = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -453,6 +470,9 @@ int main(int argc, char **argv)
 	}
 
 	lopts.max_clients = cfg.max_clients;
+	lopts.root_reserve = cfg.max_clients >= 2 ? (cfg.max_clients / 16 ? cfg.max_clients / 16 : 1)
+						  : 0;
+	lopts.silent_ms = cfg.silent_s * 1000;
 	/* Requests wait in processes' rings: look for completions often. */
 	lopts.tick_ms = 50;
 #ifdef FLD_TRANSPORT_TEST

@@ -21,7 +21,9 @@
 #     must never write, close or send one of the program's files.
 #
 #   - memfd_create denied by a seccomp filter: the program's implicit
-#     checks still dispatch, with counters in private memory.
+#     checks still dispatch, with counters in private memory;
+#   - two users holding every connection they can: root's queries and
+#     programs still get in, and connections that say nothing are dropped.
 #
 #   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB NOMEMFD PROG
 set -u
@@ -196,7 +198,7 @@ check "nothing was created in nobody's directory" test -z "$(ls -A "$W/nd")"
 # has said so.
 daemon() {
 	local name=$1 i
-	"$FLD" --no-bpf --socket "$2" --state-dir "$3" --log-level debug >"$W/$name.log" 2>&1 &
+	"$FLD" --no-bpf --socket "$2" --state-dir "$3" --log-level debug ${4:-} >"$W/$name.log" 2>&1 &
 	DPID=$!
 	PIDS+=($DPID)
 	wait_for "$2" || bad "$name: faultlined did not listen (log $W/$name.log)"
@@ -350,6 +352,53 @@ rc=$?
 check "with memfd_create denied the program's checks still dispatch (exit $rc)" test $rc = 0
 check "it says it counts without faultlined" grep -q "memfd_create: .*counting in private memory" \
 	"$W/nomem.err"
+stop_daemon
+
+# --- Two users hold every connection they can ------------------------------
+echo "# two users fill the clients"
+cat >"$W/hold.py" <<'EOF'
+import socket, sys, time
+path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+conns = []
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(path)
+        conns.append(s)
+    except OSError:
+        s.close()
+time.sleep(1)
+held = 0
+for s in conns:
+    try:
+        held += s.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        held += 1
+    except OSError:
+        pass
+open(out, "w").write("%d\n" % held)
+time.sleep(600)
+EOF
+mkdir -m 1777 "$W/full"
+daemon full "$W/full/s" "$W/d/full-state" "--max-clients 32 --silent-timeout 5"
+for u in 65534 65533; do
+	setpriv --reuid=$u --regid=$u --clear-groups "$PY" "$W/hold.py" "$W/full/s" 40 "$W/full/held.$u" &
+	PIDS+=($!)
+	wait_for "$W/full/held.$u"
+done
+check "the first user holds half of the 32 clients ($(cat "$W/full/held.65534"))" \
+	test "$(cat "$W/full/held.65534")" = 16
+check "the second user holds the rest but root's 2 ($(cat "$W/full/held.65533"))" \
+	test "$(cat "$W/full/held.65533")" = 14
+FAULTLINE_SOCKET=$W/full/s timeout 300 "$FL" stats >/dev/null 2>"$W/full/stats.err"
+rc=$?
+check "root's faultline stats is served meanwhile (exit $rc)" test $rc = 0
+for ((i = 0; i < 600; i++)); do
+	grep -q "sent nothing since it connected" "$W/full.log" && break
+	sleep 0.1
+done
+check "connections that send nothing are dropped after --silent-timeout" \
+	grep -q "sent nothing since it connected" "$W/full.log"
 stop_daemon
 
 echo "daemon hostile: $pass passed, $fail failed"
