@@ -247,7 +247,9 @@ out=$("$FLD" --socket 2>&1); i=$?
 [ $i = 2 ] && ok "--socket without a path: exit 2" || bad "--socket: exit $i: $out"
 asuser=
 [ "$(id -u)" = 0 ] && asuser="setpriv --reuid=65534 --regid=65534 --clear-groups"
-out=$(env -u FAULTLINE_SOCKET -u XDG_RUNTIME_DIR timeout "$WAIT_S" $asuser "$FLD" \
+# setpriv before timeout: busybox's timeout (the QEMU guest) runs its own
+# setpriv applet, which lacks --reuid, rather than util-linux's.
+out=$(env -u FAULTLINE_SOCKET -u XDG_RUNTIME_DIR $asuser timeout "$WAIT_S" "$FLD" \
 	--state-dir /tmp 2>&1); i=$?
 [ $i = 2 ] && grep -q XDG_RUNTIME_DIR <<<"$out" && ok "not root, no XDG_RUNTIME_DIR: exit 2" ||
 	bad "no XDG_RUNTIME_DIR: exit $i: $out"
