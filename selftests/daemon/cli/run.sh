@@ -103,7 +103,9 @@ has no_daemon_opt no_daemon_opt.err "$W/other.sock"
 # ---- replies the real daemon seldom sends (fake_daemon.py)
 # fake MODE: starts the fake daemon on its own socket
 fake() {
-	rm -f "$W/fake.sock"
+	# The log too, here: the child truncates it only when it runs, and the
+	# last fake's "ready" read meanwhile let the client in before the bind.
+	rm -f "$W/fake.sock" fake.log
 	"$PY" "$HERE/fake_daemon.py" "$W/fake.sock" "$1" >fake.log 2>&1 &
 	FAKE_PID=$!
 	eventually grep -q ready fake.log || bad "fake daemon $1 not ready: $(cat fake.log)"

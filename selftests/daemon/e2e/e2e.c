@@ -260,6 +260,12 @@ static int daemon_start(void)
 	double end = now() + WAIT_S;
 	daemon_kill9();
 	snprintf(dlog, sizeof(dlog), "%s/%s-daemon.%d.log", outdir, group, ++dlogs);
+	/*
+	 * Here, not only by the child's O_TRUNC: the log of an earlier run
+	 * says "listening on" already, and read before the child truncates it
+	 * let the test on before the daemon had bound its socket.
+	 */
+	unlink(dlog);
 	dpid = fork();
 	if (dpid < 0)
 		return -1;

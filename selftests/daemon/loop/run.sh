@@ -59,6 +59,10 @@ start() {
 	shift 2
 	local envs=("$@")
 	[ "$mode" = poll ] && envs+=(FAULTLINED_NO_IO_URING=1)
+	# Removed here, not only truncated by the shell in the child: an
+	# earlier run's log says "listening on" already, and read before the
+	# child truncates it let the test on before the daemon had bound.
+	rm -f "$log"
 	$PRE env "${envs[@]}" "$FLD" --socket "$S" --state-dir "$T/state" --log-level debug \
 		$EXTRA 2>"$log" &
 	DPID=$!
@@ -215,6 +219,7 @@ suite poll
 echo "-- socket activation"
 if [ -x /usr/bin/systemd-socket-activate ]; then
 	log=$OUT/activation.log
+	rm -f "$log"
 	systemd-socket-activate --seqpacket -l "$S" "$FLD" --state-dir "$T/state" \
 		--log-level debug 2>"$log" &
 	DPID=$!
