@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	struct fld_client *c;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	bool privileged;
 
 	if (l->nclients >= l->o.max_clients) {
 		uint64_t now = fld_loop__now_ns();
@@ -149,7 +151,12 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	 * The last root_reserve slots are root's: users filling the others
 	 * (each may hold half) never lock root's programs and queries out.
 	 */
-	if (cred.uid != 0 && l->nclients + l->o.root_reserve >= l->o.max_clients) {
+	/*
+	 * Root and the daemon's own uid (a user's own daemon, which root's
+	 * processes never use) are not held to the two rules below.
+	 */
+	privileged = cred.uid == 0 || cred.uid == geteuid();
+	if (!privileged && l->nclients + l->o.root_reserve >= l->o.max_clients) {
 		uint64_t now = fld_loop__now_ns();
 
 		if (now - l->rejected_logged_ns >= 1000000000u) {
@@ -161,12 +168,12 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 		return;
 	}
 	/* One user other than root holds at most half: the others get in. */
-	if (cred.uid != 0) {
-		unsigned same = 0;
+	if (!privileged) {
+		unsigned same = 0, half = l->o.max_clients / 2 ? l->o.max_clients / 2 : 1;
 
 		for (c = l->live; c; c = c->next)
 			same += c->uid == cred.uid;
-		if (same >= l->o.max_clients / 2) {
+		if (same >= half) {
 			uint64_t now = fld_loop__now_ns();
 
 			if (now - l->rejected_logged_ns >= 1000000000u) {

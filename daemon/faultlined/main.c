@@ -441,6 +441,22 @@ int main(int argc, char **argv)
 		fld_err("--state-dir %s: %s", cfg.state_dir, why);
 		return 1;
 	}
+	{
+		struct stat st;
+
+		/*
+		 * Sticky is not enough here: another user could take the
+		 * state file's names first (and a hard link to a file of
+		 * ours would be read as the state).
+		 */
+		if (fstat(state_fd, &st) != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			fld_err("--state-dir %s: writable by other users (mode %04o): the state "
+				"directory must be the daemon's alone", cfg.state_dir,
+				(unsigned)(st.st_mode & 07777));
+			close(state_fd);
+			return 1;
+		}
+	}
 #ifndef FLD_TRANSPORT_TEST
 	{
 		struct fld_session_opts so = {

@@ -68,6 +68,31 @@ static int check_dir(struct walk *w, const struct stat *st, const char *name)
 
 static int walk_from(struct walk *w, int at, const char *path, char *shown, size_t shown_len);
 
+/* Takes "." and ".." out of the absolute path p, in place ("/.." is "/"). */
+static void normalize(char *p)
+{
+	char buf[PATH_MAX], *name, *save = NULL;
+	size_t len = 0;
+
+	snprintf(buf, sizeof(buf), "%s", p);
+	p[0] = 0;
+	for (name = strtok_r(buf, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			char *slash = strrchr(p, '/');
+
+			if (slash)
+				*slash = 0;
+			len = strlen(p);
+			continue;
+		}
+		len += (size_t)snprintf(p + len, PATH_MAX - len, "/%s", name);
+	}
+	if (!p[0])
+		snprintf(p, PATH_MAX, "/");
+}
+
 /*
  * Steps from directory at into name (one component).  Returns the new
  * directory's fd (O_PATH), or -errno with w->why filled in.  shown is the
@@ -112,27 +137,31 @@ static int step(struct walk *w, int at, const char *name, char *shown, size_t sh
 		if (n < 0)
 			return refuse(w, -errno, "%s: %s", shown, strerror(errno));
 		target[n] = 0;
-		/* The link's own directory is already checked: walk its target. */
-		if (target[0] == '/') {
-			snprintf(shown, shown_len, "/");
-			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (fd < 0)
-				return refuse(w, -errno, "/: %s", strerror(errno));
-			at = fd;
-		} else {
-			char *slash = strrchr(shown, '/');
+		/*
+		 * The target is walked from "/" as an absolute path.  A
+		 * relative one (/var/run -> ../run) is joined to the link's
+		 * directory, which shown names: a path of real, checked
+		 * directories, so that ".." in it can be taken textually.
+		 */
+		if (target[0] != '/') {
+			char joined[PATH_MAX], *slash = strrchr(shown, '/');
 
 			if (slash && slash != shown)
 				*slash = 0;
 			else
 				snprintf(shown, shown_len, "/");
-			fd = fcntl(at, F_DUPFD_CLOEXEC, 0);
-			if (fd < 0)
-				return refuse(w, -errno, "%s", strerror(errno));
-			at = fd;
+			if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", shown, target) >=
+			    sizeof(joined))
+				return refuse(w, -ENAMETOOLONG, "%s: link target too long", shown);
+			snprintf(target, sizeof(target), "%s", joined);
 		}
-		err = walk_from(w, at, target, shown, shown_len);
-		close(at);
+		normalize(target);
+		snprintf(shown, shown_len, "/");
+		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return refuse(w, -errno, "/: %s", strerror(errno));
+		err = walk_from(w, fd, target, shown, shown_len);
+		close(fd);
 		return err;
 	}
 	fd = openat(at, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -257,19 +257,28 @@ static int restore_proc(json_object *po)
 
 /*
  * Keeps a state file that cannot be read aside as STATE_NAME.corrupt-TIME,
- * so that the next save does not overwrite it, and says so.
+ * so that the next save does not overwrite it, and says so.  A name taken
+ * already (two in one second) gets a number.
  */
 static void keep_aside(const char *why)
 {
-	char name[64];
+	char stamp[48], name[64];
 	time_t t = time(NULL);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
-	strftime(name, sizeof(name), STATE_NAME ".corrupt-%Y%m%dT%H%M%SZ", &tm);
-	if (renameat(dir_fd, STATE_NAME, dir_fd, name) == 0) {
-		fld_warn("state: %s %s: kept as %s; starting empty", path, why, name);
-		return;
+	strftime(stamp, sizeof(stamp), STATE_NAME ".corrupt-%Y%m%dT%H%M%SZ", &tm);
+	for (int i = 0; i < 100; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "%s.%d", stamp, i);
+		else
+			snprintf(name, sizeof(name), "%s", stamp);
+		if (renameat2(dir_fd, STATE_NAME, dir_fd, name, RENAME_NOREPLACE) == 0) {
+			fld_warn("state: %s %s: kept as %s; starting empty", path, why, name);
+			return;
+		}
+		if (errno != EEXIST)
+			break;
 	}
 	fld_warn("state: %s %s, and cannot be kept aside (%s): starting empty, and "
 		 "nothing will be persisted", path, why, strerror(errno));
@@ -277,38 +286,56 @@ static void keep_aside(const char *why)
 }
 
 /*
- * Reads the state file whole, or NULL with why set (a file that is not a
- * regular file of this uid, is too large, or cannot be read).
+ * Reads the state file whole.  Returns it, or NULL with *err: 0 when there
+ * is none, -EINVAL with *why set for a file to keep aside (a link, not a
+ * regular file of this uid with one name, too large), or another -errno
+ * (out of descriptors or memory, a read that failed: the file may be
+ * good, and is left alone).
  */
-static char *read_state(size_t *len, const char **why)
+static char *read_state(size_t *len, const char **why, int *err)
 {
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0;
 	int fd = openat(dir_fd, STATE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
+	*err = 0;
 	if (fd < 0) {
-		*why = errno == ELOOP ? "is a symbolic link" : "cannot be opened";
+		if (errno == ELOOP) {
+			*why = "is a symbolic link";
+			*err = -EINVAL;
+		} else if (errno != ENOENT) {
+			*err = -errno;
+		}
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	*err = -EINVAL;
+	if (fstat(fd, &st) != 0) {
+		*err = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
 		*why = "is not a regular file";
 	} else if (st.st_uid != geteuid()) {
 		*why = "belongs to another user";
+	} else if (st.st_nlink != 1) {
+		*why = "has other names (hard links)";
 	} else if ((uint64_t)st.st_size > STATE_MAX_BYTES) {
 		*why = "is larger than 256 MiB";
 	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
-		*why = "does not fit in memory";
+		*err = -ENOMEM;
 	} else {
 		while (got < (size_t)st.st_size) {
 			ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 
+			if (n < 0 && errno == EINTR)
+				continue;
 			if (n <= 0)
 				break;
 			got += (size_t)n;
 		}
-		if (got != (size_t)st.st_size) {
-			*why = "cannot be read whole";
+		if (got == (size_t)st.st_size) {
+			*err = 0;
+		} else {
+			*err = -EIO;
 			free(buf);
 			buf = NULL;
 		}
@@ -328,23 +355,31 @@ int fld_state_load(int dfd, const char *dir)
 	const char *why = NULL;
 	size_t skipped = 0, len = 0;
 	char *text;
-	int n;
+	int n, err;
 
 	n = snprintf(path, sizeof(path), "%s/" STATE_NAME, dir);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	dir_fd = dfd;
-	if (faccessat(dir_fd, STATE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
-		return 0;
-	text = read_state(&len, &why);
-	if (!text) {
+	text = read_state(&len, &why, &err);
+	if (!text && err == -EINVAL) {
 		keep_aside(why);
 		return 0;
 	}
+	if (!text && err) {
+		/* Maybe a good file: neither read nor overwritten. */
+		fld_warn("state: %s: %s: starting empty, and nothing will be persisted", path,
+			 strerror(-err));
+		dir_fd = -1;
+		return 0;
+	}
+	if (!text)
+		return 0;	/* none yet */
 	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
 	doc = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
-	if (doc && tok && tok->char_offset < (int)len &&
-	    text[tok->char_offset + strspn(text + tok->char_offset, " \t\r\n")]) {
+	if (doc && tok && json_tokener_get_parse_end(tok) < len &&
+	    text[json_tokener_get_parse_end(tok) +
+		 strspn(text + json_tokener_get_parse_end(tok), " \t\r\n")]) {
 		/* Something after the document. */
 		json_object_put(doc);
 		doc = NULL;
@@ -367,13 +402,13 @@ int fld_state_load(int dfd, const char *dir)
 	}
 	for (size_t i = 0; i < json_object_array_length(procs); i++) {
 		json_object *po = json_object_array_get_idx(procs, i);
-		int err = json_object_is_type(po, json_type_object) ? restore_proc(po) : -EINVAL;
+		int bad = json_object_is_type(po, json_type_object) ? restore_proc(po) : -EINVAL;
 
-		if (err == -ENOMEM) {
+		if (bad == -ENOMEM) {
 			fld_warn("state: out of memory restoring %s; the rest is left out", path);
 			break;
 		}
-		skipped += err != 0;
+		skipped += bad != 0;
 	}
 	if (skipped)
 		fld_warn("state: %zu entries of %s without a valid pid and uid: left out",

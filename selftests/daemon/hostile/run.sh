@@ -193,6 +193,19 @@ start_refused "state path through a link of nobody's" "$W/d/s" "$W/nlink/state" 
 start_refused "--state-dir /etc/passwd (checked at start, not at exit)" "$W/d/s" /etc/passwd \
 	"--state-dir /etc/passwd: /etc/passwd: Not a directory"
 check "nothing was created in nobody's directory" test -z "$(ls -A "$W/nd")"
+# A link of root's on the way is followed, a relative one with ".." too
+# (Fedora's /var/run -> ../run).
+mkdir -m 755 "$W/var"
+ln -s ../d "$W/var/run"
+timeout 120 "$FLD" --no-bpf --socket "$W/var/run/rel.sock" --state-dir "$W/var/run/relstate" \
+	>"$W/rel.log" 2>&1 &
+rel=$!
+PIDS+=($rel)
+wait_for "$W/d/rel.sock"
+check "a relative link of root's with .. on the way is followed (socket and state in $W/d)" \
+	test -S "$W/d/rel.sock" -a -d "$W/d/relstate"
+kill -TERM $rel 2>/dev/null
+wait $rel 2>/dev/null
 
 # daemon NAME SOCKET STATE: starts faultlined, waits until it listens and
 # has said so.
@@ -213,20 +226,29 @@ stop_daemon() {
 	wait "$DPID" 2>/dev/null
 }
 
-echo "# a planted state.json.tmp"
+echo "# a sticky state directory, a planted state.json.tmp"
 mkdir -m 1777 "$W/sticky"
 echo "root's secret" >"$W/d/victim" && chmod 600 "$W/d/victim"
 cp "$W/d/victim" "$W/victim.orig"
 as_nobody ln -s "$W/d/victim" "$W/sticky/state.json.tmp"
-daemon planted "$W/d/s1" "$W/sticky"
-# A process that registers and exits makes the daemon save.
-FAULTLINE_SOCKET=$W/d/s1 timeout 120 "$FL" run --preload "$PRELOAD" -- /bin/true
-stop_daemon
+start_refused "a sticky state directory writable by all" "$W/d/s1" "$W/sticky" \
+	"writable by other users (mode 1777): the state directory must be the daemon's alone"
 check "the root file behind nobody's state.json.tmp link is unchanged" \
 	cmp -s "$W/d/victim" "$W/victim.orig"
+# In a directory of its own, a state.json.tmp link is never written through.
+mkdir -m 700 "$W/ownstate"
+ln -s "$W/d/victim" "$W/ownstate/state.json.tmp"
+ln "$W/d/victim" "$W/ownstate/state.json"
+daemon planted "$W/d/s1" "$W/ownstate"
+FAULTLINE_SOCKET=$W/d/s1 timeout 120 "$FL" run --preload "$PRELOAD" -- /bin/true
+stop_daemon
+check "a state.json.tmp link is replaced, not written through: the file behind is unchanged" \
+	cmp -s "$W/d/victim" "$W/victim.orig"
+check "a state.json with another name (a hard link) is not read as the state, but kept aside" \
+	grep -q "has other names (hard links): kept as" "$W/planted.log"
 check "the state is saved all the same, in a file of its own" \
-	"$PY" -c 'import json,os,sys; st=os.lstat(sys.argv[1]); d=json.load(open(sys.argv[1])); sys.exit(not (d["version"] == 1 and st.st_uid == 0 and (st.st_mode & 0o777) == 0o600))' \
-	"$W/sticky/state.json"
+	"$PY" -c 'import json,os,sys; st=os.lstat(sys.argv[1]); d=json.load(open(sys.argv[1])); sys.exit(not (d["version"] == 1 and st.st_uid == 0 and st.st_nlink == 1 and (st.st_mode & 0o777) == 0o600))' \
+	"$W/ownstate/state.json"
 
 # --- State files that cannot be read ---------------------------------------
 echo "# corrupt, huge and foreign state files"
