@@ -142,11 +142,15 @@ fail:
 static void wake(void)
 {
 	char one = 1;
-	int fd = fl_ownfd_get(&wake_pair[1]);
+	int fd;
 
+	/* Under lock: make_wake_pair may be filling it in. */
+	pthread_mutex_lock(&lock);
+	fd = fl_ownfd_get(&wake_pair[1]);
 	/* Full means already woken. */
 	if (fd >= 0)
 		(void)!send(fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	pthread_mutex_unlock(&lock);
 }
 
 /* Empties the wake socket. */
@@ -409,6 +413,9 @@ static int sync_daemon(int fd, int timeout_ms)
 	return m.type == FL_MSG_REPLY && m.seq == want ? 0 : -EPROTO;
 }
 
+/* How long a send in the fl-agent thread waits for a busy daemon. */
+#define BACKGROUND_SEND_S 10
+
 /*
  * Connects and registers: HELLO (with hello_flags), WELCOME (waited for up
  * to timeout_ms), then every module.  Returns the socket, or -errno.
@@ -475,6 +482,10 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 	err = flush(fd);
 	if (!err && (hello_flags & FL_HELLO_FIRST) && (m.welcome.flags & FL_WELCOME_BPF))
 		err = sync_daemon(fd, timeout_ms);
+	/* From now on in the fl-agent thread: a busy daemon is waited for longer. */
+	tv = (struct timeval){ BACKGROUND_SEND_S, 0 };
+	if (!err && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
+		err = -errno;
 	if (err)
 		goto fail;
 	fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
@@ -526,7 +537,7 @@ static void *agent_thread(void *arg)
 {
 	int backoff_ms = 50;
 	time_t connected_at = 0;
-	bool wake_lost = false;
+	bool wake_lost = false, lost_to_program = false;
 
 	(void)arg;
 	for (;;) {
@@ -539,9 +550,10 @@ static void *agent_thread(void *arg)
 			fl_log(FL_LOG_WARN, "the program closed or reused faultline's wake-up "
 			       "descriptor: module changes reach faultlined within a second");
 		}
-		if (had_sock && fd < 0)
+		if ((had_sock && fd < 0) || lost_to_program)
 			fl_log(FL_LOG_WARN, "the program closed or reused faultline's connection "
 			       "to faultlined: registering again");
+		lost_to_program = false;
 		if (fd < 0 && region_fd_or_say() < 0)
 			return NULL;	/* nothing to register with, for good */
 		if (fd < 0) {
@@ -574,8 +586,12 @@ static void *agent_thread(void *arg)
 		if (p[1].revents & POLLIN)
 			drain_wake();
 		fd = fl_ownfd_get(&sock);
-		if (fd < 0 || (p[0].revents & POLLNVAL))
-			continue;	/* the program's doing: said above, next round */
+		if (fd < 0 || (p[0].revents & POLLNVAL)) {
+			/* The program's doing: said next round, the descriptor forgotten. */
+			lost_to_program = true;
+			sock = FL_OWNFD_NONE;
+			continue;
+		}
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(fd) < 0) ||
 		    flush(fd) < 0) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
@@ -641,16 +657,24 @@ static void resolve_path(const char *given)
 /* The wake-up socket pair; none when it cannot be made. */
 static void make_wake_pair(void)
 {
+	struct fl_ownfd pair[2];
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
 		return;
-	if (fl_ownfd_adopt(&wake_pair[0], sv[0]) != 0) {
+	if (fl_ownfd_adopt(&pair[0], sv[0]) != 0) {
 		close(sv[1]);
 		return;
 	}
-	if (fl_ownfd_adopt(&wake_pair[1], sv[1]) != 0)
-		fl_ownfd_close(&wake_pair[0]);
+	if (fl_ownfd_adopt(&pair[1], sv[1]) != 0) {
+		fl_ownfd_close(&pair[0]);
+		return;
+	}
+	/* Published whole: wake() reads it under the same lock. */
+	pthread_mutex_lock(&lock);
+	wake_pair[0] = pair[0];
+	wake_pair[1] = pair[1];
+	pthread_mutex_unlock(&lock);
 }
 
 /*
