@@ -299,6 +299,41 @@ static int daemon_start(void)
 	return -1;
 }
 
+/* Waits (up to WAIT_S) until every thread of pid is stopped ('T' or 't'). */
+static void wait_stopped(pid_t pid)
+{
+	double end = now() + WAIT_S;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	while (now() < end) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		int moving = 0;
+
+		if (!d)
+			return;
+		while ((e = readdir(d))) {
+			char stat[400], buf[256], *p;
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(stat, sizeof(stat), "%s/%s/stat", path, e->d_name);
+			f = fopen(stat, "r");
+			if (!f)
+				continue;
+			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+			fclose(f);
+			moving += p && p[1] == ' ' && p[2] != 'T' && p[2] != 't';
+		}
+		closedir(d);
+		if (!moving)
+			return;
+		sleep_ms(10);
+	}
+}
+
 /* SIGTERM; returns the exit status, or -1 (killed when it did not exit). */
 static int daemon_stop(void)
 {
@@ -1420,6 +1455,8 @@ static void group_request(void)
 		int rc;
 
 		kill(a.pid, SIGSTOP);
+		/* Stopped is a moment later for every thread (fl-requests too). */
+		wait_stopped(apid);
 		err = request(0, (uint32_t)apid, FL_REQ_PING, 5, &v);
 		check(err == -ETIMEDOUT, "a stopped process's request times out (-ETIMEDOUT)",
 		      "err %d", err);
@@ -3387,8 +3424,23 @@ static void group_kernel(void)
 		{
 			json_object *doc, *k;
 
-			/* Every fault signal is sampled: the last RECENT are listed. */
-			if (query(0, FL_QUERY_STATS, pid, 0, &doc) == 0) {
+			/*
+			 * Every fault signal is sampled: the last RECENT are
+			 * listed.  The daemon reads the ring buffer as it comes
+			 * in, a query may come first: waited for.
+			 */
+			double end = now() + WAIT_S;
+			int got;
+
+			while ((got = query(0, FL_QUERY_STATS, pid, 0, &doc)) == 0) {
+				k = get(proc_of(doc, pid), "kernel");
+				if (json_object_get_uint64(get(k, "signal_samples")) >= 1335 ||
+				    now() >= end)
+					break;
+				json_object_put(doc);
+				sleep_ms(20);
+			}
+			if (got == 0) {
 				k = get(proc_of(doc, pid), "kernel");
 				kcheck(json_object_get_uint64(get(k, "signal_samples")) == 1335,
 				      "ring buffer", "1,335 signal samples received for the process "
