@@ -75,7 +75,7 @@ static int fail(struct cli_reply *r, int err, const char *fmt, ...)
 static int connect_daemon(const char *path, struct cli_reply *r)
 {
 	uint32_t uid = 0;
-	int fd = fl_proto_connect(path, 0, &uid);
+	int fd = fl_proto_connect(path, &uid);
 
 	if (fd >= 0)
 		return fd;

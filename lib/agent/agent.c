@@ -423,6 +423,7 @@ static int sync_daemon(int fd, int timeout_ms)
 static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 {
 	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	struct fl_ownfd moved;
 	struct pollfd p;
 	char buf[256];
 	struct fl_msg m;
@@ -433,7 +434,7 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 	if (!path[0])
 		return -ENOENT;
 	/* Never blocks: a stopped daemon, or one whose backlog is full, is -EAGAIN. */
-	fd = fl_proto_connect(path, FL_OWNFD_FLOOR, &uid);
+	fd = fl_proto_connect(path, &uid);
 	if (fd == -EPERM) {
 		if (!peer_warned) {
 			peer_warned = true;
@@ -445,6 +446,11 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 	}
 	if (fd < 0)
 		return fd;
+	/* Up at faultline's numbers (the caller adopts it once registered). */
+	err = fl_ownfd_adopt(&moved, fd);
+	if (err)
+		return err;
+	fd = moved.fd;
 	/*
 	 * Sends block again, for a while: the daemon reads a connection's
 	 * messages ten at a time (the socket's queue), so a burst of modules

@@ -226,11 +226,11 @@ size_t fl_proto_header(void *buf, enum fl_msg_type type, size_t length, uint32_t
  * so.  Then checks who listens there (SO_PEERCRED): only root or this
  * process's own effective uid is the daemon; anyone else may have bound the
  * path first to read what a process hands over.  Returns the connected
- * socket (SOCK_CLOEXEC | SOCK_NONBLOCK, at fd min_fd or above), or -errno:
+ * socket (SOCK_CLOEXEC | SOCK_NONBLOCK), or -errno:
  * -ENAMETOOLONG, -EPERM for a peer of another uid (its uid in *peer_uid when
  * not NULL), or connect's error.  Thread-safe; not async-signal-safe.
  */
-int fl_proto_connect(const char *path, int min_fd, uint32_t *peer_uid);
+int fl_proto_connect(const char *path, uint32_t *peer_uid);
 
 /*
  * Sends one message of len bytes on the protocol socket fd, with nfds (at

@@ -6,7 +6,6 @@
  * agent and the command-line tool share.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -50,7 +49,7 @@ int fl_proto_send(int fd, const void *buf, size_t len, const int *fds, size_t nf
 	}
 }
 
-int fl_proto_connect(const char *path, int min_fd, uint32_t *peer_uid)
+int fl_proto_connect(const char *path, uint32_t *peer_uid)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ucred cred;
@@ -64,15 +63,6 @@ int fl_proto_connect(const char *path, int min_fd, uint32_t *peer_uid)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (min_fd > 0 && fd < min_fd) {
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, min_fd);
-
-		/* Out of high numbers: the low one is still correct. */
-		if (high >= 0) {
-			close(fd);
-			fd = high;
-		}
-	}
 	/*
 	 * A Unix socket connects at once or not at all: with the peer's
 	 * backlog full it fails with EAGAIN rather than EINPROGRESS.
