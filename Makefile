@@ -1206,7 +1206,7 @@ VMTEST_DAEMON_TESTS := \
 	'daemon-cli::scripts/vmtest/daemon-cli.sh $(CLI) $(FLD) $(E2E_OUT)/e2e-prog'
 # More daemon tests here, one line each (before the vmtest rule below).
 VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $(E2E_OUT) \
-	$(E2E_DIR)/run.sh /usr/bin/realpath /usr/bin/install /usr/bin/env /usr/bin/setpriv \
+	$(E2E_DIR)/run.sh selftests/daemon/wait.sh /usr/bin/realpath /usr/bin/install /usr/bin/env /usr/bin/setpriv \
 	/usr/bin/prlimit $(wildcard /usr/bin/systemd-socket-activate)
 # The word after "NAME::" in each test.
 VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \

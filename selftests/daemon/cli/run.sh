@@ -23,17 +23,8 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# How long to wait for what must happen: minutes, for QEMU's TCG.
-WAIT_S=300
-
-# eventually CMD...: CMD succeeds, tried again every 50 ms for up to WAIT_S.
-eventually() {
-	local end=$((SECONDS + WAIT_S))
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.05
-	done
-}
+# WAIT_S and eventually.
+. "$HERE/../wait.sh"
 
 # run NAME EXPECTED_STATUS CMD...: runs CMD (at most WAIT_S), output in NAME.out/.err
 run() {

@@ -20,8 +20,8 @@ PRE=     # a command to start the daemon under (prlimit)
 EXTRA=   # more daemon options
 passed=0
 failed=0
-# How long to wait for what must happen: minutes, for QEMU's TCG.
-WAIT_S=300
+# WAIT_S and eventually.
+. "$(dirname "$0")/../wait.sh"
 
 # Every job still running (daemons, clients), then the directory.
 cleanup() {
@@ -42,15 +42,6 @@ check() {
 	local name=$1 out
 	shift
 	if out=$("$@" 2>&1); then ok "$name: $out"; else bad "$name: $out"; fi
-}
-
-# eventually CMD...: CMD succeeds, tried again every 50 ms for up to WAIT_S.
-eventually() {
-	local end=$((SECONDS + WAIT_S))
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.05
-	done
 }
 
 # start MODE LOG [ENV...]: the daemon on $S, in the background, as $DPID.
