@@ -26,7 +26,7 @@ TEST="
 llvm-14 llvm-14-dev lld-14 libclang-rt-14-dev
 check
 openjdk-17-jdk-headless nodejs python3
-python3-prometheus-client tmux
+python3-prometheus-client tmux strace
 busybox-static qemu-system-x86 cpio
 "
 

@@ -780,11 +780,20 @@ void fld_bpf_sites_remove(const struct fld_proc *p, const struct fld_module *m)
 
 void fld_bpf_proc_add(struct fld_proc *p, bool first)
 {
-	struct fl_registration reg = { .flags = FL_REG_INHERIT };
+	struct fl_registration reg = { .flags = FL_REG_INHERIT }, had;
 	__u32 pid = (__u32)p->pid;
+	bool since_fork;
 
 	if (!skel)
 		return;
+	/*
+	 * Registered by the program at its fork, by a registered parent (and
+	 * not forgotten by the tick since): counted from the fork on, where a
+	 * child's counters start from zero.
+	 */
+	since_fork = bpf_map__lookup_elem(skel->maps.fl_registered, &pid, sizeof(pid), &had,
+					  sizeof(had), 0) == 0 &&
+		     (had.flags & FL_REG_INHERITED);
 	/* A pid used again before the last one's entries were purged. */
 	if (purging(p->pid))
 		tick_work();
@@ -793,7 +802,7 @@ void fld_bpf_proc_add(struct fld_proc *p, bool first)
 	if (!p->k)
 		return;
 	p->k->pid = p->pid;
-	p->k->complete = first;
+	p->k->complete = first && since_fork;
 	p->k->lost_base = stat_sum(FL_STAT_SIGNALS_LOST);
 	if (bpf_map__update_elem(skel->maps.fl_registered, &pid, sizeof(pid), &reg, sizeof(reg),
 				 BPF_ANY)) {
@@ -801,6 +810,12 @@ void fld_bpf_proc_add(struct fld_proc *p, bool first)
 		free(p->k);
 		p->k = NULL;
 	}
+}
+
+void fld_bpf_proc_complete(struct fld_proc *p)
+{
+	if (p->k && !p->exited)
+		p->k->complete = true;
 }
 
 void fld_bpf_proc_exit(struct fld_proc *p)

@@ -35,8 +35,15 @@ bool fld_bpf_start(struct fld_loop *loop, bool wanted);
 bool fld_bpf_on(void);
 void fld_bpf_stop(void);
 
-/* A process registered (HELLO): counted from now on. */
+/*
+ * A process registered (HELLO): counted from now on.  first: its HELLO had
+ * FL_HELLO_FIRST.  Its counts are complete from the start when the
+ * program counted it already, from its fork by a registered parent on;
+ * else only once the process says COMPLETE (fld_bpf_proc_complete).
+ */
 void fld_bpf_proc_add(struct fld_proc *p, bool first);
+/* COMPLETE: p ran nothing since its FL_HELLO_FIRST HELLO (proto.h). */
+void fld_bpf_proc_complete(struct fld_proc *p);
 /* Its module's faulting PCs, for the implicit/stray split of page faults. */
 void fld_bpf_sites_add(const struct fld_proc *p, const struct fld_module *m);
 void fld_bpf_sites_remove(const struct fld_proc *p, const struct fld_module *m);

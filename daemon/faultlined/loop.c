@@ -352,8 +352,16 @@ static void send_failed(struct fld_client *c, int err)
 {
 	char why[128];
 
+	if (err == -EPIPE || err == -ECONNRESET) {
+		/* Gone: its messages are read to their end (loop_internal.h). */
+		fld_debug("client %lu (pid %d uid %u): sendmsg: %s: reading what it sent",
+			  c->id, (int)c->pid, (unsigned)c->uid, strerror(-err));
+		c->mute = 1;
+		free_queue(c);
+		return;
+	}
 	snprintf(why, sizeof(why), "sendmsg: %s", strerror(-err));
-	drop(c, err == -EPIPE || err == -ECONNRESET ? FL_LOG_DEBUG : FL_LOG_INFO, why);
+	drop(c, FL_LOG_INFO, why);
 }
 
 void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
@@ -362,7 +370,7 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 	int err;
 
 	c->want_write = 0;
-	while (!c->dead && (o = c->qhead)) {
+	while (!c->dead && !c->mute && (o = c->qhead)) {
 		err = fl_proto_send(c->fd, o->buf, o->len, o->fds, o->nfds, MSG_DONTWAIT);
 		if (err == -EAGAIN) {
 			c->want_write = 1;
@@ -397,7 +405,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 	size_t i;
 	int err;
 
-	if (c->dead)
+	if (c->dead || c->mute)
 		return -EPIPE;
 	if (nfds > FLD_LOOP_MAX_FDS)
 		return -EINVAL;
@@ -409,7 +417,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 			return err;
 		if (err != -EAGAIN) {
 			send_failed(c, err);
-			return -EPIPE;
+			return err == -EPIPE || err == -ECONNRESET ? -EPIPE : err;
 		}
 	}
 	if (!c->bulk && (c->qlen + 1 > l->o.max_queue || c->qbytes + len > l->o.max_queue_bytes)) {

@@ -28,6 +28,7 @@
 /* What a connection is: nothing yet, a registered process, or a CLI. */
 struct session {
 	struct fld_proc *proc;
+	bool first;		/* its HELLO had FL_HELLO_FIRST */
 	bool querier;
 };
 
@@ -227,6 +228,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	p->layout = l;
 	p->start_time = start;
 	s->proc = p;
+	s->first = m->hello.flags & FL_HELLO_FIRST;
 	/* Counted by the kernel before the process hears WELCOME. */
 	fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
 	{
@@ -683,6 +685,13 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 		}
 		/* Everything before it is handled: messages are handled in order. */
 		fld_send_reply(c, m.seq, "", 0);
+		break;
+	case FL_MSG_COMPLETE:
+		if (!s->proc || !s->first) {
+			drop(c, "COMPLETE", s->proc ? "after a HELLO without FIRST" : "before HELLO");
+			return;
+		}
+		fld_bpf_proc_complete(s->proc);
 		break;
 	case FL_MSG_QUERY:
 		if (s->proc) {

@@ -49,6 +49,7 @@ struct amod {
 	uint32_t stackmap_size;
 	uint32_t sm_functions;
 	bool sent;		/* MODULE_ADD sent on the current connection */
+	bool named;		/* and its SYMBOLS */
 	/*
 	 * References, under lock: the list holds one, and flush one while it
 	 * sends without the lock.  Every other field is fixed at creation.
@@ -209,6 +210,35 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	wake();
 }
 
+/* A MODULE_REMOVE to send, under lock. */
+static void queue_removal(int id)
+{
+	int *grown = realloc(removed, (num_removed + 1) * sizeof(*removed));
+
+	if (grown) {
+		removed = grown;
+		removed[num_removed++] = id;
+	}
+}
+
+/*
+ * m's MODULE_ADD did not go after all: if m was removed meanwhile (and
+ * its MODULE_REMOVE queued, as it was marked sent), that is not sent
+ * either.  Under lock.
+ */
+static void unqueue_removal(const struct amod *m)
+{
+	for (size_t i = 0; i < num_mods; i++)
+		if (mods[i] == m)
+			return;
+	for (size_t i = 0; i < num_removed; i++) {
+		if (removed[i] == m->id) {
+			removed[i] = removed[--num_removed];
+			return;
+		}
+	}
+}
+
 void fl_agent_module_removed(int id)
 {
 	struct amod *gone = NULL;
@@ -224,14 +254,8 @@ void fl_agent_module_removed(int id)
 			break;
 		}
 	}
-	if (was_sent) {
-		int *grown = realloc(removed, (num_removed + 1) * sizeof(*removed));
-
-		if (grown) {
-			removed = grown;
-			removed[num_removed++] = id;
-		}
-	}
+	if (was_sent)
+		queue_removal(id);
 	pthread_mutex_unlock(&lock);
 	amod_put(gone);
 	wake();
@@ -277,7 +301,11 @@ static int send_hello(int fd, uint32_t flags)
 	return fl_proto_send(fd, &h, sizeof(h), &region_fd, 1, 0);
 }
 
-static int send_module(int fd, struct amod *m)
+/*
+ * MODULE_ADD.  Returns 0, -EAGAIN when the socket's send timeout passed
+ * (nothing was sent: the socket is SOCK_SEQPACKET), or -errno.
+ */
+static int send_add(int fd, struct amod *m)
 {
 	char buf[sizeof(struct fl_msg_module_add) + FL_PROTO_MAX_NAME];
 	struct fl_msg_module_add a;
@@ -315,41 +343,88 @@ static int send_module(int fd, struct amod *m)
 	err = fl_proto_send(fd, buf, len, &sfd, sfd >= 0 ? 1 : 0, 0);
 	if (sfd >= 0)
 		close(sfd);
-	if (err)
-		return err;
-	return fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
-				     (const char *const *)m->names, m->num_sites, &seq);
+	return err == -EWOULDBLOCK ? -EAGAIN : err;
 }
 
 static int send_remove(int fd, int id)
 {
 	struct fl_msg_module_remove r;
+	int err;
 
 	memset(&r, 0, sizeof(r));
 	fl_proto_header(&r, FL_MSG_MODULE_REMOVE, sizeof(r), ++seq);
 	r.module = (uint32_t)id;
-	return fl_proto_send(fd, &r, sizeof(r), NULL, 0, 0);
+	err = fl_proto_send(fd, &r, sizeof(r), NULL, 0, 0);
+	return err == -EWOULDBLOCK ? -EAGAIN : err;
 }
 
 /*
- * Sends what is queued: removals, then modules not yet sent.  Sending
- * happens without the lock, holding a reference (a module removed
- * meanwhile gets its MODULE_REMOVE on the next round, as it was marked
- * sent).
+ * How long fl_init waits for faultlined by default, in milliseconds
+ * (FAULTLINE_REGISTER_WAIT_MS sets it): a daemon that answers takes about
+ * a millisecond for the whole handshake; one that is stopped, slow, or
+ * never accepts costs the program this much at most, and the registration
+ * goes on in the fl-agent thread.  A fork waits for nothing.
  */
-static int flush(int fd)
+#define REGISTER_WAIT_MS 10
+#define REGISTER_WAIT_MAX_MS 600000
+static int register_wait_ms = REGISTER_WAIT_MS;
+
+/* How long a send in the fl-agent thread waits for a busy daemon. */
+#define BACKGROUND_SEND_S 10
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Lets each send on fd wait until deadline (a millisecond at least). */
+static int send_until(int fd, int64_t deadline)
+{
+	int64_t left = deadline - mono_ms();
+	struct timeval tv;
+
+	if (left < 1)
+		left = 1;
+	tv = (struct timeval){ (time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000 };
+	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ? -errno : 0;
+}
+
+/*
+ * Sends what is queued: removals, then MODULE_ADD and SYMBOLS of the
+ * modules not yet sent.  Sending happens without the lock, holding a
+ * reference (a module removed meanwhile gets its MODULE_REMOVE on the next
+ * round, as it was marked sent).
+ *
+ * Returns 0 when everything went; -EAGAIN when the socket's send timeout
+ * passed, with nothing half sent that a later flush on the same connection
+ * would not finish (a module whose MODULE_ADD did not go is unsent again;
+ * one whose SYMBOLS did not all go is sent whole again: the daemon takes
+ * a site's name as often as it comes); or -errno, and the connection is
+ * lost.  With a deadline (monotonic ms; 0: none), no send waits past it:
+ * the rest is -EAGAIN.
+ */
+static int flush(int fd, int64_t deadline)
 {
 	for (;;) {
 		struct amod *m = NULL;
+		bool add = false;
 		int id = 0, err;
 
+		if (deadline && mono_ms() >= deadline)
+			return -EAGAIN;
+		if (deadline && (err = send_until(fd, deadline)) != 0)
+			return err;
 		pthread_mutex_lock(&lock);
 		if (num_removed) {
 			id = removed[--num_removed];
 		} else {
 			for (size_t i = 0; i < num_mods && !m; i++) {
-				if (!mods[i]->sent) {
+				if (!mods[i]->sent || !mods[i]->named) {
 					m = mods[i];
+					add = !m->sent;
 					m->sent = true;
 					m->refs++;
 				}
@@ -357,12 +432,35 @@ static int flush(int fd)
 		}
 		pthread_mutex_unlock(&lock);
 
-		if (id)
+		if (id) {
 			err = send_remove(fd, id);
-		else if (m)
-			err = send_module(fd, m);
-		else
+			if (err == -EAGAIN) {
+				pthread_mutex_lock(&lock);
+				queue_removal(id);
+				pthread_mutex_unlock(&lock);
+			}
+		} else if (m) {
+			err = add ? send_add(fd, m) : 0;
+			if (err == -EAGAIN) {
+				pthread_mutex_lock(&lock);
+				m->sent = false;
+				unqueue_removal(m);
+				pthread_mutex_unlock(&lock);
+			} else if (!err) {
+				err = fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
+							    (const char *const *)m->names,
+							    m->num_sites, &seq);
+				if (err == -EWOULDBLOCK)
+					err = -EAGAIN;
+				if (!err) {
+					pthread_mutex_lock(&lock);
+					m->named = true;
+					pthread_mutex_unlock(&lock);
+				}
+			}
+		} else {
 			return 0;
+		}
 		amod_put(m);
 		if (err)
 			return err;
@@ -374,66 +472,101 @@ static void reset_sent(void)
 {
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < num_mods; i++)
-		mods[i]->sent = false;
+		mods[i]->sent = mods[i]->named = false;
 	num_removed = 0;
 	pthread_mutex_unlock(&lock);
 }
 
 /*
- * SYNC, and waits up to timeout_ms for its REPLY: the daemon has handled
- * the modules sent before it (its eBPF program knows their faulting PCs).
- * Returns 0 or -errno.
+ * The daemon's next message of type want (answering seq, when seq is not
+ * 0), received by deadline into buf and *m.  An ERROR that answers
+ * something else (a module the daemon refused) is said and skipped.
+ * Returns 0, -EAGAIN when the deadline passed, an ERROR's error, or
+ * -errno.
  */
-static int sync_daemon(int fd, int timeout_ms)
+static int receive_by(int fd, int64_t deadline, uint16_t want, uint32_t want_seq,
+		      char *buf, size_t size, struct fl_msg *m)
 {
-	struct fl_msg_sync s;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char buf[256];
-	struct fl_msg m;
-	uint32_t want;
-	ssize_t n;
-	int err;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = deadline - mono_ms();
+		ssize_t n;
+		int err;
 
-	memset(&s, 0, sizeof(s));
-	want = ++seq;
-	fl_proto_header(&s, FL_MSG_SYNC, sizeof(s), want);
-	err = fl_proto_send(fd, &s, sizeof(s), NULL, 0, 0);
-	if (err)
-		return err;
-	if (poll(&p, 1, timeout_ms) != 1)
-		return -ETIMEDOUT;
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n <= 0)
-		return n < 0 ? -errno : -ECONNRESET;
-	err = fl_proto_decode(buf, (size_t)n, 0, &m, NULL);
-	if (err)
-		return err;
-	if (m.type == FL_MSG_ERROR)
-		return m.error.err;
-	return m.type == FL_MSG_REPLY && m.seq == want ? 0 : -EPROTO;
+		if (left < 0)
+			return -EAGAIN;
+		err = poll(&p, 1, (int)left);
+		if (err < 0 && errno == EINTR)
+			continue;
+		if (err <= 0)
+			return err < 0 ? -errno : -EAGAIN;
+		n = recv(fd, buf, size, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ECONNRESET;
+		err = fl_proto_decode(buf, (size_t)n, 0, m, NULL);
+		if (err)
+			return err;
+		if (m->type == want && (!want_seq || m->seq == want_seq))
+			return 0;
+		if (m->type != FL_MSG_ERROR)
+			return -EPROTO;
+		if (m->seq == want_seq || want == FL_MSG_WELCOME) {
+			fl_log(FL_LOG_WARN, "faultlined refused the registration: %.*s",
+			       (int)m->error.len, m->text);
+			return m->error.err < 0 ? m->error.err : -EPROTO;
+		}
+		fl_log(FL_LOG_WARN, "faultlined: %.*s", (int)m->error.len, m->text);
+	}
 }
 
-/* How long a send in the fl-agent thread waits for a busy daemon. */
-#define BACKGROUND_SEND_S 10
+/* A message of only a header (SYNC, COMPLETE); returns its seq or -errno. */
+static int64_t send_header(int fd, uint16_t type)
+{
+	struct fl_msg_header h;
+	int err;
+
+	memset(&h, 0, sizeof(h));
+	fl_proto_header(&h, type, sizeof(h), ++seq);
+	err = fl_proto_send(fd, &h, sizeof(h), NULL, 0, 0);
+	if (err)
+		return err == -EWOULDBLOCK ? -EAGAIN : err;
+	return seq;
+}
 
 /*
- * Connects and registers: HELLO (with hello_flags), WELCOME (waited for up
- * to timeout_ms), then every module.  Returns the socket, or -errno.
+ * Connects and registers, in this order:
+ *   1. connect, without waiting (a stopped daemon, or one whose backlog
+ *      is full, is -EAGAIN at once) to a daemon of root or this uid;
+ *   2. HELLO with the counters' region, then every module (MODULE_ADD,
+ *      SYMBOLS), sent by deadline (monotonic ms): they wait in the socket
+ *      however slow the daemon is to read them;
+ *   3. with wait only (fl_init): WELCOME; and, for a first registration
+ *      with a daemon whose eBPF program runs, SYNC and its REPLY (the
+ *      kernel knows every faulting PC sent in 2), then COMPLETE: fl_init
+ *      has run nothing since HELLO, so the kernel's count of the process
+ *      covers its whole life.  Received by deadline too.
+ * What the deadline cuts short goes on in the fl-agent thread on the same
+ * connection, never on a second one: the daemon would see the first end
+ * and the process registered twice.  Without COMPLETE the daemon takes the
+ * kernel's count as partial (unless the kernel counted the process from
+ * its fork on, which the daemon can tell for itself).
+ *
+ * Returns the socket, registered or on its way, or -errno when there is
+ * no connection to go on with.
  */
-static int connect_and_register(int timeout_ms, uint32_t hello_flags)
+static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wait)
 {
-	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	struct fl_ownfd moved;
-	struct pollfd p;
 	char buf[256];
 	struct fl_msg m;
 	uint32_t uid = 0;
-	ssize_t n;
+	int64_t sync_seq;
 	int fd, err;
 
 	if (!path[0])
 		return -ENOENT;
-	/* Never blocks: a stopped daemon, or one whose backlog is full, is -EAGAIN. */
 	fd = fl_proto_connect(path, &uid);
 	if (fd == -EPERM) {
 		if (!peer_warned) {
@@ -446,55 +579,52 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 	}
 	if (fd < 0)
 		return fd;
-	/* Up at faultline's numbers (the caller adopts it once registered). */
+	/* Up at faultline's numbers (the caller adopts it). */
 	err = fl_ownfd_adopt(&moved, fd);
 	if (err)
 		return err;
 	fd = moved.fd;
-	/*
-	 * Sends block again, for a while: the daemon reads a connection's
-	 * messages ten at a time (the socket's queue), so a burst of modules
-	 * must wait for it; but never longer than timeout_ms a message.
-	 */
-	if (fcntl(fd, F_SETFL, 0) != 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+	/* Sends block again, but each no longer than the deadline's rest. */
+	if (fcntl(fd, F_SETFL, 0) != 0) {
 		err = -errno;
 		goto fail;
 	}
-	err = send_hello(fd, hello_flags);
+	err = send_until(fd, deadline);
+	if (!err)
+		err = send_hello(fd, hello_flags);
+	/* Nothing went: a new connection later is not a second registration. */
 	if (err)
 		goto fail;
-	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	if (poll(&p, 1, timeout_ms) != 1) {
-		err = -ETIMEDOUT;
-		goto fail;
-	}
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n <= 0) {
-		err = n < 0 ? -errno : -ECONNRESET;
-		goto fail;
-	}
-	err = fl_proto_decode(buf, (size_t)n, 0, &m, NULL);
-	if (err)
-		goto fail;
-	if (m.type != FL_MSG_WELCOME) {
-		if (m.type == FL_MSG_ERROR)
-			fl_log(FL_LOG_WARN, "faultlined refused the registration: %.*s",
-			       (int)m.error.len, m.text);
-		err = m.type == FL_MSG_ERROR ? m.error.err : -EPROTO;
-		goto fail;
-	}
 	reset_sent();
-	err = flush(fd);
-	if (!err && (hello_flags & FL_HELLO_FIRST) && (m.welcome.flags & FL_WELCOME_BPF))
-		err = sync_daemon(fd, timeout_ms);
-	/* From now on in the fl-agent thread: a busy daemon is waited for longer. */
-	tv = (struct timeval){ BACKGROUND_SEND_S, 0 };
-	if (!err && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
-		err = -errno;
+	err = flush(fd, deadline);
+	if (err == -EAGAIN || (!err && !wait))
+		goto later;
 	if (err)
 		goto fail;
+	err = receive_by(fd, deadline, FL_MSG_WELCOME, 0, buf, sizeof(buf), &m);
+	if (err == -EAGAIN)
+		goto later;
+	if (err)
+		goto fail;
+	if ((hello_flags & FL_HELLO_FIRST) && (m.welcome.flags & FL_WELCOME_BPF)) {
+		sync_seq = send_header(fd, FL_MSG_SYNC);
+		if (sync_seq == -EAGAIN)
+			goto later;
+		if (sync_seq < 0) {
+			err = (int)sync_seq;
+			goto fail;
+		}
+		err = receive_by(fd, deadline, FL_MSG_REPLY, (uint32_t)sync_seq, buf, sizeof(buf), &m);
+		if (!err && mono_ms() <= deadline)
+			err = (int)send_header(fd, FL_MSG_COMPLETE);
+		if (err == -EAGAIN)
+			goto later;
+		if (err < 0)
+			goto fail;
+	}
 	fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
+later:
+	/* The fl-agent thread sets its own, longer, send timeouts (flush). */
 	return fd;
 fail:
 	close(fd);
@@ -519,6 +649,9 @@ static int read_daemon(int fd)
 	}
 	if (m.type == FL_MSG_ERROR)
 		fl_log(FL_LOG_WARN, "faultlined: %.*s", (int)m.error.len, m.text);
+	/* The WELCOME of a registration the fl-agent thread finished. */
+	if (m.type == FL_MSG_WELCOME)
+		fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
 	return 0;
 }
 
@@ -541,7 +674,7 @@ static void back_off(int *backoff_ms)
 
 static void *agent_thread(void *arg)
 {
-	int backoff_ms = 50;
+	int backoff_ms = 50, err;
 	time_t connected_at = 0;
 	bool wake_lost = false, lost_to_program = false;
 
@@ -568,7 +701,7 @@ static void *agent_thread(void *arg)
 			 * many registrations) is waited for, rather than left
 			 * and asked again, which only adds to its work.
 			 */
-			fd = connect_and_register(10000, 0);
+			fd = connect_and_register(mono_ms() + BACKGROUND_SEND_S * 1000, 0, false);
 			if (fd < 0) {
 				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED &&
 				    fd != -EPERM && fd != -EBADF) {
@@ -598,8 +731,14 @@ static void *agent_thread(void *arg)
 			sock = FL_OWNFD_NONE;
 			continue;
 		}
+		/*
+		 * Sends wait up to 10 s for a busy daemon; one that waited
+		 * that long for a stopped one sent nothing: the connection
+		 * stays, and the rest goes next round.
+		 */
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(fd) < 0) ||
-		    flush(fd) < 0) {
+		    ((err = flush(fd, mono_ms() + BACKGROUND_SEND_S * 1000)) < 0 &&
+		     err != -EAGAIN)) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
 			fl_ownfd_close(&sock);
 			/* A daemon that drops us at once is not hammered. */
@@ -660,6 +799,25 @@ static void resolve_path(const char *given)
 		path[0] = 0;
 }
 
+/* FAULTLINE_REGISTER_WAIT_MS, when it is a number of milliseconds. */
+static void read_wait(void)
+{
+	const char *env = getenv("FAULTLINE_REGISTER_WAIT_MS");
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno || *end || v < 0 || v > REGISTER_WAIT_MAX_MS) {
+		fl_log(FL_LOG_WARN, "FAULTLINE_REGISTER_WAIT_MS=%s is not a number of milliseconds "
+		       "from 0 to %d: waiting %d ms", env, REGISTER_WAIT_MAX_MS, REGISTER_WAIT_MS);
+		return;
+	}
+	register_wait_ms = (int)v;
+}
+
 /* The wake-up socket pair; none when it cannot be made. */
 static void make_wake_pair(void)
 {
@@ -716,10 +874,14 @@ static void fork_child(void)
 	make_wake_pair();
 	read_comm();
 	reset_sent();
-	/* As at start: registered before fork returns, when a daemon answers. */
+	/*
+	 * The registration is sent before fork returns, so that a child that
+	 * exits at once is counted, but nothing is waited for: the kernel
+	 * counts the child of a registered process from its fork on, and its
+	 * counters start from zero (FL_HELLO_FIRST).
+	 */
 	{
-		/* One thread, and its counts start from zero: the first. */
-		int fd = connect_and_register(200, FL_HELLO_FIRST);
+		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, false);
 
 		if (fd >= 0)
 			fl_ownfd_adopt(&sock, fd);
@@ -740,6 +902,7 @@ int fl_agent_start(const char *given)
 	int fd, err;
 
 	resolve_path(given);
+	read_wait();
 	read_comm();
 	/* Without it the agent looks for changes every second. */
 	make_wake_pair();
@@ -747,7 +910,7 @@ int fl_agent_start(const char *given)
 	 * Synchronous first try: a short-lived process is counted too.  It is
 	 * the first registration if no other thread has dispatched a fault yet.
 	 */
-	fd = connect_and_register(1000, first_hello_flags());
+	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true);
 	if (fd >= 0)
 		fl_ownfd_adopt(&sock, fd);
 	started = true;

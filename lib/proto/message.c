@@ -173,6 +173,11 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 			return bad(diag, -EBADMSG, "SYNC of the wrong size", m, len);
 		fixed(p, len, sizeof(m->sync), &m->sync);
 		break;
+	case FL_MSG_COMPLETE:
+		if (len != sizeof(m->complete))
+			return bad(diag, -EBADMSG, "COMPLETE of the wrong size", m, len);
+		fixed(p, len, sizeof(m->complete), &m->complete);
+		break;
 	case FL_MSG_QUERY:
 		if (len != sizeof(m->query))
 			return bad(diag, -EBADMSG, "QUERY of the wrong size", m, len);

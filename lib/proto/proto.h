@@ -31,6 +31,7 @@ enum fl_msg_type {
 	FL_MSG_MODULE_REMOVE = 3,
 	FL_MSG_SYMBOLS = 4,
 	FL_MSG_SYNC = 5,
+	FL_MSG_COMPLETE = 6,
 	FL_MSG_QUERY = 16,
 	FL_MSG_REQUEST = 17,
 	FL_MSG_WELCOME = 64,
@@ -150,6 +151,17 @@ struct fl_msg_sync {
 	struct fl_msg_header h;
 };
 
+/*
+ * COMPLETE: after a HELLO with FL_HELLO_FIRST, its WELCOME, and the REPLY
+ * to a SYNC that followed the modules, while fl_init still waited: the
+ * process has run nothing since HELLO, so what the daemon (its eBPF
+ * program) counts covers the process's whole life.  A process whose
+ * fl_init gave up waiting first never sends it.
+ */
+struct fl_msg_complete {
+	struct fl_msg_header h;
+};
+
 struct fl_msg_error {
 	struct fl_msg_header h;
 	int32_t err;
@@ -180,6 +192,7 @@ struct fl_msg {
 		struct fl_msg_request request;
 		struct fl_msg_welcome welcome;
 		struct fl_msg_sync sync;
+		struct fl_msg_complete complete;
 		struct fl_msg_error error;
 		struct fl_msg_reply reply;
 	};

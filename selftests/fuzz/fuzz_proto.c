@@ -113,6 +113,7 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 			return false;
 		break;
 	case 5:		/* SYNC: the header alone */
+	case 6:		/* COMPLETE: the header alone */
 		if (n != HEADER_SIZE)
 			return false;
 		break;
@@ -192,6 +193,9 @@ static void check_message(const struct fl_msg *m, const uint8_t *d, size_t n, si
 	}
 	case FL_MSG_SYNC:
 		CHECK(memcmp(&m->sync, d, sizeof(m->sync)) == 0);
+		break;
+	case FL_MSG_COMPLETE:
+		CHECK(memcmp(&m->complete, d, sizeof(m->complete)) == 0);
 		break;
 	case FL_MSG_QUERY:
 		CHECK(memcmp(&m->query, d, sizeof(m->query)) == 0);

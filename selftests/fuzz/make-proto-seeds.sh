@@ -78,6 +78,10 @@ u32 3; u16 11; str parse_input
 u32 1; u16 1; str f
 msg symbols 0 4
 
+# SYNC and COMPLETE: the header alone
+msg sync 0 5
+msg complete 0 6
+
 # QUERY: what, pid, arg
 u32 1; u32 0; u64 0
 msg query-stats 0 16

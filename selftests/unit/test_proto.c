@@ -248,6 +248,18 @@ static struct buf *sync_msg(size_t extra)
 	return b;
 }
 
+static struct buf *complete_msg(size_t extra)
+{
+	struct fl_msg_complete f = { 0 };
+	struct buf *b = buf_new();
+
+	put(b, &f, sizeof(f));
+	if (extra)
+		put(b, "xxxxxxxx", extra);
+	finish(b, FL_MSG_COMPLETE);
+	return b;
+}
+
 static struct buf *error_msg(int32_t err, uint32_t len, const char *text, size_t n)
 {
 	struct fl_msg_error f = { .err = err, .len = len };
@@ -647,7 +659,7 @@ END_TEST
 
 START_TEST(unknown_type_is_a_protocol_error)
 {
-	uint16_t types[] = { 0, 6, 15, 18, 63, 67, 0x8000, 0xffff };
+	uint16_t types[] = { 0, 7, 15, 18, 63, 67, 0x8000, 0xffff };
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf *b = welcome(1, 0);
@@ -1193,6 +1205,14 @@ START_TEST(welcome_and_sync_decode)
 	free(b);
 	b = sync_msg(0);
 	expect_reject_buf(b, 1, -EPROTO, "wrong number of file descriptors");
+	free(b);
+	/* COMPLETE likewise: the header alone. */
+	b = complete_msg(0);
+	ck_assert_int_eq(fl_proto_decode(b->b, b->len, 0, &m, NULL), 0);
+	ck_assert_int_eq(m.type, FL_MSG_COMPLETE);
+	free(b);
+	b = complete_msg(4);
+	expect_reject_buf(b, 0, -EBADMSG, "COMPLETE of the wrong size");
 	free(b);
 }
 END_TEST

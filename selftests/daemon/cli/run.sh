@@ -52,6 +52,9 @@ py() {
 
 SOCK=$W/fl.sock
 export FAULTLINE_SOCKET=$SOCK
+# fl_init waits for the whole handshake (10 ms by default): the kernel's
+# counts checked below then cover the process, however slow the machine.
+export FAULTLINE_REGISTER_WAIT_MS=300000
 # tmux's server socket in the work directory, not in /tmp/tmux-UID.
 TMUX_SOCK=$W/tmux.sock
 DPID=

@@ -814,6 +814,12 @@ static int proc_spawn(struct proc *p, uid_t uid, bool with_preload, const char *
 			_exit(126);
 		die_with(parent);
 		setenv("FAULTLINE_SOCKET", sock_path, 1);
+		/*
+		 * fl_init waits for the daemon's whole handshake (10 ms by
+		 * default): the kernel's counts then cover every process, which
+		 * the kernel group checks, however slow this machine is today.
+		 */
+		setenv("FAULTLINE_REGISTER_WAIT_MS", "300000", 1);
 		if (with_preload)
 			setenv("LD_PRELOAD", preload, 1);
 		else

@@ -22,6 +22,10 @@
 #
 #   - memfd_create denied by a seccomp filter: the program's implicit
 #     checks still dispatch, with counters in private memory;
+#   - a stopped daemon: fl_init waits 10 ms at most, a fork nothing, and
+#     the process is registered once when the daemon runs again, its
+#     kernel counts not claimed whole; a running one: whole, for a forked
+#     child too, which waited for nothing;
 #   - two users holding every connection they can: root's queries and
 #     programs still get in, and connections that say nothing are dropped.
 #
@@ -374,6 +378,135 @@ rc=$?
 check "with memfd_create denied the program's checks still dispatch (exit $rc)" test $rc = 0
 check "it says it counts without faultlined" grep -q "memfd_create: .*counting in private memory" \
 	"$W/nomem.err"
+stop_daemon
+
+# --- A stopped daemon --------------------------------------------------------
+# The program must never wait for a daemon that does not answer longer than
+# FAULTLINE_REGISTER_WAIT_MS (10 ms by default): fl_init in the main thread,
+# and fork in the child, which waits for nothing.  Checked on what the
+# threads asked of the kernel (strace), not on how long they took: every
+# poll and every send timeout of the program's own threads is within the
+# wait (before, fl_init polled 1000 ms and a forked child 200 ms).
+echo "# a stopped daemon"
+mkdir -m 700 "$W/stop"
+# bpf_daemon NAME SOCKET STATE: as daemon, with the eBPF program.
+bpf_daemon() {
+	"$FLD" --socket "$2" --state-dir "$3" --log-level debug >"$W/$1.log" 2>&1 &
+	DPID=$!
+	PIDS+=($DPID)
+	wait_for "$2" || bad "$1: faultlined did not listen (log $W/$1.log)"
+}
+# traced NAME ARGS...: e2e-prog ARGS under the shim and strace; the trace
+# in $W/stop/NAME.trace, its output in $W/stop/NAME.out.
+traced() {
+	local name=$1
+	shift
+	FAULTLINE_SOCKET=$W/stop/s timeout 300 strace -f -qq -o "$W/stop/$name.trace" \
+		-e trace=poll,ppoll,setsockopt,connect \
+		env LD_PRELOAD="$PRELOAD" "$E2EPROG" "$@" >"$W/stop/$name.out" 2>"$W/stop/$name.err"
+}
+# waits_within TRACE MS PID...: every poll and SO_SNDTIMEO of those threads
+# is at most MS milliseconds; prints the ones that are not.
+waits_within() {
+	local trace=$1 ms=$2
+	shift 2
+	"$PY" - "$trace" "$ms" "$@" <<'PYEOF'
+import codecs, re, sys
+trace, ms, tids = sys.argv[1], int(sys.argv[2]), set(sys.argv[3:])
+bad = seen = 0
+for line in open(trace):
+    tid, call = (line.split(None, 1) + [""])[:2]
+    if tid not in tids:
+        continue
+    m = re.match(r"poll\(.*\], \d+, (-?\d+)", call)
+    if m:
+        seen += 1
+        if not 0 <= int(m.group(1)) <= ms:
+            bad += 1
+            print("    | " + line.strip())
+    if call.startswith("ppoll("):
+        bad += 1
+        print("    | " + line.strip())
+    # struct timeval, as strace prints it decoded or as its 16 raw bytes.
+    m = re.search(r"SO_SNDTIMEO\w*, \{tv_sec=(\d+), tv_usec=(\d+)\}", call)
+    if m:
+        sec, usec = int(m.group(1)), int(m.group(2))
+    else:
+        m = re.search(r'SO_SNDTIMEO\w*, "((?:[^"\\]|\\.)*)", 16\)', call)
+        if m:
+            raw = codecs.escape_decode(m.group(1).encode())[0]
+            sec, usec = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:16], "little")
+    if m:
+        seen += 1
+        if sec * 1000 + usec // 1000 > ms:
+            bad += 1
+            print("    | " + line.strip())
+print("    | %d polls and send timeouts of thread(s) %s looked at" % (seen, " ".join(sorted(tids))))
+# None at all would prove nothing: the trace would not be what is meant.
+sys.exit(1 if bad or not seen else 0)
+PYEOF
+}
+# polls TRACE PID: how many polls that thread made.
+polls() { grep -cE "^$2 +poll\(" "$1"; }
+bpf_daemon stop "$W/stop/s" "$W/stop"
+kill -STOP "$DPID"
+traced stopped fork 3 2 1 1 1 1
+rc=$?
+parent=$(awk '/^parent / { print $2 }' "$W/stop/stopped.out")
+child=$(awk '/^child / { print $2 }' "$W/stop/stopped.out")
+check "with the daemon stopped, a program that forks runs to its end (exit $rc)" \
+	test $rc = 0 -a -n "$parent" -a -n "$child"
+check "its main thread waited 10 ms at most in each poll and send" \
+	waits_within "$W/stop/stopped.trace" 10 "$parent"
+check "its child's main thread too" waits_within "$W/stop/stopped.trace" 10 "$child"
+check "the child waited for nothing: no poll in its main thread" \
+	test "$(polls "$W/stop/stopped.trace" "$child")" = 0
+kill -CONT "$DPID"
+# kernel_of PID: "EXITED FAULTS COMPLETE" of that pid in faultline stats --json
+# (one line per entry: a pid listed twice prints two).
+kernel_of() {
+	FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --json 2>/dev/null | "$PY" -c '
+import json, sys
+pid = int(sys.argv[1])
+for p in json.load(sys.stdin).get("processes", []):
+    if p.get("pid") == pid:
+        print(int(p.get("exited", False)), p.get("faults"),
+              int(p.get("kernel", {}).get("complete", False)))
+' "$1"
+}
+# until_kernel PID WANT: waits for kernel_of PID to read WANT.
+until_kernel() {
+	local i got
+	for ((i = 0; i < 600; i++)); do
+		got=$(kernel_of "$1")
+		[ "$got" = "$2" ] && return 0
+		sleep 0.5
+	done
+	echo "    | pid $1: stats read '$got', not '$2'"
+	return 1
+}
+# Registered late, they faulted before the kernel counted them: their
+# counts are exact, one entry each, and the kernel's are not claimed whole
+# (which would report dispatch as wrong).
+check "once the daemon runs again, the parent is one exited entry, 12 faults, kernel count partial" \
+	until_kernel "$parent" "1 12 0"
+check "the child is one exited entry, 3 faults, kernel count partial" \
+	until_kernel "$child" "1 3 0"
+# A daemon that answers: fl_init waits for the whole handshake (as long as
+# it is allowed to), the child still for nothing, and the kernel's counts
+# of both are whole: the parent's by COMPLETE, the child's from its fork.
+FAULTLINE_REGISTER_WAIT_MS=300000 traced running fork 3 2 1 1 1 1
+rc=$?
+parent=$(awk '/^parent / { print $2 }' "$W/stop/running.out")
+child=$(awk '/^child / { print $2 }' "$W/stop/running.out")
+check "with the daemon running, the program runs to its end (exit $rc)" \
+	test $rc = 0 -a -n "$parent" -a -n "$child"
+check "the child of a registered process waited for nothing either" \
+	test "$(polls "$W/stop/running.trace" "$child")" = 0
+check "the parent's kernel count is whole (COMPLETE), 12 faults" until_kernel "$parent" "1 12 1"
+check "the child's is whole too (counted from its fork), 3 faults" until_kernel "$child" "1 3 1"
+check "the daemon found no site where dispatch and the kernel differ" \
+	test -z "$(grep -h "dispatch counted" "$W/stop.log")"
 stop_daemon
 
 # --- Two users hold every connection they can ------------------------------
