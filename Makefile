@@ -1046,6 +1046,11 @@ $(E2E_OUT)/e2e-load: $(B)/obj/$(E2E_DIR)/load.o $(E2E_OUT)/sites.o $(LIB_A)
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^) $(LIB_A) \
 		$(LIB_LIBS)
 
+$(E2E_OUT)/e2e-region: $(B)/obj/$(E2E_DIR)/region.o $(E2E_OUT)/sites.o $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^) $(LIB_A) \
+		$(LIB_LIBS)
+
 $(E2E_OUT)/e2e: $(B)/obj/$(E2E_DIR)/e2e.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -1099,9 +1104,10 @@ $(HOSTILE_OUT)/nomemfd: $(B)/obj/selftests/daemon/hostile/nomemfd.o
 
 .PHONY: check-daemon-hostile
 check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTILE_OUT)/nomemfd \
-		$(E2E_OUT)/libe2e-sites.so $(E2E_OUT)/e2e-prog | deps
+		$(E2E_OUT)/libe2e-sites.so $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-region | deps
 	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
-		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog
+		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog \
+		$(E2E_OUT)/e2e-region
 
 # ---- end daemon hostile-user tests ----
 

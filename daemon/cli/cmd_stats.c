@@ -151,7 +151,8 @@ static int print_sites(json_object *p, const char *indent, bool handler)
 		       (unsigned long long)cli_u64(v[i], "faults"));
 		if (kernel)
 			printf(" %12llu%s", (unsigned long long)cli_u64(v[i], "kernel_faults"),
-			       cli_u64(v[i], "kernel_faults") != cli_u64(v[i], "faults") ?
+			       cli_u64(v[i], "kernel_faults") !=
+			       cli_u64(v[i], "faults") + cli_u64(v[i], "populations") ?
 			       "  (differs: a fault dispatch missed or counted twice)" : "");
 		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
 	}

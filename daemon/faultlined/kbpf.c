@@ -922,7 +922,8 @@ static void freeze(struct fld_proc *p, const struct fld_kview *v)
 
 			s->kernel_frozen = site_count(&pv, s->faulting_pc);
 			/* The process writes its own counters: a few lines, not one per site. */
-			if (k->complete && s->kernel_frozen != s->frozen &&
+			if (k->complete &&
+			    s->kernel_frozen != s->frozen + s->frozen_populations &&
 			    ++mismatches <= MAX_MISMATCH_LOGS)
 				fld_warn("pid %d (%s): site %#llx%s%s: dispatch counted %llu "
 					 "faults, the kernel %llu", (int)p->pid, p->comm,

@@ -34,6 +34,18 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 	return atomic_load_explicit(&counters[s->slot], memory_order_relaxed);
 }
 
+uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
+			      const struct fld_site *s)
+{
+	const struct fl_shm_site *table;
+
+	if (m->removed || !p->region)
+		return s->frozen_populations;
+	table = (const struct fl_shm_site *)((const char *)p->region + p->layout.sites_offset);
+	/* Relaxed, as the handler's increments. */
+	return __atomic_load_n(&table[s->slot].populations, __ATOMIC_RELAXED);
+}
+
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
 {
 	struct fld_proc *p = calloc(1, sizeof(*p));
@@ -76,8 +88,10 @@ void fld_module_freeze(struct fld_proc *p, struct fld_module *m)
 {
 	if (m->removed)
 		return;
-	for (uint32_t i = 0; i < m->num_sites; i++)
+	for (uint32_t i = 0; i < m->num_sites; i++) {
 		m->sites[i].frozen = fld_site_faults(p, m, &m->sites[i]);
+		m->sites[i].frozen_populations = fld_site_populations(p, m, &m->sites[i]);
+	}
 	m->removed = true;
 }
 

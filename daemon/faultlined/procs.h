@@ -26,6 +26,7 @@ struct fld_site {
 	uint32_t slot;		/* counter slot in the process's region */
 	char *function;		/* from SYMBOLS, or NULL */
 	uint64_t frozen;	/* the count once it can no longer change */
+	uint64_t frozen_populations;	/* and its region pages populated (proto.h) */
 	uint64_t kernel_frozen;	/* the eBPF program's, once the process exited (kbpf.c) */
 };
 
@@ -85,6 +86,12 @@ extern size_t fld_num_procs;
 uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 			 const struct fld_site *s);
 
+/*
+ * The region pages the site's instruction touched first (populated by the
+ * handler): fault signals the kernel counts at the site, not failed checks.
+ */
+uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
+			      const struct fld_site *s);
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm);
 struct fld_proc *fld_proc_find_live(pid_t pid);
 struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id);

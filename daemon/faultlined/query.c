@@ -45,6 +45,7 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	add(o, "handler_pc", json_object_new_uint64(s->handler_pc));
 	add(o, "kind", json_object_new_string(kind_name(s->kind)));
 	add(o, "faults", json_object_new_uint64(fld_site_faults(p, m, s)));
+	add(o, "populations", json_object_new_uint64(fld_site_populations(p, m, s)));
 	add(o, "unloaded", json_object_new_boolean(m->removed && !p->exited));
 	if (fld_kview_site_faults(v, p, m, s, &kernel))
 		add(o, "kernel_faults", json_object_new_uint64(kernel));

@@ -69,6 +69,11 @@ static json_object *proc_to_json(const struct fld_proc *p)
 					       json_object_new_string(s->function) : NULL);
 			json_object_object_add(so, "faults",
 					       json_object_new_uint64(fld_site_faults(p, m, s)));
+			/* Rare: only where there are any (an older state has none). */
+			if (fld_site_populations(p, m, s))
+				json_object_object_add(so, "populations",
+						       json_object_new_uint64(
+							       fld_site_populations(p, m, s)));
 			json_object_array_add(sites, so);
 		}
 		json_object_object_add(mo, "sites", sites);
@@ -240,6 +245,7 @@ static int restore_proc(json_object *po)
 					.kind = (uint32_t)get_u64(so, "kind"),
 					.function = fn ? strdup(fn) : NULL,
 					.frozen = get_u64(so, "faults"),
+					.frozen_populations = get_u64(so, "populations"),
 				};
 			}
 			m->num_sites = m->sites ? (uint32_t)n : 0;

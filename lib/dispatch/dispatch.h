@@ -126,6 +126,13 @@ struct fl_dispatch_state {
 	/* Per-site counters (relaxed increments), in the counters memfd. */
 	_Atomic uint64_t *counters;
 	uint32_t max_sites;
+	/*
+	 * Per site, the region pages populated at its PC (relaxed
+	 * increments): slot i's is populations[i * populations_stride], in
+	 * the same memfd's site table.
+	 */
+	_Atomic uint64_t *populations;
+	uint32_t populations_stride;
 
 	/* Statistics (relaxed). */
 	_Atomic uint64_t claimed;

@@ -61,6 +61,8 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	bool write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
 	bool guarded = addr < fl_dispatch.null_bound;
+	/* The kernel's own signal, which its eBPF program counts at pc. */
+	bool from_kernel = !(sig == SIGBUS && si->si_code == SI_QUEUE);
 	enum verdict v = CHAIN;
 	unsigned parity;
 
@@ -95,6 +97,16 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 			if (populated > 0) {
 				atomic_fetch_add_explicit(&fl_dispatch.populated, 1,
 							  memory_order_relaxed);
+				/*
+				 * At a site, apart from its failed checks: the
+				 * kernel counted a fault signal there.
+				 */
+				site = from_kernel ? fl_snapshot_lookup(snap, pc) : NULL;
+				if (site && fl_dispatch.populations)
+					atomic_fetch_add_explicit(
+						&fl_dispatch.populations[(size_t)site->counter *
+									 fl_dispatch.populations_stride],
+						1, memory_order_relaxed);
 				v = RETRY;
 				goto out;
 			}

@@ -295,7 +295,13 @@ struct fl_shm_site {
 	uint64_t handler_pc;
 	uint32_t module;
 	uint32_t kind;		/* 0: slot unused */
-	uint64_t reserved;
+	/*
+	 * Written by the handler (relaxed increments): the region pages the
+	 * instruction at faulting_pc touched first, which the handler
+	 * populated.  The kernel counts those as fault signals at the site;
+	 * they are not failed checks.
+	 */
+	uint64_t populations;
 };
 
 struct fl_shm_entry {

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,6 +37,19 @@ static struct block *free_blocks;	/* sorted by base, coalesced */
 static size_t num_free;
 
 #define RING_ENTRIES 64
+
+_Static_assert(sizeof(struct fl_shm_site) % sizeof(uint64_t) == 0 &&
+	       offsetof(struct fl_shm_site, populations) % sizeof(uint64_t) == 0,
+	       "populations: one word in every site entry");
+
+/* Points the handler at the counters and populations of the region at p. */
+static void point_handler(void *p, const struct fl_shm_layout *l)
+{
+	fl_dispatch.counters = (_Atomic uint64_t *)((char *)p + l->counters_offset);
+	fl_dispatch.populations = (_Atomic uint64_t *)((char *)p + l->sites_offset +
+						       offsetof(struct fl_shm_site, populations));
+	fl_dispatch.populations_stride = sizeof(struct fl_shm_site) / sizeof(uint64_t);
+}
 
 /*
  * Creates, sizes, seals and maps a region for max_sites; no other state.
@@ -95,7 +109,7 @@ int fl_counters_init(uint32_t max_sites)
 	}
 	free_blocks[0] = (struct block){ 0, max_sites };
 	num_free = 1;
-	fl_dispatch.counters = (_Atomic uint64_t *)((char *)region + layout.counters_offset);
+	point_handler(region, &layout);
 	fl_dispatch.max_sites = max_sites;
 	return 0;
 }
@@ -128,11 +142,14 @@ int fl_counters_fork_child(void)
 		used = free_blocks[num_free - 1].base;
 	memcpy((char *)p + l.sites_offset, (char *)region + layout.sites_offset,
 	       (size_t)used * sizeof(struct fl_shm_site));
+	/* Its populations start from zero too (only the used ones were copied). */
+	for (uint32_t i = 0; i < used; i++)
+		((struct fl_shm_site *)((char *)p + l.sites_offset))[i].populations = 0;
 	/*
 	 * The child has one thread, this one, and it is not in the handler:
-	 * a plain store switches the handler to the new counters.
+	 * plain stores switch the handler to the new counters.
 	 */
-	fl_dispatch.counters = (_Atomic uint64_t *)((char *)p + l.counters_offset);
+	point_handler(p, &l);
 	munmap(region, layout.size);
 	/* The parent's; unless the program reused the number meanwhile. */
 	fl_ownfd_close(&region_fd);
@@ -202,8 +219,12 @@ int fl_counters_free(uint32_t base, uint32_t n)
 
 	if (n == 0)
 		return 0;
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < n; k++) {
 		atomic_store_explicit(&fl_dispatch.counters[base + k], 0, memory_order_relaxed);
+		atomic_store_explicit(&fl_dispatch.populations[(size_t)(base + k) *
+							       fl_dispatch.populations_stride],
+				      0, memory_order_relaxed);
+	}
 
 	while (i < num_free && free_blocks[i].base < base)
 		i++;

@@ -29,7 +29,7 @@
 #   - two users holding every connection they can: root's queries and
 #     programs still get in, and connections that say nothing are dropped.
 #
-#   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB NOMEMFD PROG
+#   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB NOMEMFD PROG REGION
 set -u
 
 FLD=$(realpath "$2")
@@ -38,6 +38,7 @@ FDCLOSE=$(realpath "$4")
 LIB=$(realpath "$5")
 NOMEMFD=$(realpath "$6")
 E2EPROG=$(realpath "$7")
+E2EREGION=$(realpath "$8")
 PY=/usr/bin/python3
 NOBODY=65534
 # Under /tmp, where nobody reaches its own files (the tree may not be
@@ -505,6 +506,34 @@ check "the child of a registered process waited for nothing either" \
 	test "$(polls "$W/stop/running.trace" "$child")" = 0
 check "the parent's kernel count is whole (COMPLETE), 12 faults" until_kernel "$parent" "1 12 1"
 check "the child's is whole too (counted from its fork), 3 faults" until_kernel "$child" "1 3 1"
+# The first touch of a region page at a site is a fault signal there, not
+# a failed check: counted apart ("populations"), and the kernel's count of
+# the site is the sum (before, it read as "a fault dispatch missed").
+FAULTLINE_SOCKET=$W/stop/s FAULTLINE_REGISTER_WAIT_MS=300000 timeout 300 "$E2EREGION" \
+	>"$W/stop/region.out" 2>"$W/stop/region.err"
+rc=$?
+rpid=$(awk '/^region / { print $2 }' "$W/stop/region.out")
+check "a program touches a region page first at a site, then fails the check past the limit (exit $rc)" \
+	test $rc = 0 -a -n "$rpid"
+# site_of PID: "FAULTS POPULATIONS KERNEL_FAULTS" of its e2e_load site.
+site_of() {
+	FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --json --pid "$1" 2>/dev/null | "$PY" -c '
+import json, sys
+for p in json.load(sys.stdin).get("processes", []):
+    for s in p.get("sites", []):
+        if s.get("function") == "e2e_load":
+            print(s.get("faults"), s.get("populations"), s.get("kernel_faults"))
+'
+}
+for ((i = 0; i < 600; i++)); do
+	[ "$(site_of "$rpid")" = "1 1 2" ] && break
+	sleep 0.5
+done
+check "its site: 1 failed check, 1 population apart, and the kernel's 2 ($(site_of "$rpid"))" \
+	test "$(site_of "$rpid")" = "1 1 2"
+FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --pid "$rpid" >"$W/stop/region.stats" 2>&1
+check "faultline stats does not call it a dispatch error" \
+	test -z "$(grep "differs" "$W/stop/region.stats")"
 check "the daemon found no site where dispatch and the kernel differ" \
 	test -z "$(grep -h "dispatch counted" "$W/stop.log")"
 stop_daemon
