@@ -79,6 +79,7 @@ static bool warned;
 static bool peer_warned;	/* about a daemon of another uid */
 static bool sections_warned;	/* about a memfd for the sections */
 static bool region_warned;	/* about the region's descriptor */
+static bool wake_made;		/* the wake-up pair was made once */
 
 const char *fl_agent_socket_path(void)
 {
@@ -684,17 +685,19 @@ static void *agent_thread(void *arg)
 		bool had_sock = sock.fd >= 0;
 		int fd = fl_ownfd_get(&sock), wfd = fl_ownfd_get(&wake_pair[0]);
 
+		if (fd < 0 && region_fd_or_say() < 0)
+			return NULL;	/* nothing to register with, for good */
 		if (wfd < 0 && !wake_lost) {
 			wake_lost = true;
-			fl_log(FL_LOG_WARN, "the program closed or reused faultline's wake-up "
-			       "descriptor: module changes reach faultlined within a second");
+			if (wake_made)
+				fl_log(FL_LOG_WARN, "the program closed or reused faultline's "
+				       "wake-up descriptor: module changes reach faultlined "
+				       "within a second");
 		}
 		if ((had_sock && fd < 0) || lost_to_program)
 			fl_log(FL_LOG_WARN, "the program closed or reused faultline's connection "
 			       "to faultlined: registering again");
 		lost_to_program = false;
-		if (fd < 0 && region_fd_or_say() < 0)
-			return NULL;	/* nothing to register with, for good */
 		if (fd < 0) {
 			/*
 			 * In the background: a daemon slow to answer (busy with
@@ -839,6 +842,7 @@ static void make_wake_pair(void)
 	wake_pair[0] = pair[0];
 	wake_pair[1] = pair[1];
 	pthread_mutex_unlock(&lock);
+	wake_made = true;
 }
 
 /*

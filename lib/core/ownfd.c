@@ -17,10 +17,11 @@ int fl_ownfd_adopt(struct fl_ownfd *o, int fd)
 		return -EBADF;
 	if (fd < FL_OWNFD_FLOOR) {
 		high = fcntl(fd, F_DUPFD_CLOEXEC, FL_OWNFD_FLOOR);
-		if (high >= 0) {
-			close(fd);
-			fd = high;
-		}
+		close(fd);
+		/* EINVAL: the floor is at or past RLIMIT_NOFILE. */
+		if (high < 0)
+			return errno == EINVAL || errno == EMFILE ? -EMFILE : -errno;
+		fd = high;
 	}
 	if (fstat(fd, &st) != 0) {
 		err = -errno;

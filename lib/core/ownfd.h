@@ -16,7 +16,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* faultline's descriptors are moved to this number or above when they can be. */
+/*
+ * faultline keeps descriptors only at this number or above: the ones below
+ * are the program's (at RLIMIT_NOFILE 4, its one free number).
+ */
 #define FL_OWNFD_FLOOR 512
 
 struct fl_ownfd {
@@ -28,10 +31,11 @@ struct fl_ownfd {
 #define FL_OWNFD_NONE ((struct fl_ownfd){ .fd = -1 })
 
 /*
- * Takes fd (just opened by faultline): moves it to FL_OWNFD_FLOOR or above
- * (keeps it where it is when no number is free up there), close-on-exec,
- * and records what it is.  Returns 0 with *o set, or -errno (fd is then
- * closed).  Thread-safe.
+ * Takes fd (just opened by faultline): moves it to FL_OWNFD_FLOOR or above,
+ * close-on-exec, and records what it is.  Returns 0 with *o set, or -errno
+ * (fd is then closed): -EMFILE when no number is free up there (the
+ * process's RLIMIT_NOFILE is at most the floor, or it uses every number
+ * above).  Thread-safe.
  */
 int fl_ownfd_adopt(struct fl_ownfd *o, int fd);
 

@@ -66,18 +66,20 @@ static int region_create(uint32_t max_sites, struct fl_ownfd *fd_out, void **map
 	if (err)
 		return err;
 	fd = memfd_create("faultline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0) {
-		fl_log(FL_LOG_WARN, "memfd_create: %s: counting in private memory, "
-		       "without faultlined", strerror(errno));
+	err = fd < 0 ? -errno : fl_ownfd_adopt(fd_out, fd);
+	if (err) {
+		if (err == -EMFILE)
+			fl_log(FL_LOG_WARN, "no descriptor free at %d or above (RLIMIT_NOFILE): "
+			       "counting in private memory, without faultlined", FL_OWNFD_FLOOR);
+		else
+			fl_log(FL_LOG_WARN, "memfd_create: %s: counting in private memory, "
+			       "without faultlined", strerror(-err));
 		p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			 -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		goto done;
 	}
-	err = fl_ownfd_adopt(fd_out, fd);
-	if (err)
-		return err;
 	fd = fd_out->fd;
 	if (ftruncate(fd, (off_t)l->size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)

@@ -22,6 +22,8 @@
 #
 #   - memfd_create denied by a seccomp filter: the program's implicit
 #     checks still dispatch, with counters in private memory;
+#   - RLIMIT_NOFILE 4: the program keeps its one free descriptor, and its
+#     checks dispatch, counted in private memory;
 #   - a stopped daemon: fl_init waits 10 ms at most, a fork nothing, and
 #     the process is registered once when the daemon runs again, its
 #     kernel counts not claimed whole; a running one: whole, for a forked
@@ -379,6 +381,22 @@ rc=$?
 check "with memfd_create denied the program's checks still dispatch (exit $rc)" test $rc = 0
 check "it says it counts without faultlined" grep -q "memfd_create: .*counting in private memory" \
 	"$W/nomem.err"
+stop_daemon
+
+# --- RLIMIT_NOFILE 4 ---------------------------------------------------------
+# The program's one free number (3) stays the program's: faultline keeps
+# descriptors only at 512 or above, and counts in private memory when it
+# cannot (before, it took 3 for its counters, could not open the program's
+# file, and the program died at its first check).
+echo "# RLIMIT_NOFILE 4"
+daemon nofile "$W/nofile/s" "$W/d/nofile-state"
+(ulimit -n 4 && FAULTLINE_SOCKET=$W/nofile/s FAULTLINE_LOG=info LD_PRELOAD=$PRELOAD \
+	timeout 300 "$E2EPROG" run 3 2 1 >"$W/nofile.out" 2>"$W/nofile.err")
+rc=$?
+check "at RLIMIT_NOFILE 4 the program's checks dispatch and it exits 0 (exit $rc)" test $rc = 0
+check "it says it counts in private memory, without faultlined" \
+	grep -q "no descriptor free at 512 or above (RLIMIT_NOFILE): counting in private memory" \
+	"$W/nofile.err"
 stop_daemon
 
 # --- A stopped daemon --------------------------------------------------------
