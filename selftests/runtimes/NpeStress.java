@@ -5,7 +5,8 @@
 //  - NullPointerExceptions thrown by a hot method that C2 compiles with an
 //    implicit null check (a load from the null page, caught by HotSpot's
 //    SIGSEGV handler), caught by a try/catch in another compiled method,
-//    in several threads at once;
+//    in several threads at once, each with HotSpot's helpful message
+//    (with -XX:-OmitStackTraceInFastThrow: see work());
 //  - StackOverflowError (a stack bang into the guard pages: SIGSEGV) caught
 //    and reported, in the main thread and in a thread with a small stack;
 //  - safepoints forced meanwhile by System.gc() (HotSpot arms its polling
@@ -34,6 +35,7 @@ public class NpeStress {
 		long sum;
 		int npes;
 		String firstMessage;
+		int withFirstMessage;	// NPEs whose message is firstMessage (not null)
 	}
 
 	static Result work(int tid, int iters, int every) {
@@ -42,17 +44,22 @@ public class NpeStress {
 		// The first half never passes null: C2 compiles the loop (OSR) and
 		// work() with load() inlined, its null check implicit (the load
 		// itself, an uncommon trap when it faults).  The second half passes
-		// null every `every` calls: the compiled code faults, deoptimizes,
-		// recompiles with an explicit check and then catches the rest of
-		// the NullPointerExceptions itself.
+		// null every `every` calls: the compiled code faults, deoptimizes
+		// and is recompiled with an explicit check.  By default, that code
+		// would throw and catch one preallocated NullPointerException with
+		// no message; run.sh turns OmitStackTraceInFastThrow off, so that
+		// every NullPointerException is a new one with HotSpot's message.
 		for (int i = 0; i < iters; i++) {
 			Box b = (i >= iters / 2 && i % every == 0) ? null : box;
 			try {
 				r.sum += load(b);
 				r.sum += load2(b, i & 7);
 			} catch (NullPointerException e) {
+				String m = e.getMessage();
 				if (r.npes++ == 0)
-					r.firstMessage = e.getMessage();
+					r.firstMessage = m;
+				if (m != null && m.equals(r.firstMessage))
+					r.withFirstMessage++;
 			}
 		}
 		return r;
@@ -103,8 +110,9 @@ public class NpeStress {
 			for (int t = 0; t < threads; t++)
 				System.out.printf("round %d thread %d: %d NullPointerExceptions caught, sum %d%n",
 						round, t, results[t].npes, results[t].sum);
-			if (round == 0)
-				System.out.println("first message: " + results[0].firstMessage);
+			for (int t = 0; t < threads; t++)
+				System.out.printf("round %d thread %d: %d with the message: %s%n",
+						round, t, results[t].withFirstMessage, results[t].firstMessage);
 		}
 
 		for (int i = 0; i < 3; i++)

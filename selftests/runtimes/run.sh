@@ -10,9 +10,10 @@
 #   jvm-npe      OpenJDK 17 (NpeStress.java): NullPointerExceptions in
 #                several threads from a method C2 compiles with an implicit
 #                null check (the load faults, HotSpot's handler sends it to
-#                an uncommon trap), then caught by C2 code; StackOverflowError
-#                caught in two threads; -Xcheck:jni, whose periodic checks
-#                warn when a signal handler is not HotSpot's.
+#                an uncommon trap), each caught with HotSpot's helpful
+#                message; StackOverflowError caught in two threads;
+#                -Xcheck:jni, whose periodic checks warn when a signal
+#                handler is not HotSpot's.
 #   jvm-crash    OpenJDK 17 (Crash.java): a read of address 0 in the VM's
 #                native code; HotSpot's handler writes hs_err and aborts.
 #   node-wasm    Node.js (wasm-oob.js): out-of-bounds WebAssembly loads
@@ -232,7 +233,15 @@ if [ $java_ok = 1 ]; then
 	# -Xbatch: a method is compiled before it runs on, so that C2's code is
 	# there before the nulls come however slow the machine (in the
 	# background, the first half could end before C2 had compiled it).
-	both jvm-npe "$java" -Xbatch -Xcheck:jni -XX:+UnlockDiagnosticVMOptions \
+	# -XX:-OmitStackTraceInFastThrow: every NullPointerException has
+	# HotSpot's helpful message (JEP 358).  By default, once a null check
+	# has trapped a few times, C2 recompiles it to throw a preallocated
+	# exception without a message or a stack trace, and a thread that came
+	# to its nulls after that (a busy machine; -Xbatch, C2's code ready
+	# early, made it likelier) had a null message, with or without the shim.
+	both jvm-npe "$java" -Xbatch -XX:-OmitStackTraceInFastThrow \
+		-XX:+ShowCodeDetailsInExceptionMessages -Xcheck:jni \
+		-XX:+UnlockDiagnosticVMOptions \
 		-XX:+LogCompilation -XX:LogFile=compilation.log \
 		-cp "$classes" NpeStress 4 300000 50 2
 	status_is jvm-npe 0
@@ -240,22 +249,24 @@ if [ $java_ok = 1 ]; then
 	same jvm-npe stderr
 	expect jvm-npe "all NullPointerExceptions and StackOverflowErrors caught" \
 		'[ "$(grep -c "3000 NullPointerExceptions caught" "$D/stdout")" = 8 ] &&
-		 grep -q "^first message: Cannot read field \"v\"" "$D/stdout" &&
+		 [ "$(grep -c "^round [01] thread [0-3]: 3000 with the message: Cannot read field \"v\" because " "$D/stdout")" = 8 ] &&
 		 [ "$(grep -o "StackOverflowError caught (depth > 1000: true)" "$D/stdout" | wc -l)" = 6 ] &&
 		 [ "$(tail -n 1 "$D/stdout")" = done ]'
-	# C2 (level 4) compiled work(), and its implicit null check faulted: a
-	# null_check uncommon trap in C2 code is reached only through HotSpot's
-	# SIGSEGV handler.
+	# C2 (level 4) compiled work(), and its implicit null check faulted: the
+	# first null_check uncommon trap is in code C2 compiled before any null
+	# came, with the check implicit, and is reached only through HotSpot's
+	# SIGSEGV handler.  (The later ones can be the explicit checks C2
+	# recompiles with.)
 	expect jvm-npe "C2 compiled NpeStress.work" \
 		'grep "<nmethod " "$D/compilation.log" | grep "compiler=.c2. level=.4." |
 		 grep -q "method=.NpeStress work "'
 	expect jvm-npe "null check faults in C2 code (uncommon traps)" \
 		'grep "<uncommon_trap thread=" "$D/compilation.log" |
-		 grep "reason=.null_check." | grep -q "compiler=.c2."'
+		 grep -m 1 "reason=.null_check." | grep -q "compiler=.c2."'
 	for m in plain shim; do
 		n=$(grep "<uncommon_trap thread=" "$out/$m/jvm-npe/compilation.log" 2>/dev/null |
 			grep "reason=.null_check." | grep -c "compiler=.c2.")
-		echo "#   $m: $n null check faults in C2 code"
+		echo "#   $m: $n null check uncommon traps in C2 code"
 	done
 	mapped jvm-npe
 
