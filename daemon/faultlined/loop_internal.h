@@ -51,6 +51,7 @@ struct fld_client {
 	unsigned long id;
 	void *data;
 	int dead;
+	int deaf;         /* its peer closed: nothing more is sent; read until its hangup */
 	int bulk;         /* fld_client_bulk: the queue limits wait */
 	int want_write;   /* the backend watches for POLLOUT */
 	unsigned refs;    /* backend requests in flight that name this client */

@@ -211,11 +211,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/*
- * Adds the modules of p's site table (below sites_high) the daemon has no
- * module for: sites of one module id in a row make one module, anonymous.
- */
-static void scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
+void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
 {
 	const struct fl_shm_header *h = p->region;
 	/* Acquire: pairs with the process's release store after describing the slots. */
@@ -224,8 +220,10 @@ static void scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
 	struct fld_module *cur = NULL;
 	size_t nknown = p->num_mods;
 
-	if (!known)
+	if (!p->region || !known) {
+		free(known);
 		return;
+	}
 	for (size_t i = 0; i < nknown; i++)
 		known[i] = p->mods[i]->id;
 	qsort(known, nknown, sizeof(*known), cmp_u32);
@@ -280,7 +278,7 @@ void fld_proc_final(struct fld_proc *p, size_t max_modules, size_t max_sites)
 {
 	if (!p->region)
 		return;
-	scan(p, max_modules, max_sites);
+	fld_proc_scan(p, max_modules, max_sites);
 	for (size_t i = 0; i < p->num_mods; i++) {
 		fld_module_freeze(p, p->mods[i]);
 		/* Nobody reuses the slots of a process that is gone. */

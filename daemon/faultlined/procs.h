@@ -149,6 +149,14 @@ void fld_proc_attach(struct fld_proc *p, void *region, const struct fl_shm_layou
 void fld_proc_exit(struct fld_proc *p, size_t max_exited);
 
 /*
+ * Adds the modules of p's site table (below sites_high) the daemon has no
+ * module for, at most up to max_modules and max_sites: the sites of one
+ * module id in a row make one module, anonymous (its name unknown; a
+ * MODULE_ADD for it later names it).
+ */
+void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites);
+
+/*
  * The process is gone: its counts are final.  Modules its site table
  * holds that the daemon was never told of are added (anonymous, at most
  * up to max_modules and max_sites), every count is frozen, the region

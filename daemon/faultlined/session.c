@@ -799,6 +799,8 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 		 */
 		if (!fld_proc_alive(p))
 			fld_proc_final(p, opts.max_modules, opts.max_sites);
+		else
+			fld_proc_scan(p, opts.max_modules, opts.max_sites);
 		/* Its final counts exist nowhere else now: saved at once. */
 		fld_state_save();
 	}

@@ -50,6 +50,11 @@ struct amod {
 	uint32_t sm_functions;
 	bool sent;		/* MODULE_ADD sent on the current connection */
 	/*
+	 * Unregistered before its MODULE_ADD went: it still goes, followed by
+	 * MODULE_REMOVE (the daemon names its sites and saves its counts).
+	 */
+	bool removed;
+	/*
 	 * References, under lock: the list holds one, and flush one while it
 	 * sends without the lock.  Every other field is fixed at creation.
 	 */
@@ -72,6 +77,11 @@ static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
 static struct fl_ownfd sock = FL_OWNFD_NONE;	/* owned by the fl-agent thread */
 static uint32_t seq;
 static bool started;
+/* Registered: WELCOME came on the connection in sock (read at exit). */
+static _Atomic bool welcomed;
+static size_t num_unsent_removed;
+/* Modules kept for an ADD and REMOVE at most: a process without a daemon keeps none for ever. */
+#define MAX_UNSENT_REMOVED 256
 /* The process's name, read in the thread that started the agent. */
 static char comm[FL_PROTO_COMM];
 static bool warned;
@@ -217,6 +227,13 @@ void fl_agent_module_removed(int id)
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < num_mods; i++) {
 		if (mods[i]->id == id) {
+			if (!mods[i]->sent && !mods[i]->removed &&
+			    num_unsent_removed < MAX_UNSENT_REMOVED) {
+				/* Sent all the same, then its removal (flush). */
+				mods[i]->removed = true;
+				num_unsent_removed++;
+				break;
+			}
 			gone = mods[i];
 			was_sent = gone->sent;
 			memmove(&mods[i], &mods[i + 1], (num_mods - i - 1) * sizeof(*mods));
@@ -331,11 +348,25 @@ static int send_remove(int fd, int id)
 	return fl_proto_send(fd, &r, sizeof(r), NULL, 0, 0);
 }
 
+/* Takes m, sent with its removal, off the list.  Under lock. */
+static void drop_removed(struct amod *m)
+{
+	for (size_t i = 0; i < num_mods; i++) {
+		if (mods[i] == m) {
+			memmove(&mods[i], &mods[i + 1], (num_mods - i - 1) * sizeof(*mods));
+			num_mods--;
+			num_unsent_removed--;
+			m->refs--;	/* the list's; flush holds one */
+			return;
+		}
+	}
+}
+
 /*
- * Sends what is queued: removals, then modules not yet sent.  Sending
- * happens without the lock, holding a reference (a module removed
- * meanwhile gets its MODULE_REMOVE on the next round, as it was marked
- * sent).
+ * Sends what is queued: removals, then modules not yet sent (and the
+ * removal of those unregistered meanwhile).  Sending happens without the
+ * lock, holding a reference (a module removed meanwhile gets its
+ * MODULE_REMOVE on the next round, as it was marked sent).
  */
 static int flush(int fd)
 {
@@ -363,6 +394,13 @@ static int flush(int fd)
 			err = send_module(fd, m);
 		else
 			return 0;
+		if (!err && m && m->removed) {
+			err = send_remove(fd, m->id);
+			pthread_mutex_lock(&lock);
+			if (!err)
+				drop_removed(m);
+			pthread_mutex_unlock(&lock);
+		}
 		amod_put(m);
 		if (err)
 			return err;
@@ -462,6 +500,15 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 		goto fail;
 	}
 	err = send_hello(fd, hello_flags);
+	/*
+	 * The modules right behind it, before WELCOME: a process that exits
+	 * before the daemon answers (a daemon stopped, or restarting) has them
+	 * read with its HELLO, names and all.
+	 */
+	if (!err) {
+		reset_sent();
+		err = flush(fd);
+	}
 	if (err)
 		goto fail;
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -484,7 +531,7 @@ static int connect_and_register(int timeout_ms, uint32_t hello_flags)
 		err = m.type == FL_MSG_ERROR ? m.error.err : -EPROTO;
 		goto fail;
 	}
-	reset_sent();
+	/* What changed while WELCOME was awaited. */
 	err = flush(fd);
 	if (!err && (hello_flags & FL_HELLO_FIRST) && (m.welcome.flags & FL_WELCOME_BPF))
 		err = sync_daemon(fd, timeout_ms);
@@ -583,6 +630,7 @@ static void *agent_thread(void *arg)
 			}
 			if (fl_ownfd_adopt(&sock, fd) != 0)
 				continue;
+			atomic_store(&welcomed, true);
 			connected_at = time(NULL);
 		}
 		p[0] = (struct pollfd){ .fd = sock.fd, .events = POLLIN };
@@ -596,12 +644,14 @@ static void *agent_thread(void *arg)
 			/* The program's doing: said next round, the descriptor forgotten. */
 			lost_to_program = true;
 			sock = FL_OWNFD_NONE;
+			atomic_store(&welcomed, false);
 			continue;
 		}
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(fd) < 0) ||
 		    flush(fd) < 0) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
 			fl_ownfd_close(&sock);
+			atomic_store(&welcomed, false);
 			/* A daemon that drops us at once is not hammered. */
 			if (time(NULL) - connected_at >= 10)
 				backoff_ms = 50;
@@ -711,6 +761,7 @@ static void fork_child(void)
 	fl_ownfd_close(&sock);
 	fl_ownfd_close(&wake_pair[0]);
 	fl_ownfd_close(&wake_pair[1]);
+	atomic_store(&welcomed, false);
 	if (fl_counters_fork_child() != 0)
 		return;
 	make_wake_pair();
@@ -721,8 +772,8 @@ static void fork_child(void)
 		/* One thread, and its counts start from zero: the first. */
 		int fd = connect_and_register(200, FL_HELLO_FIRST);
 
-		if (fd >= 0)
-			fl_ownfd_adopt(&sock, fd);
+		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
+			atomic_store(&welcomed, true);
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
 		fl_agent_requests_start();
@@ -748,12 +799,51 @@ int fl_agent_start(const char *given)
 	 * the first registration if no other thread has dispatched a fault yet.
 	 */
 	fd = connect_and_register(1000, first_hello_flags());
-	if (fd >= 0)
-		fl_ownfd_adopt(&sock, fd);
+	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
+		atomic_store(&welcomed, true);
 	started = true;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
 		return err;
 	return fl_agent_requests_start();
+}
+
+/*
+ * At exit, a process whose registration did not go through (the daemon
+ * was killed while reading it, or is stopped, or the agent waits to try
+ * again) sends its HELLO and modules once more, and a registered one whose
+ * agent has not sent everything yet (a JIT module unregistered just before
+ * exit) sends what is left: on a connection of their own, without waiting
+ * for anything (a socket without room takes nothing).  Whoever listens,
+ * the daemon or its keeper, gets the region with the final counts, and
+ * the daemon the names.
+ */
+static void __attribute__((destructor)) agent_at_exit(void)
+{
+	bool registered = atomic_load(&welcomed), queued;
+	uint32_t uid;
+	int fd;
+
+	if (!started || !path[0])
+		return;
+	pthread_mutex_lock(&lock);
+	queued = num_removed > 0;
+	for (size_t i = 0; i < num_mods && !queued; i++)
+		queued = !mods[i]->sent;
+	pthread_mutex_unlock(&lock);
+	if (registered && !queued)
+		return;
+	fd = fl_proto_connect(path, &uid);
+	if (fd < 0)
+		return;
+	if (send_hello(fd, 0) == 0) {
+		if (!registered)
+			reset_sent();
+		flush(fd);
+	}
+	/*
+	 * Left open: it closes when the process is gone, which the daemon
+	 * then knows from the hangup (closed now, the process would look alive).
+	 */
 }

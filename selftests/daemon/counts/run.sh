@@ -195,6 +195,13 @@ pid=$(pid_of "$W/stop.out")
 eventually stats_say "$pid" \
 	'ps and all(p["exited"] for p in ps) and sum(p["faults"] for p in ps) == 30000' || bad "stopped daemon: pid $pid's 30,000 faults never all counted"
 exact "stopped daemon: one entry, 30,000 faults" "$W/stop.out"
+# Its modules came behind its HELLO, before any answer: they have names.
+if stats_say "$pid" '(any(s["module"] == "(main program)" for p in ps for s in p["sites"]) and
+		    not any(s["module"] == "(unnamed)" for p in ps for s in p["sites"]))'; then
+	ok "stopped daemon: its module named"
+else
+	bad "stopped daemon: its module not named"
+fi
 dstop
 exact_state "stopped daemon: state.json" "$W/stop.out"
 
@@ -210,6 +217,12 @@ say
 reap
 eventually exited "$pid" || bad "pid $pid not listed as exited"
 exact "JIT unregistered, a pause, exit: its 4 faults kept" "$W/jitp.out"
+if stats_say "$pid" 'sum(s["faults"] for p in ps for s in p["sites"] if s["module"] == "counts-jit") == 4'
+then
+	ok "JIT unregistered, a pause, exit: the 4 faults are counts-jit's"
+else
+	bad "JIT unregistered, a pause, exit: counts-jit has not the 4 faults"
+fi
 prog jitq jit:4
 reap
 eventually exited "$(pid_of "$W/jitq.out")" || bad "JIT without a pause: not listed as exited"
