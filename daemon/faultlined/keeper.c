@@ -152,10 +152,15 @@ struct held {
 static struct held *held;
 static size_t num_held, max_held;
 
-/* Keeps region fd for m's process (replacing an older copy of the same region). */
-static void keep(const struct keep_msg *m, int fd)
+/*
+ * Keeps region fd for m's process (replacing an older copy of the same
+ * region).  One that a client sent itself (from_client) is not kept when
+ * its user, other than root, holds half of the room already.
+ */
+static void keep(const struct keep_msg *m, int fd, bool from_client)
 {
 	struct held *grown;
+	size_t mine = 0;
 
 	for (size_t i = 0; i < num_held; i++) {
 		if (held[i].m.pid == m->pid && held[i].m.ino == m->ino) {
@@ -163,6 +168,11 @@ static void keep(const struct keep_msg *m, int fd)
 			held[i] = (struct held){ *m, fd };
 			return;
 		}
+		mine += held[i].m.uid == m->uid;
+	}
+	if (from_client && m->uid != 0 && mine >= max_held / 2) {
+		close(fd);
+		return;
 	}
 	grown = num_held < max_held ? realloc(held, (num_held + 1) * sizeof(*held)) : NULL;
 	if (!grown) {
@@ -236,7 +246,7 @@ static bool take_hello(int c, bool wait)
 
 			memcpy(k.comm, m.hello.comm, sizeof(k.comm));
 			k.comm[sizeof(k.comm) - 1] = 0;
-			keep(&k, fds[0]);
+			keep(&k, fds[0], true);
 			fds[0] = -1;
 		} else if (m.type != FL_MSG_HELLO) {
 			static const char text[] = "faultlined is not running (its keeper holds "
@@ -345,7 +355,7 @@ static void __attribute__((noreturn)) keeper_main(int dir_fd, int ks, int dc)
 			while ((r = recv_msg(dc, &m, &fd, MSG_DONTWAIT)) > 0) {
 				if (m.type == KEEP_HOLD && fd >= 0) {
 					m.type = KEEP_HELD;
-					keep(&m, fd);
+					keep(&m, fd, false);
 					fd = -1;
 				} else if (m.type == KEEP_RELEASE) {
 					let_go(&m);

@@ -133,8 +133,9 @@ struct fld_proc *fld_proc_match(pid_t pid, uid_t uid, uint64_t start_time, uint6
 void fld_module_freeze(struct fld_proc *p, struct fld_module *m);
 
 /*
- * region (mapped, checked, of layout l) is p's from now on (the one it had
- * is unmapped): every module of p is checked against its site table.  One
+ * region (mapped, checked, of layout l) is p's from now on (the one it had,
+ * if another, is unmapped): every module of p is checked against its site
+ * table.  One
  * whose slots still describe it counts there again; one whose slots are
  * RETIRED is frozen from them (ack); any other keeps its frozen counts.
  */

@@ -219,11 +219,17 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 			return;
 		}
 	}
-	/* The region it still had (it lingered: a reconnection) is the same memfd. */
-	if (p->region && p->region_ino == (uint64_t)st.st_ino)
+	/*
+	 * The region it still had (it lingered, or reconnects) is the same
+	 * memfd: kept, and its modules looked at again (some may have been
+	 * unregistered meanwhile).
+	 */
+	if (p->region && p->region_ino == (uint64_t)st.st_ino) {
 		munmap(region, st.st_size);
-	else
-		fld_proc_attach(p, region, &l);
+		region = p->region;
+		l = p->layout;
+	}
+	fld_proc_attach(p, region, &l);
 	p->region_ino = st.st_ino;
 	if (!p->start_time)
 		p->start_time = start;

@@ -55,7 +55,7 @@ static bool retired_warned;
  */
 #define RETIRED_MAX 32768
 
-static void reclaim(size_t i);
+static void reclaim(size_t n);
 
 #define RING_ENTRIES 64
 
@@ -165,8 +165,7 @@ int fl_counters_fork_child(void)
 	atomic_store_explicit(&((struct fl_shm_header *)p)->sites_high, used,
 			      memory_order_relaxed);
 	/* The parent's unregistered modules are the parent's to report. */
-	while (num_retired)
-		reclaim(0);
+	reclaim(num_retired);
 	return 0;
 }
 
@@ -213,45 +212,68 @@ void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
 /* Puts [base, base + n) back on the free list (its counters zero).  Returns 0 or -ENOMEM. */
 static int free_insert(uint32_t base, uint32_t n);
 
-/*
- * Clears retired block i and frees it: its counts are saved by the daemon,
- * or given up.
- */
-static void reclaim(size_t i)
+/* Clears a retired block and frees it: its counts are saved by the daemon, or given up. */
+static void release(struct block b)
 {
-	struct block b = retired[i];
-
 	fl_counters_describe(b.base, b.len, 0, NULL);
 	for (uint32_t k = 0; k < b.len; k++)
 		atomic_store_explicit(&fl_dispatch.counters[b.base + k], 0, memory_order_relaxed);
-	memmove(&retired[i], &retired[i + 1], (num_retired - i - 1) * sizeof(*retired));
-	num_retired--;
 	retired_sites -= b.len;
 	free_insert(b.base, b.len);
 }
 
-/* Whether the daemon has saved every count of retired block i. */
-static bool saved(size_t i)
+/* Releases the n oldest retired blocks. */
+static void reclaim(size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		release(retired[i]);
+	memmove(retired, retired + n, (num_retired - n) * sizeof(*retired));
+	num_retired -= n;
+}
+
+/* Whether the daemon has saved every count of block b (its first slot first). */
+static bool saved(struct block b)
 {
 	struct fl_shm_site *t = site_table();
 
-	for (uint32_t k = 0; k < retired[i].len; k++)
+	for (uint32_t k = 0; k < b.len; k++)
 		/* Relaxed: nothing else is read from the slot; it is cleared next. */
-		if (atomic_load_explicit(&t[retired[i].base + k].state, memory_order_relaxed) !=
+		if (atomic_load_explicit(&t[b.base + k].state, memory_order_relaxed) !=
 		    FL_SHM_SITE_SAVED)
 			return false;
 	return true;
 }
 
-/* Reclaims the oldest retired block, counts unsaved: said once. */
-static void reclaim_unsaved(void)
+/* Releases every retired block the daemon has saved, in one pass. */
+static void sweep(void)
 {
+	size_t kept = 0;
+
+	for (size_t i = 0; i < num_retired; i++) {
+		if (saved(retired[i]))
+			release(retired[i]);
+		else
+			retired[kept++] = retired[i];
+	}
+	num_retired = kept;
+}
+
+/* Releases the oldest retired blocks, counts unsaved, until at most max sites are kept. */
+static void reclaim_unsaved(uint64_t max)
+{
+	size_t n = 0;
+	uint64_t left = retired_sites;
+
+	while (n < num_retired && left > max)
+		left -= retired[n++].len;
+	if (!n)
+		return;
 	if (!retired_warned) {
 		retired_warned = true;
 		fl_log(FL_LOG_WARN, "unregistered modules' counts not saved by faultlined yet: "
 		       "their counter slots are reused to make room (those counts are lost)");
 	}
-	reclaim(0);
+	reclaim(n);
 }
 
 /* Returns the first slot of a block of n from the free list, or -ENOSPC. */
@@ -277,21 +299,25 @@ static int64_t take(uint32_t n)
 
 /*
  * Returns the first slot of a block of n, or -ENOSPC.  n > 0.  Retired
- * blocks the daemon has saved are reclaimed first; unsaved ones only when
- * nothing else is left.
+ * blocks the daemon has saved are reclaimed now and then (every 64th call)
+ * and when room is short; unsaved ones only when nothing else is left.
  */
 int64_t fl_counters_alloc(uint32_t n)
 {
+	static unsigned calls;
 	int64_t base;
 
-	for (size_t i = 0; i < num_retired;) {
-		if (saved(i))
-			reclaim(i);
-		else
-			i++;
+	if (++calls % 64 == 0)
+		sweep();
+	base = take(n);
+	if (base < 0 && num_retired) {
+		sweep();
+		base = take(n);
 	}
-	while ((base = take(n)) < 0 && num_retired)
-		reclaim_unsaved();
+	for (uint64_t max = retired_sites / 2; base < 0 && num_retired; max /= 2) {
+		reclaim_unsaved(max);
+		base = take(n);
+	}
 	return base;
 }
 
@@ -303,17 +329,22 @@ int64_t fl_counters_alloc(uint32_t n)
  */
 int fl_counters_retire(uint32_t base, uint32_t n)
 {
+	static size_t room;
 	struct fl_shm_site *t = site_table();
-	struct block *grown;
 
 	if (n == 0)
 		return 0;
 	if (region_fd.fd < 0)
 		return fl_counters_free(base, n);
-	grown = realloc(retired, (num_retired + 1) * sizeof(*retired));
-	if (!grown)
-		return fl_counters_free(base, n);
-	retired = grown;
+	if (num_retired == room) {
+		size_t want = room ? room * 2 : 64;
+		struct block *grown = realloc(retired, want * sizeof(*retired));
+
+		if (!grown)
+			return fl_counters_free(base, n);
+		retired = grown;
+		room = want;
+	}
 	for (uint32_t k = 0; k < n; k++)
 		/*
 		 * Release: the handlers' last increments, ordered before this by
@@ -324,8 +355,12 @@ int fl_counters_retire(uint32_t base, uint32_t n)
 				      memory_order_release);
 	retired[num_retired++] = (struct block){ base, n };
 	retired_sites += n;
-	while (retired_sites > RETIRED_MAX && num_retired > 1)
-		reclaim_unsaved();
+	if (retired_sites > RETIRED_MAX) {
+		sweep();
+		/* A quarter of the room at once: not one block per call. */
+		if (retired_sites > RETIRED_MAX)
+			reclaim_unsaved(RETIRED_MAX * 3 / 4);
+	}
 	return 0;
 }
 
