@@ -1108,9 +1108,10 @@ check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTI
 # ---- daemon exact-counts tests ----
 # A process's final counts reach faultlined and its state file exactly,
 # whatever happens to the daemon (selftests/daemon/counts/run.sh): kill -9
-# while a process exits, a daemon stopped for seconds, JIT code unregistered
-# before exit, an exit right after registering; and a soak of 20 kill -9s
-# while 20 programs of random lifetimes run, in SOAK_RUNS runs (default 3)
+# while a process exits, a daemon stopped for seconds (then killed with
+# registrations in its backlog), JIT code unregistered before exit, an exit
+# right after registering; and a soak of 20 kill -9s
+# while 20 programs of random lifetimes run, in SOAK_RUNS runs (default 4)
 # from SOAK_SEED (default: from the clock; printed).
 #
 #   make check-daemon-counts [SOAK_RUNS=N] [SOAK_SEED=S]

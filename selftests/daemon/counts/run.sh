@@ -5,12 +5,13 @@
 #
 #   - kill -9 of the daemon, and the process exits while it is down;
 #   - a daemon stopped (SIGSTOP) while a program runs and exits;
+#   - kill -9 of a stopped daemon, registrations waiting in its backlog;
 #   - JIT code unregistered before exit, with and without a pause;
 #   - a process that exits right after registering;
 #   - the soak: 20 kill -9s of the daemon (restarted each time on the same
 #     state directory) while 20 programs of random lifetimes fail checks,
 #     load and unload JIT code and exit (half of them with _exit), in
-#     SOAK_RUNS runs (default 3) of different seeds (SOAK_SEED: the first;
+#     SOAK_RUNS runs (default 4) of different seeds (SOAK_SEED: the first;
 #     printed); then every count must be exact, in the daemon and in its
 #     state file.
 #
@@ -168,7 +169,8 @@ mkdir -m 700 "$STATE"
 
 echo "-- kill -9: the process exits while the daemon is down"
 dstart
-prog k9 load:3500 wait load:31500 wait
+# While it is down, the program also loads and unloads JIT code, then exits.
+prog k9 load:3500 wait load:31500 wait jit:7 store:5
 saw k9 wait
 pid=$(pid_of "$W/k9.out")
 # The daemon saves live counts now and then: 3,500 is in the state file.
@@ -180,7 +182,7 @@ say
 reap
 dstart
 eventually exited "$pid" || bad "pid $pid not listed as exited"
-exact "kill -9, exit while down: 35,000 faults kept exactly" "$W/k9.out"
+exact "kill -9, exit while down: 35,000 faults kept exactly, and a JIT module's 7" "$W/k9.out"
 dstop
 exact_state "kill -9, exit while down: state.json" "$W/k9.out"
 
@@ -204,6 +206,19 @@ else
 fi
 dstop
 exact_state "stopped daemon: state.json" "$W/stop.out"
+
+echo "-- kill -9 of a stopped daemon: registrations waiting in its backlog"
+dstart
+kill -STOP "$DPID"
+prog backlog load:5000
+reap
+# SIGKILL ends a stopped process too.
+dkill9
+dstart
+eventually exited "$(pid_of "$W/backlog.out")" || bad "backlog: the program never listed"
+exact "a registration the dead daemon never read: 5,000 faults kept" "$W/backlog.out"
+dstop
+exact_state "a registration the dead daemon never read: state.json" "$W/backlog.out"
 
 echo "-- JIT code unregistered before exit"
 dstart
@@ -281,7 +296,7 @@ soak() {
 
 SOAK_PROGS=0
 first=${SOAK_SEED:-$(( $(date +%s) % 100000 ))}
-runs=${SOAK_RUNS:-3}
+runs=${SOAK_RUNS:-4}
 for ((r = 0; r < runs; r++)); do
 	seed=$((first + r * 7919))
 	echo "-- soak $((r + 1)) of $runs: seed $seed (SOAK_SEED=$seed repeats it)"
