@@ -352,12 +352,26 @@ static void send_failed(struct fld_client *c, int err)
 {
 	char why[128];
 
+	/*
+	 * The peer closed its end: what it sent before it did is still to be
+	 * read (a process that exits right after its HELLO), so the client
+	 * goes at its hangup, and nothing more is sent to it.
+	 */
 	if (err == -EPIPE || err == -ECONNRESET) {
-		/* Gone: its messages are read to their end (loop_internal.h). */
-		fld_debug("client %lu (pid %d uid %u): sendmsg: %s: reading what it sent",
-			  c->id, (int)c->pid, (unsigned)c->uid, strerror(-err));
-		c->mute = 1;
-		free_queue(c);
+		struct fld_out *o;
+
+		fld_debug("client %lu (pid %d): sendmsg: %s: read to its end", c->id,
+			  (int)c->pid, strerror(-err));
+		c->deaf = 1;
+		c->want_write = 0;
+		while ((o = c->qhead)) {
+			c->qhead = o->next;
+			close_fds(o->fds, o->nfds);
+			free(o);
+		}
+		c->qtail = &c->qhead;
+		c->qlen = 0;
+		c->qbytes = 0;
 		return;
 	}
 	snprintf(why, sizeof(why), "sendmsg: %s", strerror(-err));
@@ -370,7 +384,7 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 	int err;
 
 	c->want_write = 0;
-	while (!c->dead && !c->mute && (o = c->qhead)) {
+	while (!c->dead && !c->deaf && (o = c->qhead)) {
 		err = fl_proto_send(c->fd, o->buf, o->len, o->fds, o->nfds, MSG_DONTWAIT);
 		if (err == -EAGAIN) {
 			c->want_write = 1;
@@ -405,7 +419,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 	size_t i;
 	int err;
 
-	if (c->dead || c->mute)
+	if (c->dead || c->deaf)
 		return -EPIPE;
 	if (nfds > FLD_LOOP_MAX_FDS)
 		return -EINVAL;

@@ -51,6 +51,7 @@ struct fld_client {
 	unsigned long id;
 	void *data;
 	int dead;
+	int deaf;         /* its peer closed: nothing more is sent; read until its hangup */
 	int bulk;         /* fld_client_bulk: the queue limits wait */
 	int want_write;   /* the backend watches for POLLOUT */
 	unsigned refs;    /* backend requests in flight that name this client */
@@ -58,13 +59,6 @@ struct fld_client {
 	uint64_t last_ns;
 	uint64_t connected_ns;
 	int spoke;        /* it has sent a message */
-	/*
-	 * Its peer stopped reading (a send failed with EPIPE): what it sent
-	 * before is still read and handled, up to its end of stream, and
-	 * nothing more is sent to it.  A process that exits at once after its
-	 * HELLO and modules is registered, and its counts frozen, all the same.
-	 */
-	int mute;
 	struct fld_out *qhead, **qtail;
 	unsigned qlen;
 	size_t qbytes;

@@ -22,6 +22,7 @@
 #include "safedir.h"
 #include "echo.h"
 #include "kbpf.h"
+#include "keeper.h"
 #include "session.h"
 #include "loop.h"
 
@@ -312,6 +313,34 @@ static int listen_on(const char *path, ino_t *ino)
 	return fd;
 }
 
+/*
+ * The listening socket the keeper held (keeper.h), when it listens on
+ * path in a directory still safe to serve from: returns it with *ino the
+ * socket file's inode, or -1 (fd closed).
+ */
+static int kept_socket(int fd, const char *path, ino_t *ino)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	struct stat st;
+	int dir;
+
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 || sa.sun_family != AF_UNIX ||
+	    strncmp(sa.sun_path, path, sizeof(sa.sun_path)) != 0 ||
+	    lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
+	    (dir = socket_dir(path)) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(dir);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	*ino = st.st_ino;
+	return fd;
+}
+
 /* Room for max_clients sockets and the daemon's own files. */
 static void raise_nofile(unsigned max_clients)
 {
@@ -354,7 +383,7 @@ int main(int argc, char **argv)
 	struct fld_loop *loop;
 	ino_t ino = 0;
 	char why[PATH_MAX + 128];
-	int opt, lfd, err, level, activated, state_fd, status = 0;
+	int opt, lfd, err, level, activated, state_fd, status = 0, kept_lfd = -1;
 	bool bpf;
 	char *end;
 	long v;
@@ -469,21 +498,46 @@ int main(int argc, char **argv)
 			.state_dir = cfg.state_dir,
 		};
 
+		struct fld_kept *kept;
+		size_t nkept;
+
 		/* Before listening: a process registering now finds its old entry. */
 		fld_session_init(&so);
 		err = fld_state_load(state_fd, cfg.state_dir);
 		if (err < 0)
 			fld_warn("state: %s: %s; nothing will be persisted", cfg.state_dir,
 				 strerror(-err));
+		/* And the regions the keeper held, with the listening socket. */
+		err = fld_keeper_start(state_fd, &kept_lfd, &kept, &nkept);
+		if (err == -EBUSY) {
+			fld_err("--state-dir %s: another faultlined uses it (its keeper serves that "
+				"one): not starting", cfg.state_dir);
+			close(state_fd);
+			return 1;
+		}
+		if (err)
+			fld_warn("keeper: %s: going on without one (a daemon killed loses the "
+				 "counts of the processes that exit before it is back)",
+				 strerror(-err));
+		fld_session_adopt(kept, nkept);
+		free(kept);
 	}
 #endif
 	if (activated) {
 		lfd = activated;
+		if (kept_lfd >= 0)
+			close(kept_lfd);
+	} else if ((lfd = kept_socket(kept_lfd, cfg.socket_path, &ino)) >= 0) {
+		fld_info("%s: the listening socket the keeper held (connections made while no "
+			 "daemon ran are waiting on it)", cfg.socket_path);
 	} else {
 		lfd = listen_on(cfg.socket_path, &ino);
 		if (lfd < 0)
 			return 1;
 	}
+#ifndef FLD_TRANSPORT_TEST
+	fld_keeper_listen(lfd);
+#endif
 
 	lopts.max_clients = cfg.max_clients;
 	lopts.root_reserve = cfg.max_clients >= 2 ? (cfg.max_clients / 16 ? cfg.max_clients / 16 : 1)
@@ -521,6 +575,10 @@ int main(int argc, char **argv)
 	fld_bpf_stop();
 #endif
 out:
+#ifndef FLD_TRANSPORT_TEST
+	/* Stopped on purpose (or failed to start): nothing is kept for a next daemon. */
+	fld_keeper_stop();
+#endif
 	if (!activated) {
 		struct stat st;
 

@@ -1,12 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* faultlined's registry of processes: see procs.h. */
+/*
+ * faultlined's registry of processes: see procs.h.
+ *
+ * A process's counts are final when it is gone, not when its connection
+ * is: the region stays mapped after a disconnection while the process
+ * lives (it may register again: the same entry, fld_proc_match), and its
+ * counts are frozen from the region once it is gone (fld_proc_final),
+ * with the modules of its site table the daemon was never told of.  The
+ * slots of an unregistered module keep its final count (RETIRED) until
+ * the daemon has saved it (SAVED): docs/protocol.md, "Unregistered
+ * modules".
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "keeper.h"
 #include "kbpf.h"
 #include "procs.h"
+
+/* include/linux/sched.h: set in do_exit() before the process's files are closed. */
+#define PF_EXITING 0x00000004u
 
 struct fld_proc **fld_procs;
 size_t fld_num_procs;
@@ -43,7 +62,7 @@ uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module 
 		return s->frozen_populations;
 	table = (const struct fl_shm_site *)((const char *)p->region + p->layout.sites_offset);
 	/* Relaxed, as the handler's increments. */
-	return __atomic_load_n(&table[s->slot].populations, __ATOMIC_RELAXED);
+	return atomic_load_explicit(&table[s->slot].populations, memory_order_relaxed);
 }
 
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
@@ -84,15 +103,315 @@ struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id)
 	return NULL;
 }
 
+struct fld_module *fld_proc_module_any(struct fld_proc *p, uint32_t id)
+{
+	for (size_t i = p->num_mods; i-- > 0;)
+		if (p->mods[i]->id == id)
+			return p->mods[i];
+	return NULL;
+}
+
+struct fld_proc *fld_proc_match(pid_t pid, uid_t uid, uint64_t start_time, uint64_t ino)
+{
+	for (size_t i = fld_num_procs; i-- > 0;) {
+		const struct fld_proc *p = fld_procs[i];
+
+		if (p->pid != pid || p->uid != uid)
+			continue;
+		if (p->region_ino ? p->region_ino == ino :
+		    (start_time && p->start_time == start_time) ||
+		    (p->restored_live && !p->start_time))
+			return fld_procs[i];
+	}
+	return NULL;
+}
+
+static struct fl_shm_site *site_table(const struct fld_proc *p)
+{
+	return (struct fl_shm_site *)((char *)p->region + p->layout.sites_offset);
+}
+
+/*
+ * The state (FL_SHM_SITE_*) of site s's slot in p's region when the slot
+ * still describes s of module m, else -1.  The process writes the table:
+ * each field is read once and compared, nothing trusted.
+ */
+static int slot_state(const struct fld_proc *p, const struct fld_module *m,
+		      const struct fld_site *s)
+{
+	struct fl_shm_site *e;
+	uint64_t st;
+
+	if (!p->region || s->slot >= p->layout.capacity)
+		return -1;
+	e = &site_table(p)[s->slot];
+	/*
+	 * Acquire: pairs with the process's release store of RETIRED (after
+	 * a grace period); a count read after seeing it is final.
+	 */
+	st = atomic_load_explicit(&e->state, memory_order_acquire);
+	if (e->module != m->id || e->faulting_pc != s->faulting_pc || e->kind != s->kind ||
+	    st > FL_SHM_SITE_SAVED)
+		return -1;
+	return (int)st;
+}
+
 void fld_module_freeze(struct fld_proc *p, struct fld_module *m)
 {
 	if (m->removed)
 		return;
+	/* slot_state first: its acquire orders the counts' reads after it. */
 	for (uint32_t i = 0; i < m->num_sites; i++) {
+		(void)slot_state(p, m, &m->sites[i]);
 		m->sites[i].frozen = fld_site_faults(p, m, &m->sites[i]);
 		m->sites[i].frozen_populations = fld_site_populations(p, m, &m->sites[i]);
 	}
 	m->removed = true;
+	/* Its slots are marked SAVED after the next save (fld_procs_saved). */
+	m->ack = p->region && m->num_sites;
+}
+
+void fld_proc_attach(struct fld_proc *p, void *region, const struct fl_shm_layout *l)
+{
+	if (p->region && p->region != region) {
+		for (size_t i = 0; i < p->num_mods; i++)
+			fld_module_freeze(p, p->mods[i]);
+		munmap(p->region, p->layout.size);
+	}
+	p->region = region;
+	p->layout = *l;
+	for (size_t i = 0; i < p->num_mods; i++) {
+		struct fld_module *m = p->mods[i];
+		bool all = m->num_sites > 0, retired = false;
+
+		for (uint32_t k = 0; k < m->num_sites && all; k++) {
+			int st = slot_state(p, m, &m->sites[k]);
+
+			all = st == FL_SHM_SITE_LIVE || st == FL_SHM_SITE_RETIRED;
+			retired |= st == FL_SHM_SITE_RETIRED;
+		}
+		m->ack = false;
+		if (!all) {
+			/* Gone from the region: what it had when last seen stays. */
+			m->removed = true;
+		} else if (retired) {
+			/* Unregistered, its final counts still there (and not saved). */
+			m->removed = false;
+			fld_module_freeze(p, m);
+		}
+	}
+}
+
+/* Grows m's sites by one; returns it, or NULL. */
+static struct fld_site *site_append(struct fld_module *m)
+{
+	struct fld_site *grown;
+
+	if ((m->num_sites & (m->num_sites - 1)) == 0) {
+		grown = realloc(m->sites, (m->num_sites ? m->num_sites * 2 : 1) * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		m->sites = grown;
+	}
+	memset(&m->sites[m->num_sites], 0, sizeof(*m->sites));
+	return &m->sites[m->num_sites++];
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
+{
+	const struct fl_shm_header *h = p->region;
+	/* Acquire: pairs with the process's release store after describing the slots. */
+	uint32_t high = atomic_load_explicit(&h->sites_high, memory_order_acquire);
+	uint32_t *known = malloc((p->num_mods ? p->num_mods : 1) * sizeof(*known));
+	struct fld_module *cur = NULL;
+	size_t nknown = p->num_mods;
+
+	if (!p->region || !known) {
+		free(known);
+		return;
+	}
+	for (size_t i = 0; i < nknown; i++)
+		known[i] = p->mods[i]->id;
+	qsort(known, nknown, sizeof(*known), cmp_u32);
+	if (high > p->layout.capacity)
+		high = p->layout.capacity;
+	for (uint32_t slot = 0; slot < high; slot++) {
+		struct fl_shm_site *e = &site_table(p)[slot];
+		uint64_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+		struct fl_shm_site copy = { .faulting_pc = e->faulting_pc,
+					    .handler_pc = e->handler_pc, .module = e->module,
+					    .kind = e->kind };
+		struct fld_site *site;
+
+		if (copy.kind < 1 || copy.kind > 3 || !copy.module || st > FL_SHM_SITE_RETIRED ||
+		    bsearch(&copy.module, known, nknown, sizeof(*known), cmp_u32)) {
+			cur = NULL;
+			continue;
+		}
+		if (p->num_sites >= max_sites)
+			break;
+		if (!cur || cur->id != copy.module) {
+			struct fld_module **grown;
+
+			if (p->num_mods >= max_modules)
+				break;
+			grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
+			if (!grown)
+				break;
+			p->mods = grown;
+			cur = calloc(1, sizeof(*cur));
+			if (!cur || !(cur->name = strdup("(unnamed)"))) {
+				free(cur);
+				break;
+			}
+			cur->id = copy.module;
+			cur->anonymous = true;
+			cur->first_counter = slot;
+			p->mods[p->num_mods++] = cur;
+		}
+		site = site_append(cur);
+		if (!site)
+			break;
+		*site = (struct fld_site){ .faulting_pc = copy.faulting_pc,
+					   .handler_pc = copy.handler_pc, .kind = copy.kind,
+					   .slot = slot };
+		p->num_sites++;
+	}
+	free(known);
+}
+
+void fld_proc_final(struct fld_proc *p, size_t max_modules, size_t max_sites)
+{
+	if (!p->region)
+		return;
+	fld_proc_scan(p, max_modules, max_sites);
+	for (size_t i = 0; i < p->num_mods; i++) {
+		fld_module_freeze(p, p->mods[i]);
+		/* Nobody reuses the slots of a process that is gone. */
+		p->mods[i]->ack = false;
+	}
+	munmap(p->region, p->layout.size);
+	p->region = NULL;
+}
+
+/*
+ * Reads /proc/PID[/task/TID]/stat: *state, *flags, *start (any may be
+ * NULL).  Returns 0, or -1 when it cannot be read.
+ */
+static int read_stat(const char *path, char *state, unsigned *flags, uint64_t *start)
+{
+	char buf[1024], *p, st;
+	unsigned f;
+	unsigned long long t;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* After the comm, which may hold anything: the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d"
+			 " %*d %*d %*d %*d %llu", &st, &f, &t) != 3)
+		return -1;
+	if (state)
+		*state = st;
+	if (flags)
+		*flags = f;
+	if (start)
+		*start = t;
+	return 0;
+}
+
+uint64_t fld_proc_start_time(pid_t pid)
+{
+	char path[64];
+	uint64_t t;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return read_stat(path, NULL, NULL, &t) == 0 ? t : 0;
+}
+
+bool fld_proc_alive(const struct fld_proc *p)
+{
+	char path[300];
+	struct dirent *e;
+	bool alive = false;
+	DIR *d;
+
+	if (!p->start_time || fld_proc_start_time(p->pid) != p->start_time)
+		return false;
+	/*
+	 * Its connection closes at exit once every thread has PF_EXITING set;
+	 * a thread that has not is still running (the main thread may be a
+	 * zombie while others run).
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!alive && (e = readdir(d))) {
+		char state;
+		unsigned flags;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.32s/stat", (int)p->pid, e->d_name);
+		alive = read_stat(path, &state, &flags, NULL) == 0 && state != 'Z' &&
+			state != 'X' && !(flags & PF_EXITING);
+	}
+	closedir(d);
+	return alive;
+}
+
+/* Marks m's RETIRED slots SAVED; returns false when some are not RETIRED yet. */
+static bool ack_slots(struct fld_proc *p, struct fld_module *m)
+{
+	bool done = true;
+
+	for (uint32_t i = 0; i < m->num_sites; i++) {
+		int st = slot_state(p, m, &m->sites[i]);
+
+		if (st == FL_SHM_SITE_RETIRED) {
+			uint32_t want = FL_SHM_SITE_RETIRED;
+
+			/*
+			 * Relaxed: the process reads SAVED and clears the slot;
+			 * nothing else of ours is read with it.
+			 */
+			atomic_compare_exchange_strong_explicit(&site_table(p)[m->sites[i].slot].state,
+				&want, FL_SHM_SITE_SAVED, memory_order_relaxed, memory_order_relaxed);
+		} else if (st == FL_SHM_SITE_LIVE) {
+			done = false;	/* MODULE_REMOVE read before RETIRED was: next time */
+		}
+	}
+	return done;
+}
+
+void fld_procs_saved(void)
+{
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		struct fld_proc *p = fld_procs[i];
+
+		for (size_t k = 0; k < p->num_mods; k++)
+			if (p->mods[k]->ack)
+				p->mods[k]->ack = p->region && !ack_slots(p, p->mods[k]);
+		if (p->kept && p->exited && !p->region) {
+			fld_keeper_release(p);
+			p->kept = false;
+		}
+	}
 }
 
 void fld_module_free(struct fld_module *m)
@@ -117,6 +436,8 @@ static void proc_free(struct fld_proc *p)
 	free(p->mods);
 	free(p->gone);
 	fld_kproc_free(p->k);
+	if (p->kept)
+		fld_keeper_release(p);
 	if (p->region)
 		munmap(p->region, p->layout.size);
 	free(p);
@@ -135,12 +456,7 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	static uint64_t exits;
 	size_t exited = 0;
 
-	/* Frozen (and marked removed), modules keep their counts: the region is no longer needed. */
-	for (size_t i = 0; i < p->num_mods; i++)
-		fld_module_freeze(p, p->mods[i]);
-	if (p->region)
-		munmap(p->region, p->layout.size);
-	p->region = NULL;
+	/* The region stays: the process may live on (fld_proc_final). */
 	p->client = NULL;
 	p->exited = true;
 	p->exited_ms = now_ms();

@@ -41,6 +41,15 @@ struct fld_module {
 	bool removed;		/* counts frozen */
 	/* Loaded when its process exited: its sites' kernel_frozen are set. */
 	bool kernel_counted;
+	/*
+	 * Found in the region's site table, never described by a MODULE_ADD
+	 * (the process exited first): its name is not known.
+	 */
+	bool anonymous;
+	/* Frozen from RETIRED slots: they are marked SAVED after the next save. */
+	bool ack;
+	/* The connection whose MODULE_ADD made it (fld_client_id), or 0. */
+	unsigned long conn;
 	/* Stack map: the sealed bytes (mapped), parsed, and runtime PCs. */
 	void *sections;
 	size_t sections_size;
@@ -58,10 +67,26 @@ struct fld_proc {
 	uint64_t registered_ms;	/* CLOCK_REALTIME */
 	/* /proc/PID/stat's starttime (clock ticks after boot): 0 unknown. */
 	uint64_t start_time;
+	/*
+	 * The region's inode (0 unknown).  With the pid and uid it tells a
+	 * registration of this process again (a reconnection, after a daemon
+	 * restart too) from another process's or another program's (exec).
+	 */
+	uint64_t region_ino;
+	/* The connection of its latest HELLO (fld_client_id), 0 none of this daemon's. */
+	unsigned long conn;
+	/* The keeper holds its region (keeper.h) until its final counts are saved. */
+	bool kept;
 	uint64_t exited_ms;
 	uint64_t exit_seq;		/* exits seen by this daemon: 1, 2...; 0 restored */
 	struct fld_client *client;	/* NULL once exited */
-	void *region;			/* NULL once exited (counts frozen) */
+	/*
+	 * Mapped while the process may still count: registered, or exited
+	 * (disconnected) while the process lives on ("lingering", or given
+	 * back by the keeper after a restart).  NULL once its counts are final
+	 * (frozen in the modules) or when none was ever had (restored).
+	 */
+	void *region;
 	struct fl_shm_layout layout;
 	struct fld_module **mods;
 	size_t num_mods;
@@ -94,17 +119,74 @@ uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module 
 			      const struct fld_site *s);
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm);
 struct fld_proc *fld_proc_find_live(pid_t pid);
+/* p's module id, not removed; or NULL. */
 struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id);
+/* p's module id, removed or not (the latest); or NULL. */
+struct fld_module *fld_proc_module_any(struct fld_proc *p, uint32_t id);
 
-/* Freezes a module's counts; its slots may be reused by the process. */
+/*
+ * The entry of this process, live or exited, if the daemon has one: the
+ * same pid and uid, and the same region (region_ino), or, for an entry
+ * restored from a file without it, the same start time (or only the pid,
+ * from a file without start times).  The latest such entry; NULL when
+ * there is none.
+ */
+struct fld_proc *fld_proc_match(pid_t pid, uid_t uid, uint64_t start_time, uint64_t ino);
+
+/*
+ * Freezes a module's counts (removed); its slots may be reused by the
+ * process once they are saved (ack, when they are RETIRED).
+ */
 void fld_module_freeze(struct fld_proc *p, struct fld_module *m);
 
 /*
- * The process is gone (disconnected): freeze every count, unmap its
- * region, and drop the exited processes of its uid that exited first
- * (restored ones before any this daemon saw exit) beyond max_exited.
+ * region (mapped, checked, of layout l) is p's from now on (the one it had,
+ * if another, is unmapped): every module of p is checked against its site
+ * table.  One
+ * whose slots still describe it counts there again; one whose slots are
+ * RETIRED is frozen from them (ack); any other keeps its frozen counts.
+ */
+void fld_proc_attach(struct fld_proc *p, void *region, const struct fl_shm_layout *l);
+
+/*
+ * The registration is over (disconnected): exited, and the exited
+ * processes of its uid that exited first (restored ones before any this
+ * daemon saw exit) are dropped beyond max_exited.  Its region stays
+ * mapped: the process may live on (fld_proc_final when it is gone).
  */
 void fld_proc_exit(struct fld_proc *p, size_t max_exited);
+
+/*
+ * Adds the modules of p's site table (below sites_high) the daemon has no
+ * module for, at most up to max_modules and max_sites: the sites of one
+ * module id in a row make one module, anonymous (its name unknown; a
+ * MODULE_ADD for it later names it).
+ */
+void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites);
+
+/*
+ * The process is gone: its counts are final.  Modules its site table
+ * holds that the daemon was never told of are added (anonymous, at most
+ * up to max_modules and max_sites), every count is frozen, the region
+ * unmapped.  Nothing when p has no region.
+ */
+void fld_proc_final(struct fld_proc *p, size_t max_modules, size_t max_sites);
+
+/*
+ * Whether pid runs as the process p registered: started at p->start_time,
+ * and not exiting (a thread that is neither a zombie nor exiting).
+ */
+bool fld_proc_alive(const struct fld_proc *p);
+
+/* /proc/PID/stat's starttime (clock ticks after boot), 0 when it cannot be read. */
+uint64_t fld_proc_start_time(pid_t pid);
+
+/*
+ * After a save: the RETIRED slots of the modules frozen from them are
+ * marked SAVED (the process may reuse them), and the keeper lets go of the
+ * regions of processes whose final counts are saved.
+ */
+void fld_procs_saved(void);
 
 void fld_module_free(struct fld_module *m);
 

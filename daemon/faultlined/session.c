@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dlog.h"
+#include "keeper.h"
 #include "loop.h"
 #include "procs.h"
 #include "kbpf.h"
@@ -133,35 +134,6 @@ static bool sealed(int fd, int need)
 	return seals >= 0 && (seals & need) == need;
 }
 
-/*
- * When pid started (field 22 of /proc/PID/stat, clock ticks after boot):
- * with the pid, it tells one process from a later one given the same pid.
- * 0 when it cannot be read.
- */
-static uint64_t proc_start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* After the comm, which may hold anything: the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d"
-			 " %*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
-}
-
 static void on_hello(struct fld_client *c, struct session *s, const struct fl_msg *m, int *fds)
 {
 	struct fl_shm_header copy;
@@ -207,30 +179,80 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		drop(c, "HELLO", d.msg);
 		return;
 	}
-	/* One registration per process: a second one is refused. */
+	start = fld_proc_start_time(pid);
+	p = fld_proc_match(pid, fld_client_uid(c), start, st.st_ino);
+	if (p && p->conn > fld_client_id(c)) {
+		/*
+		 * An earlier connection of this process, read late (a daemon
+		 * that was stopped): the process has registered again since.
+		 */
+		munmap(region, st.st_size);
+		fld_client_drop(c, "HELLO: the process registered again since, on a newer connection");
+		return;
+	}
+	/* One registration per process: another one of this pid is refused. */
 	old = fld_proc_find_live(pid);
-	if (old) {
+	if (old && old != p) {
 		munmap(region, st.st_size);
 		fld_send_error(c, m->seq, -EEXIST, "pid %d is already registered", (int)pid);
 		drop(c, "HELLO", "pid already registered");
 		return;
 	}
-	start = proc_start_time(pid);
-	fld_state_forget(pid, fld_client_uid(c), start);
-	p = fld_proc_add(pid, fld_client_uid(c), m->hello.comm);
-	if (!p) {
-		munmap(region, st.st_size);
-		drop(c, "HELLO", "out of memory");
-		return;
+	if (p && p->client) {
+		/* The same process on a newer connection: the agent gave the old one up. */
+		struct session *os = fld_client_get_data(p->client);
+		struct fld_client *oc = p->client;
+
+		if (os)
+			os->proc = NULL;
+		p->client = NULL;
+		fld_client_drop(oc, "superseded by a newer registration of the same process");
 	}
+	/* Another program in this pid (exec): what the last one counted is final. */
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_procs[i] != p && fld_procs[i]->pid == pid && fld_procs[i]->region)
+			fld_proc_final(fld_procs[i], opts.max_modules, opts.max_sites);
+	if (!p) {
+		p = fld_proc_add(pid, fld_client_uid(c), m->hello.comm);
+		if (!p) {
+			munmap(region, st.st_size);
+			drop(c, "HELLO", "out of memory");
+			return;
+		}
+	}
+	/*
+	 * The region it still had (it lingered, or reconnects) is the same
+	 * memfd: kept, and its modules looked at again (some may have been
+	 * unregistered meanwhile).
+	 */
+	if (p->region && p->region_ino == (uint64_t)st.st_ino) {
+		munmap(region, st.st_size);
+		region = p->region;
+		l = p->layout;
+	}
+	fld_proc_attach(p, region, &l);
+	p->region_ino = st.st_ino;
+	if (!p->start_time)
+		p->start_time = start;
+	if (p->exited) {
+		/* Registered again: the same entry, live again. */
+		p->exited = false;
+		p->restored_live = false;
+		fld_kproc_free(p->k);
+		p->k = NULL;
+	}
+	memcpy(p->comm, m->hello.comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
 	p->client = c;
-	p->region = region;
-	p->layout = l;
-	p->start_time = start;
+	p->conn = fld_client_id(c);
 	s->proc = p;
 	s->first = m->hello.flags & FL_HELLO_FIRST;
 	/* Counted by the kernel before the process hears WELCOME. */
-	fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
+	if (!p->k)
+		fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
+	/* Kept by the keeper before the process hears WELCOME too (keeper.h). */
+	if (fld_keeper_hold(p, fds[0]) == 0)
+		p->kept = true;
 	{
 		struct fl_msg_welcome w;
 
@@ -241,8 +263,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		w.flags = p->k && (m->hello.flags & FL_HELLO_SYNC) ? FL_WELCOME_BPF : 0;
 		fld_client_send(c, &w, sizeof(w), NULL, 0);
 	}
-	fld_info("pid %d (%s, uid %u) registered", (int)pid, p->comm,
-		(unsigned)p->uid);
+	fld_info("pid %d (%s, uid %u) registered%s", (int)pid, p->comm, (unsigned)p->uid,
+		 p->num_mods ? " again" : "");
 	fld_state_changed();
 }
 
@@ -294,8 +316,15 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	struct fld_module *mod;
 	struct fld_module **grown;
 	struct fl_diag d = { 0 };
-	const struct fl_shm_site *table;
+	struct fl_shm_site *table;
 	size_t want = (size_t)a->faultmap_size + a->stackmap_size + 8ull * a->sm_functions;
+	/*
+	 * The module as the daemon knows it already: from an earlier
+	 * connection (a registration again), from the state file, or found in
+	 * the region.
+	 */
+	struct fld_module *had = p ? fld_proc_module_any(p, a->module) : NULL;
+	bool live = had && !had->removed, retired = false;
 	struct stat st;
 	int err;
 
@@ -303,11 +332,11 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		drop(c, "MODULE_ADD", "before HELLO");
 		return;
 	}
-	if (fld_proc_module(p, a->module)) {
+	if (had && had->conn == fld_client_id(c)) {
 		drop(c, "MODULE_ADD", "module id already registered");
 		return;
 	}
-	if (p->num_mods >= opts.max_modules) {
+	if (!had && p->num_mods >= opts.max_modules) {
 		fld_send_error(c, m->seq, -ENOSPC, "more than %zu modules", opts.max_modules);
 		drop(c, "MODULE_ADD", "too many modules");
 		return;
@@ -316,8 +345,8 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		drop(c, "MODULE_ADD", "counter slots outside the region");
 		return;
 	}
-	if (p->num_sites + a->num_sites > opts.max_sites ||
-	    p->section_bytes + want > opts.max_section_bytes) {
+	if (p->num_sites - (live ? had->num_sites : 0) + a->num_sites > opts.max_sites ||
+	    p->section_bytes - (live ? had->sections_size : 0) + want > opts.max_section_bytes) {
 		fld_send_error(c, m->seq, -ENOSPC, "more than %zu sites or %zu bytes of sections",
 			       opts.max_sites, opts.max_section_bytes);
 		drop(c, "MODULE_ADD", "over its limit of sites or section bytes");
@@ -337,12 +366,24 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	mod->num_sites = a->num_sites;
 
 	/* The sites: the process's own table, copied once, then checked. */
-	table = (const struct fl_shm_site *)((const char *)p->region + p->layout.sites_offset);
+	table = (struct fl_shm_site *)((char *)p->region + p->layout.sites_offset);
 	for (uint32_t i = 0; i < a->num_sites; i++) {
-		struct fl_shm_site e;
+		/*
+		 * The state first, with acquire: pairs with the process's
+		 * release store of RETIRED (the module is unregistered already,
+		 * its counts final, not reused before we say SAVED).
+		 */
+		uint64_t state = atomic_load_explicit(&table[a->first_counter + i].state,
+						      memory_order_acquire);
+		struct fl_shm_site e = {
+			.faulting_pc = table[a->first_counter + i].faulting_pc,
+			.handler_pc = table[a->first_counter + i].handler_pc,
+			.module = table[a->first_counter + i].module,
+			.kind = table[a->first_counter + i].kind,
+		};
 
-		memcpy(&e, &table[a->first_counter + i], sizeof(e));
-		if (e.kind < 1 || e.kind > 3 || e.module != a->module ||
+		retired |= state == FL_SHM_SITE_RETIRED;
+		if (state > FL_SHM_SITE_RETIRED || e.kind < 1 || e.kind > 3 || e.module != a->module ||
 		    e.faulting_pc - a->code_start >= a->code_size ||
 		    e.handler_pc - a->code_start >= a->code_size) {
 			/*
@@ -352,10 +393,14 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 			 * sent MODULE_ADD.  The module is left out; its
 			 * SYMBOLS and MODULE_REMOVE will be ignored.
 			 */
-			uint32_t *ids = p->num_gone < opts.max_modules ?
-				realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
+			uint32_t *ids;
 
 			fld_module_free(mod);
+			/* What the daemon had of it stays (its SYMBOLS and MODULE_REMOVE too). */
+			if (had)
+				return;
+			ids = p->num_gone < opts.max_modules ?
+			      realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
 			if (!ids) {
 				drop(c, "MODULE_ADD", "too many modules with stale site table slots");
 				return;
@@ -418,17 +463,46 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		}
 	}
 
-	grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
-	if (!grown) {
+	mod->conn = fld_client_id(c);
+	if (had && had->removed) {
+		/* Frozen already: its counts stay; its name, if it had none, is this. */
+		if (had->anonymous) {
+			free(had->name);
+			had->name = mod->name;
+			mod->name = NULL;
+			had->anonymous = false;
+		}
+		had->conn = mod->conn;
 		fld_module_free(mod);
-		drop(c, "MODULE_ADD", "out of memory");
+		fld_state_changed();
 		return;
 	}
-	p->mods = grown;
-	p->mods[p->num_mods++] = mod;
+	if (had) {
+		/* Registered again: this description replaces the one it had. */
+		for (size_t i = 0; i < p->num_mods; i++)
+			if (p->mods[i] == had)
+				p->mods[i] = mod;
+		p->num_sites -= had->num_sites;
+		p->section_bytes -= had->sections_size;
+		fld_bpf_sites_remove(p, had);
+		fld_module_free(had);
+	} else {
+		grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
+		if (!grown) {
+			fld_module_free(mod);
+			drop(c, "MODULE_ADD", "out of memory");
+			return;
+		}
+		p->mods = grown;
+		p->mods[p->num_mods++] = mod;
+	}
 	p->num_sites += mod->num_sites;
 	p->section_bytes += mod->sections_size;
-	fld_bpf_sites_add(p, mod);
+	if (retired)
+		/* Unregistered before we read this: its counts are final now. */
+		fld_module_freeze(p, mod);
+	else
+		fld_bpf_sites_add(p, mod);
 	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
 		(int)p->pid, mod->id, mod->name, mod->num_sites,
 		mod->sm ? fl_stackmap_count(mod->sm) : 0);
@@ -450,7 +524,8 @@ static bool gone(struct fld_proc *p, uint32_t id, bool remove)
 
 static void on_module_remove(struct fld_client *c, struct session *s, const struct fl_msg *m)
 {
-	struct fld_module *mod = s->proc ? fld_proc_module(s->proc, m->module_remove.module) : NULL;
+	struct fld_module *mod = s->proc ? fld_proc_module_any(s->proc, m->module_remove.module) :
+				 NULL;
 
 	if (!mod && gone(s->proc, m->module_remove.module, true))
 		return;
@@ -458,6 +533,9 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 		drop(c, "MODULE_REMOVE", s->proc ? "unknown module" : "before HELLO");
 		return;
 	}
+	/* Frozen already: found RETIRED at MODULE_ADD, or at a registration again. */
+	if (mod->removed)
+		return;
 	fld_bpf_sites_remove(s->proc, mod);
 	fld_module_freeze(s->proc, mod);
 	/* Its counts stay; its stack maps are no longer shown: let them go. */
@@ -475,7 +553,7 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 
 static void on_symbols(struct fld_client *c, struct session *s, const struct fl_msg *m)
 {
-	struct fld_module *mod = s->proc ? fld_proc_module(s->proc, m->symbols.module) : NULL;
+	struct fld_module *mod = s->proc ? fld_proc_module_any(s->proc, m->symbols.module) : NULL;
 	struct fl_symbol sym;
 	size_t pos = 0;
 
@@ -723,9 +801,21 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 		if (pendings[i].from == c)
 			pendings[i].from = NULL;
 	if (s && s->proc) {
-		fld_info("pid %d (%s) unregistered", (int)s->proc->pid, s->proc->comm);
-		fld_bpf_proc_exit(s->proc);
-		fld_proc_exit(s->proc, opts.max_exited);
+		struct fld_proc *p = s->proc;
+
+		fld_info("pid %d (%s) unregistered", (int)p->pid, p->comm);
+		fld_bpf_proc_exit(p);
+		fld_proc_exit(p, opts.max_exited);
+		/*
+		 * Gone (its connection closes at exit): its counts are final.
+		 * Still running (its agent gave the connection up, or we dropped
+		 * it): it counts on in its region, and registers again (the same
+		 * entry) or exits (check_lingering).
+		 */
+		if (!fld_proc_alive(p))
+			fld_proc_final(p, opts.max_modules, opts.max_sites);
+		else
+			fld_proc_scan(p, opts.max_modules, opts.max_sites);
 		/* Its final counts exist nowhere else now: saved at once. */
 		fld_state_save();
 	}
@@ -733,9 +823,84 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 	fld_client_set_data(c, NULL);
 }
 
+/*
+ * Once a second: the processes that disconnected and lived on, and the
+ * ones the keeper gave back, are looked at; those gone have their final
+ * counts now.
+ */
+static void check_lingering(void)
+{
+	static uint64_t last;
+	uint64_t now = mono_ms();
+
+	if (now - last < 1000)
+		return;
+	last = now;
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		struct fld_proc *p = fld_procs[i];
+
+		if (p->exited && p->region && !fld_proc_alive(p)) {
+			fld_proc_final(p, opts.max_modules, opts.max_sites);
+			fld_state_changed();
+		}
+	}
+}
+
+void fld_session_adopt(struct fld_kept *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct fld_proc *p, gone = { .pid = k[i].pid, .region_ino = k[i].ino };
+		struct fl_shm_header copy;
+		struct fl_shm_layout l;
+		struct fl_diag d;
+		struct stat st;
+		void *region = MAP_FAILED;
+
+		if (fstat(k[i].fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size <= FL_PROTO_MAX_REGION &&
+		    (uint64_t)st.st_size >= sizeof(copy) && sealed(k[i].fd, F_SEAL_SHRINK | F_SEAL_GROW))
+			region = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, k[i].fd, 0);
+		close(k[i].fd);
+		if (region != MAP_FAILED) {
+			memcpy(&copy, region, sizeof(copy));
+			if (fl_shm_check(&copy, (uint64_t)st.st_size, (uint32_t)k[i].pid, &l, &d)) {
+				munmap(region, st.st_size);
+				region = MAP_FAILED;
+			}
+		}
+		p = region == MAP_FAILED ? NULL :
+		    fld_proc_match(k[i].pid, k[i].uid, k[i].start_time, k[i].ino);
+		if (region != MAP_FAILED && !p &&
+		    (p = fld_proc_add(k[i].pid, k[i].uid, k[i].comm))) {
+			/* Registered after the last save: known from the keeper only. */
+			p->exited = true;
+			p->restored_live = true;
+		}
+		if (!p) {
+			if (region != MAP_FAILED)
+				munmap(region, st.st_size);
+			fld_keeper_release(&gone);
+			continue;
+		}
+		fld_proc_attach(p, region, &l);
+		p->region_ino = k[i].ino;
+		p->kept = true;
+		if (!p->start_time)
+			p->start_time = k[i].start_time;
+		if (!p->exited_ms)
+			p->exited_ms = (uint64_t)time(NULL) * 1000;
+		/* Gone meanwhile: its final counts, now (else when it is: check_lingering). */
+		if (!fld_proc_alive(p))
+			fld_proc_final(p, opts.max_modules, opts.max_sites);
+	}
+	if (n)
+		fld_state_save();
+}
+
 static void on_tick(void *ctx)
 {
 	(void)ctx;
+	check_lingering();
 	fld_session_poll_completions();
 	fld_state_tick();
 	fld_bpf_tick();

@@ -24,6 +24,15 @@ extern const struct fld_loop_ops fld_session_ops;
 void fld_session_init(const struct fld_session_opts *o);
 void fld_session_poll_completions(void);
 
+struct fld_kept;
+/*
+ * The regions the keeper held (keeper.h), at start after the state is
+ * loaded: each goes to its process's entry (a new one when the state file
+ * has none), whose counts it gives, final when the process is gone.  The
+ * descriptors are closed.
+ */
+void fld_session_adopt(struct fld_kept *k, size_t n);
+
 void fld_send_error(struct fld_client *c, uint32_t seq, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t len);
@@ -41,12 +50,7 @@ void fld_query(struct fld_client *c, const struct fl_msg *m);
 int fld_state_load(int dir_fd, const char *dir);
 void fld_state_changed(void);
 void fld_state_tick(void);
+/* Returns 0 (also with nothing to save to) or -errno; saved, fld_procs_saved is called. */
 int fld_state_save(void);
-/*
- * A process registers: drop what is left of an earlier registration of
- * the same process (the same pid, uid and start time): one the daemon
- * dropped, or one restored from the state file (where it was live).
- */
-void fld_state_forget(pid_t pid, uid_t uid, uint64_t start_time);
 
 #endif /* FLD_SESSION_H */

@@ -6,7 +6,9 @@
  * nowhere else), and within a tick of any other change.  At start the file
  * is read back: every process in it is exited as far as this daemon
  * knows; one that was live comes back by itself (the agent re-registers)
- * and then replaces its old entry.
+ * and takes its entry back, or its region comes back from the keeper
+ * (keeper.h).  Modules are saved with their ids and counter slots, so that
+ * they are found in the region again.
  *
  * The directory was checked at start (safedir.c) and is used through its
  * descriptor; the files in it are opened with O_NOFOLLOW, and the
@@ -50,12 +52,14 @@ static json_object *proc_to_json(const struct fld_proc *p)
 	json_object_object_add(o, "exited", json_object_new_boolean(p->exited));
 	json_object_object_add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
 	json_object_object_add(o, "start_time", json_object_new_uint64(p->start_time));
+	json_object_object_add(o, "region_ino", json_object_new_uint64(p->region_ino));
 	json_object_object_add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
 	for (size_t i = 0; i < p->num_mods; i++) {
 		const struct fld_module *m = p->mods[i];
 		json_object *mo = json_object_new_object();
 		json_object *sites = json_object_new_array();
 
+		json_object_object_add(mo, "id", json_object_new_int64(m->id));
 		json_object_object_add(mo, "name", json_object_new_string(m->name));
 		json_object_object_add(mo, "removed", json_object_new_boolean(m->removed));
 		for (uint32_t k = 0; k < m->num_sites; k++) {
@@ -65,6 +69,7 @@ static json_object *proc_to_json(const struct fld_proc *p)
 			json_object_object_add(so, "faulting_pc", json_object_new_uint64(s->faulting_pc));
 			json_object_object_add(so, "handler_pc", json_object_new_uint64(s->handler_pc));
 			json_object_object_add(so, "kind", json_object_new_int((int)s->kind));
+			json_object_object_add(so, "slot", json_object_new_int64(s->slot));
 			json_object_object_add(so, "function", s->function ?
 					       json_object_new_string(s->function) : NULL);
 			json_object_object_add(so, "faults",
@@ -90,8 +95,10 @@ int fld_state_save(void)
 	size_t len;
 	int fd, err = 0;
 
-	if (dir_fd < 0)
+	if (dir_fd < 0) {
+		fld_procs_saved();
 		return 0;
+	}
 	doc = json_object_new_object();
 	procs = json_object_new_array();
 	json_object_object_add(doc, "version", json_object_new_int(1));
@@ -120,6 +127,7 @@ int fld_state_save(void)
 		return err;
 	}
 	dirty = false;
+	fld_procs_saved();
 	return 0;
 }
 
@@ -146,25 +154,10 @@ void fld_state_tick(void)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
 	for (size_t i = 0; i < fld_num_procs && !live; i++)
-		live = !fld_procs[i]->exited;
+		live = !fld_procs[i]->exited || fld_procs[i]->region;
 	if (dirty || (live && ms >= SAVE_PERIOD_MS)) {
 		fld_state_save();
 		last = now;
-	}
-}
-
-void fld_state_forget(pid_t pid, uid_t uid, uint64_t start_time)
-{
-	for (size_t i = 0; i < fld_num_procs;) {
-		struct fld_proc *p = fld_procs[i];
-		bool same = start_time && p->start_time == start_time;
-
-		/* Restored from a file without start times: the pid decides. */
-		if (p->exited && p->pid == pid && p->uid == uid &&
-		    (same || (p->restored_live && !p->start_time)))
-			fld_proc_remove(p);
-		else
-			i++;
 	}
 }
 
@@ -217,6 +210,7 @@ static int restore_proc(json_object *po)
 			     json_object_get_boolean(v));
 	p->registered_ms = get_u64(po, "registered_ms");
 	p->start_time = get_u64(po, "start_time");
+	p->region_ino = get_u64(po, "region_ino");
 	p->exited_ms = get_u64(po, "exited_ms");
 	if (!json_object_object_get_ex(po, "modules", &mods) ||
 	    !json_object_is_type(mods, json_type_array))
@@ -230,7 +224,11 @@ static int restore_proc(json_object *po)
 		if (!m)
 			return -ENOMEM;
 		m->name = strdup(get_str(mo, "name") ? get_str(mo, "name") : "");
-		m->removed = true;
+		/* Its id and slots: to find it in the region again (fld_proc_attach). */
+		m->id = get_id(mo, "id") > 0 && get_id(mo, "id") <= UINT32_MAX ?
+			(uint32_t)get_id(mo, "id") : 0;
+		m->removed = !json_object_object_get_ex(mo, "removed", &v) ||
+			     json_object_get_boolean(v);
 		if (json_object_object_get_ex(mo, "sites", &sites) &&
 		    json_object_is_type(sites, json_type_array)) {
 			n = json_object_array_length(sites);
@@ -246,6 +244,8 @@ static int restore_proc(json_object *po)
 					.function = fn ? strdup(fn) : NULL,
 					.frozen = get_u64(so, "faults"),
 					.frozen_populations = get_u64(so, "populations"),
+					.slot = get_id(so, "slot") >= 0 && get_id(so, "slot") < UINT32_MAX ?
+						(uint32_t)get_id(so, "slot") : UINT32_MAX,
 				};
 			}
 			m->num_sites = m->sites ? (uint32_t)n : 0;

@@ -51,6 +51,11 @@ struct amod {
 	bool sent;		/* MODULE_ADD sent on the current connection */
 	bool named;		/* and its SYMBOLS */
 	/*
+	 * Unregistered before its MODULE_ADD went: it still goes, followed by
+	 * MODULE_REMOVE (the daemon names its sites and saves its counts).
+	 */
+	bool removed;
+	/*
 	 * References, under lock: the list holds one, and flush one while it
 	 * sends without the lock.  Every other field is fixed at creation.
 	 */
@@ -73,6 +78,11 @@ static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
 static struct fl_ownfd sock = FL_OWNFD_NONE;	/* owned by the fl-agent thread */
 static uint32_t seq;
 static bool started;
+/* Registered: HELLO and the modules went on the connection in sock (read at exit). */
+static _Atomic bool welcomed;
+static size_t num_unsent_removed;
+/* Modules kept for an ADD and REMOVE at most: a process without a daemon keeps none for ever. */
+#define MAX_UNSENT_REMOVED 256
 /* The process's name, read in the thread that started the agent. */
 static char comm[FL_PROTO_COMM];
 static bool warned;
@@ -248,6 +258,13 @@ void fl_agent_module_removed(int id)
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < num_mods; i++) {
 		if (mods[i]->id == id) {
+			if (!mods[i]->sent && !mods[i]->removed &&
+			    num_unsent_removed < MAX_UNSENT_REMOVED) {
+				/* Sent all the same, then its removal (flush). */
+				mods[i]->removed = true;
+				num_unsent_removed++;
+				break;
+			}
 			gone = mods[i];
 			was_sent = gone->sent;
 			memmove(&mods[i], &mods[i + 1], (num_mods - i - 1) * sizeof(*mods));
@@ -359,6 +376,20 @@ static int send_remove(int fd, int id)
 	return err == -EWOULDBLOCK ? -EAGAIN : err;
 }
 
+/* Takes m, sent with its removal, off the list.  Under lock. */
+static void drop_removed(struct amod *m)
+{
+	for (size_t i = 0; i < num_mods; i++) {
+		if (mods[i] == m) {
+			memmove(&mods[i], &mods[i + 1], (num_mods - i - 1) * sizeof(*mods));
+			num_mods--;
+			num_unsent_removed--;
+			m->refs--;	/* the list's; flush holds one */
+			return;
+		}
+	}
+}
+
 /*
  * How long fl_init waits for faultlined by default, in milliseconds
  * (FAULTLINE_REGISTER_WAIT_MS sets it): a daemon that answers takes about
@@ -395,7 +426,8 @@ static int send_until(int fd, int64_t deadline)
 
 /*
  * Sends what is queued: removals, then MODULE_ADD and SYMBOLS of the
- * modules not yet sent.  Sending happens without the lock, holding a
+ * modules not yet sent, and the removal of those unregistered before
+ * their MODULE_ADD went.  Sending happens without the lock, holding a
  * reference (a module removed meanwhile gets its MODULE_REMOVE on the next
  * round, as it was marked sent).
  *
@@ -411,7 +443,7 @@ static int flush(int fd, int64_t deadline)
 {
 	for (;;) {
 		struct amod *m = NULL;
-		bool add = false;
+		bool add = false, name = false;
 		int id = 0, err;
 
 		if (deadline && mono_ms() >= deadline)
@@ -423,9 +455,10 @@ static int flush(int fd, int64_t deadline)
 			id = removed[--num_removed];
 		} else {
 			for (size_t i = 0; i < num_mods && !m; i++) {
-				if (!mods[i]->sent || !mods[i]->named) {
+				if (!mods[i]->sent || !mods[i]->named || mods[i]->removed) {
 					m = mods[i];
 					add = !m->sent;
+					name = !m->named;
 					m->sent = true;
 					m->refs++;
 				}
@@ -447,7 +480,8 @@ static int flush(int fd, int64_t deadline)
 				m->sent = false;
 				unqueue_removal(m);
 				pthread_mutex_unlock(&lock);
-			} else if (!err) {
+			}
+			if (!err && name) {
 				err = fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
 							    (const char *const *)m->names,
 							    m->num_sites, &seq);
@@ -456,6 +490,15 @@ static int flush(int fd, int64_t deadline)
 				if (!err) {
 					pthread_mutex_lock(&lock);
 					m->named = true;
+					pthread_mutex_unlock(&lock);
+				}
+			}
+			/* Unregistered before its MODULE_ADD went: now its removal. */
+			if (!err && m->removed) {
+				err = send_remove(fd, m->id);
+				if (!err) {
+					pthread_mutex_lock(&lock);
+					drop_removed(m);
 					pthread_mutex_unlock(&lock);
 				}
 			}
@@ -719,6 +762,7 @@ static void *agent_thread(void *arg)
 			}
 			if (fl_ownfd_adopt(&sock, fd) != 0)
 				continue;
+			atomic_store(&welcomed, true);
 			connected_at = time(NULL);
 		}
 		p[0] = (struct pollfd){ .fd = sock.fd, .events = POLLIN };
@@ -732,6 +776,7 @@ static void *agent_thread(void *arg)
 			/* The program's doing: said next round, the descriptor forgotten. */
 			lost_to_program = true;
 			sock = FL_OWNFD_NONE;
+			atomic_store(&welcomed, false);
 			continue;
 		}
 		/*
@@ -744,6 +789,7 @@ static void *agent_thread(void *arg)
 		     err != -EAGAIN)) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
 			fl_ownfd_close(&sock);
+			atomic_store(&welcomed, false);
 			/* A daemon that drops us at once is not hammered. */
 			if (time(NULL) - connected_at >= 10)
 				backoff_ms = 50;
@@ -873,6 +919,7 @@ static void fork_child(void)
 	fl_ownfd_close(&sock);
 	fl_ownfd_close(&wake_pair[0]);
 	fl_ownfd_close(&wake_pair[1]);
+	atomic_store(&welcomed, false);
 	if (fl_counters_fork_child() != 0)
 		return;
 	make_wake_pair();
@@ -887,8 +934,8 @@ static void fork_child(void)
 	{
 		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, false);
 
-		if (fd >= 0)
-			fl_ownfd_adopt(&sock, fd);
+		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
+			atomic_store(&welcomed, true);
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
 		fl_agent_requests_start();
@@ -915,12 +962,52 @@ int fl_agent_start(const char *given)
 	 * the first registration if no other thread has dispatched a fault yet.
 	 */
 	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true);
-	if (fd >= 0)
-		fl_ownfd_adopt(&sock, fd);
+	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
+		atomic_store(&welcomed, true);
 	started = true;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
 		return err;
 	return fl_agent_requests_start();
+}
+
+/*
+ * At exit, a process whose registration did not go through (the daemon
+ * was killed while reading it, or is stopped, or the agent waits to try
+ * again) sends its HELLO and modules once more, and a registered one whose
+ * agent has not sent everything yet (a JIT module unregistered just before
+ * exit) sends what is left: on a connection of their own, without waiting
+ * for anything (a socket without room takes nothing).  Whoever listens,
+ * the daemon or its keeper, gets the region with the final counts, and
+ * the daemon the names.
+ */
+static void __attribute__((destructor)) agent_at_exit(void)
+{
+	bool registered = atomic_load(&welcomed), queued;
+	uint32_t uid;
+	int fd;
+
+	if (!started || !path[0])
+		return;
+	pthread_mutex_lock(&lock);
+	queued = num_removed > 0;
+	for (size_t i = 0; i < num_mods && !queued; i++)
+		queued = !mods[i]->sent;
+	pthread_mutex_unlock(&lock);
+	if (registered && !queued)
+		return;
+	fd = fl_proto_connect(path, &uid);
+	if (fd < 0)
+		return;
+	if (send_hello(fd, 0) == 0) {
+		if (!registered)
+			reset_sent();
+		/* The socket does not block: what has no room is not sent. */
+		flush(fd, mono_ms() + register_wait_ms + 1);
+	}
+	/*
+	 * Left open: it closes when the process is gone, which the daemon
+	 * then knows from the hangup (closed now, the process would look alive).
+	 */
 }

@@ -131,7 +131,7 @@ struct fl_dispatch_state {
 	 * increments): slot i's is populations[i * populations_stride], in
 	 * the same memfd's site table.
 	 */
-	_Atomic uint64_t *populations;
+	_Atomic uint32_t *populations;
 	uint32_t populations_stride;
 
 	/* Statistics (relaxed). */

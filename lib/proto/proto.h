@@ -277,7 +277,14 @@ struct fl_shm_header {
 	uint32_t request_entries;
 	uint32_t completions_offset;
 	uint32_t completion_entries;
-	uint8_t pad0[16];
+	/*
+	 * Written by the process (release, after the slots' site table
+	 * entries): every slot it has described is below it; it only grows.
+	 * The daemon reads the site table up to here (capped at capacity,
+	 * acquire) to find modules it was never told of.
+	 */
+	_Atomic uint32_t sites_high;
+	uint8_t pad0[12];
 	/* 64: the daemon's cache line */
 	_Atomic uint32_t request_head;
 	_Atomic uint32_t request_tail;	/* written by the process */
@@ -290,18 +297,31 @@ struct fl_shm_header {
 	uint8_t pad2[116];
 };
 
+/*
+ * A site table entry's state (docs/protocol.md, "Unregistered modules").
+ * LIVE: the handler may count in the slot.  RETIRED (the process, once no
+ * handler can count there any more): the module was unregistered and the
+ * slot holds its final count; the process neither clears nor reuses it.
+ * SAVED (the daemon, once that count is in its state file): the process
+ * may clear the slot and reuse it.
+ */
+#define FL_SHM_SITE_LIVE 0u
+#define FL_SHM_SITE_RETIRED 1u
+#define FL_SHM_SITE_SAVED 2u
+
 struct fl_shm_site {
 	uint64_t faulting_pc;
 	uint64_t handler_pc;
 	uint32_t module;
 	uint32_t kind;		/* 0: slot unused */
+	_Atomic uint32_t state;	/* FL_SHM_SITE_* */
 	/*
-	 * Written by the handler (relaxed increments): the region pages the
-	 * instruction at faulting_pc touched first, which the handler
-	 * populated.  The kernel counts those as fault signals at the site;
-	 * they are not failed checks.
+	 * Written by the handler (relaxed increments, modulo 2^32): the
+	 * region pages the instruction at faulting_pc touched first, which
+	 * the handler populated.  The kernel counts those as fault signals at
+	 * the site; they are not failed checks.
 	 */
-	uint64_t populations;
+	_Atomic uint32_t populations;
 };
 
 struct fl_shm_entry {

@@ -8,6 +8,15 @@
  * hands out and takes back blocks, under the registry lock.  The agent
  * (lib/agent/) passes the memfd to the daemon.
  *
+ * The block of an unregistered module is not reused at once: it keeps its
+ * site table entries and its final counts, marked RETIRED, until the
+ * daemon marks them SAVED (its state file holds them); only then is it
+ * cleared and reused.  So a module's final counts are in the region for
+ * as long as the daemon may need them: a MODULE_REMOVE read late, a daemon
+ * killed and restarted, a process that exited meanwhile (docs/protocol.md,
+ * "Unregistered modules").  A process whose daemon never saves them
+ * reuses the oldest blocks when it needs room, or beyond RETIRED_MAX.
+ *
  * Where a memfd cannot be had (memfd_create denied by a seccomp filter, no
  * descriptor left), the region is anonymous memory: the handler counts all
  * the same, and the process does not register with a daemon.
@@ -35,20 +44,33 @@ static void *region;
 static struct fl_shm_layout layout;
 static struct block *free_blocks;	/* sorted by base, coalesced */
 static size_t num_free;
+static struct block *retired;		/* unregistered modules' blocks, oldest first */
+static size_t num_retired;
+static uint64_t retired_sites;
+static bool retired_warned;
+
+/*
+ * Sites kept RETIRED at most (1.25 MiB of site table and counters) before
+ * the oldest are reused unsaved: a process without a daemon, or whose
+ * daemon is gone for good, does not grow its region for ever.
+ */
+#define RETIRED_MAX 32768
+
+static void reclaim(size_t n);
 
 #define RING_ENTRIES 64
 
-_Static_assert(sizeof(struct fl_shm_site) % sizeof(uint64_t) == 0 &&
-	       offsetof(struct fl_shm_site, populations) % sizeof(uint64_t) == 0,
+_Static_assert(sizeof(struct fl_shm_site) % sizeof(uint32_t) == 0 &&
+	       offsetof(struct fl_shm_site, populations) % sizeof(uint32_t) == 0,
 	       "populations: one word in every site entry");
 
 /* Points the handler at the counters and populations of the region at p. */
 static void point_handler(void *p, const struct fl_shm_layout *l)
 {
 	fl_dispatch.counters = (_Atomic uint64_t *)((char *)p + l->counters_offset);
-	fl_dispatch.populations = (_Atomic uint64_t *)((char *)p + l->sites_offset +
+	fl_dispatch.populations = (_Atomic uint32_t *)((char *)p + l->sites_offset +
 						       offsetof(struct fl_shm_site, populations));
-	fl_dispatch.populations_stride = sizeof(struct fl_shm_site) / sizeof(uint64_t);
+	fl_dispatch.populations_stride = sizeof(struct fl_shm_site) / sizeof(uint32_t);
 }
 
 /*
@@ -158,6 +180,11 @@ int fl_counters_fork_child(void)
 	region = p;
 	region_fd = fd;
 	layout = l;
+	/* Nobody reads the copy yet: a plain store. */
+	atomic_store_explicit(&((struct fl_shm_header *)p)->sites_high, used,
+			      memory_order_relaxed);
+	/* The parent's unregistered modules are the parent's to report. */
+	reclaim(num_retired);
 	return 0;
 }
 
@@ -172,11 +199,17 @@ void *fl_counters_region(struct fl_shm_layout *l)
 	return region;
 }
 
+static struct fl_shm_site *site_table(void)
+{
+	return (struct fl_shm_site *)((char *)region + layout.sites_offset);
+}
+
 /* Describes slots [base, base + n) in the site table (kind 0: unused). */
 void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
 			  const struct fl_site_entry *sites)
 {
-	struct fl_shm_site *t = (struct fl_shm_site *)((char *)region + layout.sites_offset);
+	struct fl_shm_header *h = region;
+	struct fl_shm_site *t = site_table();
 
 	for (uint32_t i = 0; i < n; i++) {
 		t[base + i] = (struct fl_shm_site){
@@ -184,12 +217,86 @@ void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
 			.handler_pc = sites ? sites[i].handler_pc : 0,
 			.module = sites ? module : 0,
 			.kind = sites ? sites[i].kind : 0,
+			.state = FL_SHM_SITE_LIVE,
 		};
 	}
+	/*
+	 * Release: the entries are written before the daemon, loading
+	 * sites_high with acquire, reads them.
+	 */
+	if (sites && base + n > atomic_load_explicit(&h->sites_high, memory_order_relaxed))
+		atomic_store_explicit(&h->sites_high, base + n, memory_order_release);
 }
 
-/* Returns the first slot of a block of n, or -ENOSPC.  n > 0. */
-int64_t fl_counters_alloc(uint32_t n)
+/* Puts [base, base + n) back on the free list (its counters zero).  Returns 0 or -ENOMEM. */
+static int free_insert(uint32_t base, uint32_t n);
+
+/* Clears a retired block and frees it: its counts are saved by the daemon, or given up. */
+static void release(struct block b)
+{
+	fl_counters_describe(b.base, b.len, 0, NULL);
+	for (uint32_t k = 0; k < b.len; k++)
+		atomic_store_explicit(&fl_dispatch.counters[b.base + k], 0, memory_order_relaxed);
+	retired_sites -= b.len;
+	free_insert(b.base, b.len);
+}
+
+/* Releases the n oldest retired blocks. */
+static void reclaim(size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		release(retired[i]);
+	memmove(retired, retired + n, (num_retired - n) * sizeof(*retired));
+	num_retired -= n;
+}
+
+/* Whether the daemon has saved every count of block b (its first slot first). */
+static bool saved(struct block b)
+{
+	struct fl_shm_site *t = site_table();
+
+	for (uint32_t k = 0; k < b.len; k++)
+		/* Relaxed: nothing else is read from the slot; it is cleared next. */
+		if (atomic_load_explicit(&t[b.base + k].state, memory_order_relaxed) !=
+		    FL_SHM_SITE_SAVED)
+			return false;
+	return true;
+}
+
+/* Releases every retired block the daemon has saved, in one pass. */
+static void sweep(void)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < num_retired; i++) {
+		if (saved(retired[i]))
+			release(retired[i]);
+		else
+			retired[kept++] = retired[i];
+	}
+	num_retired = kept;
+}
+
+/* Releases the oldest retired blocks, counts unsaved, until at most max sites are kept. */
+static void reclaim_unsaved(uint64_t max)
+{
+	size_t n = 0;
+	uint64_t left = retired_sites;
+
+	while (n < num_retired && left > max)
+		left -= retired[n++].len;
+	if (!n)
+		return;
+	if (!retired_warned) {
+		retired_warned = true;
+		fl_log(FL_LOG_WARN, "unregistered modules' counts not saved by faultlined yet: "
+		       "their counter slots are reused to make room (those counts are lost)");
+	}
+	reclaim(n);
+}
+
+/* Returns the first slot of a block of n from the free list, or -ENOSPC. */
+static int64_t take(uint32_t n)
 {
 	for (size_t i = 0; i < num_free; i++) {
 		struct block *b = &free_blocks[i];
@@ -210,15 +317,79 @@ int64_t fl_counters_alloc(uint32_t n)
 }
 
 /*
+ * Returns the first slot of a block of n, or -ENOSPC.  n > 0.  Retired
+ * blocks the daemon has saved are reclaimed now and then (every 64th call)
+ * and when room is short; unsaved ones only when nothing else is left.
+ */
+int64_t fl_counters_alloc(uint32_t n)
+{
+	static unsigned calls;
+	int64_t base;
+
+	if (++calls % 64 == 0)
+		sweep();
+	base = take(n);
+	if (base < 0 && num_retired) {
+		sweep();
+		base = take(n);
+	}
+	for (uint64_t max = retired_sites / 2; base < 0 && num_retired; max /= 2) {
+		reclaim_unsaved(max);
+		base = take(n);
+	}
+	return base;
+}
+
+/*
+ * The block of an unregistered module, after a grace period: no handler
+ * counts in it any more.  Kept with its counts, RETIRED, until the daemon
+ * saves them (anonymous memory, which no daemon sees, is freed at once).
+ * Returns 0 or -ENOMEM.
+ */
+int fl_counters_retire(uint32_t base, uint32_t n)
+{
+	static size_t room;
+	struct fl_shm_site *t = site_table();
+
+	if (n == 0)
+		return 0;
+	if (region_fd.fd < 0)
+		return fl_counters_free(base, n);
+	if (num_retired == room) {
+		size_t want = room ? room * 2 : 64;
+		struct block *grown = realloc(retired, want * sizeof(*retired));
+
+		if (!grown)
+			return fl_counters_free(base, n);
+		retired = grown;
+		room = want;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		/*
+		 * Release: the handlers' last increments, ordered before this by
+		 * the grace period, are seen by a daemon that loads RETIRED with
+		 * acquire and then reads the count.
+		 */
+		atomic_store_explicit(&t[base + k].state, FL_SHM_SITE_RETIRED,
+				      memory_order_release);
+	retired[num_retired++] = (struct block){ base, n };
+	retired_sites += n;
+	if (retired_sites > RETIRED_MAX) {
+		sweep();
+		/* A quarter of the room at once: not one block per call. */
+		if (retired_sites > RETIRED_MAX)
+			reclaim_unsaved(RETIRED_MAX * 3 / 4);
+	}
+	return 0;
+}
+
+/*
  * Returns a block, zeroing its counters.  Call only after a grace period:
  * no handler may still increment them for the old sites.  Returns 0 or
  * -ENOMEM (the block is then lost, not reused).
  */
 int fl_counters_free(uint32_t base, uint32_t n)
 {
-	size_t i = 0;
-	struct block *grown;
-
 	if (n == 0)
 		return 0;
 	for (uint32_t k = 0; k < n; k++) {
@@ -227,6 +398,13 @@ int fl_counters_free(uint32_t base, uint32_t n)
 							       fl_dispatch.populations_stride],
 				      0, memory_order_relaxed);
 	}
+	return free_insert(base, n);
+}
+
+static int free_insert(uint32_t base, uint32_t n)
+{
+	size_t i = 0;
+	struct block *grown;
 
 	while (i < num_free && free_blocks[i].base < base)
 		i++;

@@ -181,9 +181,12 @@ static int publish(struct module **removed, size_t num_removed)
 	free((void *)old);
 	for (size_t i = 0; i < num_removed; i++) {
 		if (removed[i]->num_sites) {
+			/*
+			 * Kept, final counts and all, until the daemon has saved
+			 * them (counters.c); marked so before MODULE_REMOVE can go.
+			 */
+			fl_counters_retire(removed[i]->counter_base, removed[i]->num_sites);
 			fl_agent_module_removed(removed[i]->id);
-			fl_counters_describe(removed[i]->counter_base, removed[i]->num_sites, 0, NULL);
-			fl_counters_free(removed[i]->counter_base, removed[i]->num_sites);
 		}
 		module_free(removed[i]);
 	}

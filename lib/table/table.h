@@ -49,5 +49,7 @@ void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
 			  const struct fl_site_entry *sites);
 int64_t fl_counters_alloc(uint32_t n);
 int fl_counters_free(uint32_t base, uint32_t n);
+/* An unregistered module's block, kept until the daemon saves its counts. */
+int fl_counters_retire(uint32_t base, uint32_t n);
 
 #endif /* FL_TABLE_TABLE_H */

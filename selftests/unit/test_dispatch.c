@@ -21,6 +21,7 @@
 #include <faultline/dispatch.h>
 
 #include "dispatch/dispatch.h"
+#include "proto/proto.h"
 #include "table/table.h"
 
 #include "suites.h"
@@ -564,6 +565,94 @@ static void fault_inside_handler(void *arg)
 	_exit(3);
 }
 
+/* The slots of module id in the region's site table: *first, and how many. */
+static uint32_t slots_of(int id, uint32_t *first)
+{
+	struct fl_shm_layout l;
+	struct fl_shm_site *t = (struct fl_shm_site *)((char *)fl_counters_region(&l) +
+						       l.sites_offset);
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < l.capacity; i++) {
+		if (t[i].module == (uint32_t)id && t[i].kind) {
+			if (!n)
+				*first = i;
+			n++;
+		}
+	}
+	return n;
+}
+
+static _Atomic uint64_t *slot_state(uint32_t slot)
+{
+	struct fl_shm_layout l;
+	struct fl_shm_site *t = (struct fl_shm_site *)((char *)fl_counters_region(&l) +
+						       l.sites_offset);
+
+	return &t[slot].state;
+}
+
+/*
+ * What faultlined must find after the module is gone: its slots keep the
+ * module and its final counts (RETIRED) and are not reused until the
+ * daemon marks them SAVED; then they are cleared and reused.  Unsaved ones
+ * are reused only when nothing else is left.
+ */
+START_TEST(unregistered_module_keeps_its_counts_until_the_daemon_saves_them)
+{
+	struct fl_init_opts o = { .sz = sizeof(o),
+				  .flags = FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT, .max_sites = 4 };
+	struct jit a, b, c;
+	uint32_t a0 = 0, b0 = 0, c0 = 0;
+	int ida, idb, idc;
+
+	ck_assert_int_eq(fl_init(&o), 0);
+	jit_make(&a);
+	jit_map(&a, 1, 3);
+	ida = jit_register(&a, NULL);
+	ck_assert_int_gt(ida, 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(a.load(NULL), -1);
+	ck_assert_uint_eq(slots_of(ida, &a0), 2);
+	ck_assert_int_eq(fl_module_unregister(ida), 0);
+
+	/* Retired: described still, the count there, not reused. */
+	ck_assert_uint_eq(slots_of(ida, &a0), 2);
+	ck_assert_uint_eq(atomic_load(slot_state(a0)), FL_SHM_SITE_RETIRED);
+	ck_assert_uint_eq(atomic_load(&fl_dispatch.counters[a0]), 3);
+	jit_make(&b);
+	jit_map(&b, 1, 3);
+	idb = jit_register(&b, NULL);
+	ck_assert_int_gt(idb, 0);
+	ck_assert_uint_eq(slots_of(idb, &b0), 2);
+	ck_assert_uint_ne(b0, a0);
+	ck_assert_int_eq(b.load(NULL), -1);
+	ck_assert_int_eq(fl_module_unregister(idb), 0);
+
+	/* The daemon saved a's counts: its slots are the ones reused. */
+	atomic_store(slot_state(a0), FL_SHM_SITE_SAVED);
+	atomic_store(slot_state(a0 + 1), FL_SHM_SITE_SAVED);
+	jit_make(&c);
+	jit_map(&c, 1, 3);
+	idc = jit_register(&c, NULL);
+	ck_assert_int_gt(idc, 0);
+	ck_assert_uint_eq(slots_of(idc, &c0), 2);
+	ck_assert_uint_eq(c0, a0);
+	ck_assert_uint_eq(atomic_load(&fl_dispatch.counters[c0]), 0);
+	ck_assert_uint_eq(slots_of(ida, &a0), 0);
+	/* b's are still kept, its count with them. */
+	ck_assert_uint_eq(atomic_load(slot_state(b0)), FL_SHM_SITE_RETIRED);
+	ck_assert_uint_eq(atomic_load(&fl_dispatch.counters[b0]), 1);
+
+	/* No room left but b's unsaved slots: those are reused rather than fail. */
+	ck_assert_int_eq(fl_module_unregister(idc), 0);
+	atomic_store(slot_state(c0), FL_SHM_SITE_SAVED);
+	atomic_store(slot_state(c0 + 1), FL_SHM_SITE_SAVED);
+	ck_assert_int_gt(jit_register(&a, NULL), 0);
+	ck_assert_int_gt(jit_register(&b, NULL), 0);
+}
+END_TEST
+
 START_TEST(dispatch_fault_inside_handler_dies_by_default_action)
 {
 	struct nested n;
@@ -610,6 +699,7 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, dispatch_unclaimed_fault_reaches_recorded_handler);
 	tcase_add_test(tc, dispatch_runs_on_a_minimal_sigaltstack);
 	tcase_add_test(tc, dispatch_survives_registration_churn);
+	tcase_add_test(tc, unregistered_module_keeps_its_counts_until_the_daemon_saves_them);
 	tcase_add_test(tc, dispatch_fault_inside_handler_dies_by_default_action);
 	tcase_add_test(tc, fork_child_ignores_parent_threads_in_the_handler);
 	tcase_add_test(tc, fork_during_a_grace_period_leaves_the_child_unlocked);

@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+# Compares what programs did with what faultlined counted.
+#
+#   check.py stats STATS_JSON DONE_FILE...   (faultline stats --json)
+#   check.py state STATE_JSON DONE_FILE...   (faultlined's state.json)
+#
+# Each DONE_FILE holds a program's output; its line "done PID LOADS STORES
+# JIT" says what it did.  For each such pid there must be exactly one
+# entry, exited, whose faults by kind are exact: load = LOADS + JIT (the
+# JIT modules' site is a load), store = STORES, load-store = 0.  Prints
+# what differs; exits 0 when nothing does.
+import json
+import sys
+
+KINDS = {1: "load", 2: "load-store", 3: "store"}
+
+
+def entries(what, path):
+    with open(path) as f:
+        doc = json.load(f)
+    out = []
+    for p in doc["processes"]:
+        by_kind = {"load": 0, "store": 0, "load-store": 0}
+        sites = 0
+        mods = set()
+        if what == "stats":
+            for s in p.get("sites", []):
+                by_kind[s["kind"]] += s["faults"]
+                sites += 1
+                mods.add(s["module"])
+        else:
+            for m in p["modules"]:
+                mods.add(m["name"])
+                for s in m["sites"]:
+                    by_kind[KINDS.get(s["kind"], "?")] = \
+                        by_kind.get(KINDS.get(s["kind"], "?"), 0) + s["faults"]
+                    sites += 1
+        out.append({"pid": p["pid"], "exited": p["exited"], "kinds": by_kind,
+                    "sites": sites, "modules": sorted(mods)})
+    return out
+
+
+def main():
+    what, path, done = sys.argv[1], sys.argv[2], sys.argv[3:]
+    got = entries(what, path)
+    bad = 0
+    for d in done:
+        line = [l for l in open(d) if l.startswith("done ")]
+        if len(line) != 1:
+            print("%s: no 'done' line" % d)
+            bad += 1
+            continue
+        _, pid, loads, stores, jit = line[0].split()
+        pid, want = int(pid), {"load": int(loads) + int(jit), "store": int(stores),
+                               "load-store": 0}
+        mine = [e for e in got if e["pid"] == pid]
+        if len(mine) != 1:
+            print("pid %d: %d entries (want 1): %s" % (pid, len(mine), mine))
+            bad += 1
+            continue
+        e = mine[0]
+        if not e["exited"] or e["kinds"] != want:
+            print("pid %d: exited %s, faults %s, want %s (%d sites, modules %s)" %
+                  (pid, e["exited"], e["kinds"], want, e["sites"], e["modules"]))
+            bad += 1
+    sys.exit(1 if bad else 0)
+
+
+main()
