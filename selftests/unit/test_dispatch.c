@@ -583,7 +583,7 @@ static uint32_t slots_of(int id, uint32_t *first)
 	return n;
 }
 
-static _Atomic uint64_t *slot_state(uint32_t slot)
+static _Atomic uint32_t *slot_state(uint32_t slot)
 {
 	struct fl_shm_layout l;
 	struct fl_shm_site *t = (struct fl_shm_site *)((char *)fl_counters_region(&l) +
