@@ -26,7 +26,8 @@
  *                                 the main thread forks N children that exit
  *                                 at once; prints "churn PID HUNG" (HUNG: 1
  *                                 when a child did not exit within HANG_S,
- *                                 killed, and no more were forked; else 0)
+ *                                 killed, and no more were forked; else 0),
+ *                                 then exits at EOF
  *
  * Valid pointers are interleaved with the NULL ones (those must not count).
  * A check that does not return its sentinel prints "FAIL" and exits 1.
@@ -147,6 +148,10 @@ static int churn(int n)
 	churn_stop = 1;
 	pthread_join(t, NULL);
 	printf("churn %d %d\n", (int)getpid(), hung);
+	fflush(stdout);
+	/* Alive until stdin ends: the daemon is asked about it meanwhile. */
+	while (getchar() != EOF)
+		;
 	return 0;
 }
 
