@@ -244,6 +244,8 @@ static void release(struct block b)
 /* Releases the n oldest retired blocks. */
 static void reclaim(size_t n)
 {
+	if (n == 0)
+		return;		/* retired may be NULL then */
 	for (size_t i = 0; i < n; i++)
 		release(retired[i]);
 	memmove(retired, retired + n, (num_retired - n) * sizeof(*retired));
