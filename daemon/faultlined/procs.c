@@ -180,9 +180,24 @@ void fld_proc_attach(struct fld_proc *p, void *region, const struct fl_shm_layou
 	}
 	p->region = region;
 	p->layout = *l;
-	for (size_t i = 0; i < p->num_mods; i++) {
+	for (size_t i = 0; i < p->num_mods;) {
 		struct fld_module *m = p->mods[i];
 		bool all = m->num_sites > 0, retired = false;
+
+		/*
+		 * Restored from a state file without module ids: which of the
+		 * region's modules it was cannot be told, and the process sends
+		 * its live ones again (counted from its start): left out, not
+		 * counted twice.
+		 */
+		if (!m->id) {
+			p->num_sites -= m->num_sites;
+			fld_module_free(m);
+			memmove(&p->mods[i], &p->mods[i + 1], (p->num_mods - i - 1) * sizeof(*p->mods));
+			p->num_mods--;
+			continue;
+		}
+		i++;
 
 		for (uint32_t k = 0; k < m->num_sites && all; k++) {
 			int st = slot_state(p, m, &m->sites[k]);

@@ -257,6 +257,7 @@ static int restore_proc(json_object *po)
 		}
 		p->mods = grown;
 		p->mods[p->num_mods++] = m;
+		p->num_sites += m->num_sites;
 	}
 	return 0;
 }

@@ -70,7 +70,7 @@ dstart() {
 	dlogs=$((dlogs + 1))
 	DLOG=$W/daemon.$dlogs.log
 	rm -f "$DLOG"
-	"$FLD" --socket "$SOCK" --state-dir "$STATE" --log-level debug >"$DLOG" 2>&1 &
+	"$FLD" --socket "$SOCK" --state-dir "$STATE" --log-level debug >"$DLOG" 2>&1 7>&- &
 	DPID=$!
 	if ! eventually grep -qs "listening on" "$DLOG"; then
 		bad "faultlined did not start: $(tail -3 "$DLOG")"
