@@ -172,11 +172,72 @@ static const char *cannot_load(char *why, size_t size)
 	return why;
 }
 
+/*
+ * Samples of a pid the daemon does not know yet: a child the program
+ * registered at its fork, which sends its HELLO without waiting and may
+ * fault before the daemon reads it.  Kept for it (in a kproc of their own)
+ * until it registers, for ORPHAN_TICKS ticks at most, MAX_ORPHANS pids.
+ */
+#define MAX_ORPHANS 1024
+#define ORPHAN_TICKS 4
+static struct orphan {
+	struct fld_kproc k;	/* only its samples are used */
+	unsigned ticks;
+} *orphans;
+static size_t num_orphans;
+
+static struct fld_kproc *orphan_of(pid_t pid)
+{
+	struct orphan *grown;
+
+	for (size_t i = 0; i < num_orphans; i++)
+		if (orphans[i].k.pid == pid)
+			return &orphans[i].k;
+	if (num_orphans == MAX_ORPHANS)
+		return NULL;
+	grown = realloc(orphans, (num_orphans + 1) * sizeof(*orphans));
+	if (!grown)
+		return NULL;
+	orphans = grown;
+	memset(&orphans[num_orphans], 0, sizeof(*orphans));
+	orphans[num_orphans].k.pid = pid;
+	return &orphans[num_orphans++].k;
+}
+
+/* Hands pid's samples kept so far to k, its registration. */
+static void adopt_orphan(struct fld_kproc *k)
+{
+	for (size_t i = 0; i < num_orphans; i++) {
+		if (orphans[i].k.pid == k->pid) {
+			const struct fld_kproc *o = &orphans[i].k;
+
+			k->fault_samples = o->fault_samples;
+			k->signal_samples = o->signal_samples;
+			memcpy(k->recent, o->recent, sizeof(k->recent));
+			k->nrecent = o->nrecent;
+			k->next_recent = o->next_recent;
+			orphans[i] = orphans[--num_orphans];
+			return;
+		}
+	}
+}
+
+/* A tick: orphans whose process never registered are forgotten. */
+static void age_orphans(void)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < num_orphans; i++)
+		if (++orphans[i].ticks < ORPHAN_TICKS)
+			orphans[kept++] = orphans[i];
+	num_orphans = kept;
+}
+
 static struct fld_kproc *kproc_of(pid_t pid)
 {
 	struct fld_proc *p = fld_proc_find_live(pid);
 
-	return p ? p->k : NULL;
+	return p ? p->k : orphan_of(pid);
 }
 
 static int on_sample(void *ctx, void *data, size_t size)
@@ -441,8 +502,11 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 	v->nfaults = (size_t)nf;
 	v->sigs = s;
 	v->nsigs = (size_t)ns;
-	qsort(v->faults, v->nfaults, sizeof(*v->faults), cmp_fault);
-	qsort(v->sigs, v->nsigs, sizeof(*v->sigs), cmp_sig);
+	/* Either may be NULL when empty, which qsort must not be given. */
+	if (v->nfaults)
+		qsort(v->faults, v->nfaults, sizeof(*v->faults), cmp_fault);
+	if (v->nsigs)
+		qsort(v->sigs, v->nsigs, sizeof(*v->sigs), cmp_sig);
 	return v;
 }
 
@@ -803,6 +867,9 @@ void fld_bpf_proc_add(struct fld_proc *p, bool first)
 		return;
 	p->k->pid = p->pid;
 	p->k->complete = first && since_fork;
+	/* Its samples read before its HELLO was (an orphan's), if any. */
+	if (since_fork)
+		adopt_orphan(p->k);
 	p->k->lost_base = stat_sum(FL_STAT_SIGNALS_LOST);
 	if (bpf_map__update_elem(skel->maps.fl_registered, &pid, sizeof(pid), &reg, sizeof(reg),
 				 BPF_ANY)) {
@@ -1074,5 +1141,6 @@ void fld_bpf_tick(void)
 	if (!skel)
 		return;
 	check_inherited();
+	age_orphans();
 	tick_work();
 }

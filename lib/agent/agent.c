@@ -395,7 +395,7 @@ static void drop_removed(struct amod *m)
  * (FAULTLINE_REGISTER_WAIT_MS sets it): a daemon that answers takes about
  * a millisecond for the whole handshake; one that is stopped, slow, or
  * never accepts costs the program this much at most, and the registration
- * goes on in the fl-agent thread.  A fork waits for nothing.
+ * goes on in the fl-agent thread.  A forked child waits as long.
  */
 #define REGISTER_WAIT_MS 10
 #define REGISTER_WAIT_MAX_MS 600000
@@ -926,13 +926,14 @@ static void fork_child(void)
 	read_comm();
 	reset_sent();
 	/*
-	 * The registration is sent before fork returns, so that a child that
-	 * exits at once is counted, but nothing is waited for: the kernel
-	 * counts the child of a registered process from its fork on, and its
-	 * counters start from zero (FL_HELLO_FIRST).
+	 * As at start: the registration is sent before fork returns, so that
+	 * a child that exits at once is counted, and waited for as long as
+	 * fl_init waits (the kernel then knows the child's faulting PCs before
+	 * it faults); the kernel counts the child of a registered process
+	 * from its fork on, and its counters start from zero (FL_HELLO_FIRST).
 	 */
 	{
-		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, false);
+		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, true);
 
 		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
 			atomic_store(&welcomed, true);
