@@ -27,7 +27,7 @@
 #   - a stopped daemon: fl_init and fork wait 10 ms at most, and
 #     the process is registered once when the daemon runs again, its
 #     kernel counts not claimed whole; a running one: whole, for a forked
-#     child too, which waited for nothing;
+#     child too;
 #   - two users holding every connection they can: root's queries and
 #     programs still get in, and connections that say nothing are dropped.
 #
