@@ -1091,6 +1091,12 @@ $(HOSTILE_OUT)/fdclose: $(B)/obj/selftests/daemon/hostile/fdclose.o $(E2E_OUT)/s
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -o $@ $^
 
+# Registers as many made-up sites as asked (one user's load on the daemon).
+$(HOSTILE_OUT)/manysites: $(B)/obj/selftests/daemon/hostile/manysites.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+
 # Runs a program with memfd_create denied by a seccomp filter.
 $(HOSTILE_OUT)/nomemfd: $(B)/obj/selftests/daemon/hostile/nomemfd.o
 	@mkdir -p $(@D)

@@ -380,7 +380,14 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 		c->qbytes -= o->len;
 		close_fds(o->fds, o->nfds);
 		free(o);
+		if (!c->qhead && l->ops->on_drained)
+			l->ops->on_drained(c, l->ctx);
 	}
+}
+
+size_t fld_client_queued(const struct fld_client *c)
+{
+	return c->qbytes;
 }
 
 void fld_client_bulk(struct fld_client *c, int on)
@@ -493,6 +500,11 @@ void fld_loop__tick(struct fld_loop *l)
 	}
 	if (l->ops->on_tick)
 		l->ops->on_tick(l->ctx);
+}
+
+int fld_loop__work(struct fld_loop *l)
+{
+	return !l->stop && l->ops->on_work ? l->ops->on_work(l->ctx) : 0;
 }
 
 int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,

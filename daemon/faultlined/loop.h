@@ -36,6 +36,14 @@ struct fld_loop_ops {
 	void (*on_disconnect)(struct fld_client *c, void *ctx);
 	/* Every tick_ms. */
 	void (*on_tick)(void *ctx);
+	/*
+	 * After each round of events (optional): does a bounded piece of the
+	 * work left over from callbacks.  Returns nonzero while work is left:
+	 * the loop then waits for no event before its next round.
+	 */
+	int (*on_work)(void *ctx);
+	/* c's queue of outgoing messages was emptied (optional). */
+	void (*on_drained)(struct fld_client *c, void *ctx);
 };
 
 /* Every field 0 means its default.  First field: the struct's size. */
@@ -98,6 +106,9 @@ unsigned fld_loop_clients(const struct fld_loop *loop);
  */
 int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int *fds,
 		    size_t nfds);
+
+/* Bytes queued to c and not sent yet (the socket was full). */
+size_t fld_client_queued(const struct fld_client *c);
 
 /*
  * While on, fld_client_send queues whatever the queue limits: for the rest

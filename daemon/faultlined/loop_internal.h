@@ -123,6 +123,8 @@ void fld_loop__readable(struct fld_loop *l, struct fld_client *c);
 void fld_loop__writable(struct fld_loop *l, struct fld_client *c);
 void fld_loop__signal(struct fld_loop *l, int signo);
 void fld_loop__tick(struct fld_loop *l);
+/* After a round of events: ops->on_work.  Returns nonzero while work is left. */
+int fld_loop__work(struct fld_loop *l);
 /* Frees dropped clients no backend request names any more. */
 void fld_loop__reap(struct fld_loop *l);
 

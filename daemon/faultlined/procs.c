@@ -10,6 +10,8 @@
 
 struct fld_proc **fld_procs;
 size_t fld_num_procs;
+static uint64_t next_serial = 1;
+void (*fld_proc_on_free)(struct fld_proc *p);
 
 static uint64_t now_ms(void)
 {
@@ -47,6 +49,7 @@ struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
 		return NULL;
 	}
 	fld_procs = grown;
+	p->serial = next_serial++;
 	p->pid = pid;
 	p->uid = uid;
 	memcpy(p->comm, comm, sizeof(p->comm));
@@ -54,6 +57,20 @@ struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
 	p->registered_ms = now_ms();
 	fld_procs[fld_num_procs++] = p;
 	return p;
+}
+
+void fld_proc_serial_above(uint64_t serial)
+{
+	if (next_serial <= serial)
+		next_serial = serial + 1;
+}
+
+struct fld_proc *fld_proc_by_serial(uint64_t serial)
+{
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_procs[i]->serial == serial)
+			return fld_procs[i];
+	return NULL;
 }
 
 struct fld_proc *fld_proc_find_live(pid_t pid)
@@ -98,6 +115,8 @@ void fld_module_free(struct fld_module *m)
 
 static void proc_free(struct fld_proc *p)
 {
+	if (fld_proc_on_free)
+		fld_proc_on_free(p);
 	for (size_t i = 0; i < p->num_mods; i++)
 		fld_module_free(p->mods[i]);
 	free(p->mods);
@@ -140,19 +159,25 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	 * is in registration order: a process that registered early and
 	 * exited late is not the oldest exited.
 	 */
-	while (exited > max_exited) {
-		size_t oldest = fld_num_procs;
-
-		for (size_t i = 0; i < fld_num_procs; i++)
-			if (fld_procs[i]->exited && fld_procs[i]->uid == p->uid &&
-			    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
-				oldest = i;
-		proc_free(fld_procs[oldest]);
-		memmove(&fld_procs[oldest], &fld_procs[oldest + 1],
-			(fld_num_procs - oldest - 1) * sizeof(*fld_procs));
-		fld_num_procs--;
+	while (exited > max_exited && fld_proc_drop_oldest_exited(p->uid))
 		exited--;
-	}
+}
+
+bool fld_proc_drop_oldest_exited(uid_t uid)
+{
+	size_t oldest = fld_num_procs;
+
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_procs[i]->exited && fld_procs[i]->uid == uid &&
+		    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
+			oldest = i;
+	if (oldest == fld_num_procs)
+		return false;
+	proc_free(fld_procs[oldest]);
+	memmove(&fld_procs[oldest], &fld_procs[oldest + 1],
+		(fld_num_procs - oldest - 1) * sizeof(*fld_procs));
+	fld_num_procs--;
+	return true;
 }
 
 void fld_proc_remove(struct fld_proc *p)

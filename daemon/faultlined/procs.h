@@ -38,6 +38,8 @@ struct fld_module {
 	uint32_t num_sites;
 	struct fld_site *sites;
 	bool removed;		/* counts frozen */
+	/* Sites mirrored into the eBPF program's map (the first ones: kbpf.c). */
+	uint32_t kernel_sites;
 	/* Loaded when its process exited: its sites' kernel_frozen are set. */
 	bool kernel_counted;
 	/* Stack map: the sealed bytes (mapped), parsed, and runtime PCs. */
@@ -47,7 +49,22 @@ struct fld_module {
 	uint64_t *record_pc;	/* per record, in section order */
 };
 
+struct fld_job;
+
+/* A process's record file in the state directory, proc.SERIAL.json (state.c). */
+struct fld_record {
+	struct fld_job *writer;	/* the job writing it now, or NULL */
+	bool written;		/* the file holds it as of written_gen */
+	bool written_exited;	/* ...written after it exited: its counts are final */
+	uint32_t gen;		/* bumped by every change but the counts (session.c) */
+	uint32_t written_gen;
+	uint64_t written_sum;	/* the sum of the counts written */
+	uint64_t next_ms;	/* CLOCK_MONOTONIC: a live one is not rewritten before */
+};
+
 struct fld_proc {
+	/* Unique among the processes of this state directory, restored ones too. */
+	uint64_t serial;
 	pid_t pid;
 	uid_t uid;
 	char comm[FL_PROTO_COMM];
@@ -70,9 +87,14 @@ struct fld_proc {
 	 */
 	uint32_t *gone;
 	size_t num_gone;
-	/* Limits (session.c): sections of live modules, sites of all modules. */
+	/*
+	 * Limits (session.c): sections of live modules, sites of all modules,
+	 * bytes of the names SYMBOLS gave its sites.
+	 */
 	uint64_t section_bytes;
 	uint64_t num_sites;
+	uint64_t name_bytes;
+	struct fld_record rec;
 	uint32_t next_seq;		/* requests */
 	struct fld_kproc *k;		/* the eBPF program's view (kbpf.c), or NULL */
 };
@@ -85,8 +107,13 @@ extern size_t fld_num_procs;
 uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 			 const struct fld_site *s);
 
+/* Appends a new process, with the next serial.  NULL when out of memory. */
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm);
+/* Serials given from now on are above serial (restored processes keep theirs). */
+void fld_proc_serial_above(uint64_t serial);
 struct fld_proc *fld_proc_find_live(pid_t pid);
+/* The process with that serial, or NULL when it is gone. */
+struct fld_proc *fld_proc_by_serial(uint64_t serial);
 struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id);
 
 /* Freezes a module's counts; its slots may be reused by the process. */
@@ -103,6 +130,15 @@ void fld_module_free(struct fld_module *m);
 
 /* Removes p from the list and frees it. */
 void fld_proc_remove(struct fld_proc *p);
+
+/* Called for each process about to be freed, when set (state.c: its record goes). */
+extern void (*fld_proc_on_free)(struct fld_proc *p);
+
+/*
+ * Removes and frees uid's process that exited first (see fld_proc_exit).
+ * Returns false when uid has no exited process.
+ */
+bool fld_proc_drop_oldest_exited(uid_t uid);
 
 /* Whether a client with uid may see (or change) p. */
 bool fld_proc_visible(const struct fld_proc *p, uid_t uid);

@@ -19,16 +19,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "dlog.h"
 #include "loop.h"
 #include "procs.h"
 #include "kbpf.h"
 #include "session.h"
+#include "work.h"
 
 /* What a connection is: nothing yet, a registered process, or a CLI. */
 struct session {
 	struct fld_proc *proc;
 	bool querier;
+	struct fld_job *query;		/* its answer being built (query.c), or NULL */
 };
 
 /* A request waiting for its completion in a process's ring. */
@@ -241,7 +244,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	}
 	fld_info("pid %d (%s, uid %u) registered", (int)pid, p->comm,
 		(unsigned)p->uid);
-	fld_state_changed();
+	fld_state_changed(p);
 }
 
 /* ------------------------------------------------------------------------
@@ -284,6 +287,24 @@ static int stackmap_pcs(struct fld_module *mod, const void *sm, size_t size,
 	return 0;
 }
 
+/*
+ * Module id is left out: its SYMBOLS and MODULE_REMOVE, which follow, are
+ * ignored.  Returns false when too many are (the client was dropped).
+ */
+static bool leave_out(struct fld_client *c, struct fld_proc *p, uint32_t id)
+{
+	uint32_t *ids = p->num_gone < opts.max_modules ?
+		realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
+
+	if (!ids) {
+		drop(c, "MODULE_ADD", "too many modules left out");
+		return false;
+	}
+	p->gone = ids;
+	p->gone[p->num_gone++] = id;
+	return true;
+}
+
 static void on_module_add(struct fld_client *c, struct session *s, const struct fl_msg *m,
 			  int *fds)
 {
@@ -294,6 +315,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	struct fl_diag d = { 0 };
 	const struct fl_shm_site *table;
 	size_t want = (size_t)a->faultmap_size + a->stackmap_size + 8ull * a->sm_functions;
+	char why[256];
 	struct stat st;
 	int err;
 
@@ -319,6 +341,17 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		fld_send_error(c, m->seq, -ENOSPC, "more than %zu sites or %zu bytes of sections",
 			       opts.max_sites, opts.max_section_bytes);
 		drop(c, "MODULE_ADD", "over its limit of sites or section bytes");
+		return;
+	}
+	/*
+	 * Over its user's budget: refused, the process stays registered (its
+	 * program does not depend on the daemon; its other modules count on).
+	 */
+	if (fld_budget_admit(p->uid, a->num_sites, want, why, sizeof(why)) != 0) {
+		fld_send_error(c, m->seq, -EDQUOT, "module %u (%.*s, %u sites) not registered: %s",
+			       a->module, (int)(a->name_len > 64 ? 64 : a->name_len), m->name,
+			       a->num_sites, why);
+		leave_out(c, p, a->module);
 		return;
 	}
 	mod = calloc(1, sizeof(*mod));
@@ -350,16 +383,9 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 			 * sent MODULE_ADD.  The module is left out; its
 			 * SYMBOLS and MODULE_REMOVE will be ignored.
 			 */
-			uint32_t *ids = p->num_gone < opts.max_modules ?
-				realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
-
 			fld_module_free(mod);
-			if (!ids) {
-				drop(c, "MODULE_ADD", "too many modules with stale site table slots");
+			if (!leave_out(c, p, a->module))
 				return;
-			}
-			p->gone = ids;
-			p->gone[p->num_gone++] = a->module;
 			fld_debug("pid %d: module %u: its site table slots do not describe it "
 				 "(unloaded since?): left out", (int)p->pid, a->module);
 			return;
@@ -430,7 +456,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
 		(int)p->pid, mod->id, mod->name, mod->num_sites,
 		mod->sm ? fl_stackmap_count(mod->sm) : 0);
-	fld_state_changed();
+	fld_state_changed(p);
 }
 
 /* Whether module id was left out at MODULE_ADD (and forget it when remove). */
@@ -468,14 +494,17 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 		munmap(mod->sections, mod->sections_size);
 	mod->sections = NULL;
 	mod->sections_size = 0;
-	fld_state_changed();
+	fld_state_changed(s->proc);
 }
 
 static void on_symbols(struct fld_client *c, struct session *s, const struct fl_msg *m)
 {
 	struct fld_module *mod = s->proc ? fld_proc_module(s->proc, m->symbols.module) : NULL;
+	struct fld_proc *p = s->proc;
 	struct fl_symbol sym;
 	size_t pos = 0;
+	uint64_t bytes = 0;
+	char why[256];
 
 	if (!mod && gone(s->proc, m->symbols.module, false))
 		return;
@@ -484,19 +513,37 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 		return;
 	}
 	while (fl_symbols_next(m, &pos, &sym)) {
-		char *name;
-
 		if (sym.site >= mod->num_sites) {
 			drop(c, "SYMBOLS", "site index out of range");
 			return;
 		}
-		name = strndup(sym.name, sym.len);
+		bytes += sym.len;
+	}
+	/*
+	 * Names are held like sections: over the process's limit or its
+	 * user's budget, its sites stay unnamed (the process stays).
+	 */
+	if (p->name_bytes + bytes > opts.max_section_bytes) {
+		fld_debug("pid %d: names over its limit of %zu bytes: left out", (int)p->pid,
+			  opts.max_section_bytes);
+		return;
+	}
+	if (fld_budget_admit(p->uid, 0, bytes, why, sizeof(why)) != 0)
+		return;
+	pos = 0;
+	while (fl_symbols_next(m, &pos, &sym)) {
+		struct fld_site *site = &mod->sites[sym.site];
+		char *name = strndup(sym.name, sym.len);
+
 		if (!name)
 			return;
-		free(mod->sites[sym.site].function);
-		mod->sites[sym.site].function = name;
+		if (site->function)
+			p->name_bytes -= strlen(site->function);
+		free(site->function);
+		site->function = name;
+		p->name_bytes += sym.len;
 	}
-	fld_state_changed();
+	fld_state_changed(p);
 }
 
 /* ------------------------------------------------------------------------
@@ -690,11 +737,22 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 			return;
 		}
 		s->querier = true;
-		fld_query(c, &m);
+		/* One answer at a time: they would interleave. */
+		if (s->query) {
+			fld_send_error(c, m.seq, -EBUSY, "this connection's last query is still "
+				       "being answered");
+			return;
+		}
+		fld_query(c, &m, &s->query);
 		break;
 	case FL_MSG_REQUEST:
 		if (s->proc) {
 			drop(c, "REQUEST", "from a registered process");
+			return;
+		}
+		if (s->query) {
+			fld_send_error(c, m.seq, -EBUSY, "this connection's last query is still "
+				       "being answered");
 			return;
 		}
 		on_request(c, s, &m);
@@ -713,12 +771,14 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 	for (size_t i = 0; i < num_pendings; i++)
 		if (pendings[i].from == c)
 			pendings[i].from = NULL;
+	if (s && s->query)
+		fld_query_cancel(s->query);
 	if (s && s->proc) {
 		fld_info("pid %d (%s) unregistered", (int)s->proc->pid, s->proc->comm);
 		fld_bpf_proc_exit(s->proc);
 		fld_proc_exit(s->proc, opts.max_exited);
-		/* Its final counts exist nowhere else now: saved at once. */
-		fld_state_save();
+		/* Its final counts exist nowhere else now: its record is written. */
+		fld_state_exited(s->proc);
 	}
 	free(s);
 	fld_client_set_data(c, NULL);
@@ -732,14 +792,35 @@ static void on_tick(void *ctx)
 	fld_bpf_tick();
 }
 
+/* The work left over from callbacks: one slice per user (work.h). */
+static int on_work(void *ctx)
+{
+	(void)ctx;
+	return fld_work_round();
+}
+
+static void on_drained(struct fld_client *c, void *ctx)
+{
+	struct session *s = fld_client_get_data(c);
+
+	(void)ctx;
+	if (s && s->query)
+		fld_job_wake(s->query);
+}
+
 const struct fld_loop_ops fld_session_ops = {
 	.on_connect = on_connect,
 	.on_message = on_message,
 	.on_disconnect = on_disconnect,
 	.on_tick = on_tick,
+	.on_work = on_work,
+	.on_drained = on_drained,
 };
 
 void fld_session_init(const struct fld_session_opts *o)
 {
+	struct fld_budget_opts b = { .max_sites = o->max_user_sites, .max_bytes = o->max_user_bytes };
+
 	opts = *o;
+	fld_budget_init(&b);
 }
