@@ -1109,6 +1109,19 @@ check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTI
 	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
 		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog
 
+# One user's load against the others (selftests/daemon/hostile/fair.sh):
+# nobody registers 2,000,000 sites in each of two processes, which exit;
+# root's stats and programs are served (and counted exactly) while the
+# daemon still writes nobody's records; nobody's budgets of sites and
+# section bytes; the records read back after a restart.
+#
+#   make check-daemon-fair
+
+.PHONY: check-daemon-fair
+check-daemon-fair: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/manysites $(E2E_OUT)/e2e-prog | deps
+	$(Q)selftests/daemon/hostile/fair.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/manysites \
+		$(E2E_OUT)/e2e-prog
+
 # ---- end daemon hostile-user tests ----
 
 # ---- bpf ----
@@ -1317,7 +1330,8 @@ check-install: all
 
 CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery \
 	check-shim check-jit check-region check-runtimes check-stress check-stress-tsan \
-	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-bpf check-profile check-vm \
+	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-fair \
+	check-bpf check-profile check-vm \
 	check-fuzz check-san
 
 # After each step, scripts/leftovers.sh looks for a process the step left
