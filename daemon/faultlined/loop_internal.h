@@ -58,6 +58,8 @@ struct fld_client {
 	uint64_t last_ns;
 	uint64_t connected_ns;
 	int spoke;        /* it has sent a message */
+	uint64_t active_ns; /* its last message, or the last one sent to it */
+	int keep;         /* fld_client_keep: never dropped for being silent */
 	struct fld_out *qhead, **qtail;
 	unsigned qlen;
 	size_t qbytes;

@@ -226,6 +226,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		return;
 	}
 	p->client = c;
+	/* Its connection stays open for its lifetime, silent as it may be. */
+	fld_client_keep(c);
 	p->region = region;
 	p->layout = l;
 	p->start_time = start;

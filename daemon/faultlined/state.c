@@ -756,6 +756,52 @@ static bool parse_site(json_object *a, struct fld_site *s)
 }
 
 /*
+ * A site line read without json-c when it is as the writer makes it: four
+ * numbers, then null or a string with nothing to unescape (json-c took
+ * 1.7 us a line, and a record may hold 2,000,000).  Returns 1 with *s
+ * filled in, 0 when the line is not that plain (json-c reads it then), or
+ * -ENOMEM.
+ */
+static int parse_site_plain(const char *line, size_t len, struct fld_site *s)
+{
+	const char *at = line + 1, *end = line + len, *name;
+	uint64_t v[4];
+	size_t n;
+
+	if (line[0] != '[')
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		char *next;
+
+		/* JSON's integers: digits, no sign, no leading zero. */
+		if (at >= end || *at < '0' || *at > '9' || (*at == '0' && at[1] >= '0' &&
+							       at[1] <= '9'))
+			return 0;
+		errno = 0;
+		v[i] = strtoull(at, &next, 10);
+		if (errno || *next != ',')
+			return 0;
+		at = next + 1;
+	}
+	*s = (struct fld_site){
+		.faulting_pc = v[0], .handler_pc = v[1], .kind = (uint32_t)v[2], .frozen = v[3],
+	};
+	if (v[2] > UINT32_MAX)
+		return 0;
+	if (end - at == 5 && !memcmp(at, "null]", 5))
+		return 1;
+	if (end - at < 3 || at[0] != '"' || end[-2] != '"' || end[-1] != ']')
+		return 0;
+	name = at + 1;
+	n = (size_t)(end - 2 - name);
+	for (size_t i = 0; i < n; i++)
+		if (name[i] == '\\' || name[i] == '"' || (unsigned char)name[i] < 0x20)
+			return 0;
+	s->function = strndup(name, n);
+	return s->function ? 1 : -ENOMEM;
+}
+
+/*
  * Restores the record in name (its serial given by the name).  Returns 0,
  * -EINVAL with *why set when it cannot be read as one (to keep aside), or
  * -ENOMEM / another -errno (left alone).
@@ -780,8 +826,18 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 	err = r.buf ? 0 : -ENOMEM;
 	*why = "is not a faultlined record of version 2";
 	while (!err && (n = next_line(&r, &line)) != 0) {
-		json_object *o = n > 0 ? parse_one(tok, line, (size_t)n) : NULL;
+		json_object *o;
 
+		if (n > 0 && m && filled < m->num_sites) {
+			int plain = parse_site_plain(line, (size_t)n, &m->sites[filled]);
+
+			if (plain) {
+				err = plain < 0 ? plain : 0;
+				filled += plain > 0;
+				continue;
+			}
+		}
+		o = n > 0 ? parse_one(tok, line, (size_t)n) : NULL;
 		err = n < 0 && n != -EINVAL ? (int)n : 0;
 		if (!o) {
 			err = err ? err : -EINVAL;
