@@ -59,7 +59,8 @@ struct fld_record {
 	uint32_t gen;		/* bumped by every change but the counts (session.c) */
 	uint32_t written_gen;
 	uint64_t written_sum;	/* the sum of the counts written */
-	uint64_t next_ms;	/* CLOCK_MONOTONIC: a live one is not rewritten before */
+	uint64_t soonest_ms;	/* CLOCK_MONOTONIC: not written again before */
+	uint64_t next_ms;	/* ...nor a live one's counts checked */
 };
 
 struct fld_proc {

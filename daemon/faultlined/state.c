@@ -12,11 +12,14 @@
  *   - a record is removed with its process (dropped by the bound on exited
  *     processes or the user's budget, or replaced by the same process
  *     registering again).
- * A record of at most SYNC_SITES sites is written at once; a larger one by
- * a job (work.h), a slice at a time, so that one user's 2,000,000 sites do
- * not hold the daemon up; a live one is then rewritten no sooner than
- * SLOWDOWN times as long as its last write took.  Each file is written to
- * a temporary file, synced and renamed: never half a file.
+ * A record is written by a job of its process's user (work.h), a slice at
+ * a time, so that one user's 2,000,000 sites, or a thousand of its
+ * processes exiting at once, do not hold the daemon up; a live one is
+ * rewritten no sooner than SLOWDOWN times as long as its last write took.
+ * Each file is written to a temporary file and renamed: never half a file;
+ * the record of an exited process (its final counts), and every record
+ * written as the daemon exits, is synced first (a live one's next save is
+ * never far off).
  *
  * At start every record is read back (before the daemon listens), in
  * registration order: every process in them is exited as far as this
@@ -56,8 +59,6 @@
 #define MAX_FILE_TEXT "256 MiB"
 /* A record line: a site's name is at most 65,535 bytes, escaped at most 6 times. */
 #define MAX_LINE (1u << 20)
-/* Records this small are written at once: about a slice of work. */
-#define SYNC_SITES (FLD_SLICE / FLD_UNITS_JSON)
 #define SAVE_PERIOD_MS 5000
 #define SLOWDOWN 10
 /* Bytes gathered before a write(2). */
@@ -65,8 +66,6 @@
 
 static char dir_path[PATH_MAX];	/* for messages */
 static int dir_fd = -1;
-/* A record may be out of date: look at the processes at the next tick. */
-static bool dirty;
 
 static uint64_t mono_ms(void)
 {
@@ -101,6 +100,7 @@ struct writer {
 	uint64_t bytes;		/* in the file and buf */
 	uint32_t gen;
 	bool exited;
+	bool sync;		/* fsync before the rename */
 	uint64_t start_ms;
 	json_object *str;	/* reused for each name: json-c escapes it */
 };
@@ -251,7 +251,7 @@ static int commit(struct writer *w, struct fld_proc *p)
 	uint64_t now = mono_ms(), took = now - w->start_ms;
 	int err = flush(w);
 
-	if (!err && fsync(w->fd) != 0)
+	if (!err && w->sync && fsync(w->fd) != 0)
 		err = -errno;
 	close(w->fd);
 	w->fd = -1;
@@ -267,6 +267,7 @@ static int commit(struct writer *w, struct fld_proc *p)
 	p->rec.written_exited = w->exited;
 	p->rec.written_gen = w->gen;
 	p->rec.written_sum = w->sum;
+	p->rec.soonest_ms = now + SLOWDOWN * took;
 	p->rec.next_ms = now + (SLOWDOWN * took > SAVE_PERIOD_MS ? SLOWDOWN * took : SAVE_PERIOD_MS);
 	fld_debug("state: pid %d: %s written: %" PRIu64 " sites, %" PRIu64 " bytes, %" PRIu64
 		  " ms", (int)p->pid, name, p->num_sites, w->bytes, took);
@@ -296,6 +297,7 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	if (w->fd < 0) {
 		w->gen = p->rec.gen;
 		w->exited = p->exited;
+		w->sync = w->sync || p->exited;
 		w->sum = 0;
 		err = open_tmp(w);
 		if (!err)
@@ -325,6 +327,10 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	}
 	if (!err)
 		err = commit(w, p);
+	/* Tried again later; one that is too large only when its process exits. */
+	if (err)
+		p->rec.soonest_ms = p->rec.next_ms = err == -EFBIG ? UINT64_MAX :
+			mono_ms() + SAVE_PERIOD_MS;
 	if (err)
 		fld_warn("state: pid %d: cannot write its record in %s: %s%s", (int)p->pid,
 			 dir_path, err == -EFBIG ? "larger than " MAX_FILE_TEXT : strerror(-err),
@@ -352,9 +358,9 @@ static void writer_free(struct fld_job *j)
 }
 
 /*
- * Writes p's record: at once when it is small or now is true, else by a
- * job.  With check, only when its counts or anything else changed.  A
- * write already under way for p is cancelled.
+ * Writes p's record: by a job, or at once when now is true (then synced).
+ * With check, only when its counts or anything else changed.  A write
+ * already under way for p is cancelled.
  */
 static void write_record(struct fld_proc *p, bool check, bool now)
 {
@@ -374,8 +380,9 @@ static void write_record(struct fld_proc *p, bool check, bool now)
 	w->serial = p->serial;
 	w->check = check;
 	w->fd = -1;
+	w->sync = now;
 	w->start_ms = mono_ms();
-	if (now || p->num_sites <= SYNC_SITES) {
+	if (now) {
 		while (writer_step(&w->job, UINT_MAX) == FLD_STEP_MORE)
 			;
 		writer_free(&w->job);
@@ -410,7 +417,6 @@ void fld_state_changed(struct fld_proc *p)
 {
 	if (p)
 		p->rec.gen++;
-	dirty = true;
 }
 
 void fld_state_exited(struct fld_proc *p)
@@ -426,36 +432,30 @@ int fld_state_save(void)
 		if (p->rec.writer || !current(p) || !p->exited)
 			write_record(p, !p->rec.writer && current(p), true);
 	}
-	dirty = false;
 	return 0;
 }
 
+/*
+ * Starts the writes that are due: a record that does not say what its
+ * process would write now (once SLOWDOWN times its last write has passed,
+ * or SAVE_PERIOD_MS after one that failed), and a live one's check of its
+ * counts every SAVE_PERIOD_MS.  A walk of the processes, no more: the
+ * writing is the jobs'.
+ */
 void fld_state_tick(void)
 {
-	static uint64_t last_period;
 	uint64_t now = mono_ms();
-	bool period = now - last_period >= SAVE_PERIOD_MS, again = false;
 
-	if (!dirty && !period)
-		return;
-	if (period)
-		last_period = now;
-	for (size_t i = 0; i < fld_num_procs; i++) {
+	for (size_t i = 0; i < fld_num_procs && dir_fd >= 0; i++) {
 		struct fld_proc *p = fld_procs[i];
 
-		if (p->rec.writer)
+		if (p->rec.writer || now < p->rec.soonest_ms)
 			continue;
-		if (!current(p)) {
-			/* A large live one waits its turn (SLOWDOWN). */
-			if (p->exited || p->num_sites <= SYNC_SITES || now >= p->rec.next_ms)
-				write_record(p, false, false);
-			else
-				again = true;
-		} else if (period && !p->exited && now >= p->rec.next_ms) {
+		if (!current(p))
+			write_record(p, false, false);
+		else if (!p->exited && now >= p->rec.next_ms)
 			write_record(p, true, false);
-		}
 	}
-	dirty = again;
 }
 
 void fld_state_forget(pid_t pid, uid_t uid, uint64_t start_time)
