@@ -1129,9 +1129,10 @@ void fld_bpf_tick(void)
 		return;
 	/*
 	 * The ring buffer is read when its epoll fd wakes the loop, and every
-	 * tick: a wakeup can be missed (samples stayed unread while the daemon
-	 * idled, the old daemon as well, one run of check-daemon-e2e's kernel
-	 * group in three here), which costs at most a tick now.
+	 * tick as well: twice on a loaded machine, check-daemon-e2e's kernel
+	 * group saw samples stay unread while the daemon idled, its watch armed
+	 * (cause not found; not seen again in 20 runs).  A missed wakeup costs
+	 * at most a tick.
 	 */
 	on_ring_readable(NULL);
 	check_inherited();
