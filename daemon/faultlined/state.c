@@ -19,9 +19,9 @@
  * processes exiting at once, do not hold the daemon up; a live one is
  * rewritten no sooner than SLOWDOWN times as long as its last write took.
  * Each file is written to a temporary file and renamed: never half a file;
- * the record of a process whose counts are final, and every record
- * written as the daemon exits, is synced first (a live one's next save is
- * never far off).
+ * the record of a process whose counts are final or whose slots wait for
+ * it (below), and every record written as the daemon exits, is synced
+ * first (a live one's next save is never far off).
  *
  * Counts the daemon may hold nowhere else are acknowledged only once a
  * record holding them is renamed into place (commit, fld_proc_saved): the
@@ -313,6 +313,15 @@ static int commit(struct writer *w, struct fld_proc *p)
 	return 0;
 }
 
+/* Whether slots of p wait for a record to be marked SAVED. */
+static bool acks_pending(const struct fld_proc *p)
+{
+	for (size_t i = 0; i < p->num_mods; i++)
+		if (p->mods[i]->ack)
+			return true;
+	return false;
+}
+
 static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 {
 	struct writer *w = writer_of(j);
@@ -335,7 +344,8 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	if (w->fd < 0) {
 		w->gen = p->rec.gen;
 		w->final = final(p);
-		w->sync = w->sync || w->final;
+		/* What waits for it (fld_proc_saved) waits for the disk, not the page cache. */
+		w->sync = w->sync || w->final || acks_pending(p);
 		w->sum = 0;
 		err = open_tmp(w);
 		if (!err)
