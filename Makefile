@@ -1096,6 +1096,12 @@ $(HOSTILE_OUT)/fdclose: $(B)/obj/selftests/daemon/hostile/fdclose.o $(E2E_OUT)/s
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -o $@ $^
 
+# Registers as many made-up sites as asked (one user's load on the daemon).
+$(HOSTILE_OUT)/manysites: $(B)/obj/selftests/daemon/hostile/manysites.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+
 # Runs a program with memfd_create denied by a seccomp filter.
 $(HOSTILE_OUT)/nomemfd: $(B)/obj/selftests/daemon/hostile/nomemfd.o
 	@mkdir -p $(@D)
@@ -1108,6 +1114,19 @@ check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTI
 	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
 		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog \
 		$(E2E_OUT)/e2e-region
+
+# One user's load against the others (selftests/daemon/hostile/fair.sh):
+# nobody registers 2,000,000 sites in each of two processes, which exit;
+# root's stats and programs are served (and counted exactly) while the
+# daemon still writes nobody's records; nobody's budgets of sites and
+# section bytes; the records read back after a restart.
+#
+#   make check-daemon-fair
+
+.PHONY: check-daemon-fair
+check-daemon-fair: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/manysites $(E2E_OUT)/e2e-prog | deps
+	$(Q)selftests/daemon/hostile/fair.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/manysites \
+		$(E2E_OUT)/e2e-prog
 
 # ---- end daemon hostile-user tests ----
 
@@ -1342,7 +1361,8 @@ check-install: all
 
 CHECKS := check-unit check-cli check-docs check-install check-conformance check-discovery \
 	check-shim check-jit check-region check-runtimes check-stress check-stress-tsan \
-	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts check-bpf check-profile check-vm \
+	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
+	check-daemon-fair check-bpf check-profile check-vm \
 	check-fuzz check-san
 
 # After each step, scripts/leftovers.sh looks for a process the step left

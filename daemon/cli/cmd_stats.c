@@ -157,6 +157,11 @@ static int print_sites(json_object *p, const char *indent, bool handler)
 		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
 	}
 	free(v);
+	/* The daemon lists a bounded number of each process's sites in stats. */
+	if (cli_u64(p, "sites_unlisted"))
+		printf("%s(%llu more sites with as few faults or fewer: faultline sites %lld lists "
+		       "them all)\n", indent, (unsigned long long)cli_u64(p, "sites_unlisted"),
+		       (long long)cli_i64(p, "pid"));
 	return 0;
 }
 

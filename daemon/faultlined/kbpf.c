@@ -6,7 +6,10 @@
  *   - fl_registered[pid] = { FL_REG_INHERIT } at HELLO, before WELCOME is
  *     sent: a process registered synchronously (fl_init waits for WELCOME)
  *     is counted before it can fault again;
- *   - fl_sites[(pid, faulting PC)] at MODULE_ADD, removed at MODULE_REMOVE;
+ *   - fl_sites[(pid, faulting PC)] at MODULE_ADD, removed at MODULE_REMOVE
+ *     (the first ones of the module that fit: a user other than root holds
+ *     at most a quarter of the map, so that its 2,000,000 sites leave room
+ *     for the others');
  *   - at exit, the registration and the sites go at once; the process's
  *     fl_faults and fl_signals entries are read once more at the next tick
  *     (its frozen view) and then deleted, with one walk of each map for all
@@ -610,13 +613,34 @@ static uint64_t site_count(const struct pview *pv, uint64_t pc)
 	return n;
 }
 
-static bool is_site(const struct fld_proc *p, uint64_t pc)
+/*
+ * Which of pv's entries are at one of p's sites: one walk of the sites,
+ * each looked up in pv (sorted by PC), not a walk of the sites per entry
+ * (2,000,000 sites times 4,096 entries).  NULL when there are none to
+ * mark, or out of memory (then none reads as at a site).
+ */
+static bool *at_sites(const struct fld_proc *p, const struct pview *pv)
 {
-	for (size_t i = 0; i < p->num_mods; i++)
-		for (uint32_t k = 0; k < p->mods[i]->num_sites; k++)
-			if (p->mods[i]->sites[k].faulting_pc == pc)
-				return true;
-	return false;
+	bool *at = pv->nsigs ? calloc(pv->nsigs, sizeof(*at)) : NULL;
+
+	for (size_t i = 0; at && i < p->num_mods; i++) {
+		for (uint32_t k = 0; k < p->mods[i]->num_sites; k++) {
+			uint64_t pc = p->mods[i]->sites[k].faulting_pc;
+			size_t lo = 0, hi = pv->nsigs;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (pv->sigs[mid].k.ip < pc)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < pv->nsigs && pv->sigs[lo].k.ip == pc; lo++)
+				at[lo] = true;
+		}
+	}
+	return at;
 }
 
 bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
@@ -662,20 +686,24 @@ json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_pro
 	const struct pview *pv = pview_for(v, p, &scratch);
 	const struct fld_kproc *k = p->k;
 	json_object *o, *arr;
-	uint64_t at_sites = 0;
+	uint64_t at_site = 0;
+	bool *at;
 
 	if (!pv)
 		return NULL;
+	at = at_sites(p, pv);
 	o = json_object_new_object();
 	add(o, "complete", json_object_new_boolean(complete_in(v, k)));
 	add(o, "fault_signals", u64(pv->fault_signals));
-	for (size_t i = 0; i < pv->nsigs; i++)
-		if (is_fault_signal(&pv->sigs[i].k) && is_site(p, pv->sigs[i].k.ip))
-			at_sites += pv->sigs[i].c.count;
-	add(o, "stray_fault_signals", u64(pv->fault_signals - at_sites));
+	for (size_t i = 0; at && i < pv->nsigs; i++)
+		if (is_fault_signal(&pv->sigs[i].k) && at[i])
+			at_site += pv->sigs[i].c.count;
+	add(o, "stray_fault_signals", u64(pv->fault_signals - at_site));
 	add(o, "signal_samples", u64(k->signal_samples));
-	if (!detail)
+	if (!detail) {
+		free(at);
 		return o;
+	}
 	if (!k->frozen && !v->with_faults)
 		goto signals;
 	add(o, "page_faults", u64(pv->total.implicit + pv->total.stray));
@@ -705,7 +733,7 @@ signals:
 		add(e, "code", json_object_new_int(s->k.code));
 		add(e, "count", u64(s->c.count));
 		add(e, "last_addr", u64(s->c.last_addr));
-		add(e, "site", json_object_new_boolean(is_site(p, s->k.ip)));
+		add(e, "site", json_object_new_boolean(at && at[i]));
 		json_object_array_add(arr, e);
 	}
 	add(o, "signals", arr);
@@ -726,6 +754,7 @@ signals:
 		json_object_array_add(arr, e);
 	}
 	add(o, "recent_signals", arr);
+	free(at);
 	return o;
 }
 
@@ -813,33 +842,74 @@ static void forget_inherited(pid_t pid)
 	}
 }
 
-static void site_update(const struct fld_proc *p, const struct fld_module *m, bool add_it)
+/* The entries uid's live processes have in fl_sites. */
+static uint64_t sites_of(uid_t uid)
 {
-	for (uint32_t i = 0; i < m->num_sites; i++) {
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < fld_num_procs; i++)
+		for (size_t k = 0; fld_procs[i]->uid == uid && k < fld_procs[i]->num_mods; k++)
+			n += fld_procs[i]->mods[k]->kernel_sites;
+	return n;
+}
+
+/*
+ * Mirrors m's sites into fl_sites, the first ones that fit: the map's
+ * room, and for a user other than root a quarter of the map.  The rest
+ * are classified as stray page faults; their fault signals still count.
+ */
+static void sites_add(const struct fld_proc *p, struct fld_module *m)
+{
+	uint64_t room = bpf_map__max_entries(skel->maps.fl_sites), mine;
+
+	if (p->uid != 0) {
+		mine = sites_of(p->uid);
+		room = room / 4 > mine ? room / 4 - mine : 0;
+	}
+	for (uint32_t i = 0; i < m->num_sites && i < room; i++) {
 		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
 		struct fl_site_value val = { .id = ((uint64_t)m->id << 32) | i };
-		int err = add_it ? bpf_map__update_elem(skel->maps.fl_sites, &key, sizeof(key),
-							&val, sizeof(val), BPF_ANY)
-				 : bpf_map__delete_elem(skel->maps.fl_sites, &key, sizeof(key), 0);
 
-		if (err && (add_it || errno != ENOENT)) {
-			fld_warn("eBPF: pid %d: site %#llx: %s", (int)p->pid,
-				 (unsigned long long)key.pc, strerror(errno));
+		if (bpf_map__update_elem(skel->maps.fl_sites, &key, sizeof(key), &val, sizeof(val),
+					 BPF_ANY)) {
+			fld_warn("eBPF: pid %d: site %#llx: %s: its %u sites from here on are not "
+				 "told from stray faults", (int)p->pid, (unsigned long long)key.pc,
+				 strerror(errno), m->num_sites - i);
 			return;
 		}
+		m->kernel_sites = i + 1;
 	}
+	if (m->kernel_sites < m->num_sites)
+		fld_info("eBPF: pid %d (uid %u): %u of module %u's %u sites in the kernel's map "
+			 "(a user other than root has a quarter of it): the others' page faults "
+			 "count as stray", (int)p->pid, (unsigned)p->uid, m->kernel_sites, m->id,
+			 m->num_sites);
 }
 
-void fld_bpf_sites_add(const struct fld_proc *p, const struct fld_module *m)
+/* Only the ones sites_add put there: deleting 2,000,000 absent keys took seconds. */
+static void sites_remove(const struct fld_proc *p, struct fld_module *m)
 {
-	if (skel && p->k)
-		site_update(p, m, true);
+	for (uint32_t i = 0; i < m->kernel_sites; i++) {
+		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
+
+		if (bpf_map__delete_elem(skel->maps.fl_sites, &key, sizeof(key), 0) &&
+		    errno != ENOENT)
+			fld_warn("eBPF: pid %d: site %#llx: %s", (int)p->pid,
+				 (unsigned long long)key.pc, strerror(errno));
+	}
+	m->kernel_sites = 0;
 }
 
-void fld_bpf_sites_remove(const struct fld_proc *p, const struct fld_module *m)
+void fld_bpf_sites_add(const struct fld_proc *p, struct fld_module *m)
 {
 	if (skel && p->k)
-		site_update(p, m, false);
+		sites_add(p, m);
+}
+
+void fld_bpf_sites_remove(const struct fld_proc *p, struct fld_module *m)
+{
+	if (skel && p->k)
+		sites_remove(p, m);
 }
 
 void fld_bpf_proc_add(struct fld_proc *p, bool first)
@@ -894,7 +964,7 @@ void fld_bpf_proc_exit(struct fld_proc *p)
 	bpf_map__delete_elem(skel->maps.fl_registered, &pid, sizeof(pid), 0);
 	for (size_t i = 0; i < p->num_mods; i++) {
 		if (!p->mods[i]->removed) {
-			site_update(p, p->mods[i], false);
+			sites_remove(p, p->mods[i]);
 			p->mods[i]->kernel_counted = true;
 		}
 	}
@@ -1140,6 +1210,14 @@ void fld_bpf_tick(void)
 {
 	if (!skel)
 		return;
+	/*
+	 * The ring buffer is read when its epoll fd wakes the loop, and every
+	 * tick as well: twice on a loaded machine, check-daemon-e2e's kernel
+	 * group saw samples stay unread while the daemon idled, its watch armed
+	 * (cause not found; not seen again in 20 runs).  A missed wakeup costs
+	 * at most a tick.
+	 */
+	on_ring_readable(NULL);
 	check_inherited();
 	age_orphans();
 	tick_work();

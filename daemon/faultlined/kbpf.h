@@ -45,8 +45,8 @@ void fld_bpf_proc_add(struct fld_proc *p, bool first);
 /* COMPLETE: p ran nothing since its FL_HELLO_FIRST HELLO (proto.h). */
 void fld_bpf_proc_complete(struct fld_proc *p);
 /* Its module's faulting PCs, for the implicit/stray split of page faults. */
-void fld_bpf_sites_add(const struct fld_proc *p, const struct fld_module *m);
-void fld_bpf_sites_remove(const struct fld_proc *p, const struct fld_module *m);
+void fld_bpf_sites_add(const struct fld_proc *p, struct fld_module *m);
+void fld_bpf_sites_remove(const struct fld_proc *p, struct fld_module *m);
 /*
  * The process is gone: its kernel view is frozen in p->k (every site's
  * count too), and its entries leave the maps.

@@ -200,6 +200,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	c->tokens = l->o.msg_burst;
 	c->last_ns = fld_loop__now_ns();
 	c->connected_ns = c->last_ns;
+	c->active_ns = c->last_ns;
 	c->qtail = &c->qhead;
 	c->rd.kind = FLD_UOP_READ;
 	c->rd.c = c;
@@ -342,6 +343,7 @@ void fld_loop__readable(struct fld_loop *l, struct fld_client *c)
 			return;
 		}
 		c->spoke = 1;
+		c->active_ns = now;
 		if (l->ops->on_message)
 			l->ops->on_message(c, l->rbuf, (size_t)n, fds, nfds, l->ctx);
 		close_fds(fds, nfds);
@@ -400,9 +402,17 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 			c->qtail = &c->qhead;
 		c->qlen--;
 		c->qbytes -= o->len;
+		c->active_ns = fld_loop__now_ns();
 		close_fds(o->fds, o->nfds);
 		free(o);
+		if (!c->qhead && l->ops->on_drained)
+			l->ops->on_drained(c, l->ctx);
 	}
+}
+
+size_t fld_client_queued(const struct fld_client *c)
+{
+	return c->qbytes;
 }
 
 void fld_client_bulk(struct fld_client *c, int on)
@@ -425,8 +435,10 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 		return -EINVAL;
 	if (!c->qhead) {
 		err = fl_proto_send(c->fd, buf, len, fds, nfds, MSG_DONTWAIT);
-		if (err == 0)
+		if (err == 0) {
+			c->active_ns = fld_loop__now_ns();
 			return 0;
+		}
 		if (err == -EMSGSIZE)
 			return err;
 		if (err != -EAGAIN) {
@@ -488,21 +500,31 @@ void fld_loop__signal(struct fld_loop *l, int signo)
 }
 
 /*
- * Drops the clients that connected silent_ms ago or more and have sent
- * nothing: a connection that only holds a slot.  Once a second.
+ * Drops the clients that have neither sent a message nor been sent one for
+ * silent_ms, unless fld_client_keep said they may: a connection that only
+ * holds a slot, whether it never spoke or spoke once (a query answered
+ * long ago).  Once a second.
  */
 static void drop_silent(struct fld_loop *l)
 {
 	uint64_t now = fld_loop__now_ns(), limit = (uint64_t)l->o.silent_ms * 1000000u;
 	struct fld_client *c, *next;
+	char why[96];
 
 	if (now - l->silent_checked_ns < 1000000000u)
 		return;
 	l->silent_checked_ns = now;
 	for (c = l->live; c; c = next) {
 		next = c->next;
-		if (!c->spoke && now - c->connected_ns >= limit)
+		if (c->keep || now - c->active_ns < limit)
+			continue;
+		if (!c->spoke) {
 			drop(c, FL_LOG_INFO, "sent nothing since it connected");
+		} else {
+			snprintf(why, sizeof(why), "silent for %u s, and not a registered process",
+				 l->o.silent_ms / 1000);
+			drop(c, FL_LOG_INFO, why);
+		}
 	}
 }
 
@@ -515,6 +537,11 @@ void fld_loop__tick(struct fld_loop *l)
 	}
 	if (l->ops->on_tick)
 		l->ops->on_tick(l->ctx);
+}
+
+int fld_loop__work(struct fld_loop *l)
+{
+	return !l->stop && l->ops->on_work ? l->ops->on_work(l->ctx) : 0;
 }
 
 int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
@@ -643,6 +670,11 @@ const char *fld_loop_backend(const struct fld_loop *l)
 unsigned fld_loop_clients(const struct fld_loop *l)
 {
 	return l->nclients;
+}
+
+void fld_client_keep(struct fld_client *c)
+{
+	c->keep = 1;
 }
 
 pid_t fld_client_pid(const struct fld_client *c)

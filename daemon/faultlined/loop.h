@@ -36,6 +36,14 @@ struct fld_loop_ops {
 	void (*on_disconnect)(struct fld_client *c, void *ctx);
 	/* Every tick_ms. */
 	void (*on_tick)(void *ctx);
+	/*
+	 * After each round of events (optional): does a bounded piece of the
+	 * work left over from callbacks.  Returns nonzero while work is left:
+	 * the loop then waits for no event before its next round.
+	 */
+	int (*on_work)(void *ctx);
+	/* c's queue of outgoing messages was emptied (optional). */
+	void (*on_drained)(struct fld_client *c, void *ctx);
 };
 
 /* Every field 0 means its default.  First field: the struct's size. */
@@ -51,7 +59,7 @@ struct fld_loop_opts {
 	size_t max_queue_bytes;   /* ...or 1 MiB; more drops it */
 	int no_io_uring;          /* 1: use the poll(2) loop */
 	unsigned root_reserve;    /* 0: the last slots only root may take */
-	unsigned silent_ms;       /* 60000: a client that sends nothing this long is dropped */
+	unsigned silent_ms;       /* 60000: a client silent this long is dropped (fld_client_keep) */
 };
 
 #define FLD_LOOP_MAX_FDS 4 /* the largest max_fds accepted */
@@ -99,6 +107,9 @@ unsigned fld_loop_clients(const struct fld_loop *loop);
 int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int *fds,
 		    size_t nfds);
 
+/* Bytes queued to c and not sent yet (the socket was full). */
+size_t fld_client_queued(const struct fld_client *c);
+
 /*
  * While on, fld_client_send queues whatever the queue limits: for the rest
  * of one answer split over many messages, which may be larger than the
@@ -113,6 +124,13 @@ void fld_client_bulk(struct fld_client *c, int on);
  * on_message; later fld_client_send calls return -EPIPE.
  */
 void fld_client_drop(struct fld_client *c, const char *why);
+
+/*
+ * c may stay silent for good: a registered process, whose connection stays
+ * open for its lifetime.  Any other client is dropped once it has neither
+ * sent a message nor been sent one for silent_ms.
+ */
+void fld_client_keep(struct fld_client *c);
 
 /* The peer's credentials, read with SO_PEERCRED at accept. */
 pid_t fld_client_pid(const struct fld_client *c);

@@ -59,6 +59,8 @@ struct fld_client {
 	uint64_t last_ns;
 	uint64_t connected_ns;
 	int spoke;        /* it has sent a message */
+	uint64_t active_ns; /* its last message, or the last one sent to it */
+	int keep;         /* fld_client_keep: never dropped for being silent */
 	struct fld_out *qhead, **qtail;
 	unsigned qlen;
 	size_t qbytes;
@@ -124,6 +126,8 @@ void fld_loop__readable(struct fld_loop *l, struct fld_client *c);
 void fld_loop__writable(struct fld_loop *l, struct fld_client *c);
 void fld_loop__signal(struct fld_loop *l, int signo);
 void fld_loop__tick(struct fld_loop *l);
+/* After a round of events: ops->on_work.  Returns nonzero while work is left. */
+int fld_loop__work(struct fld_loop *l);
 /* Frees dropped clients no backend request names any more. */
 void fld_loop__reap(struct fld_loop *l);
 

@@ -81,6 +81,7 @@ static int poll_run(struct fld_loop *l)
 {
 	uint64_t tick_ns = (uint64_t)l->o.tick_ms * 1000000u;
 	uint64_t next_tick = fld_loop__now_ns() + tick_ns;
+	int busy = 0;
 
 	while (!l->stop) {
 		struct fld_client *c;
@@ -104,7 +105,7 @@ static int poll_run(struct fld_loop *l)
 			};
 		}
 		now = fld_loop__now_ns();
-		timeout = now >= next_tick ? 0 : (int)((next_tick - now + 999999) / 1000000);
+		timeout = now >= next_tick || busy ? 0 : (int)((next_tick - now + 999999) / 1000000);
 		r = poll(l->pfds, n, timeout);
 		if (r < 0 && errno != EINTR) {
 			fld_err("poll: %s", strerror(errno));
@@ -117,8 +118,10 @@ static int poll_run(struct fld_loop *l)
 				next_tick = now + tick_ns;
 			fld_loop__tick(l);
 		}
-		if (r <= 0)
+		if (r <= 0) {
+			busy = fld_loop__work(l);
 			continue;
+		}
 		if (l->pfds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -140,6 +143,8 @@ static int poll_run(struct fld_loop *l)
 			if (!c->dead && (ev & ~POLLOUT))
 				fld_loop__readable(l, c);
 		}
+		fld_loop__reap(l);
+		busy = fld_loop__work(l);
 		fld_loop__reap(l);
 	}
 	return 0;

@@ -277,7 +277,7 @@ static int handle(struct fld_loop *l, struct io_uring_cqe *cqe)
 
 static int uring_run(struct fld_loop *l)
 {
-	int err;
+	int err, busy = 0;
 
 	if ((err = arm_accept(l)) < 0 || (err = arm_signal(l)) < 0 || (err = arm_tick(l)) < 0 ||
 	    (err = arm_watch(l)) < 0)
@@ -286,7 +286,8 @@ static int uring_run(struct fld_loop *l)
 		struct io_uring_cqe *cqe;
 		unsigned head, n = 0;
 
-		err = io_uring_submit_and_wait(&l->ring, 1);
+		/* With work left, only what has already happened is taken. */
+		err = busy ? io_uring_submit(&l->ring) : io_uring_submit_and_wait(&l->ring, 1);
 		/* -EBUSY: completions overflowed; reaping them below makes room. */
 		if (err < 0 && err != -EINTR && err != -EBUSY) {
 			fld_err("io_uring_submit_and_wait: %s", strerror(-err));
@@ -302,6 +303,8 @@ static int uring_run(struct fld_loop *l)
 			}
 		}
 		io_uring_cq_advance(&l->ring, n);
+		fld_loop__reap(l);
+		busy = fld_loop__work(l);
 		fld_loop__reap(l);
 	}
 	return 0;

@@ -41,6 +41,8 @@ struct config {
 	int no_bpf;
 	unsigned max_clients;
 	unsigned silent_s;
+	uint64_t max_user_sites;
+	uint64_t max_user_bytes;
 };
 
 static void usage(FILE *out)
@@ -64,8 +66,15 @@ static void usage(FILE *out)
 	      "  --max-clients N      serve at most N clients at once (default 4096); one\n"
 	      "                       user other than root holds at most half, and the\n"
 	      "                       last N/16 are kept for root\n"
-	      "  --silent-timeout S   drop a client that has sent nothing S seconds after\n"
-	      "                       it connected (default 60)\n"
+	      "  --silent-timeout S   drop a client that is not a registered process once\n"
+	      "                       it has neither sent nor been sent a message for S\n"
+	      "                       seconds (default 60)\n"
+	      "  --max-user-sites N   sites one user other than root may register, over its\n"
+	      "                       live processes and the exited ones kept (default\n"
+	      "                       4194304); the exited ones make room first\n"
+	      "  --max-user-section-bytes N\n"
+	      "                       the same for bytes of sections and site names\n"
+	      "                       (default 268435456, 256 MiB)\n"
 	      "  -h, --help           show this help\n"
 	      "  --version            show the version\n"
 	      "\n"
@@ -365,7 +374,7 @@ static void lib_log(enum fl_log_level level, const char *msg, void *ctx)
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_NO_BPF, OPT_LOG_LEVEL, OPT_MAX_CLIENTS,
-	       OPT_SILENT,
+	       OPT_SILENT, OPT_USER_SITES, OPT_USER_BYTES,
 	       OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -374,11 +383,14 @@ int main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 		{ "silent-timeout", required_argument, NULL, OPT_SILENT },
+		{ "max-user-sites", required_argument, NULL, OPT_USER_SITES },
+		{ "max-user-section-bytes", required_argument, NULL, OPT_USER_BYTES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct config cfg = { .max_clients = 4096, .silent_s = 60 };
+	struct config cfg = { .max_clients = 4096, .silent_s = 60,
+			      .max_user_sites = 4u << 20, .max_user_bytes = 256u << 20 };
 	struct fld_loop_opts lopts = { .sz = sizeof(lopts) };
 	struct fld_loop *loop;
 	ino_t ino = 0;
@@ -437,6 +449,25 @@ int main(int argc, char **argv)
 			}
 			cfg.silent_s = (unsigned)v;
 			break;
+		case OPT_USER_SITES:
+		case OPT_USER_BYTES: {
+			unsigned long long u;
+
+			errno = 0;
+			u = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || u < 1 ||
+			    u > (1ull << 48)) {
+				usage_error("%s: '%s' is not a number from 1 to 2^48",
+					    opt == OPT_USER_SITES ? "--max-user-sites" :
+					    "--max-user-section-bytes", optarg);
+				return EXIT_USAGE;
+			}
+			if (opt == OPT_USER_SITES)
+				cfg.max_user_sites = u;
+			else
+				cfg.max_user_bytes = u;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -494,6 +525,8 @@ int main(int argc, char **argv)
 			/* What one process may make the daemon hold (parsed: ~4x). */
 			.max_section_bytes = 64u << 20,
 			.max_sites = 1u << 21,
+			.max_user_sites = cfg.max_user_sites,
+			.max_user_bytes = cfg.max_user_bytes,
 			.request_timeout_ms = 2000,
 			.state_dir = cfg.state_dir,
 		};
@@ -567,10 +600,11 @@ int main(int argc, char **argv)
 		 cfg.state_dir, bpf ? "on" : "off");
 	if (fld_loop_run(loop) < 0)
 		status = 1;
+	/* Every client goes: the processes exit (for this daemon), then are saved. */
+	fld_loop_free(loop);
 #ifndef FLD_TRANSPORT_TEST
 	fld_state_save();
 #endif
-	fld_loop_free(loop);
 #ifndef FLD_TRANSPORT_TEST
 	fld_bpf_stop();
 #endif

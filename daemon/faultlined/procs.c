@@ -29,6 +29,8 @@
 
 struct fld_proc **fld_procs;
 size_t fld_num_procs;
+static uint64_t next_serial = 1;
+void (*fld_proc_on_free)(struct fld_proc *p);
 
 static uint64_t now_ms(void)
 {
@@ -78,6 +80,7 @@ struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
 		return NULL;
 	}
 	fld_procs = grown;
+	p->serial = next_serial++;
 	p->pid = pid;
 	p->uid = uid;
 	memcpy(p->comm, comm, sizeof(p->comm));
@@ -85,6 +88,20 @@ struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm)
 	p->registered_ms = now_ms();
 	fld_procs[fld_num_procs++] = p;
 	return p;
+}
+
+void fld_proc_serial_above(uint64_t serial)
+{
+	if (next_serial <= serial)
+		next_serial = serial + 1;
+}
+
+struct fld_proc *fld_proc_by_serial(uint64_t serial)
+{
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_procs[i]->serial == serial)
+			return fld_procs[i];
+	return NULL;
 }
 
 struct fld_proc *fld_proc_find_live(pid_t pid)
@@ -167,8 +184,13 @@ void fld_module_freeze(struct fld_proc *p, struct fld_module *m)
 		m->sites[i].frozen_populations = fld_site_populations(p, m, &m->sites[i]);
 	}
 	m->removed = true;
-	/* Its slots are marked SAVED after the next save (fld_procs_saved). */
+	/*
+	 * Its slots are marked SAVED once a record written from now on is on
+	 * disk (fld_proc_saved): the record's generation moves on, so that
+	 * one being written already does not count.
+	 */
 	m->ack = p->region && m->num_sites;
+	p->rec.gen++;
 }
 
 void fld_proc_attach(struct fld_proc *p, void *region, const struct fl_shm_layout *l)
@@ -180,6 +202,8 @@ void fld_proc_attach(struct fld_proc *p, void *region, const struct fl_shm_layou
 	}
 	p->region = region;
 	p->layout = *l;
+	/* Its counts come from the region again: its record is not final. */
+	p->rec.gen++;
 	for (size_t i = 0; i < p->num_mods;) {
 		struct fld_module *m = p->mods[i];
 		bool all = m->num_sites > 0, retired = false;
@@ -298,6 +322,7 @@ void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
 					   .handler_pc = copy.handler_pc, .kind = copy.kind,
 					   .slot = slot };
 		p->num_sites++;
+		p->rec.gen++;	/* a site its record does not have */
 	}
 	free(known);
 }
@@ -314,6 +339,7 @@ void fld_proc_final(struct fld_proc *p, size_t max_modules, size_t max_sites)
 	}
 	munmap(p->region, p->layout.size);
 	p->region = NULL;
+	p->rec.gen++;	/* its record is written again, with the final counts */
 }
 
 /*
@@ -414,19 +440,21 @@ static bool ack_slots(struct fld_proc *p, struct fld_module *m)
 	return done;
 }
 
+void fld_proc_saved(struct fld_proc *p)
+{
+	for (size_t k = 0; k < p->num_mods; k++)
+		if (p->mods[k]->ack)
+			p->mods[k]->ack = p->region && !ack_slots(p, p->mods[k]);
+	if (p->kept && p->exited && !p->region) {
+		fld_keeper_release(p);
+		p->kept = false;
+	}
+}
+
 void fld_procs_saved(void)
 {
-	for (size_t i = 0; i < fld_num_procs; i++) {
-		struct fld_proc *p = fld_procs[i];
-
-		for (size_t k = 0; k < p->num_mods; k++)
-			if (p->mods[k]->ack)
-				p->mods[k]->ack = p->region && !ack_slots(p, p->mods[k]);
-		if (p->kept && p->exited && !p->region) {
-			fld_keeper_release(p);
-			p->kept = false;
-		}
-	}
+	for (size_t i = 0; i < fld_num_procs; i++)
+		fld_proc_saved(fld_procs[i]);
 }
 
 void fld_module_free(struct fld_module *m)
@@ -446,6 +474,8 @@ void fld_module_free(struct fld_module *m)
 
 static void proc_free(struct fld_proc *p)
 {
+	if (fld_proc_on_free)
+		fld_proc_on_free(p);
 	for (size_t i = 0; i < p->num_mods; i++)
 		fld_module_free(p->mods[i]);
 	free(p->mods);
@@ -485,19 +515,25 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	 * is in registration order: a process that registered early and
 	 * exited late is not the oldest exited.
 	 */
-	while (exited > max_exited) {
-		size_t oldest = fld_num_procs;
-
-		for (size_t i = 0; i < fld_num_procs; i++)
-			if (fld_procs[i]->exited && fld_procs[i]->uid == p->uid &&
-			    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
-				oldest = i;
-		proc_free(fld_procs[oldest]);
-		memmove(&fld_procs[oldest], &fld_procs[oldest + 1],
-			(fld_num_procs - oldest - 1) * sizeof(*fld_procs));
-		fld_num_procs--;
+	while (exited > max_exited && fld_proc_drop_oldest_exited(p->uid))
 		exited--;
-	}
+}
+
+bool fld_proc_drop_oldest_exited(uid_t uid)
+{
+	size_t oldest = fld_num_procs;
+
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_procs[i]->exited && fld_procs[i]->uid == uid &&
+		    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
+			oldest = i;
+	if (oldest == fld_num_procs)
+		return false;
+	proc_free(fld_procs[oldest]);
+	memmove(&fld_procs[oldest], &fld_procs[oldest + 1],
+		(fld_num_procs - oldest - 1) * sizeof(*fld_procs));
+	fld_num_procs--;
+	return true;
 }
 
 void fld_proc_remove(struct fld_proc *p)

@@ -39,6 +39,8 @@ struct fld_module {
 	uint32_t num_sites;
 	struct fld_site *sites;
 	bool removed;		/* counts frozen */
+	/* Sites mirrored into the eBPF program's map (the first ones: kbpf.c). */
+	uint32_t kernel_sites;
 	/* Loaded when its process exited: its sites' kernel_frozen are set. */
 	bool kernel_counted;
 	/*
@@ -46,7 +48,10 @@ struct fld_module {
 	 * (the process exited first): its name is not known.
 	 */
 	bool anonymous;
-	/* Frozen from RETIRED slots: they are marked SAVED after the next save. */
+	/*
+	 * Frozen from RETIRED slots: they are marked SAVED once a record of
+	 * its process written after the freeze is on disk (fld_proc_saved).
+	 */
 	bool ack;
 	/* The connection whose MODULE_ADD made it (fld_client_id), or 0. */
 	unsigned long conn;
@@ -57,7 +62,25 @@ struct fld_module {
 	uint64_t *record_pc;	/* per record, in section order */
 };
 
+struct fld_job;
+
+/* A process's record file in the state directory, proc.SERIAL.json (state.c). */
+struct fld_record {
+	struct fld_job *writer;	/* the job writing it now, or NULL */
+	bool written;		/* the file holds it as of written_gen */
+	/* ...written once its counts were final (fld_proc_final: exited, no region) */
+	bool written_final;
+	/* Bumped by every change but the counts (session.c, and procs.c's freezes). */
+	uint32_t gen;
+	uint32_t written_gen;
+	uint64_t written_sum;	/* the sum of the counts written */
+	uint64_t soonest_ms;	/* CLOCK_MONOTONIC: not written again before */
+	uint64_t next_ms;	/* ...nor a live one's counts checked */
+};
+
 struct fld_proc {
+	/* Unique among the processes of this state directory, restored ones too. */
+	uint64_t serial;
 	pid_t pid;
 	uid_t uid;
 	char comm[FL_PROTO_COMM];
@@ -96,9 +119,14 @@ struct fld_proc {
 	 */
 	uint32_t *gone;
 	size_t num_gone;
-	/* Limits (session.c): sections of live modules, sites of all modules. */
+	/*
+	 * Limits (session.c): sections of live modules, sites of all modules,
+	 * bytes of the names SYMBOLS gave its sites.
+	 */
 	uint64_t section_bytes;
 	uint64_t num_sites;
+	uint64_t name_bytes;
+	struct fld_record rec;
 	uint32_t next_seq;		/* requests */
 	struct fld_kproc *k;		/* the eBPF program's view (kbpf.c), or NULL */
 };
@@ -117,8 +145,14 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
  */
 uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
 			      const struct fld_site *s);
+
+/* Appends a new process, with the next serial.  NULL when out of memory. */
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm);
+/* Serials given from now on are above serial (restored processes keep theirs). */
+void fld_proc_serial_above(uint64_t serial);
 struct fld_proc *fld_proc_find_live(pid_t pid);
+/* The process with that serial, or NULL when it is gone. */
+struct fld_proc *fld_proc_by_serial(uint64_t serial);
 /* p's module id, not removed; or NULL. */
 struct fld_module *fld_proc_module(struct fld_proc *p, uint32_t id);
 /* p's module id, removed or not (the latest); or NULL. */
@@ -182,16 +216,29 @@ bool fld_proc_alive(const struct fld_proc *p);
 uint64_t fld_proc_start_time(pid_t pid);
 
 /*
- * After a save: the RETIRED slots of the modules frozen from them are
- * marked SAVED (the process may reuse them), and the keeper lets go of the
- * regions of processes whose final counts are saved.
+ * p's record on disk says what p holds now (state.c, after the rename of a
+ * record written since p's latest change; or there is no state directory):
+ * the RETIRED slots of the modules frozen from them are marked SAVED (the
+ * process may reuse them), and the keeper lets go of p's region when its
+ * final counts are the ones saved.
  */
+void fld_proc_saved(struct fld_proc *p);
+/* fld_proc_saved for every process (no state directory: nothing to wait for). */
 void fld_procs_saved(void);
 
 void fld_module_free(struct fld_module *m);
 
 /* Removes p from the list and frees it. */
 void fld_proc_remove(struct fld_proc *p);
+
+/* Called for each process about to be freed, when set (state.c: its record goes). */
+extern void (*fld_proc_on_free)(struct fld_proc *p);
+
+/*
+ * Removes and frees uid's process that exited first (see fld_proc_exit).
+ * Returns false when uid has no exited process.
+ */
+bool fld_proc_drop_oldest_exited(uid_t uid);
 
 /* Whether a client with uid may see (or change) p. */
 bool fld_proc_visible(const struct fld_proc *p, uid_t uid);

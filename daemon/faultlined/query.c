@@ -1,18 +1,82 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Queries from the command line (faultline stats, ps, sites, stackmaps):
- * one JSON document each (schemas in docs/json.md), built with json-c and
- * sent as REPLY messages.  A client sees only the processes of its uid
- * (root sees all), and a process it may not see reads as "no such process".
+ * one JSON document each (docs/protocol.md), sent as REPLY messages.  A
+ * client sees only the processes of its uid (root sees all), and a process
+ * it may not see reads as "no such process".
+ *
+ * An answer is built a slice at a time by a job of the asking user
+ * (work.h), and sent as it is built, no faster than the client reads it:
+ * a query about a process with 2,000,000 sites holds neither the daemon
+ * nor its memory.  Between slices the processes may change: each is found
+ * again by its serial, and one dropped meanwhile is ended where it stood.
+ * A query about every process (no pid) lists at most LIST_MAX sites of
+ * each, those with the most faults, and says how many it left out.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
+#include "dlog.h"
 #include "kbpf.h"
 #include "procs.h"
 #include "session.h"
+#include "work.h"
+
+/* Sites listed per process in an answer about every process. */
+#define LIST_MAX 4096
+/* Queries of one user other than root under way at a time. */
+#define QUERIES_PER_UID 16
+/* Bytes queued to a client before the answer waits for it to read. */
+#define QUEUE_HIGH (256u << 10)
+/* Text gathered before a REPLY goes: what fits in one message. */
+#define CHUNK (FL_PROTO_MAX_MESSAGE - sizeof(struct fl_msg_reply))
+
+enum phase {
+	HEAD,		/* the process's own fields */
+	SCAN,		/* its counts: totals (and the sites to list, for a bounded list) */
+	LIST,		/* each site, with the totals */
+	PICKED,		/* the sites picked while scanning */
+	RECORDS,	/* stack map records */
+	TAIL,		/* the totals and the kernel's view */
+};
+
+struct pick {
+	uint32_t mod, site;
+	uint64_t faults;
+};
+
+struct query {
+	struct fld_job job;
+	struct query *next;		/* in the list of queries under way */
+	struct fld_client *c;
+	struct fld_job **slot;		/* the owner's pointer to it, NULL once cancelled */
+	uint32_t seq, what;
+	uint64_t arg;
+	bool one;			/* about one process (a pid was given) */
+	bool failed;			/* a send failed: the client is gone */
+	bool sent;			/* the answer's first message is sent */
+	bool emitted_any;		/* a process is in the answer */
+	struct fld_kview *v;
+	uint64_t *serials;		/* the processes to answer about, in order */
+	size_t n, i;
+	/* Where it stands in serials[i]. */
+	enum phase phase;
+	size_t mod;
+	uint32_t site;
+	bool first;			/* no element in the current array yet */
+	uint64_t faults, num_sites, modules;
+	struct pick *top;		/* a min-heap of at most LIST_MAX, then sorted */
+	size_t ntop, emitted;
+	char *text;			/* not sent yet */
+	size_t len, cap;
+};
+
+static struct query *under_way;
 
 static const char *kind_name(uint32_t kind)
 {
@@ -33,8 +97,114 @@ static void add(json_object *o, const char *key, json_object *v)
 	json_object_object_add(o, key, v);
 }
 
+/* ------------------------------------------------------------------------
+ * The text, and sending it
+ */
+
+static void put(struct query *q, const char *s, size_t n)
+{
+	if (q->len + n > q->cap) {
+		size_t cap = q->cap ? q->cap : 2 * CHUNK;
+		char *grown;
+
+		while (cap < q->len + n)
+			cap *= 2;
+		grown = realloc(q->text, cap);
+		if (!grown) {
+			q->failed = true;
+			return;
+		}
+		q->text = grown;
+		q->cap = cap;
+	}
+	memcpy(q->text + q->len, s, n);
+	q->len += n;
+}
+
+static void puts_(struct query *q, const char *s)
+{
+	put(q, s, strlen(s));
+}
+
+/* o serialized; with open, without its closing brace (more keys follow).  Drops o. */
+static void put_json(struct query *q, json_object *o, bool open)
+{
+	const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	size_t n = t ? strlen(t) : 0;
+
+	if (!t)
+		q->failed = true;
+	else
+		put(q, t, open && n ? n - 1 : n);
+	json_object_put(o);
+}
+
+/* ",KEY:" */
+static void put_key(struct query *q, const char *key)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), ",\"%s\":", key);
+	puts_(q, buf);
+}
+
+static void put_u64(struct query *q, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	put_key(q, key);
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	puts_(q, buf);
+}
+
+/* A comma before every element of an array but its first. */
+static void put_sep(struct query *q)
+{
+	if (!q->first)
+		put(q, ",", 1);
+	q->first = false;
+}
+
+/* Sends full messages of text; with last, all of it, the final one without MORE. */
+static void send_text(struct query *q, bool last)
+{
+	static char buf[FL_PROTO_MAX_MESSAGE];
+	struct fld_client *c = q->c;	/* a failed send drops it: q->c becomes NULL */
+	size_t off = 0;
+
+	while (!q->failed && (q->len - off >= CHUNK || (last && (off < q->len || !off)))) {
+		struct fl_msg_reply r;
+		size_t n = q->len - off > CHUNK ? CHUNK : q->len - off;
+		bool more = !last || off + n < q->len;
+
+		memset(&r, 0, sizeof(r));
+		fl_proto_header(&r, FL_MSG_REPLY, sizeof(r) + n, q->seq);
+		r.flags = more ? FL_REPLY_MORE : 0;
+		r.len = (uint32_t)n;
+		memcpy(buf, &r, sizeof(r));
+		memcpy(buf + sizeof(r), q->text + off, n);
+		/*
+		 * The queue limits: for the first message; the answer then waits
+		 * for the client to read (QUEUE_HIGH) instead.
+		 */
+		fld_client_bulk(c, q->sent);
+		q->failed = fld_client_send(c, buf, sizeof(r) + n, NULL, 0) != 0;
+		fld_client_bulk(c, 0);
+		q->sent = true;
+		off += n;
+		if (!more)
+			break;
+	}
+	memmove(q->text, q->text + off, q->len - off);
+	q->len -= off;
+}
+
+/* ------------------------------------------------------------------------
+ * One process
+ */
+
 static json_object *site_json(const struct fld_proc *p, const struct fld_module *m,
-			      const struct fld_site *s, const struct fld_kview *v)
+			      const struct fld_site *s, uint64_t faults, const struct fld_kview *v)
 {
 	json_object *o = json_object_new_object();
 	uint64_t kernel;
@@ -44,48 +214,11 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	add(o, "faulting_pc", json_object_new_uint64(s->faulting_pc));
 	add(o, "handler_pc", json_object_new_uint64(s->handler_pc));
 	add(o, "kind", json_object_new_string(kind_name(s->kind)));
-	add(o, "faults", json_object_new_uint64(fld_site_faults(p, m, s)));
+	add(o, "faults", json_object_new_uint64(faults));
 	add(o, "populations", json_object_new_uint64(fld_site_populations(p, m, s)));
 	add(o, "unloaded", json_object_new_boolean(m->removed && !p->exited));
 	if (fld_kview_site_faults(v, p, m, s, &kernel))
 		add(o, "kernel_faults", json_object_new_uint64(kernel));
-	return o;
-}
-
-static json_object *proc_json(const struct fld_proc *p, bool sites, const struct fld_kview *v,
-			      bool detail)
-{
-	json_object *o = json_object_new_object();
-	json_object *arr = sites ? json_object_new_array() : NULL;
-	json_object *kernel;
-	uint64_t faults = 0;
-	size_t num_sites = 0, modules = 0;
-
-	add(o, "pid", json_object_new_int(p->pid));
-	add(o, "comm", json_object_new_string(p->comm));
-	add(o, "uid", json_object_new_int64(p->uid));
-	add(o, "exited", json_object_new_boolean(p->exited));
-	add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
-	if (p->exited)
-		add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
-	for (size_t i = 0; i < p->num_mods; i++) {
-		const struct fld_module *m = p->mods[i];
-
-		modules += !m->removed || p->exited;
-		for (uint32_t k = 0; k < m->num_sites; k++) {
-			faults += fld_site_faults(p, m, &m->sites[k]);
-			num_sites++;
-			if (arr)
-				json_object_array_add(arr, site_json(p, m, &m->sites[k], v));
-		}
-	}
-	add(o, "modules", json_object_new_uint64(modules));
-	add(o, "num_sites", json_object_new_uint64(num_sites));
-	add(o, "faults", json_object_new_uint64(faults));
-	if (arr)
-		add(o, "sites", arr);
-	if (sites && (kernel = fld_kview_proc_json(v, p, detail)))
-		add(o, "kernel", kernel);
 	return o;
 }
 
@@ -103,58 +236,339 @@ static json_object *location_json(const struct fl_stackmap_location *l)
 	return o;
 }
 
-static json_object *stackmaps_json(const struct fld_proc *p, uint64_t id, bool by_pc)
+static json_object *record_json(const struct fld_module *m, size_t k)
+{
+	const struct fl_stackmap_record *r = fl_stackmap_record(m->sm, k);
+	json_object *ro = json_object_new_object(), *locs = json_object_new_array();
+
+	add(ro, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
+	add(ro, "id", json_object_new_uint64(r->id));
+	add(ro, "pc", json_object_new_uint64(m->record_pc[k]));
+	add(ro, "stack_size", json_object_new_uint64(r->stack_size));
+	for (uint16_t j = 0; j < r->num_locations; j++)
+		json_object_array_add(locs, location_json(&r->locations[j]));
+	add(ro, "locations", locs);
+	add(ro, "live_outs", json_object_new_int(r->num_live_outs));
+	return ro;
+}
+
+/* Whether pick a goes before b in the min-heap: fewer faults, or as many and later. */
+static bool below(const struct pick *a, const struct pick *b)
+{
+	if (a->faults != b->faults)
+		return a->faults < b->faults;
+	return a->mod != b->mod ? a->mod > b->mod : a->site > b->site;
+}
+
+static void sift_down(struct pick *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, least = i;
+		struct pick t;
+
+		if (l < n && below(&h[l], &h[least]))
+			least = l;
+		if (r < n && below(&h[r], &h[least]))
+			least = r;
+		if (least == i)
+			return;
+		t = h[i];
+		h[i] = h[least];
+		h[least] = t;
+		i = least;
+	}
+}
+
+/* Keeps site (mod, site) when it is among the LIST_MAX with the most faults so far. */
+static void consider(struct query *q, uint32_t mod, uint32_t site, uint64_t faults)
+{
+	struct pick k = { mod, site, faults };
+
+	if (q->ntop < LIST_MAX) {
+		size_t i = q->ntop++;
+
+		/* Sift up. */
+		q->top[i] = k;
+		while (i && below(&q->top[i], &q->top[(i - 1) / 2])) {
+			struct pick t = q->top[i];
+
+			q->top[i] = q->top[(i - 1) / 2];
+			q->top[(i - 1) / 2] = t;
+			i = (i - 1) / 2;
+		}
+	} else if (below(&q->top[0], &k)) {
+		q->top[0] = k;
+		sift_down(q->top, q->ntop, 0);
+	}
+}
+
+static int cmp_pick(const void *a, const void *b)
+{
+	const struct pick *x = a, *y = b;
+
+	if (x->mod != y->mod)
+		return x->mod < y->mod ? -1 : 1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static bool sites_query(const struct query *q)
+{
+	return q->what == FL_QUERY_STATS || q->what == FL_QUERY_SITES;
+}
+
+static bool stackmaps_query(const struct query *q)
+{
+	return q->what == FL_QUERY_STACKMAPS || q->what == FL_QUERY_STACKMAP_PC;
+}
+
+static void head(struct query *q, const struct fld_proc *p)
 {
 	json_object *o = json_object_new_object();
-	json_object *recs = json_object_new_array();
 
 	add(o, "pid", json_object_new_int(p->pid));
 	add(o, "comm", json_object_new_string(p->comm));
-	for (size_t i = 0; i < p->num_mods; i++) {
-		const struct fld_module *m = p->mods[i];
+	q->mod = q->site = 0;
+	q->faults = q->num_sites = q->modules = 0;
+	q->ntop = q->emitted = 0;
+	q->first = true;
+	if (stackmaps_query(q)) {
+		put_json(q, o, true);
+		put_key(q, "records");
+		put(q, "[", 1);
+		q->phase = RECORDS;
+		return;
+	}
+	add(o, "uid", json_object_new_int64(p->uid));
+	add(o, "exited", json_object_new_boolean(p->exited));
+	add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
+	if (p->exited)
+		add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
+	put_json(q, o, true);
+	for (size_t i = 0; i < p->num_mods; i++)
+		q->modules += !p->mods[i]->removed || p->exited;
+	if (sites_query(q) && (q->one || p->num_sites <= LIST_MAX)) {
+		put_key(q, "sites");
+		put(q, "[", 1);
+		q->phase = LIST;
+	} else {
+		q->phase = SCAN;
+	}
+}
+
+/* Ends p's object: the totals, the kernel's view. */
+static void tail(struct query *q, const struct fld_proc *p)
+{
+	json_object *kernel;
+
+	if (!stackmaps_query(q)) {
+		put_u64(q, "modules", q->modules);
+		put_u64(q, "num_sites", q->num_sites);
+		put_u64(q, "faults", q->faults);
+		if (p && sites_query(q) && (kernel = fld_kview_proc_json(q->v, p, q->one))) {
+			put_key(q, "kernel");
+			put_json(q, kernel, false);
+		}
+	}
+	put(q, "}", 1);
+}
+
+/*
+ * Goes on with p for at most *budget units.  Returns true when p's object
+ * is complete.
+ */
+static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budget)
+{
+	if (q->phase == HEAD)
+		head(q, p);
+	if (q->phase == SCAN || q->phase == LIST) {
+		bool list = q->phase == LIST, pick = sites_query(q) && !list;
+
+		for (; q->mod < p->num_mods; q->mod++, q->site = 0) {
+			const struct fld_module *m = p->mods[q->mod];
+
+			for (; q->site < m->num_sites; q->site++) {
+				const struct fld_site *s = &m->sites[q->site];
+				unsigned cost = list ? FLD_UNITS_JSON : 1;
+				uint64_t faults;
+
+				if (*budget < cost || (list && q->len >= CHUNK))
+					return false;
+				*budget -= cost;
+				faults = fld_site_faults(p, m, s);
+				q->faults += faults;
+				q->num_sites++;
+				if (pick) {
+					consider(q, (uint32_t)q->mod, q->site, faults);
+				} else if (list) {
+					put_sep(q);
+					put_json(q, site_json(p, m, s, faults, q->v), false);
+				}
+			}
+		}
+		if (list) {
+			put(q, "]", 1);
+		} else if (pick) {
+			/* Listed in site order, with the counts the totals were made of. */
+			qsort(q->top, q->ntop, sizeof(*q->top), cmp_pick);
+			put_key(q, "sites");
+			put(q, "[", 1);
+			q->phase = PICKED;
+		}
+		if (q->phase != PICKED)
+			q->phase = TAIL;
+	}
+	while (q->phase == PICKED) {
+		const struct pick *k = &q->top[q->emitted];
+		const struct fld_module *m;
+
+		if (q->emitted == q->ntop) {
+			put(q, "]", 1);
+			put_u64(q, "sites_unlisted", q->num_sites - q->ntop);
+			q->phase = TAIL;
+			break;
+		}
+		if (*budget < FLD_UNITS_JSON || q->len >= CHUNK)
+			return false;
+		*budget -= FLD_UNITS_JSON;
+		m = p->mods[k->mod];
+		put_sep(q);
+		put_json(q, site_json(p, m, &m->sites[k->site], k->faults, q->v), false);
+		q->emitted++;
+	}
+	for (; q->phase == RECORDS && q->mod < p->num_mods; q->mod++, q->site = 0) {
+		const struct fld_module *m = p->mods[q->mod];
 		size_t n = m->sm ? fl_stackmap_count(m->sm) : 0;
+		bool by_pc = q->what == FL_QUERY_STACKMAP_PC;
 
 		if (m->removed && !p->exited)
 			continue;
-		for (size_t k = 0; k < n; k++) {
-			const struct fl_stackmap_record *r = fl_stackmap_record(m->sm, k);
-			json_object *ro, *locs;
+		for (; q->site < n; q->site++) {
+			const struct fl_stackmap_record *r = fl_stackmap_record(m->sm, q->site);
 
-			if (by_pc ? m->record_pc[k] != id : (id != UINT64_MAX && r->id != id))
+			if (!*budget || q->len >= CHUNK)
+				return false;
+			--*budget;
+			if (by_pc ? m->record_pc[q->site] != q->arg :
+			    (q->arg != UINT64_MAX && r->id != q->arg))
 				continue;
-			ro = json_object_new_object();
-			locs = json_object_new_array();
-			add(ro, "module", json_object_new_string(m->name[0] ? m->name :
-								 "(main program)"));
-			add(ro, "id", json_object_new_uint64(r->id));
-			add(ro, "pc", json_object_new_uint64(m->record_pc[k]));
-			add(ro, "stack_size", json_object_new_uint64(r->stack_size));
-			for (uint16_t j = 0; j < r->num_locations; j++)
-				json_object_array_add(locs, location_json(&r->locations[j]));
-			add(ro, "locations", locs);
-			add(ro, "live_outs", json_object_new_int(r->num_live_outs));
-			json_object_array_add(recs, ro);
+			*budget -= *budget < FLD_UNITS_JSON ? *budget : FLD_UNITS_JSON;
+			put_sep(q);
+			put_json(q, record_json(m, q->site), false);
 		}
 	}
-	add(o, "records", recs);
-	return o;
+	if (q->phase == RECORDS) {
+		put(q, "]", 1);
+		q->phase = TAIL;
+	}
+	tail(q, p);
+	return true;
 }
 
-void fld_query(struct fld_client *c, const struct fl_msg *m)
+/* p is gone in the middle of its object: ended with what was gathered. */
+static void proc_gone(struct query *q)
+{
+	if (q->phase == LIST || q->phase == PICKED || q->phase == RECORDS)
+		put(q, "]", 1);
+	tail(q, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * The job
+ */
+
+static struct query *query_of(struct fld_job *j)
+{
+	return (struct query *)((char *)j - offsetof(struct query, job));
+}
+
+static enum fld_step query_step(struct fld_job *j, unsigned budget)
+{
+	struct query *q = query_of(j);
+	struct fld_client *c = q->c;
+
+	if (!c || q->failed)
+		return FLD_STEP_DONE;
+	/* The client reads slower than the answer is built: wait for it (on_drained). */
+	if (fld_client_queued(c) >= QUEUE_HIGH)
+		return FLD_STEP_WAIT;
+	while (q->i < q->n && !q->failed) {
+		const struct fld_proc *p = fld_proc_by_serial(q->serials[q->i]);
+
+		if (!p && q->phase == HEAD) {
+			q->i++;		/* dropped before its turn: not listed */
+			continue;
+		}
+		if (q->phase == HEAD && q->emitted_any)
+			put(q, ",", 1);
+		if (!p)
+			proc_gone(q);
+		else if (!proc_step(q, p, &budget))
+			goto out;
+		q->emitted_any = true;
+		q->phase = HEAD;
+		q->i++;
+		if (q->len >= CHUNK)
+			goto out;
+	}
+	if (q->i == q->n && !q->failed) {
+		put(q, "]}", 2);
+		send_text(q, true);
+		if (!q->failed)
+			fld_debug("client %lu (uid %u): query %u answered", fld_client_id(c),
+				  (unsigned)fld_client_uid(c), q->what);
+		return FLD_STEP_DONE;
+	}
+out:
+	send_text(q, false);
+	return q->failed ? FLD_STEP_DONE : FLD_STEP_MORE;
+}
+
+static void query_free(struct fld_job *j)
+{
+	struct query *q = query_of(j);
+
+	for (struct query **at = &under_way; *at; at = &(*at)->next) {
+		if (*at == q) {
+			*at = q->next;
+			break;
+		}
+	}
+	if (q->slot)
+		*q->slot = NULL;
+	fld_kview_free(q->v);
+	free(q->serials);
+	free(q->top);
+	free(q->text);
+	free(q);
+}
+
+void fld_query_cancel(struct fld_job *j)
+{
+	struct query *q = query_of(j);
+
+	q->slot = NULL;
+	q->c = NULL;
+	fld_job_cancel(j);
+}
+
+void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **slot)
 {
 	uid_t uid = fld_client_uid(c);
 	pid_t pid = (pid_t)m->query.pid;
-	json_object *doc = json_object_new_object();
-	json_object *procs = json_object_new_array();
-	const char *text;
 	const struct fld_proc *only = NULL;
-	struct fld_kview *v = NULL;
-	bool found = false;
+	struct query *q;
+	size_t mine = 0;
 
+	if (uid != 0) {
+		for (struct query *u = under_way; u; u = u->next)
+			mine += u->c && fld_client_uid(u->c) == uid;
+		if (mine >= QUERIES_PER_UID) {
+			fld_send_error(c, m->seq, -EBUSY, "%d queries of uid %u under way",
+				       QUERIES_PER_UID, (unsigned)uid);
+			return;
+		}
+	}
 	fld_session_poll_completions();
-	/* Page fault counts only about one process: all of them is one map dump. */
-	if (m->query.what == FL_QUERY_STATS || m->query.what == FL_QUERY_SITES)
-		v = fld_kview_take(pid, pid != 0);
 	/* A pid means the live process, else its latest exited one. */
 	for (size_t i = 0; pid && i < fld_num_procs; i++) {
 		const struct fld_proc *p = fld_procs[i];
@@ -169,40 +583,53 @@ void fld_query(struct fld_client *c, const struct fl_msg *m)
 		    (p->exit_seq == only->exit_seq && p->exited_ms >= only->exited_ms))
 			only = p;
 	}
-	for (size_t i = 0; i < fld_num_procs; i++) {
-		const struct fld_proc *p = fld_procs[i];
-
-		if (!fld_proc_visible(p, uid) || (pid && p != only))
-			continue;
-		found = true;
-		switch (m->query.what) {
-		case FL_QUERY_STACKMAPS:
-		case FL_QUERY_STACKMAP_PC:
-			json_object_array_add(procs, stackmaps_json(p, m->query.arg,
-					m->query.what == FL_QUERY_STACKMAP_PC));
-			break;
-		default:
-			json_object_array_add(procs, proc_json(p, m->query.what != FL_QUERY_PS, v,
-							       pid != 0));
-			break;
-		}
-	}
-	fld_kview_free(v);
-	if (pid && !found) {
-		json_object_put(doc);
-		json_object_put(procs);
+	if (pid && !only) {
 		fld_send_error(c, m->seq, -ESRCH, "no registered process %d", (int)pid);
 		return;
 	}
-	if (m->query.what == FL_QUERY_STATS) {
+	q = calloc(1, sizeof(*q));
+	if (q) {
+		q->what = m->query.what;
+		q->one = pid != 0;
+		q->serials = calloc(fld_num_procs ? fld_num_procs : 1, sizeof(*q->serials));
+		/* The sites to list, for a bounded list. */
+		if (sites_query(q) && !q->one)
+			q->top = malloc(LIST_MAX * sizeof(*q->top));
+	}
+	if (!q || !q->serials || (sites_query(q) && !q->one && !q->top)) {
+		if (q) {
+			free(q->serials);
+			free(q->top);
+		}
+		free(q);
+		fld_send_error(c, m->seq, -ENOMEM, "out of memory");
+		return;
+	}
+	q->job = (struct fld_job){ .uid = uid, .step = query_step, .free = query_free };
+	q->c = c;
+	q->slot = slot;
+	q->seq = m->seq;
+	q->arg = m->query.arg;
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_proc_visible(fld_procs[i], uid) && (!pid || fld_procs[i] == only))
+			q->serials[q->n++] = fld_procs[i]->serial;
+	/* Page fault counts only about one process: all of them is one map dump. */
+	if (sites_query(q))
+		q->v = fld_kview_take(pid, pid != 0);
+	puts_(q, "{");
+	if (q->what == FL_QUERY_STATS) {
 		json_object *st = fld_bpf_stats_json();
 
-		add(doc, "bpf", json_object_new_boolean(fld_bpf_on()));
-		if (st)
-			add(doc, "bpf_stats", st);
+		puts_(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
+		if (st) {
+			put_key(q, "bpf_stats");
+			put_json(q, st, false);
+		}
+		put(q, ",", 1);
 	}
-	add(doc, "processes", procs);
-	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-	fld_send_reply(c, m->seq, text, strlen(text));
-	json_object_put(doc);
+	puts_(q, "\"processes\":[");
+	q->next = under_way;
+	under_way = q;
+	*slot = &q->job;
+	fld_job_start(&q->job);
 }

@@ -19,18 +19,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "dlog.h"
 #include "keeper.h"
 #include "loop.h"
 #include "procs.h"
 #include "kbpf.h"
 #include "session.h"
+#include "work.h"
 
 /* What a connection is: nothing yet, a registered process, or a CLI. */
 struct session {
 	struct fld_proc *proc;
 	bool first;		/* its HELLO had FL_HELLO_FIRST */
 	bool querier;
+	struct fld_job *query;		/* its answer being built (query.c), or NULL */
 };
 
 /* A request waiting for its completion in a process's ring. */
@@ -245,6 +248,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	p->comm[sizeof(p->comm) - 1] = 0;
 	p->client = c;
 	p->conn = fld_client_id(c);
+	/* Its connection stays open for its lifetime, silent as it may be. */
+	fld_client_keep(c);
 	s->proc = p;
 	s->first = m->hello.flags & FL_HELLO_FIRST;
 	/* Counted by the kernel before the process hears WELCOME. */
@@ -265,7 +270,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	}
 	fld_info("pid %d (%s, uid %u) registered%s", (int)pid, p->comm, (unsigned)p->uid,
 		 p->num_mods ? " again" : "");
-	fld_state_changed();
+	fld_state_changed(p);
 }
 
 /* ------------------------------------------------------------------------
@@ -308,6 +313,24 @@ static int stackmap_pcs(struct fld_module *mod, const void *sm, size_t size,
 	return 0;
 }
 
+/*
+ * Module id is left out: its SYMBOLS and MODULE_REMOVE, which follow, are
+ * ignored.  Returns false when too many are (the client was dropped).
+ */
+static bool leave_out(struct fld_client *c, struct fld_proc *p, uint32_t id)
+{
+	uint32_t *ids = p->num_gone < opts.max_modules ?
+		realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
+
+	if (!ids) {
+		drop(c, "MODULE_ADD", "too many modules left out");
+		return false;
+	}
+	p->gone = ids;
+	p->gone[p->num_gone++] = id;
+	return true;
+}
+
 static void on_module_add(struct fld_client *c, struct session *s, const struct fl_msg *m,
 			  int *fds)
 {
@@ -325,6 +348,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	 */
 	struct fld_module *had = p ? fld_proc_module_any(p, a->module) : NULL;
 	bool live = had && !had->removed, retired = false;
+	char why[256];
 	struct stat st;
 	int err;
 
@@ -350,6 +374,19 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		fld_send_error(c, m->seq, -ENOSPC, "more than %zu sites or %zu bytes of sections",
 			       opts.max_sites, opts.max_section_bytes);
 		drop(c, "MODULE_ADD", "over its limit of sites or section bytes");
+		return;
+	}
+	/*
+	 * Over its user's budget: refused, the process stays registered (its
+	 * program does not depend on the daemon; its other modules count on).
+	 * A module described again is held already (within the per-process
+	 * limits above): it is not refused what it had.
+	 */
+	if (!had && fld_budget_admit(p->uid, a->num_sites, want, why, sizeof(why)) != 0) {
+		fld_send_error(c, m->seq, -EDQUOT, "module %u (%.*s, %u sites) not registered: %s",
+			       a->module, (int)(a->name_len > 64 ? 64 : a->name_len), m->name,
+			       a->num_sites, why);
+		leave_out(c, p, a->module);
 		return;
 	}
 	mod = calloc(1, sizeof(*mod));
@@ -393,20 +430,12 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 			 * sent MODULE_ADD.  The module is left out; its
 			 * SYMBOLS and MODULE_REMOVE will be ignored.
 			 */
-			uint32_t *ids;
-
 			fld_module_free(mod);
 			/* What the daemon had of it stays (its SYMBOLS and MODULE_REMOVE too). */
 			if (had)
 				return;
-			ids = p->num_gone < opts.max_modules ?
-			      realloc(p->gone, (p->num_gone + 1) * sizeof(*p->gone)) : NULL;
-			if (!ids) {
-				drop(c, "MODULE_ADD", "too many modules with stale site table slots");
+			if (!leave_out(c, p, a->module))
 				return;
-			}
-			p->gone = ids;
-			p->gone[p->num_gone++] = a->module;
 			fld_debug("pid %d: module %u: its site table slots do not describe it "
 				 "(unloaded since?): left out", (int)p->pid, a->module);
 			return;
@@ -474,7 +503,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		}
 		had->conn = mod->conn;
 		fld_module_free(mod);
-		fld_state_changed();
+		fld_state_changed(p);
 		return;
 	}
 	if (had) {
@@ -506,7 +535,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
 		(int)p->pid, mod->id, mod->name, mod->num_sites,
 		mod->sm ? fl_stackmap_count(mod->sm) : 0);
-	fld_state_changed();
+	fld_state_changed(p);
 }
 
 /* Whether module id was left out at MODULE_ADD (and forget it when remove). */
@@ -548,14 +577,17 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 		munmap(mod->sections, mod->sections_size);
 	mod->sections = NULL;
 	mod->sections_size = 0;
-	fld_state_changed();
+	fld_state_changed(s->proc);
 }
 
 static void on_symbols(struct fld_client *c, struct session *s, const struct fl_msg *m)
 {
 	struct fld_module *mod = s->proc ? fld_proc_module_any(s->proc, m->symbols.module) : NULL;
+	struct fld_proc *p = s->proc;
 	struct fl_symbol sym;
 	size_t pos = 0;
+	uint64_t bytes = 0;
+	char why[256];
 
 	if (!mod && gone(s->proc, m->symbols.module, false))
 		return;
@@ -564,19 +596,37 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 		return;
 	}
 	while (fl_symbols_next(m, &pos, &sym)) {
-		char *name;
-
 		if (sym.site >= mod->num_sites) {
 			drop(c, "SYMBOLS", "site index out of range");
 			return;
 		}
-		name = strndup(sym.name, sym.len);
+		bytes += sym.len;
+	}
+	/*
+	 * Names are held like sections: over the process's limit or its
+	 * user's budget, its sites stay unnamed (the process stays).
+	 */
+	if (p->name_bytes + bytes > opts.max_section_bytes) {
+		fld_debug("pid %d: names over its limit of %zu bytes: left out", (int)p->pid,
+			  opts.max_section_bytes);
+		return;
+	}
+	if (fld_budget_admit(p->uid, 0, bytes, why, sizeof(why)) != 0)
+		return;
+	pos = 0;
+	while (fl_symbols_next(m, &pos, &sym)) {
+		struct fld_site *site = &mod->sites[sym.site];
+		char *name = strndup(sym.name, sym.len);
+
 		if (!name)
 			return;
-		free(mod->sites[sym.site].function);
-		mod->sites[sym.site].function = name;
+		if (site->function)
+			p->name_bytes -= strlen(site->function);
+		free(site->function);
+		site->function = name;
+		p->name_bytes += sym.len;
 	}
-	fld_state_changed();
+	fld_state_changed(p);
 }
 
 /* ------------------------------------------------------------------------
@@ -777,11 +827,22 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 			return;
 		}
 		s->querier = true;
-		fld_query(c, &m);
+		/* One answer at a time: they would interleave. */
+		if (s->query) {
+			fld_send_error(c, m.seq, -EBUSY, "this connection's last query is still "
+				       "being answered");
+			return;
+		}
+		fld_query(c, &m, &s->query);
 		break;
 	case FL_MSG_REQUEST:
 		if (s->proc) {
 			drop(c, "REQUEST", "from a registered process");
+			return;
+		}
+		if (s->query) {
+			fld_send_error(c, m.seq, -EBUSY, "this connection's last query is still "
+				       "being answered");
 			return;
 		}
 		on_request(c, s, &m);
@@ -800,6 +861,8 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 	for (size_t i = 0; i < num_pendings; i++)
 		if (pendings[i].from == c)
 			pendings[i].from = NULL;
+	if (s && s->query)
+		fld_query_cancel(s->query);
 	if (s && s->proc) {
 		struct fld_proc *p = s->proc;
 
@@ -816,8 +879,11 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 			fld_proc_final(p, opts.max_modules, opts.max_sites);
 		else
 			fld_proc_scan(p, opts.max_modules, opts.max_sites);
-		/* Its final counts exist nowhere else now: saved at once. */
-		fld_state_save();
+		/*
+		 * Its final counts exist nowhere else now (but in the region
+		 * the keeper holds until they are saved): its record is written.
+		 */
+		fld_state_exited(p);
 	}
 	free(s);
 	fld_client_set_data(c, NULL);
@@ -841,7 +907,7 @@ static void check_lingering(void)
 
 		if (p->exited && p->region && !fld_proc_alive(p)) {
 			fld_proc_final(p, opts.max_modules, opts.max_sites);
-			fld_state_changed();
+			fld_state_changed(p);
 		}
 	}
 }
@@ -893,8 +959,10 @@ void fld_session_adopt(struct fld_kept *k, size_t n)
 		if (!fld_proc_alive(p))
 			fld_proc_final(p, opts.max_modules, opts.max_sites);
 	}
-	if (n)
-		fld_state_save();
+	/*
+	 * Their records are written by the tick's jobs (fld_state_tick): the
+	 * keeper holds each region until its record is on disk.
+	 */
 }
 
 static void on_tick(void *ctx)
@@ -906,14 +974,35 @@ static void on_tick(void *ctx)
 	fld_bpf_tick();
 }
 
+/* The work left over from callbacks: one slice per user (work.h). */
+static int on_work(void *ctx)
+{
+	(void)ctx;
+	return fld_work_round();
+}
+
+static void on_drained(struct fld_client *c, void *ctx)
+{
+	struct session *s = fld_client_get_data(c);
+
+	(void)ctx;
+	if (s && s->query)
+		fld_job_wake(s->query);
+}
+
 const struct fld_loop_ops fld_session_ops = {
 	.on_connect = on_connect,
 	.on_message = on_message,
 	.on_disconnect = on_disconnect,
 	.on_tick = on_tick,
+	.on_work = on_work,
+	.on_drained = on_drained,
 };
 
 void fld_session_init(const struct fld_session_opts *o)
 {
+	struct fld_budget_opts b = { .max_sites = o->max_user_sites, .max_bytes = o->max_user_bytes };
+
 	opts = *o;
+	fld_budget_init(&b);
 }

@@ -1,23 +1,56 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Persistence: every process the daemon knows, with its sites and counts,
- * in STATE_DIR/state.json, written atomically (a temporary file, fsync,
- * rename).  Written at once when a process exits (its final counts exist
- * nowhere else), and within a tick of any other change.  At start the file
- * is read back: every process in it is exited as far as this daemon
- * knows; one that was live comes back by itself (the agent re-registers)
- * and takes its entry back, or its region comes back from the keeper
- * (keeper.h).  Modules are saved with their ids and counter slots, so that
- * they are found in the region again.
+ * Persistence: one record file per process the daemon keeps,
+ * STATE_DIR/proc.SERIAL.json (the format: docs/state.md), so that what a
+ * save costs never grows with everything recorded:
+ *   - a process's record is written when its counts are final (it is
+ *     gone: fld_proc_final), once: they no longer change;
+ *   - a record is written within a tick of a change to its process's
+ *     modules or names, and while the process may count (registered, or
+ *     disconnected and living on) every SAVE_PERIOD_MS when its counts
+ *     changed, so that a process that exits while the daemon is down
+ *     comes back with counts at most that old (or exact: the keeper holds
+ *     its region, keeper.h);
+ *   - a record is removed with its process (dropped by the bound on exited
+ *     processes or the user's budget, or replaced by the same process
+ *     registering again).
+ * A record is written by a job of its process's user (work.h), a slice at
+ * a time, so that one user's 2,000,000 sites, or a thousand of its
+ * processes exiting at once, do not hold the daemon up; a live one is
+ * rewritten no sooner than SLOWDOWN times as long as its last write took.
+ * Each file is written to a temporary file and renamed: never half a file;
+ * the record of a process whose counts are final or whose slots wait for
+ * it (below), and every record written as the daemon exits, is synced
+ * first (a live one's next save is never far off).
+ *
+ * Counts the daemon may hold nowhere else are acknowledged only once a
+ * record holding them is renamed into place (commit, fld_proc_saved): the
+ * RETIRED slots of a module unregistered by its process become SAVED (the
+ * process may reuse them), and the keeper lets go of the region of a
+ * process that is gone.  A record holds them when it was written, whole,
+ * after the latest change of its process (rec.gen: every freeze moves it
+ * on, procs.c), so a write that started before a freeze never counts.
+ * Records hold module ids and counter slots, so that a registration again
+ * or the keeper's region after a restart finds the modules in the region
+ * again (fld_proc_attach).
+ *
+ * At start every record is read back (before the daemon listens), in
+ * registration order: every process in them is exited as far as this
+ * daemon knows; one that was live comes back by itself (the agent
+ * re-registers) and then replaces its old entry.  The daemons before
+ * records kept everything in one file, STATE_DIR/state.json (version 1):
+ * it is read, written out as records, and removed.
  *
  * The directory was checked at start (safedir.c) and is used through its
- * descriptor; the files in it are opened with O_NOFOLLOW, and the
- * temporary file is created with O_EXCL, so that a name planted in a
- * sticky directory is never followed.  A file that cannot be read as a
- * state file of this version is kept aside, never overwritten.
+ * descriptor; the files in it are opened with O_NOFOLLOW, and temporary
+ * files are created with O_EXCL, so that a name planted there is never
+ * followed.  A file that cannot be read as a state file of its version is
+ * kept aside as NAME.corrupt-TIME, never overwritten.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,21 +64,142 @@
 #include "dlog.h"
 #include "procs.h"
 #include "session.h"
+#include "work.h"
 
-#define STATE_NAME "state.json"
-#define STATE_TMP "state.json.tmp"
-/* Far above what the bounds on processes and sites let the daemon write. */
-#define STATE_MAX_BYTES (256u << 20)
+#define LEGACY_NAME "state.json"
+/* Far above what the bounds on processes, sites and names let the daemon write. */
+#define MAX_FILE_BYTES (256u << 20)
+#define MAX_FILE_TEXT "256 MiB"
+/* A record line: a site's name is at most 65,535 bytes, escaped at most 6 times. */
+#define MAX_LINE (1u << 20)
+#define SAVE_PERIOD_MS 5000
+#define SLOWDOWN 10
+/* Bytes gathered before a write(2). */
+#define WRITE_CHUNK (64u << 10)
 
-static char path[PATH_MAX];	/* for messages */
+static char dir_path[PATH_MAX];	/* for messages */
 static int dir_fd = -1;
-static bool dirty;
 
-static json_object *proc_to_json(const struct fld_proc *p)
+/* p's counts are final: it is gone, its region unmapped (fld_proc_final). */
+static bool final(const struct fld_proc *p)
+{
+	return p->exited && !p->region;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void record_name(char *buf, size_t size, uint64_t serial, bool tmp)
+{
+	snprintf(buf, size, "proc.%" PRIu64 ".json%s", serial, tmp ? ".tmp" : "");
+}
+
+/* ------------------------------------------------------------------------
+ * Writing a record
+ */
+
+struct writer {
+	struct fld_job job;
+	uint64_t serial;
+	/* A live process's periodic save: written only when its counts changed. */
+	bool check;
+	bool checked;
+	size_t mod;		/* the next site: p->mods[mod]->sites[site] */
+	uint32_t site;
+	bool mod_started;	/* mods[mod]'s line is written */
+	uint64_t sum;		/* of the counts read so far */
+	int fd;			/* the temporary file, once open */
+	char *buf;		/* not written yet */
+	size_t len, cap;
+	uint64_t bytes;		/* in the file and buf */
+	uint32_t gen;
+	bool final;
+	bool sync;		/* fsync before the rename */
+	uint64_t start_ms;
+	json_object *str;	/* reused for each name: json-c escapes it */
+};
+
+static struct writer *writer_of(struct fld_job *j)
+{
+	return (struct writer *)((char *)j - offsetof(struct writer, job));
+}
+
+/* Appends n bytes of s.  Returns 0, -EFBIG past MAX_FILE_BYTES, or -ENOMEM. */
+static int put(struct writer *w, const char *s, size_t n)
+{
+	if (w->bytes + n > MAX_FILE_BYTES)
+		return -EFBIG;
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : WRITE_CHUNK * 2;
+		char *grown;
+
+		while (cap < w->len + n)
+			cap *= 2;
+		grown = realloc(w->buf, cap);
+		if (!grown)
+			return -ENOMEM;
+		w->buf = grown;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->bytes += n;
+	return 0;
+}
+
+/* A json-c object as one line (and drops it). */
+static int put_object(struct writer *w, json_object *o)
+{
+	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	int err = text ? put(w, text, strlen(text)) : -ENOMEM;
+
+	if (!err)
+		err = put(w, "\n", 1);
+	json_object_put(o);
+	return err;
+}
+
+/* Writes out what buf holds.  Returns 0 or -errno. */
+static int flush(struct writer *w)
+{
+	size_t done = 0;
+
+	while (done < w->len) {
+		ssize_t n = write(w->fd, w->buf + done, w->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	w->len = 0;
+	return 0;
+}
+
+static int open_tmp(struct writer *w)
+{
+	char tmp[64];
+
+	record_name(tmp, sizeof(tmp), w->serial, true);
+	/* A name left by a save that died, or planted: never written through. */
+	if (unlinkat(dir_fd, tmp, 0) != 0 && errno != ENOENT)
+		return -errno;
+	w->fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return w->fd < 0 ? -errno : 0;
+}
+
+static int put_header(struct writer *w, const struct fld_proc *p)
 {
 	json_object *o = json_object_new_object();
-	json_object *mods = json_object_new_array();
 
+	json_object_object_add(o, "version", json_object_new_int(2));
+	json_object_object_add(o, "serial", json_object_new_uint64(p->serial));
 	json_object_object_add(o, "pid", json_object_new_int(p->pid));
 	json_object_object_add(o, "uid", json_object_new_int64(p->uid));
 	json_object_object_add(o, "comm", json_object_new_string(p->comm));
@@ -54,112 +208,315 @@ static json_object *proc_to_json(const struct fld_proc *p)
 	json_object_object_add(o, "start_time", json_object_new_uint64(p->start_time));
 	json_object_object_add(o, "region_ino", json_object_new_uint64(p->region_ino));
 	json_object_object_add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
-	for (size_t i = 0; i < p->num_mods; i++) {
-		const struct fld_module *m = p->mods[i];
-		json_object *mo = json_object_new_object();
-		json_object *sites = json_object_new_array();
+	return put_object(w, o);
+}
 
-		json_object_object_add(mo, "id", json_object_new_int64(m->id));
-		json_object_object_add(mo, "name", json_object_new_string(m->name));
-		json_object_object_add(mo, "removed", json_object_new_boolean(m->removed));
-		for (uint32_t k = 0; k < m->num_sites; k++) {
-			const struct fld_site *s = &m->sites[k];
-			json_object *so = json_object_new_object();
+static int put_module(struct writer *w, const struct fld_module *m)
+{
+	json_object *o = json_object_new_object();
 
-			json_object_object_add(so, "faulting_pc", json_object_new_uint64(s->faulting_pc));
-			json_object_object_add(so, "handler_pc", json_object_new_uint64(s->handler_pc));
-			json_object_object_add(so, "kind", json_object_new_int((int)s->kind));
-			json_object_object_add(so, "slot", json_object_new_int64(s->slot));
-			json_object_object_add(so, "function", s->function ?
-					       json_object_new_string(s->function) : NULL);
-			json_object_object_add(so, "faults",
-					       json_object_new_uint64(fld_site_faults(p, m, s)));
-			/* Rare: only where there are any (an older state has none). */
-			if (fld_site_populations(p, m, s))
-				json_object_object_add(so, "populations",
-						       json_object_new_uint64(
-							       fld_site_populations(p, m, s)));
-			json_object_array_add(sites, so);
-		}
-		json_object_object_add(mo, "sites", sites);
-		json_object_array_add(mods, mo);
+	json_object_object_add(o, "module", json_object_new_string(m->name));
+	json_object_object_add(o, "id", json_object_new_int64(m->id));
+	json_object_object_add(o, "removed", json_object_new_boolean(m->removed));
+	json_object_object_add(o, "sites", json_object_new_uint64(m->num_sites));
+	return put_object(w, o);
+}
+
+/*
+ * One site: [faulting_pc, handler_pc, kind, faults, slot, populations,
+ * function].  Numbers by hand, the name through json-c (a site costs
+ * FLD_UNITS_JSON units: a json-c object per site would cost far more than
+ * that).
+ */
+static int put_site(struct writer *w, const struct fld_site *s, uint64_t faults,
+		    uint64_t populations)
+{
+	char num[128];
+	const char *fn = "null";
+	int n = snprintf(num, sizeof(num), "[%" PRIu64 ",%" PRIu64 ",%u,%" PRIu64 ",%u,%" PRIu64
+			 ",", s->faulting_pc, s->handler_pc, s->kind, faults, s->slot,
+			 populations);
+	int err = put(w, num, (size_t)n);
+
+	if (!err && s->function) {
+		json_object_set_string(w->str, s->function);
+		fn = json_object_to_json_string_ext(w->str, JSON_C_TO_STRING_PLAIN);
 	}
-	json_object_object_add(o, "modules", mods);
-	return o;
+	if (!err)
+		err = fn ? put(w, fn, strlen(fn)) : -ENOMEM;
+	if (!err)
+		err = put(w, "]\n", 2);
+	return err;
+}
+
+/*
+ * Counts p's sites' counts, budget units at most.  Returns true once every
+ * one is counted (w->sum), false when the budget ran out first.
+ */
+static bool sum_counts(struct writer *w, const struct fld_proc *p, unsigned *budget)
+{
+	for (; w->mod < p->num_mods; w->mod++, w->site = 0) {
+		const struct fld_module *m = p->mods[w->mod];
+
+		for (; w->site < m->num_sites; w->site++) {
+			if (!*budget)
+				return false;
+			--*budget;
+			w->sum += fld_site_faults(p, m, &m->sites[w->site]) +
+				  fld_site_populations(p, m, &m->sites[w->site]);
+		}
+	}
+	return true;
+}
+
+/* Whether p's record says what p would write now (its counts aside). */
+static bool current(const struct fld_proc *p)
+{
+	return p->rec.written && p->rec.written_gen == p->rec.gen &&
+	       p->rec.written_final == final(p);
+}
+
+/* The file is complete: synced, and renamed over the old record. */
+static int commit(struct writer *w, struct fld_proc *p)
+{
+	char tmp[64], name[64];
+	uint64_t now = mono_ms(), took = now - w->start_ms;
+	int err = flush(w);
+
+	if (!err && w->sync && fsync(w->fd) != 0)
+		err = -errno;
+	close(w->fd);
+	w->fd = -1;
+	record_name(tmp, sizeof(tmp), w->serial, true);
+	record_name(name, sizeof(name), w->serial, false);
+	if (!err && renameat(dir_fd, tmp, dir_fd, name) != 0)
+		err = -errno;
+	if (err) {
+		unlinkat(dir_fd, tmp, 0);
+		return err;
+	}
+	p->rec.written = true;
+	p->rec.written_final = w->final;
+	p->rec.written_gen = w->gen;
+	p->rec.written_sum = w->sum;
+	p->rec.soonest_ms = now + SLOWDOWN * took;
+	p->rec.next_ms = now + (SLOWDOWN * took > SAVE_PERIOD_MS ? SLOWDOWN * took : SAVE_PERIOD_MS);
+	fld_debug("state: pid %d: %s written: %" PRIu64 " sites, %" PRIu64 " bytes, %" PRIu64
+		  " ms", (int)p->pid, name, p->num_sites, w->bytes, took);
+	/*
+	 * Nothing changed while it was written (the generation it was started
+	 * at is p's): the counts only the region or this daemon held are on
+	 * disk now.
+	 */
+	if (current(p))
+		fld_proc_saved(p);
+	return 0;
+}
+
+/* Whether slots of p wait for a record to be marked SAVED. */
+static bool acks_pending(const struct fld_proc *p)
+{
+	for (size_t i = 0; i < p->num_mods; i++)
+		if (p->mods[i]->ack)
+			return true;
+	return false;
+}
+
+static enum fld_step writer_step(struct fld_job *j, unsigned budget)
+{
+	struct writer *w = writer_of(j);
+	struct fld_proc *p = fld_proc_by_serial(w->serial);
+	int err = 0;
+
+	/* Gone (dropped meanwhile): its record goes with it. */
+	if (!p)
+		return FLD_STEP_DONE;
+	if (w->check && !w->checked) {
+		if (!sum_counts(w, p, &budget))
+			return FLD_STEP_MORE;
+		w->checked = true;
+		if (current(p) && p->rec.written_sum == w->sum) {
+			p->rec.next_ms = mono_ms() + SAVE_PERIOD_MS;
+			return FLD_STEP_DONE;
+		}
+		w->mod = w->site = 0;
+	}
+	if (w->fd < 0) {
+		w->gen = p->rec.gen;
+		w->final = final(p);
+		/* What waits for it (fld_proc_saved) waits for the disk, not the page cache. */
+		w->sync = w->sync || w->final || acks_pending(p);
+		w->sum = 0;
+		err = open_tmp(w);
+		if (!err)
+			err = put_header(w, p);
+	}
+	for (; !err && w->mod < p->num_mods; w->mod++, w->site = 0, w->mod_started = false) {
+		const struct fld_module *m = p->mods[w->mod];
+
+		if (!w->mod_started) {
+			err = put_module(w, m);
+			w->mod_started = true;
+		}
+		for (; !err && w->site < m->num_sites; w->site++) {
+			uint64_t faults, pops;
+
+			if (budget < FLD_UNITS_JSON)
+				return FLD_STEP_MORE;
+			budget -= FLD_UNITS_JSON;
+			faults = fld_site_faults(p, m, &m->sites[w->site]);
+			pops = fld_site_populations(p, m, &m->sites[w->site]);
+			w->sum += faults + pops;
+			err = put_site(w, &m->sites[w->site], faults, pops);
+			if (!err && w->len >= WRITE_CHUNK)
+				err = flush(w);
+		}
+		if (err)
+			break;
+	}
+	if (!err)
+		err = commit(w, p);
+	/* Tried again later; one that is too large only when its process exits. */
+	if (err)
+		p->rec.soonest_ms = p->rec.next_ms = err == -EFBIG ? UINT64_MAX :
+			mono_ms() + SAVE_PERIOD_MS;
+	if (err)
+		fld_warn("state: pid %d: cannot write its record in %s: %s%s", (int)p->pid,
+			 dir_path, err == -EFBIG ? "larger than " MAX_FILE_TEXT : strerror(-err),
+			 err == -EFBIG ? "" : "; tried again later");
+	return FLD_STEP_DONE;
+}
+
+static void writer_free(struct fld_job *j)
+{
+	struct writer *w = writer_of(j);
+	struct fld_proc *p = fld_proc_by_serial(w->serial);
+
+	if (w->fd >= 0) {
+		char tmp[64];
+
+		close(w->fd);
+		record_name(tmp, sizeof(tmp), w->serial, true);
+		unlinkat(dir_fd, tmp, 0);
+	}
+	if (p && p->rec.writer == j)
+		p->rec.writer = NULL;
+	json_object_put(w->str);
+	free(w->buf);
+	free(w);
+}
+
+/*
+ * Writes p's record: by a job, or at once when now is true (then synced).
+ * With check, only when its counts or anything else changed.  A write
+ * already under way for p is cancelled.
+ */
+static void write_record(struct fld_proc *p, bool check, bool now)
+{
+	struct writer *w;
+
+	/* Nowhere to save to: nothing to wait for. */
+	if (dir_fd < 0) {
+		fld_proc_saved(p);
+		return;
+	}
+	if (p->rec.writer)
+		fld_job_cancel(p->rec.writer);
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->str = json_object_new_string(""))) {
+		free(w);
+		fld_warn("state: out of memory: pid %d's record not written", (int)p->pid);
+		return;
+	}
+	w->job = (struct fld_job){ .uid = p->uid, .step = writer_step, .free = writer_free };
+	w->serial = p->serial;
+	w->check = check;
+	w->fd = -1;
+	w->sync = now;
+	w->start_ms = mono_ms();
+	if (now) {
+		while (writer_step(&w->job, UINT_MAX) == FLD_STEP_MORE)
+			;
+		writer_free(&w->job);
+		return;
+	}
+	p->rec.writer = &w->job;
+	fld_job_start(&w->job);
+}
+
+
+/* A process is freed: its record goes with it. */
+static void on_free(struct fld_proc *p)
+{
+	char name[64];
+
+	if (p->rec.writer)
+		fld_job_cancel(p->rec.writer);
+	if (dir_fd < 0)
+		return;
+	record_name(name, sizeof(name), p->serial, false);
+	if (unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT)
+		fld_warn("state: cannot remove %s/%s: %s", dir_path, name, strerror(errno));
+}
+
+void fld_state_changed(struct fld_proc *p)
+{
+	if (p)
+		p->rec.gen++;
+}
+
+void fld_state_exited(struct fld_proc *p)
+{
+	write_record(p, false, false);
 }
 
 int fld_state_save(void)
 {
-	json_object *doc, *procs;
-	const char *text;
-	size_t len;
-	int fd, err = 0;
-
-	if (dir_fd < 0) {
+	if (dir_fd < 0)
 		fld_procs_saved();
-		return 0;
-	}
-	doc = json_object_new_object();
-	procs = json_object_new_array();
-	json_object_object_add(doc, "version", json_object_new_int(1));
-	for (size_t i = 0; i < fld_num_procs; i++)
-		json_object_array_add(procs, proc_to_json(fld_procs[i]));
-	json_object_object_add(doc, "processes", procs);
-	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-	len = strlen(text);
+	for (size_t i = 0; i < fld_num_procs && dir_fd >= 0; i++) {
+		struct fld_proc *p = fld_procs[i];
 
-	/* A name left by a save that died, or planted: never written through. */
-	if (unlinkat(dir_fd, STATE_TMP, 0) != 0 && errno != ENOENT)
-		err = -errno;
-	fd = err ? -1 : openat(dir_fd, STATE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			       O_CLOEXEC, 0600);
-	if (!err && (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0))
-		err = errno ? -errno : -EIO;
-	if (fd >= 0)
-		close(fd);
-	if (!err && renameat(dir_fd, STATE_TMP, dir_fd, STATE_NAME) != 0)
-		err = -errno;
-	json_object_put(doc);
-	if (err) {
-		if (fd >= 0)
-			unlinkat(dir_fd, STATE_TMP, 0);
-		fld_warn("state: cannot write %s: %s", path, strerror(-err));
-		return err;
+		if (p->rec.writer || !current(p) || !final(p))
+			write_record(p, !p->rec.writer && current(p), true);
 	}
-	dirty = false;
-	fld_procs_saved();
 	return 0;
 }
 
-void fld_state_changed(void)
-{
-	dirty = true;
-}
-
 /*
- * Counts change without a message (the processes increment them in their
- * regions): while any process is live, the file is also rewritten every
- * SAVE_PERIOD_MS, so that a process that exits while the daemon is down
- * comes back with counts at most that old.
+ * Starts the writes that are due: a record that does not say what its
+ * process would write now (once SLOWDOWN times its last write has passed,
+ * or SAVE_PERIOD_MS after one that failed), and a live one's check of its
+ * counts every SAVE_PERIOD_MS.  A walk of the processes, no more: the
+ * writing is the jobs'.
  */
-#define SAVE_PERIOD_MS 5000
-
 void fld_state_tick(void)
 {
-	static struct timespec last;
-	struct timespec now;
-	bool live = false;
-	long ms;
+	uint64_t now = mono_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
-	for (size_t i = 0; i < fld_num_procs && !live; i++)
-		live = !fld_procs[i]->exited || fld_procs[i]->region;
-	if (dirty || (live && ms >= SAVE_PERIOD_MS)) {
-		fld_state_save();
-		last = now;
+	if (dir_fd < 0)
+		fld_procs_saved();
+	for (size_t i = 0; i < fld_num_procs && dir_fd >= 0; i++) {
+		struct fld_proc *p = fld_procs[i];
+
+		/*
+		 * Up to date on disk: what waits for that is done (slots that
+		 * were not RETIRED yet at the commit, fld_proc_saved).
+		 */
+		if (current(p))
+			fld_proc_saved(p);
+		if (p->rec.writer || now < p->rec.soonest_ms)
+			continue;
+		if (!current(p))
+			write_record(p, false, false);
+		else if (!final(p) && now >= p->rec.next_ms)
+			write_record(p, true, false);
 	}
 }
+
+/* ------------------------------------------------------------------------
+ * Reading
+ */
 
 static uint64_t get_u64(json_object *o, const char *key)
 {
@@ -185,126 +542,127 @@ static int64_t get_id(json_object *o, const char *key)
 		json_object_get_int64(v) : -1;
 }
 
-/*
- * Restores one process.  Returns 0, -EINVAL for an entry whose pid or uid
- * no process can have (the uid decides who sees it; a pid is matched with
- * a new registration's), or -ENOMEM.
- */
-static int restore_proc(json_object *po)
+static bool get_bool(json_object *o, const char *key)
 {
-	json_object *mods, *v;
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+/*
+ * A process from a header (a record's first line, or a state.json
+ * entry).  Returns it, or NULL with *err: -EINVAL for an entry whose pid or
+ * uid no process can have (the uid decides who sees it; a pid is matched
+ * with a new registration's), or -ENOMEM.
+ */
+static struct fld_proc *restore_header(json_object *po, int *err)
+{
 	struct fld_proc *p;
 	char comm[FL_PROTO_COMM] = { 0 };
 	const char *c = get_str(po, "comm");
 	int64_t pid = get_id(po, "pid"), uid = get_id(po, "uid");
 
+	*err = -EINVAL;
 	if (pid <= 0 || pid > INT_MAX || uid < 0 || uid >= (uid_t)-1)
-		return -EINVAL;
+		return NULL;
 	if (c)
 		strncpy(comm, c, sizeof(comm) - 1);
+	*err = -ENOMEM;
 	p = fld_proc_add((pid_t)pid, (uid_t)uid, comm);
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	p->exited = true;
-	p->restored_live = !(json_object_object_get_ex(po, "exited", &v) &&
-			     json_object_get_boolean(v));
+	p->restored_live = !get_bool(po, "exited");
 	p->registered_ms = get_u64(po, "registered_ms");
 	p->start_time = get_u64(po, "start_time");
 	p->region_ino = get_u64(po, "region_ino");
 	p->exited_ms = get_u64(po, "exited_ms");
-	if (!json_object_object_get_ex(po, "modules", &mods) ||
-	    !json_object_is_type(mods, json_type_array))
-		return 0;
-	for (size_t i = 0; i < json_object_array_length(mods); i++) {
-		json_object *mo = json_object_array_get_idx(mods, i), *sites;
-		struct fld_module *m = calloc(1, sizeof(*m));
-		struct fld_module **grown;
-		size_t n;
+	*err = 0;
+	return p;
+}
 
-		if (!m)
-			return -ENOMEM;
-		m->name = strdup(get_str(mo, "name") ? get_str(mo, "name") : "");
-		/* Its id and slots: to find it in the region again (fld_proc_attach). */
-		m->id = get_id(mo, "id") > 0 && get_id(mo, "id") <= UINT32_MAX ?
-			(uint32_t)get_id(mo, "id") : 0;
-		m->removed = !json_object_object_get_ex(mo, "removed", &v) ||
-			     json_object_get_boolean(v);
-		if (json_object_object_get_ex(mo, "sites", &sites) &&
-		    json_object_is_type(sites, json_type_array)) {
-			n = json_object_array_length(sites);
-			m->sites = calloc(n ? n : 1, sizeof(*m->sites));
-			for (size_t k = 0; m->sites && k < n; k++) {
-				json_object *so = json_object_array_get_idx(sites, k);
-				const char *fn = get_str(so, "function");
+/* A module of n sites (to be filled in), appended to p.  NULL when out of memory. */
+static struct fld_module *add_module(struct fld_proc *p, const char *name, size_t n)
+{
+	struct fld_module *m = calloc(1, sizeof(*m));
+	struct fld_module **grown;
 
-				m->sites[k] = (struct fld_site){
-					.faulting_pc = get_u64(so, "faulting_pc"),
-					.handler_pc = get_u64(so, "handler_pc"),
-					.kind = (uint32_t)get_u64(so, "kind"),
-					.function = fn ? strdup(fn) : NULL,
-					.frozen = get_u64(so, "faults"),
-					.frozen_populations = get_u64(so, "populations"),
-					.slot = get_id(so, "slot") >= 0 && get_id(so, "slot") < UINT32_MAX ?
-						(uint32_t)get_id(so, "slot") : UINT32_MAX,
-				};
-			}
-			m->num_sites = m->sites ? (uint32_t)n : 0;
-		}
-		grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
-		if (!m->name || !grown) {
-			fld_module_free(m);
-			return -ENOMEM;
-		}
-		p->mods = grown;
-		p->mods[p->num_mods++] = m;
-		p->num_sites += m->num_sites;
+	if (!m)
+		return NULL;
+	m->name = strdup(name ? name : "");
+	m->removed = true;
+	m->sites = calloc(n ? n : 1, sizeof(*m->sites));
+	grown = realloc(p->mods, (p->num_mods + 1) * sizeof(*p->mods));
+	if (!m->name || !m->sites || !grown) {
+		fld_module_free(m);
+		return NULL;
 	}
-	return 0;
+	p->mods = grown;
+	p->mods[p->num_mods++] = m;
+	return m;
 }
 
 /*
- * Keeps a state file that cannot be read aside as STATE_NAME.corrupt-TIME,
- * so that the next save does not overwrite it, and says so.  A name taken
- * already (two in one second) gets a number.
+ * A module's id and whether it was unregistered, as saved (a module line,
+ * or a state.json module): with its sites' slots, they find it in its
+ * region again (fld_proc_attach).  Without them (records of daemons
+ * before ids): id 0, unregistered.
  */
-static void keep_aside(const char *why)
+static void restore_module_id(struct fld_module *m, json_object *o)
 {
-	char stamp[48], name[64];
+	json_object *v;
+	int64_t id = get_id(o, "id");
+
+	m->id = id > 0 && id <= UINT32_MAX ? (uint32_t)id : 0;
+	m->removed = !json_object_object_get_ex(o, "removed", &v) || json_object_get_boolean(v);
+}
+
+/*
+ * Keeps a file that cannot be read aside as NAME.corrupt-TIME, so that no
+ * save overwrites it, and says so.  A name taken already (two in one
+ * second) gets a number.  Returns false when it could not (then nothing
+ * is persisted: the file must not be overwritten).
+ */
+static bool keep_aside(const char *name, const char *why)
+{
+	char stamp[96], aside[112];
 	time_t t = time(NULL);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), STATE_NAME ".corrupt-%Y%m%dT%H%M%SZ", &tm);
+	snprintf(stamp, sizeof(stamp), "%s.corrupt-", name);
+	strftime(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	for (int i = 0; i < 100; i++) {
 		if (i)
-			snprintf(name, sizeof(name), "%s.%d", stamp, i);
+			snprintf(aside, sizeof(aside), "%s.%d", stamp, i);
 		else
-			snprintf(name, sizeof(name), "%s", stamp);
-		if (renameat2(dir_fd, STATE_NAME, dir_fd, name, RENAME_NOREPLACE) == 0) {
-			fld_warn("state: %s %s: kept as %s; starting empty", path, why, name);
-			return;
+			snprintf(aside, sizeof(aside), "%s", stamp);
+		if (renameat2(dir_fd, name, dir_fd, aside, RENAME_NOREPLACE) == 0) {
+			fld_warn("state: %s/%s %s: kept as %s; %s", dir_path, name, why, aside,
+				 strcmp(name, LEGACY_NAME) ? "its process is left out" :
+				 "starting empty");
+			return true;
 		}
 		if (errno != EEXIST)
 			break;
 	}
-	fld_warn("state: %s %s, and cannot be kept aside (%s): starting empty, and "
-		 "nothing will be persisted", path, why, strerror(errno));
+	fld_warn("state: %s/%s %s, and cannot be kept aside (%s): nothing will be persisted",
+		 dir_path, name, why, strerror(errno));
 	dir_fd = -1;
+	return false;
 }
 
 /*
- * Reads the state file whole.  Returns it, or NULL with *err: 0 when there
- * is none, -EINVAL with *why set for a file to keep aside (a link, not a
- * regular file of this uid with one name, too large), or another -errno
- * (out of descriptors or memory, a read that failed: the file may be
+ * Opens a state file to read it.  Returns its descriptor with *size set,
+ * or -1 with *err: 0 when there is none, -EINVAL with *why set for a file
+ * to keep aside (a link, not a regular file of this uid with one name, too
+ * large), or another -errno (out of descriptors or memory: the file may be
  * good, and is left alone).
  */
-static char *read_state(size_t *len, const char **why, int *err)
+static int open_state(const char *name, size_t *size, const char **why, int *err)
 {
 	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	int fd = openat(dir_fd, STATE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	*err = 0;
 	if (fd < 0) {
@@ -314,113 +672,538 @@ static char *read_state(size_t *len, const char **why, int *err)
 		} else if (errno != ENOENT) {
 			*err = -errno;
 		}
-		return NULL;
+		return -1;
 	}
 	*err = -EINVAL;
-	if (fstat(fd, &st) != 0) {
+	if (fstat(fd, &st) != 0)
 		*err = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
+	else if (!S_ISREG(st.st_mode))
 		*why = "is not a regular file";
-	} else if (st.st_uid != geteuid()) {
+	else if (st.st_uid != geteuid())
 		*why = "belongs to another user";
-	} else if (st.st_nlink != 1) {
+	else if (st.st_nlink != 1)
 		*why = "has other names (hard links)";
-	} else if ((uint64_t)st.st_size > STATE_MAX_BYTES) {
-		*why = "is larger than 256 MiB";
-	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
-		*err = -ENOMEM;
-	} else {
-		while (got < (size_t)st.st_size) {
-			ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+	else if ((uint64_t)st.st_size > MAX_FILE_BYTES)
+		*why = "is larger than " MAX_FILE_TEXT;
+	else
+		*err = 0;
+	if (*err) {
+		close(fd);
+		return -1;
+	}
+	*size = (size_t)st.st_size;
+	return fd;
+}
 
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			got += (size_t)n;
-		}
-		if (got == (size_t)st.st_size) {
-			*err = 0;
-		} else {
-			*err = -EIO;
-			free(buf);
-			buf = NULL;
-		}
+/* Reads all of fd (size bytes).  Returns the text (NUL-terminated), or NULL with *err. */
+static char *read_all(int fd, size_t size, int *err)
+{
+	char *buf = malloc(size + 1);
+	size_t got = 0;
+
+	*err = -ENOMEM;
+	if (!buf)
+		return NULL;
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
 	}
-	close(fd);
-	if (buf) {
-		buf[got] = 0;
-		*len = got;
+	if (got != size) {
+		*err = -EIO;
+		free(buf);
+		return NULL;
 	}
+	buf[got] = 0;
+	*err = 0;
 	return buf;
+}
+
+/* Parses text as one JSON value, with nothing after it but blanks.  NULL otherwise. */
+static json_object *parse_one(struct json_tokener *tok, const char *text, size_t len)
+{
+	json_object *doc;
+	size_t end;
+
+	json_tokener_reset(tok);
+	doc = json_tokener_parse_ex(tok, text, (int)len);
+	if (!doc)
+		return NULL;
+	end = json_tokener_get_parse_end(tok);
+	if (end < len && text[end + strspn(text + end, " \t\r\n")]) {
+		json_object_put(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* A record's lines, read a buffer at a time (a record may be 256 MiB). */
+struct lines {
+	int fd;
+	char *buf;
+	size_t start, end;	/* the unread part of buf */
+	bool eof;
+	size_t left;		/* bytes the file has after buf's: a bound on its sites */
+};
+
+/*
+ * The next line (NUL-terminated, without its newline) into *line.
+ * Returns its length, 0 at the end of the file, -EINVAL for a line longer
+ * than MAX_LINE or a last one without a newline, or -EIO.
+ */
+static ssize_t next_line(struct lines *r, char **line)
+{
+	for (;;) {
+		char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		ssize_t n;
+
+		if (nl) {
+			*nl = 0;
+			*line = r->buf + r->start;
+			n = nl - *line;
+			r->start += (size_t)n + 1;
+			return n ? n : -EINVAL;
+		}
+		if (r->eof)
+			return r->start == r->end ? 0 : -EINVAL;
+		if (r->end - r->start >= MAX_LINE)
+			return -EINVAL;
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+		n = read(r->fd, r->buf + r->end, 2 * MAX_LINE - r->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -EIO;
+		r->eof = n == 0;
+		r->end += (size_t)n;
+		r->left -= (size_t)n < r->left ? (size_t)n : r->left;
+	}
+}
+
+/*
+ * A site line: [faulting_pc, handler_pc, kind, faults, slot, populations,
+ * function or null], or without slot and populations (the records of
+ * daemons before them: no slot, then).
+ */
+static bool parse_site(json_object *a, struct fld_site *s)
+{
+	json_object *v[7];
+	const char *fn = NULL;
+	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	if (n != 5 && n != 7)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = json_object_array_get_idx(a, i);
+		if (i < n - 1 && !json_object_is_type(v[i], json_type_int))
+			return false;
+	}
+	if (json_object_is_type(v[n - 1], json_type_string))
+		fn = json_object_get_string(v[n - 1]);
+	else if (v[n - 1])
+		return false;
+	*s = (struct fld_site){
+		.faulting_pc = json_object_get_uint64(v[0]),
+		.handler_pc = json_object_get_uint64(v[1]),
+		.kind = (uint32_t)json_object_get_uint64(v[2]),
+		.frozen = json_object_get_uint64(v[3]),
+		.slot = UINT32_MAX,
+	};
+	if (n == 7) {
+		int64_t slot = json_object_get_int64(v[4]);
+
+		s->slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX;
+		s->frozen_populations = json_object_get_uint64(v[5]);
+	}
+	return !fn || (s->function = strdup(fn));
+}
+
+/*
+ * A site line read without json-c when it is as the writer makes it: six
+ * numbers, then null or a string with nothing to unescape (json-c took
+ * 1.7 us a line, and a record may hold 2,000,000).  Returns 1 with *s
+ * filled in, 0 when the line is not that plain (json-c reads it then), or
+ * -ENOMEM.
+ */
+static int parse_site_plain(const char *line, size_t len, struct fld_site *s)
+{
+	const char *at = line + 1, *end = line + len, *name;
+	uint64_t v[6];
+	size_t n;
+
+	if (line[0] != '[')
+		return 0;
+	for (int i = 0; i < 6; i++) {
+		char *next;
+
+		/* JSON's integers: digits, no sign, no leading zero. */
+		if (at >= end || *at < '0' || *at > '9' || (*at == '0' && at[1] >= '0' &&
+							       at[1] <= '9'))
+			return 0;
+		errno = 0;
+		v[i] = strtoull(at, &next, 10);
+		if (errno || *next != ',')
+			return 0;
+		at = next + 1;
+	}
+	if (v[2] > UINT32_MAX)
+		return 0;
+	*s = (struct fld_site){
+		.faulting_pc = v[0], .handler_pc = v[1], .kind = (uint32_t)v[2], .frozen = v[3],
+		.slot = v[4] < UINT32_MAX ? (uint32_t)v[4] : UINT32_MAX,
+		.frozen_populations = v[5],
+	};
+	if (end - at == 5 && !memcmp(at, "null]", 5))
+		return 1;
+	if (end - at < 3 || at[0] != '"' || end[-2] != '"' || end[-1] != ']')
+		return 0;
+	name = at + 1;
+	n = (size_t)(end - 2 - name);
+	for (size_t i = 0; i < n; i++)
+		if (name[i] == '\\' || name[i] == '"' || (unsigned char)name[i] < 0x20)
+			return 0;
+	s->function = strndup(name, n);
+	return s->function ? 1 : -ENOMEM;
+}
+
+/*
+ * Restores the record in name (its serial given by the name).  Returns 0,
+ * -EINVAL with *why set when it cannot be read as one (to keep aside), or
+ * -ENOMEM / another -errno (left alone).
+ */
+static int load_record(uint64_t serial, const char *name, struct json_tokener *tok,
+		       const char **why)
+{
+	struct lines r = { .fd = -1 };
+	struct fld_proc *p = NULL;
+	struct fld_module *m = NULL;
+	uint32_t filled = 0;
+	size_t size;
+	char *line;
+	ssize_t n;
+	int err;
+
+	r.fd = open_state(name, &size, why, &err);
+	if (r.fd < 0)
+		return err;
+	r.left = size;
+	r.buf = malloc(2 * MAX_LINE);
+	err = r.buf ? 0 : -ENOMEM;
+	*why = "is not a faultlined record of version 2";
+	while (!err && (n = next_line(&r, &line)) != 0) {
+		json_object *o;
+
+		if (n > 0 && m && filled < m->num_sites) {
+			int plain = parse_site_plain(line, (size_t)n, &m->sites[filled]);
+
+			if (plain) {
+				err = plain < 0 ? plain : 0;
+				filled += plain > 0;
+				continue;
+			}
+		}
+		o = n > 0 ? parse_one(tok, line, (size_t)n) : NULL;
+		err = n < 0 && n != -EINVAL ? (int)n : 0;
+		if (!o) {
+			err = err ? err : -EINVAL;
+		} else if (!p) {
+			/* The header: this version, this file's serial. */
+			if (get_id(o, "version") != 2 || get_u64(o, "serial") != serial ||
+			    !json_object_is_type(o, json_type_object)) {
+				err = -EINVAL;
+			} else if (!(p = restore_header(o, &err))) {
+				if (err == -EINVAL)
+					*why = "has no valid pid and uid";
+			}
+		} else if (json_object_is_type(o, json_type_object)) {
+			/* A module: its sites follow.  Each takes a line of 15 bytes or more. */
+			int64_t sites = get_id(o, "sites");
+
+			if (m && filled != m->num_sites)
+				err = -EINVAL;
+			else if (sites < 0 || (uint64_t)sites > (r.left + r.end - r.start) / 15 + 1)
+				err = -EINVAL;
+			else if (!(m = add_module(p, get_str(o, "module"), (size_t)sites)))
+				err = -ENOMEM;
+			if (!err) {
+				restore_module_id(m, o);
+				m->num_sites = (uint32_t)sites;
+				p->num_sites += m->num_sites;
+				filled = 0;
+			}
+		} else if (!m || filled == m->num_sites || !parse_site(o, &m->sites[filled])) {
+			err = -EINVAL;
+		} else {
+			filled++;
+		}
+		json_object_put(o);
+	}
+	if (!err && (!p || (m && filled != m->num_sites)))
+		err = -EINVAL;
+	close(r.fd);
+	free(r.buf);
+	if (err && p)
+		fld_proc_remove(p);
+	if (!err) {
+		p->serial = serial;
+		fld_proc_serial_above(serial);
+		/* On disk as it is: written, after it exited (for this daemon). */
+		p->rec.written = p->rec.written_final = true;
+	}
+	return err;
+}
+
+/* Restores the sites of a state.json (version 1) entry. */
+static int restore_v1_modules(struct fld_proc *p, json_object *po)
+{
+	json_object *mods;
+
+	if (!json_object_object_get_ex(po, "modules", &mods) ||
+	    !json_object_is_type(mods, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(mods); i++) {
+		json_object *mo = json_object_array_get_idx(mods, i), *sites = NULL;
+		size_t n = 0;
+		struct fld_module *m;
+
+		if (json_object_object_get_ex(mo, "sites", &sites) &&
+		    json_object_is_type(sites, json_type_array))
+			n = json_object_array_length(sites);
+		m = add_module(p, get_str(mo, "name"), n);
+		if (!m)
+			return -ENOMEM;
+		restore_module_id(m, mo);
+		for (size_t k = 0; k < n; k++) {
+			json_object *so = json_object_array_get_idx(sites, k);
+			const char *fn = get_str(so, "function");
+			int64_t slot = get_id(so, "slot");
+
+			m->sites[k] = (struct fld_site){
+				.faulting_pc = get_u64(so, "faulting_pc"),
+				.handler_pc = get_u64(so, "handler_pc"),
+				.kind = (uint32_t)get_u64(so, "kind"),
+				.function = fn ? strdup(fn) : NULL,
+				.frozen = get_u64(so, "faults"),
+				.frozen_populations = get_u64(so, "populations"),
+				.slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX,
+			};
+		}
+		m->num_sites = (uint32_t)n;
+		p->num_sites += n;
+	}
+	return 0;
+}
+
+/* Whether p was restored from a record already: the same process, registered at the same time. */
+static bool restored_twice(const struct fld_proc *p)
+{
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		const struct fld_proc *q = fld_procs[i];
+
+		if (q != p && q->pid == p->pid && q->uid == p->uid &&
+		    q->registered_ms == p->registered_ms && q->start_time == p->start_time)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A state.json of the daemons before records: restored, written out as
+ * records, then removed.  Its processes come after the records' (a
+ * conversion that was interrupted left records of some of them: those are
+ * not restored twice).
+ */
+static void load_legacy(struct json_tokener *tok)
+{
+	json_object *doc, *procs;
+	const char *why = NULL;
+	size_t skipped = 0, size = 0, before = fld_num_procs, failed = 0;
+	char *text;
+	int fd, err;
+
+	fd = open_state(LEGACY_NAME, &size, &why, &err);
+	if (fd < 0 && err == -EINVAL) {
+		keep_aside(LEGACY_NAME, why);
+		return;
+	}
+	if (fd < 0 && err) {
+		/* Maybe a good file: neither read nor overwritten. */
+		fld_warn("state: %s/" LEGACY_NAME ": %s: nothing will be persisted", dir_path,
+			 strerror(-err));
+		dir_fd = -1;
+		return;
+	}
+	if (fd < 0)
+		return;	/* none */
+	text = read_all(fd, size, &err);
+	close(fd);
+	if (!text) {
+		fld_warn("state: %s/" LEGACY_NAME ": %s: nothing will be persisted", dir_path,
+			 strerror(-err));
+		dir_fd = -1;
+		return;
+	}
+	doc = parse_one(tok, text, size);
+	free(text);
+	if (!doc || !json_object_object_get_ex(doc, "processes", &procs) ||
+	    !json_object_is_type(procs, json_type_array)) {
+		keep_aside(LEGACY_NAME, "is not a faultlined state file");
+		json_object_put(doc);
+		return;
+	}
+	/* Another version's fields may mean other things: not guessed at. */
+	if (get_id(doc, "version") != 1) {
+		keep_aside(LEGACY_NAME, "is not of version 1");
+		json_object_put(doc);
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		json_object *po = json_object_array_get_idx(procs, i);
+		struct fld_proc *p = json_object_is_type(po, json_type_object) ?
+			restore_header(po, &err) : (err = -EINVAL, NULL);
+
+		if (p && restored_twice(p)) {
+			fld_proc_remove(p);
+			continue;
+		}
+		if (p)
+			err = restore_v1_modules(p, po);
+		if (err == -ENOMEM) {
+			fld_warn("state: out of memory restoring %s/" LEGACY_NAME "; the rest is "
+				 "left out", dir_path);
+			break;
+		}
+		skipped += err != 0;
+	}
+	json_object_put(doc);
+	if (skipped)
+		fld_warn("state: %zu entries of %s/" LEGACY_NAME " without a valid pid and uid: "
+			 "left out", skipped, dir_path);
+	for (size_t i = before; i < fld_num_procs; i++) {
+		write_record(fld_procs[i], false, true);
+		failed += !current(fld_procs[i]);
+	}
+	if (failed)
+		fld_warn("state: %s/" LEGACY_NAME ": %zu processes not written as records: kept "
+			 "for the next start", dir_path, failed);
+	else if (unlinkat(dir_fd, LEGACY_NAME, 0) == 0)
+		fld_info("state: %s/" LEGACY_NAME " (version 1) converted to %zu records",
+			 dir_path, fld_num_procs - before);
+}
+
+static int cmp_serial(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The serials of the records in the directory, sorted (registration
+ * order); temporary files left by a daemon that died are removed.
+ * Returns how many, or -errno.
+ */
+static ssize_t list_records(uint64_t **out)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	uint64_t *serials = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		unsigned long long s;
+		int end = 0;
+
+		if (sscanf(e->d_name, "proc.%llu.json%n", &s, &end) != 1 || !end)
+			continue;
+		if (!strcmp(e->d_name + end, ".tmp")) {
+			unlinkat(dir_fd, e->d_name, 0);
+			continue;
+		}
+		/* Exactly the name this daemon writes (no sign, no leading zeros). */
+		{
+			char name[64];
+
+			record_name(name, sizeof(name), s, false);
+			if (strcmp(name, e->d_name))
+				continue;
+		}
+		if (n == cap) {
+			uint64_t *grown = realloc(serials, (cap ? 2 * cap : 64) * sizeof(*serials));
+
+			if (!grown) {
+				free(serials);
+				closedir(d);
+				return -ENOMEM;
+			}
+			serials = grown;
+			cap = cap ? 2 * cap : 64;
+		}
+		serials[n++] = s;
+	}
+	closedir(d);
+	qsort(serials, n, sizeof(*serials), cmp_serial);
+	*out = serials;
+	return (ssize_t)n;
 }
 
 int fld_state_load(int dfd, const char *dir)
 {
-	json_object *doc, *procs, *version;
 	struct json_tokener *tok;
-	const char *why = NULL;
-	size_t skipped = 0, len = 0;
-	char *text;
-	int n, err;
+	uint64_t *serials = NULL;
+	ssize_t n;
+	size_t failed = 0;
 
-	n = snprintf(path, sizeof(path), "%s/" STATE_NAME, dir);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (strlen(dir) >= sizeof(dir_path))
 		return -ENAMETOOLONG;
+	strcpy(dir_path, dir);
 	dir_fd = dfd;
-	text = read_state(&len, &why, &err);
-	if (!text && err == -EINVAL) {
-		keep_aside(why);
-		return 0;
-	}
-	if (!text && err) {
-		/* Maybe a good file: neither read nor overwritten. */
-		fld_warn("state: %s: %s: starting empty, and nothing will be persisted", path,
-			 strerror(-err));
-		dir_fd = -1;
-		return 0;
-	}
-	if (!text)
-		return 0;	/* none yet */
 	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-	doc = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
-	if (doc && tok && json_tokener_get_parse_end(tok) < len &&
-	    text[json_tokener_get_parse_end(tok) +
-		 strspn(text + json_tokener_get_parse_end(tok), " \t\r\n")]) {
-		/* Something after the document. */
-		json_object_put(doc);
-		doc = NULL;
-	}
-	if (tok)
-		json_tokener_free(tok);
-	free(text);
-	if (!doc || !json_object_object_get_ex(doc, "processes", &procs) ||
-	    !json_object_is_type(procs, json_type_array)) {
-		keep_aside("is not a faultlined state file");
-		json_object_put(doc);
+	n = tok ? list_records(&serials) : -ENOMEM;
+	if (n < 0) {
+		fld_warn("state: %s: %s: starting empty, and nothing will be persisted", dir,
+			 strerror((int)-n));
+		dir_fd = -1;
+		if (tok)
+			json_tokener_free(tok);
 		return 0;
 	}
-	/* Another version's fields may mean other things: not guessed at. */
-	if (!json_object_object_get_ex(doc, "version", &version) ||
-	    !json_object_is_type(version, json_type_int) || json_object_get_int64(version) != 1) {
-		keep_aside("is not of version 1");
-		json_object_put(doc);
-		return 0;
-	}
-	for (size_t i = 0; i < json_object_array_length(procs); i++) {
-		json_object *po = json_object_array_get_idx(procs, i);
-		int bad = json_object_is_type(po, json_type_object) ? restore_proc(po) : -EINVAL;
+	for (ssize_t i = 0; i < n && dir_fd >= 0; i++) {
+		char name[64];
+		const char *why = NULL;
+		int err;
 
-		if (bad == -ENOMEM) {
-			fld_warn("state: out of memory restoring %s; the rest is left out", path);
-			break;
+		record_name(name, sizeof(name), serials[i], false);
+		err = load_record(serials[i], name, tok, &why);
+		if (err == -EINVAL) {
+			keep_aside(name, why);
+		} else if (err) {
+			/* Maybe a good file: left alone, and nothing written over it. */
+			fld_warn("state: %s/%s: %s: left out, and nothing will be persisted", dir,
+				 name, strerror(-err));
+			dir_fd = -1;
+			failed++;
 		}
-		skipped += bad != 0;
 	}
-	if (skipped)
-		fld_warn("state: %zu entries of %s without a valid pid and uid: left out",
-			 skipped, path);
-	fld_info("state: %zu processes restored from %s", fld_num_procs, path);
-	json_object_put(doc);
+	free(serials);
+	if (dir_fd >= 0)
+		load_legacy(tok);
+	json_tokener_free(tok);
+	/* From now on a process that goes takes its record along. */
+	fld_proc_on_free = on_free;
+	fld_info("state: %zu processes restored from %s%s", fld_num_procs, dir,
+		 failed ? " (some left out)" : "");
 	return 0;
 }

@@ -2,22 +2,48 @@
 # Compares what programs did with what faultlined counted.
 #
 #   check.py stats STATS_JSON DONE_FILE...   (faultline stats --json)
-#   check.py state STATE_JSON DONE_FILE...   (faultlined's state.json)
+#   check.py state STATE_DIR DONE_FILE...    (faultlined's records, proc.N.json)
+#   check.py holds STATE_DIR PID N           (the records hold N faults for PID)
 #
 # Each DONE_FILE holds a program's output; its line "done PID LOADS STORES
 # JIT" says what it did.  For each such pid there must be exactly one
 # entry, exited, whose faults by kind are exact: load = LOADS + JIT (the
 # JIT modules' site is a load), store = STORES, load-store = 0.  Prints
 # what differs; exits 0 when nothing does.
+import glob
 import json
+import os
 import sys
 
 KINDS = {1: "load", 2: "load-store", 3: "store"}
 
 
+def records(state_dir):
+    """The records of a state directory (docs/state.md) as state.json's processes."""
+    procs = []
+    for name in glob.glob(os.path.join(state_dir, "proc.*.json")):
+        try:
+            with open(name) as f:
+                lines = [json.loads(l) for l in f]
+        except FileNotFoundError:
+            continue  # removed with its process since the glob
+        p = dict(lines[0], modules=[])
+        for o in lines[1:]:
+            if isinstance(o, dict):
+                p["modules"].append({"name": o["module"], "sites": []})
+            else:
+                # [faulting_pc, handler_pc, kind, faults, slot, populations, function]
+                p["modules"][-1]["sites"].append({"kind": o[2], "faults": o[3]})
+        procs.append(p)
+    return {"processes": procs}
+
+
 def entries(what, path):
-    with open(path) as f:
-        doc = json.load(f)
+    if what == "state":
+        doc = records(path)
+    else:
+        with open(path) as f:
+            doc = json.load(f)
     out = []
     for p in doc["processes"]:
         by_kind = {"load": 0, "store": 0, "load-store": 0}
@@ -42,6 +68,10 @@ def entries(what, path):
 
 def main():
     what, path, done = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if what == "holds":
+        pid, want = int(done[0]), int(done[1])
+        sys.exit(sum(s["faults"] for p in records(path)["processes"] if p["pid"] == pid
+                     for m in p["modules"] for s in m["sites"]) != want)
     got = entries(what, path)
     bad = 0
     for d in done:

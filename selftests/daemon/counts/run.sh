@@ -119,7 +119,7 @@ exact() {
 exact_state() {
 	local name=$1
 	shift
-	if "$PY" "$HERE/check.py" state "$STATE/state.json" "$@" >"$W/$name.check"; then
+	if "$PY" "$HERE/check.py" state "$STATE" "$@" >"$W/$name.check"; then
 		ok "$name"
 	else
 		bad "$name"
@@ -145,15 +145,8 @@ saw() { eventually grep -qs "^$2" "$W/$1.out"; }
 # reap: the program in the background ends (stdin closed).
 reap() { exec 7>&-; wait "$PPID_"; }
 
-# state_holds PID N: state.json holds N faults for PID (all its entries).
-state_holds() {
-	"$PY" - "$STATE/state.json" "$1" "$2" <<'EOF' 2>/dev/null
-import json, sys
-doc = json.load(open(sys.argv[1]))
-sys.exit(sum(s["faults"] for p in doc["processes"] if p["pid"] == int(sys.argv[2])
-             for m in p["modules"] for s in m["sites"]) != int(sys.argv[3]))
-EOF
-}
+# state_holds PID N: the records hold N faults for PID (all its entries).
+state_holds() { "$PY" "$HERE/check.py" holds "$STATE" "$1" "$2" 2>/dev/null; }
 
 # stats_say PID EXPR: EXPR (Python, over ps: the pid's entries in stats) holds.
 stats_say() {
@@ -174,7 +167,7 @@ prog k9 load:3500 wait load:31500 wait jit:7 store:5
 saw k9 wait
 pid=$(pid_of "$W/k9.out")
 # The daemon saves live counts now and then: 3,500 is in the state file.
-eventually state_holds "$pid" 3500 || bad "state.json never held 3500 for $pid"
+eventually state_holds "$pid" 3500 || bad "the records never held 3500 for $pid"
 say
 eventually test_lines "$W/k9.out" wait 2
 dkill9
@@ -184,7 +177,7 @@ dstart
 eventually exited "$pid" || bad "pid $pid not listed as exited"
 exact "kill -9, exit while down: 35,000 faults kept exactly, and a JIT module's 7" "$W/k9.out"
 dstop
-exact_state "kill -9, exit while down: state.json" "$W/k9.out"
+exact_state "kill -9, exit while down: records" "$W/k9.out"
 
 echo "-- a daemon stopped (SIGSTOP) while a program runs and exits"
 dstart
@@ -205,7 +198,7 @@ else
 	bad "stopped daemon: its module not named"
 fi
 dstop
-exact_state "stopped daemon: state.json" "$W/stop.out"
+exact_state "stopped daemon: records" "$W/stop.out"
 
 echo "-- kill -9 of a stopped daemon: registrations waiting in its backlog"
 dstart
@@ -218,7 +211,7 @@ dstart
 eventually exited "$(pid_of "$W/backlog.out")" || bad "backlog: the program never listed"
 exact "a registration the dead daemon never read: 5,000 faults kept" "$W/backlog.out"
 dstop
-exact_state "a registration the dead daemon never read: state.json" "$W/backlog.out"
+exact_state "a registration the dead daemon never read: records" "$W/backlog.out"
 
 echo "-- JIT code unregistered before exit"
 dstart
@@ -247,7 +240,7 @@ reap
 eventually exited "$(pid_of "$W/quick.out")" || bad "exit right after registering: not listed as exited"
 exact "exit right after registering (_exit): counts kept" "$W/quick.out"
 dstop
-exact_state "JIT and quick exits: state.json" "$W/jitp.out" "$W/jitq.out" "$W/quick.out"
+exact_state "JIT and quick exits: records" "$W/jitp.out" "$W/jitq.out" "$W/quick.out"
 
 # ---- the soak
 soak() {
@@ -290,7 +283,7 @@ soak() {
 	eventually exited "${pids[@]}" || bad "soak $seed: not every program listed as exited"
 	exact "soak seed $seed: $n programs, $kills kill -9s: every count exact" "${outs[@]}"
 	dstop
-	exact_state "soak seed $seed: state.json exact" "${outs[@]}"
+	exact_state "soak seed $seed: records exact" "${outs[@]}"
 	SOAK_PROGS=$((SOAK_PROGS + n))
 }
 

@@ -1201,23 +1201,54 @@ static int ps_entries(json_object *doc, pid_t pid)
 }
 
 /*
- * Waits until the daemon's state.json lists each of the n pids as exited:
+ * The first line of each of the daemon's records (state_dir/proc.N.json),
+ * the process's header, as a JSON array of them.
+ */
+static json_object *record_headers(void)
+{
+	json_object *all = json_object_new_array();
+	DIR *d = opendir(state_dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX + 300], line[8192];
+		size_t len = strlen(e->d_name);
+		FILE *f;
+
+		/* Written to a temporary file and renamed: never half a file. */
+		if (strncmp(e->d_name, "proc.", 5) || len < 10 || strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", state_dir, e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f)) {
+			json_object *h = json_tokener_parse(line);
+
+			if (h)
+				json_object_array_add(all, h);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return all;
+}
+
+/*
+ * Waits until the daemon's records list each of the n pids as exited:
  * what a daemon killed then leaves to the next one.  FAIL after WAIT_S.
  */
 static bool state_lists_exited(const char *name, const pid_t *pids, size_t n)
 {
-	char path[PATH_MAX + 16];
 	double end = now() + WAIT_S;
 	size_t found;
 
-	snprintf(path, sizeof(path), "%s/state.json", state_dir);
 	for (;;) {
-		/* Written to a temporary file and renamed: never half a file. */
-		json_object *doc = json_object_from_file(path), *procs = get(doc, "processes");
+		json_object *procs = record_headers();
 
 		found = 0;
 		for (size_t i = 0; i < n; i++)
-			for (size_t k = 0; procs && k < json_object_array_length(procs); k++) {
+			for (size_t k = 0; k < json_object_array_length(procs); k++) {
 				json_object *p = json_object_array_get_idx(procs, k);
 
 				if (json_object_get_int(get(p, "pid")) == pids[i] &&
@@ -1226,15 +1257,34 @@ static bool state_lists_exited(const char *name, const pid_t *pids, size_t n)
 					break;
 				}
 			}
-		json_object_put(doc);
+		json_object_put(procs);
 		if (found == n)
 			return true;
 		if (now() > end)
 			break;
 		sleep_ms(50);
 	}
-	fail(name, "%s lists %zu of the %zu processes as exited", path, found, n);
+	fail(name, "the records in %s list %zu of the %zu processes as exited", state_dir, found,
+	     n);
 	return false;
+}
+
+/* Removes the daemon's records: a state.json written next is the whole state. */
+static void remove_records(void)
+{
+	DIR *d = opendir(state_dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX + 300];
+
+		if (strncmp(e->d_name, "proc.", 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", state_dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
 }
 
 static void group_restart(void)
@@ -1313,7 +1363,10 @@ static void group_restart(void)
 	state_file_checked();
 }
 
-/* Writes text as state.json, starts the daemon on it; returns ps's entries or -1. */
+/*
+ * Writes text as state.json (of the daemons before records, version 1),
+ * the records removed, starts the daemon on it; returns ps's entries or -1.
+ */
 static int restored_from(const char *text)
 {
 	char path[PATH_MAX + 16];
@@ -1321,6 +1374,7 @@ static int restored_from(const char *text)
 	FILE *f;
 	int n = -1;
 
+	remove_records();
 	snprintf(path, sizeof(path), "%s/state.json", state_dir);
 	f = fopen(path, "w");
 	if (!f || fputs(text, f) < 0 || fclose(f)) {
@@ -1349,7 +1403,8 @@ static void state_file_checked(void)
 	int n;
 
 	n = restored_from("{\"version\":2,\"processes\":[{\"pid\":12345,\"uid\":0}]}");
-	check(n == 0, "state.json of version 2: starting empty", "%d processes restored", n);
+	check(n == 0, "state.json of version 2 (there is none: records are): starting empty",
+	      "%d processes restored", n);
 	n = restored_from("{\"version\":1,\"processes\":[{\"pid\":0,\"uid\":0},"
 			  "{\"pid\":-5,\"uid\":0},{\"pid\":1099511627776,\"uid\":0},"
 			  "{\"pid\":777,\"uid\":4294967295},{\"pid\":778,\"uid\":-1},7,"
@@ -2671,7 +2726,10 @@ static void group_security(void)
 		}
 	}
 
-	/* A large answer: a process with 30,000 sites (about 5 MB of stats). */
+	/*
+	 * A large answer: a process with 30,000 sites (about 5 MB of stats
+	 * --pid); stats about every process lists 4,096 of them.
+	 */
 	{
 		struct fake f;
 		int fd;
@@ -2694,13 +2752,35 @@ static void group_security(void)
 				xsend(fd, msg, sizeof(struct fl_msg_module_add) + 4, NULL, 0, 0);
 				sleep_ms(300);
 				t0 = now();
-				err = exchange(msg, mk_query(msg, FL_QUERY_STATS, 0, 0), &text);
+				err = exchange(msg, mk_query(msg, FL_QUERY_STATS, (uint32_t)getpid(), 0),
+					       &text);
 				bytes = text ? strlen(text) : 0;
 				check(!err && bytes > 1000000,
 				      "stats of a process with 30,000 sites: the whole answer arrives",
 				      "err %d (%s), %zu bytes", err, strerror(-err), bytes);
 				printf("# stats of 30,000 sites: %zu bytes in %.0f ms\n", bytes,
 				       (now() - t0) * 1000);
+				free(text);
+				text = NULL;
+				err = exchange(msg, mk_query(msg, FL_QUERY_STATS, 0, 0), &text);
+				{
+					json_object *all = text ? json_tokener_parse(text) : NULL;
+					json_object *p = NULL, *procs = get(all, "processes");
+					size_t listed = 0;
+
+					for (size_t i = 0; procs && i < json_object_array_length(procs); i++)
+						if (json_object_get_int(get(json_object_array_get_idx(procs, i),
+									    "pid")) == getpid())
+							p = json_object_array_get_idx(procs, i);
+					if (get(p, "sites"))
+						listed = json_object_array_length(get(p, "sites"));
+					check(!err && listed == 4096 &&
+					      json_object_get_int64(get(p, "sites_unlisted")) == 30000 - 4096 &&
+					      json_object_get_int64(get(p, "num_sites")) == 30000,
+					      "stats about every process: 4,096 of its 30,000 sites listed, the "
+					      "others counted", "err %d, %zu listed", err, listed);
+					json_object_put(all);
+				}
 				free(text);
 				close(fd);
 			}

@@ -12,8 +12,10 @@
 #     with the reason;
 #   - a state.json.tmp planted by nobody in a sticky state directory, a
 #     link to a file of root's: the file must stay as it was;
-#   - a corrupt, a too large and a version 2 state file: kept aside as
-#     state.json.corrupt-TIME, byte for byte, never overwritten;
+#   - a corrupt, a too large and a version 2 state.json: kept aside as
+#     state.json.corrupt-TIME, byte for byte, never overwritten; a record
+#     (proc.N.json) with a site missing, or that is a link, likewise, the
+#     other records restored;
 #   - the state is loaded before the daemon listens;
 #   - a program that closes every descriptor from 3 to 1023 at start, then
 #     opens its own files, takes faults, loads a library and forks (the
@@ -29,7 +31,9 @@
 #     kernel counts not claimed whole; a running one: whole, for a forked
 #     child too;
 #   - two users holding every connection they can: root's queries and
-#     programs still get in, and connections that say nothing are dropped.
+#     programs still get in, and connections that say nothing are dropped,
+#     as is one that sent a query and then nothing; a registered process
+#     stays however silent.
 #
 #   run.sh FAULTLINE FAULTLINED PRELOAD FDCLOSE LIB NOMEMFD PROG REGION
 set -u
@@ -253,9 +257,18 @@ check "a state.json.tmp link is replaced, not written through: the file behind i
 	cmp -s "$W/d/victim" "$W/victim.orig"
 check "a state.json with another name (a hard link) is not read as the state, but kept aside" \
 	grep -q "has other names (hard links): kept as" "$W/planted.log"
-check "the state is saved all the same, in a file of its own" \
-	"$PY" -c 'import json,os,sys; st=os.lstat(sys.argv[1]); d=json.load(open(sys.argv[1])); sys.exit(not (d["version"] == 1 and st.st_uid == 0 and st.st_nlink == 1 and (st.st_mode & 0o777) == 0o600))' \
-	"$W/ownstate/state.json"
+# record_ok DIR: DIR holds a process's record (proc.N.json, version 2) of
+# root's, with one name and mode 0600.
+record_ok() {
+	"$PY" -c '
+import glob, json, os, sys
+names = glob.glob(sys.argv[1] + "/proc.*.json")
+ok = names and all(os.lstat(n).st_uid == 0 and os.lstat(n).st_nlink == 1 and
+                   (os.lstat(n).st_mode & 0o777) == 0o600 and
+                   json.loads(open(n).readline())["version"] == 2 for n in names)
+sys.exit(not ok)' "$1"
+}
+check "the state is saved all the same, in a file of its own (a record)" record_ok "$W/ownstate"
 
 # --- State files that cannot be read ---------------------------------------
 echo "# corrupt, huge and foreign state files"
@@ -274,9 +287,7 @@ aside() {
 	fi
 	check "$name: the daemon says why ($why) and where it is kept" \
 		grep -q "$why: kept as state.json.corrupt-" "$W/$name.log"
-	check "$name: a new state.json is written" \
-		"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["version"] != 1)' \
-		"$W/$name/state.json"
+	check "$name: the process's record is written" record_ok "$W/$name"
 }
 mkdir -m 700 "$W/corrupt" "$W/huge" "$W/v2" "$W/order"
 printf '{"version": 1, "processes": [ {"pid": 12' >"$W/corrupt/state.json"
@@ -291,6 +302,31 @@ stop_daemon
 check "huge: the 1 GiB file is not read (daemon's peak RSS ${rss} KiB)" test "${rss:-999999}" -lt 65536
 check "huge: kept aside" test -e "$(ls "$W/huge"/state.json.corrupt-* 2>/dev/null | head -1)"
 check "huge: the daemon says why" grep -q "is larger than 256 MiB: kept as" "$W/huge.log"
+
+# Records (proc.N.json, one per process) are read back the same way: one
+# that cannot be read is kept aside, the others are restored.
+mkdir -m 700 "$W/records"
+printf '%s\n' '{"version":2,"serial":8,"pid":4343,"uid":0,"comm":"good","exited":true}' \
+	'{"module":"m","removed":true,"sites":1}' '[4096,4100,1,5,"f"]' >"$W/records/proc.8.json"
+printf '%s\n' '{"version":2,"serial":7,"pid":4242,"uid":0,"comm":"bad","exited":true}' \
+	'{"module":"m","removed":true,"sites":2}' '[4096,4100,1,5,"f"]' >"$W/records/proc.7.json"
+printf '%s\n' '{"version":2,"serial":9,"pid":4444,"uid":0,"comm":"other","exited":true}' \
+	>"$W/records.other"
+ln -s "$W/records.other" "$W/records/proc.9.json"
+cp "$W/records/proc.7.json" "$W/records.7.orig"
+daemon records "$W/records/s" "$W/records"
+FAULTLINE_SOCKET=$W/records/s timeout 120 "$FL" ps --json >"$W/records.ps" 2>&1
+stop_daemon
+kept=$(ls "$W/records"/proc.7.json.corrupt-* 2>/dev/null | head -1)
+check "a record with a site missing is kept aside as $(basename "${kept:-nothing}"), byte for byte" \
+	cmp -s "${kept:-/nonexistent}" "$W/records.7.orig"
+check "the daemon says why" grep -q "proc.7.json is not a faultlined record of version 2: kept as" \
+	"$W/records.log"
+check "a record that is a symbolic link is kept aside, not followed" \
+	grep -q "proc.9.json is a symbolic link: kept as" "$W/records.log"
+check "the good record is restored, with its count" \
+	"$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["processes"]; sys.exit(not (len(p) == 1 and p[0]["pid"] == 4343 and p[0]["faults"] == 5))' \
+	"$W/records.ps"
 
 # The state is read before the socket exists: nothing can register into a
 # daemon that has not yet restored what it knew.  A state of 300,000 sites
@@ -598,6 +634,48 @@ for ((i = 0; i < 600; i++)); do
 done
 check "connections that send nothing are dropped after --silent-timeout" \
 	grep -q "sent nothing since it connected" "$W/full.log"
+# A registered process stays however silent; a client that sent one query
+# and then says nothing does not.
+mkfifo "$W/full/in"
+FAULTLINE_SOCKET=$W/full/s "$FL" run --preload "$PRELOAD" -- "$E2EPROG" wait 1 1 1 \
+	<"$W/full/in" >"$W/full/prog.out" 2>&1 &
+PIDS+=($!)
+exec 9>"$W/full/in"
+for ((i = 0; i < 1200; i++)); do
+	grep -q "^ready" "$W/full/prog.out" && break
+	sleep 0.1
+done
+rpid=$(awk '/^ready/ { print $2 }' "$W/full/prog.out")
+cat >"$W/once.py" <<'EOF'
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+# QUERY PS about every process: magic, version, type, length, seq; what, pid, arg.
+s.send(struct.pack("<IHHIIIIQ", 0x504c4c46, 1, 16, 32, 1, 2, 0, 0))
+# REPLY messages until one without MORE (flags, after the 16-byte header).
+while struct.unpack_from("<I", s.recv(65536), 16)[0] & 1:
+    pass
+open(sys.argv[2], "w").write("answered\n")
+time.sleep(600)
+EOF
+# setpriv itself in the background (it execs python3): the pid kept is the client's.
+setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$PY" "$W/once.py" "$W/full/s" \
+	"$W/full/once.out" &
+PIDS+=($!)
+wait_for "$W/full/once.out"
+for ((i = 0; i < 1200; i++)); do
+	grep -q "uid $NOBODY): silent for 5 s, and not a registered process: dropped" "$W/full.log" &&
+		break
+	sleep 0.1
+done
+check "a client that sent one query and then nothing is dropped after --silent-timeout" \
+	grep -q "uid $NOBODY): silent for 5 s, and not a registered process: dropped" "$W/full.log"
+check "a registered process, silent longer, stays (pid ${rpid:-none})" \
+	test -n "$rpid" -a -z "$(grep "(pid ${rpid:-none} uid 0).*dropped" "$W/full.log")"
+FAULTLINE_SOCKET=$W/full/s timeout 300 "$FL" stats --pid "${rpid:-0}" --json 2>/dev/null |
+	"$PY" -c 'import json,sys; p=json.load(sys.stdin)["processes"][0]; sys.exit(p["exited"] or p["faults"] != 3)'
+check "...and is counted live" test $? = 0
+exec 9>&-
 stop_daemon
 
 echo "daemon hostile: $pass passed, $fail failed"
