@@ -593,11 +593,13 @@ static const struct pview *pview_for(const struct fld_kview *v, const struct fld
 	return scratch;
 }
 
-/* pv's entries are sorted by PC (then signal, si_code): a binary search. */
-static uint64_t site_count(const struct pview *pv, uint64_t pc)
+/*
+ * The first of pv's entries at pc or above: they are sorted by PC (then
+ * signal, si_code), a binary search.
+ */
+static size_t first_at(const struct pview *pv, uint64_t pc)
 {
 	size_t lo = 0, hi = pv->nsigs;
-	uint64_t n = 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -607,6 +609,14 @@ static uint64_t site_count(const struct pview *pv, uint64_t pc)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static uint64_t site_count(const struct pview *pv, uint64_t pc)
+{
+	size_t lo = first_at(pv, pc);
+	uint64_t n = 0;
+
 	for (; lo < pv->nsigs && pv->sigs[lo].k.ip == pc; lo++)
 		if (is_fault_signal(&pv->sigs[lo].k))
 			n += pv->sigs[lo].c.count;
@@ -626,16 +636,8 @@ static bool *at_sites(const struct fld_proc *p, const struct pview *pv)
 	for (size_t i = 0; at && i < p->num_mods; i++) {
 		for (uint32_t k = 0; k < p->mods[i]->num_sites; k++) {
 			uint64_t pc = p->mods[i]->sites[k].faulting_pc;
-			size_t lo = 0, hi = pv->nsigs;
+			size_t lo = first_at(pv, pc);
 
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (pv->sigs[mid].k.ip < pc)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
 			for (; lo < pv->nsigs && pv->sigs[lo].k.ip == pc; lo++)
 				at[lo] = true;
 		}

@@ -35,20 +35,8 @@ cp "$1" "$W/faultline" && cp "$4" "$W/manysites" && chmod 755 "$W/faultline" "$W
 FL=$W/faultline
 MANY=$W/manysites
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "  ok   $*"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	if [ $fail = 0 ]; then rm -rf "$W"; else echo "daemon fair: logs kept in $W"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+SUITE="daemon fair"
+. "$(dirname "$0")/harness.sh"
 
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 

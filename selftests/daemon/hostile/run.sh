@@ -54,20 +54,8 @@ chmod 755 "$W"
 cp "$1" "$W/faultline" && chmod 755 "$W/faultline"
 FL=$W/faultline
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "  ok   $*"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	if [ $fail = 0 ]; then rm -rf "$W"; else echo "daemon hostile: logs kept in $W"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+SUITE="daemon hostile"
+. "$(dirname "$0")/harness.sh"
 
 as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"; }
 
@@ -376,17 +364,19 @@ for p in json.load(sys.stdin).get("processes", []):
         print(int(p.get("exited", False)), p.get("faults"))
 ' "$1" | tail -1
 }
-# until_stats PID WANT: waits for stats_of PID to read WANT.
-until_stats() {
+# until_reads FN PID WANT: waits (5 minutes at most) for FN PID to print WANT.
+until_reads() {
 	local i got
 	for ((i = 0; i < 600; i++)); do
-		got=$(stats_of "$1")
-		[ "$got" = "$2" ] && return 0
+		got=$("$1" "$2")
+		[ "$got" = "$3" ] && return 0
 		sleep 0.5
 	done
-	echo "    | pid $1: stats read '$got', not '$2'"
+	echo "    | pid $2: stats read '$got', not '$3'"
 	return 1
 }
+# until_stats PID WANT: waits for stats_of PID to read WANT.
+until_stats() { until_reads stats_of "$@"; }
 if [ -n "$child" ]; then
 	check "the child registered itself, live, with its 3 faults" until_stats "$child" "0 3"
 	kill -KILL "$DPID"
@@ -528,16 +518,7 @@ for p in json.load(sys.stdin).get("processes", []):
 ' "$1"
 }
 # until_kernel PID WANT: waits for kernel_of PID to read WANT.
-until_kernel() {
-	local i got
-	for ((i = 0; i < 600; i++)); do
-		got=$(kernel_of "$1")
-		[ "$got" = "$2" ] && return 0
-		sleep 0.5
-	done
-	echo "    | pid $1: stats read '$got', not '$2'"
-	return 1
-}
+until_kernel() { until_reads kernel_of "$@"; }
 # Registered late, they faulted before the kernel counted them: their
 # counts are exact, one entry each, and the kernel's are not claimed whole
 # (which would report dispatch as wrong).
