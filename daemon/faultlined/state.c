@@ -831,6 +831,8 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 		if (n > 0 && m && filled < m->num_sites) {
 			int plain = parse_site_plain(line, (size_t)n, &m->sites[filled]);
 
+			if (plain > 0 && m->sites[filled].function)
+				p->name_bytes += strlen(m->sites[filled].function);
 			if (plain) {
 				err = plain < 0 ? plain : 0;
 				filled += plain > 0;
@@ -869,6 +871,9 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 		} else if (!m || filled == m->num_sites || !parse_site(o, &m->sites[filled])) {
 			err = -EINVAL;
 		} else {
+			/* Names count toward the user's budget (budget.h), restored ones too. */
+			if (m->sites[filled].function)
+				p->name_bytes += strlen(m->sites[filled].function);
 			filled++;
 		}
 		json_object_put(o);
@@ -918,6 +923,8 @@ static int restore_v1_modules(struct fld_proc *p, json_object *po)
 				.function = fn ? strdup(fn) : NULL,
 				.frozen = get_u64(so, "faults"),
 			};
+			if (m->sites[k].function)
+				p->name_bytes += strlen(m->sites[k].function);
 		}
 		m->num_sites = (uint32_t)n;
 		p->num_sites += n;
