@@ -216,7 +216,9 @@ static int put_site(struct writer *w, const struct fld_site *s, uint64_t faults)
 
 	if (!err && s->function) {
 		json_object_set_string(w->str, s->function);
-		fn = json_object_to_json_string_ext(w->str, JSON_C_TO_STRING_PLAIN);
+		/* "/" as it is: a name with nothing to unescape reads back without json-c. */
+		fn = json_object_to_json_string_ext(w->str, JSON_C_TO_STRING_PLAIN |
+						    JSON_C_TO_STRING_NOSLASHESCAPE);
 	}
 	if (!err)
 		err = fn ? put(w, fn, strlen(fn)) : -ENOMEM;
