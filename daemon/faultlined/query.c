@@ -121,7 +121,7 @@ static void put(struct query *q, const char *s, size_t n)
 	q->len += n;
 }
 
-static void puts_(struct query *q, const char *s)
+static void put_str(struct query *q, const char *s)
 {
 	put(q, s, strlen(s));
 }
@@ -145,7 +145,7 @@ static void put_key(struct query *q, const char *key)
 	char buf[64];
 
 	snprintf(buf, sizeof(buf), ",\"%s\":", key);
-	puts_(q, buf);
+	put_str(q, buf);
 }
 
 static void put_u64(struct query *q, const char *key, uint64_t v)
@@ -154,7 +154,7 @@ static void put_u64(struct query *q, const char *key, uint64_t v)
 
 	put_key(q, key);
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	puts_(q, buf);
+	put_str(q, buf);
 }
 
 /* A comma before every element of an array but its first. */
@@ -616,18 +616,18 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	/* Page fault counts only about one process: all of them is one map dump. */
 	if (sites_query(q))
 		q->v = fld_kview_take(pid, pid != 0);
-	puts_(q, "{");
+	put_str(q, "{");
 	if (q->what == FL_QUERY_STATS) {
 		json_object *st = fld_bpf_stats_json();
 
-		puts_(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
+		put_str(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
 		if (st) {
 			put_key(q, "bpf_stats");
 			put_json(q, st, false);
 		}
 		put(q, ",", 1);
 	}
-	puts_(q, "\"processes\":[");
+	put_str(q, "\"processes\":[");
 	q->next = under_way;
 	under_way = q;
 	*slot = &q->job;

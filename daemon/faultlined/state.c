@@ -240,7 +240,9 @@ static int put_site(struct writer *w, const struct fld_site *s, uint64_t faults,
 
 	if (!err && s->function) {
 		json_object_set_string(w->str, s->function);
-		fn = json_object_to_json_string_ext(w->str, JSON_C_TO_STRING_PLAIN);
+		/* "/" as it is: a name with nothing to unescape reads back without json-c. */
+		fn = json_object_to_json_string_ext(w->str, JSON_C_TO_STRING_PLAIN |
+						    JSON_C_TO_STRING_NOSLASHESCAPE);
 	}
 	if (!err)
 		err = fn ? put(w, fn, strlen(fn)) : -ENOMEM;
@@ -902,6 +904,8 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 		if (n > 0 && m && filled < m->num_sites) {
 			int plain = parse_site_plain(line, (size_t)n, &m->sites[filled]);
 
+			if (plain > 0 && m->sites[filled].function)
+				p->name_bytes += strlen(m->sites[filled].function);
 			if (plain) {
 				err = plain < 0 ? plain : 0;
 				filled += plain > 0;
@@ -940,6 +944,9 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 		} else if (!m || filled == m->num_sites || !parse_site(o, &m->sites[filled])) {
 			err = -EINVAL;
 		} else {
+			/* Names count toward the user's budget (budget.h), restored ones too. */
+			if (m->sites[filled].function)
+				p->name_bytes += strlen(m->sites[filled].function);
 			filled++;
 		}
 		json_object_put(o);
@@ -993,6 +1000,8 @@ static int restore_v1_modules(struct fld_proc *p, json_object *po)
 				.frozen_populations = get_u64(so, "populations"),
 				.slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX,
 			};
+			if (m->sites[k].function)
+				p->name_bytes += strlen(m->sites[k].function);
 		}
 		m->num_sites = (uint32_t)n;
 		p->num_sites += n;

@@ -6,8 +6,9 @@
 #
 # Each run: a fresh daemon (--no-bpf), nobody's manysites registers
 # 2,000,000 sites and exits; at once root's faultline stats --json and a root
-# program under the shim (e2e-prog run 3 2 1): how long each took, and
-# whether the program's 6 faults were recorded; then, the daemon idle, root's
+# program under the shim (e2e-prog run 3 2 1, whose start waits for the
+# daemon's WELCOME): how long each took, and whether the program's 6 faults
+# were recorded; then, the daemon idle, root's
 # stats again, the daemon's RSS and peak RSS, the state directory's size,
 # and how long one more exit (a root program's) takes to reach the disk.
 # Figures only (make bench's rule): nothing is asserted.
@@ -44,20 +45,24 @@ one() {
 	mkdir -m 755 "$d"
 	"$fld" --no-bpf --socket "$d/s" --state-dir "$d/state" --log-level info >"$d/log" 2>&1 &
 	DPID=$!
-	until grep -q "listening on" "$d/log"; do sleep 0.05; done
+	until grep -qs "listening on" "$d/log"; do sleep 0.05; done
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$W/manysites" "$d/s" 2000000 1 0 0 exit \
 		>"$d/many.out"
 	until grep -q "(manysites) unregistered" "$d/log"; do sleep 0.01; done
-	# While the daemon saves (or writes nobody's record).
-	FAULTLINE_SOCKET=$d/s "$FL" run --preload "$PRELOAD" -- "$PROG" run 3 2 1 >"$d/prog.out" \
-		2>&1 &
+	# While the daemon saves (or writes nobody's record): the program's
+	# whole run (it waits for the daemon's WELCOME at start), and stats.
+	(
+		t=$(date +%s%N)
+		FAULTLINE_SOCKET=$d/s "$FL" run --preload "$PRELOAD" -- "$PROG" run 3 2 1 \
+			>"$d/prog.out" 2>&1
+		ms "$t" >"$d/prog.ms"
+	) &
 	local prog=$!
 	t=$(date +%s%N)
 	FAULTLINE_SOCKET=$d/s timeout 600 "$FL" stats --json >/dev/null 2>&1
 	stats_while=$(ms "$t")
-	t=$(date +%s%N)
 	wait $prog
-	prog_ms=$(ms "$t")
+	prog_ms=$(cat "$d/prog.ms")
 	pid=$(awk '/^pid/ { print $2 }' "$d/prog.out")
 	# Idle: nothing written for a second, no temporary file.
 	while [ -n "$(find "$d/state" -newermt '-1 second' 2>/dev/null)" ] ||
