@@ -231,7 +231,8 @@ took=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
 result=$(grep -E '^vmtest: kernel .*: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-	if grep -q '^vmtest: guest kernel' "$log"; then
+	# Not at a line's start: the firmware's escape codes come first.
+	if grep -q 'vmtest: guest kernel' "$log"; then
 		echo "vmtest: TIMED OUT after ${timeout_s} s: the kernel booted but the tests did not finish (log: $log)"
 	else
 		echo "vmtest: TIMED OUT after ${timeout_s} s: the kernel did not boot to init (log: $log)"
@@ -239,7 +240,8 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	exit 2
 fi
 if [ -z "$result" ]; then
-	if grep -q '^vmtest: guest kernel' "$log"; then
+	# Not at a line's start: the firmware's escape codes come first.
+	if grep -q 'vmtest: guest kernel' "$log"; then
 		echo "vmtest: init did not finish (QEMU exit status $rc, a panic?) after $took s (log: $log)"
 	else
 		echo "vmtest: the kernel did not boot to init (QEMU exit status $rc) after $took s (log: $log)"

@@ -289,6 +289,14 @@ void fld_loop__readable(struct fld_loop *l, struct fld_client *c)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
+			/*
+			 * ECONNRESET: the peer closed with our replies unread
+			 * (its messages were read first): a hang-up like any.
+			 */
+			if (errno == ECONNRESET) {
+				drop(c, FL_LOG_DEBUG, "hung up with replies unread");
+				return;
+			}
 			snprintf(why, sizeof(why), "recvmsg: %s", strerror(errno));
 			drop(c, FL_LOG_INFO, why);
 			return;
