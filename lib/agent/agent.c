@@ -233,21 +233,36 @@ static void queue_removal(int id)
 }
 
 /*
- * m's MODULE_ADD did not go after all: if m was removed meanwhile (and
- * its MODULE_REMOVE queued, as it was marked sent), that is not sent
- * either.  Under lock.
+ * m's MODULE_ADD did not go after all: m is unsent again.  If m was
+ * unregistered meanwhile (taken off the list, its MODULE_REMOVE queued, as
+ * it was marked sent), it goes back on the list as fl_agent_module_removed
+ * would have left it unsent: to be sent with its removal, its counts
+ * saved.  Under lock.
  */
-static void unqueue_removal(const struct amod *m)
+static void unsend(struct amod *m)
 {
+	struct amod **grown;
+
+	m->sent = false;
 	for (size_t i = 0; i < num_mods; i++)
 		if (mods[i] == m)
 			return;
 	for (size_t i = 0; i < num_removed; i++) {
 		if (removed[i] == m->id) {
 			removed[i] = removed[--num_removed];
-			return;
+			break;
 		}
 	}
+	if (num_unsent_removed >= MAX_UNSENT_REMOVED)
+		return;
+	grown = realloc(mods, (num_mods + 1) * sizeof(*mods));
+	if (!grown)
+		return;
+	mods = grown;
+	mods[num_mods++] = m;
+	m->refs++;		/* the list's again */
+	m->removed = true;
+	num_unsent_removed++;
 }
 
 void fl_agent_module_removed(int id)
@@ -477,8 +492,7 @@ static int flush(int fd, int64_t deadline)
 			err = add ? send_add(fd, m) : 0;
 			if (err == -EAGAIN) {
 				pthread_mutex_lock(&lock);
-				m->sent = false;
-				unqueue_removal(m);
+				unsend(m);
 				pthread_mutex_unlock(&lock);
 			}
 			if (!err && name) {

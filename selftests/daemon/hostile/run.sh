@@ -495,12 +495,18 @@ PYEOF
 polls() { grep -cE "^$2 +poll\(" "$1"; }
 bpf_daemon stop "$W/stop/s" "$W/stop"
 kill -STOP "$DPID"
-traced stopped fork 3 2 1 1 1 1
-rc=$?
-parent=$(awk '/^parent / { print $2 }' "$W/stop/stopped.out")
-child=$(awk '/^child / { print $2 }' "$W/stop/stopped.out")
-check "with the daemon stopped, a program that forks runs to its end (exit $rc)" \
-	test $rc = 0 -a -n "$parent" -a -n "$child"
+# traced_fork NAME WHAT: e2e-prog fork under strace (traced); checks that
+# it ran to its end; sets parent and child.
+traced_fork() {
+	local rc
+	traced "$1" fork 3 2 1 1 1 1
+	rc=$?
+	parent=$(awk '/^parent / { print $2 }' "$W/stop/$1.out")
+	child=$(awk '/^child / { print $2 }' "$W/stop/$1.out")
+	check "$2, a program that forks runs to its end (exit $rc)" \
+		test $rc = 0 -a -n "$parent" -a -n "$child"
+}
+traced_fork stopped "with the daemon stopped"
 check "its main thread waited 10 ms at most in each poll and send" \
 	waits_within "$W/stop/stopped.trace" 10 "$parent"
 check "its child's main thread too" waits_within "$W/stop/stopped.trace" 10 "$child"
@@ -528,12 +534,7 @@ check "the child is one exited entry, 3 faults, kernel count partial" \
 	until_kernel "$child" "1 3 0"
 # A daemon that answers: fl_init and fork wait for the whole handshake (as
 # long as they are allowed to), and the kernel's counts of both are whole.
-FAULTLINE_REGISTER_WAIT_MS=300000 traced running fork 3 2 1 1 1 1
-rc=$?
-parent=$(awk '/^parent / { print $2 }' "$W/stop/running.out")
-child=$(awk '/^child / { print $2 }' "$W/stop/running.out")
-check "with the daemon running, the program runs to its end (exit $rc)" \
-	test $rc = 0 -a -n "$parent" -a -n "$child"
+FAULTLINE_REGISTER_WAIT_MS=300000 traced_fork running "with the daemon running"
 check "the child of a registered process waited for the daemon's answer (it polled)" \
 	test "$(polls "$W/stop/running.trace" "$child")" -gt 0
 check "the parent's kernel count is whole (COMPLETE), 12 faults" until_kernel "$parent" "1 12 1"
