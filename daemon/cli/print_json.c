@@ -42,15 +42,9 @@ static struct json_object *symbol(struct cli_file *f, const struct cli_section *
 
 static const char *fault_kind_key(uint32_t kind)
 {
-	switch (kind) {
-	case FL_FAULT_LOAD:
-		return "load";
-	case FL_FAULT_LOAD_STORE:
-		return "load-store";
-	case FL_FAULT_STORE:
-		return "store";
-	}
-	return "unknown";
+	const char *label = fl_fault_kind_label(kind);
+
+	return label ? label : "unknown";
 }
 
 struct json_object *faultmap_json(struct cli_file *f, uint32_t flags)

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/opts.h"
 #include "dlog.h"
 #include "loop_internal.h"
 #include "proto/proto.h"
@@ -563,10 +564,9 @@ int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	if (opts) {
-		size_t n = opts->sz < sizeof(l->o) ? opts->sz : sizeof(l->o);
-
-		memcpy(&l->o, opts, n);
+	if (fl_opts_copy(&l->o, sizeof(l->o), opts)) {
+		free(l);
+		return -EINVAL;
 	}
 	l->o.sz = sizeof(l->o);
 #define DEFAULT(f, v) \

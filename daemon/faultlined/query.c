@@ -21,6 +21,8 @@
 
 #include <json-c/json.h>
 
+#include <faultline/format.h>
+
 #include "dlog.h"
 #include "kbpf.h"
 #include "procs.h"
@@ -80,16 +82,9 @@ static struct query *under_way;
 
 static const char *kind_name(uint32_t kind)
 {
-	switch (kind) {
-	case 1:
-		return "load";
-	case 2:
-		return "load-store";
-	case 3:
-		return "store";
-	default:
-		return "?";
-	}
+	const char *label = fl_fault_kind_label(kind);
+
+	return label ? label : "?";
 }
 
 static void add(json_object *o, const char *key, json_object *v)

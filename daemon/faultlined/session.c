@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <faultline/format.h>
+
 #include "budget.h"
 #include "dlog.h"
 #include "keeper.h"
@@ -420,7 +422,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		};
 
 		retired |= state == FL_SHM_SITE_RETIRED;
-		if (state > FL_SHM_SITE_RETIRED || e.kind < 1 || e.kind > 3 || e.module != a->module ||
+		if (state > FL_SHM_SITE_RETIRED || !fl_fault_kind_label(e.kind) || e.module != a->module ||
 		    e.faulting_pc - a->code_start >= a->code_size ||
 		    e.handler_pc - a->code_start >= a->code_size) {
 			/*

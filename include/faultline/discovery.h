@@ -75,6 +75,7 @@
 #include <stdint.h>
 
 #include <faultline/format.h>
+#include <faultline/opts.h>
 
 #ifdef __cplusplus
 extern "C" {

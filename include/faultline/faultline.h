@@ -4,6 +4,7 @@
 #define FAULTLINE_FAULTLINE_H
 
 #include <faultline/log.h>
+#include <faultline/opts.h>
 #include <faultline/format.h>
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>

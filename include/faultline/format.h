@@ -82,6 +82,13 @@ enum fl_fault_kind {
  */
 const char *fl_fault_kind_name(uint32_t kind);
 
+/*
+ * Returns faultline's short name of a fault kind, the one its command-line
+ * tool, JSON and daemon print ("load", "load-store", "store"), or NULL for a
+ * kind that does not exist.  Async-signal-safe.
+ */
+const char *fl_fault_kind_label(uint32_t kind);
+
 /* Stack map location kinds. */
 enum fl_location_kind {
 	FL_LOC_REGISTER = 1,		/* value in DwarfReg */

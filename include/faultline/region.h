@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <faultline/opts.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif

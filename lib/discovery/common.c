@@ -23,24 +23,6 @@ int fl_disc_diag(struct fl_diag *diag, int err, const char *fmt, ...)
 	return err;
 }
 
-bool fl_disc_opts_copy(void *copy, size_t known, const void *opts)
-{
-	const unsigned char *p = opts;
-	size_t sz, i;
-
-	memset(copy, 0, known);
-	if (!opts)
-		return true;
-	memcpy(&sz, opts, sizeof(sz));
-	if (sz < sizeof(sz))
-		return false;
-	for (i = known; i < sz; i++)
-		if (p[i])
-			return false;
-	memcpy(copy, opts, sz < known ? sz : known);
-	return true;
-}
-
 static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
 static int libelf_ok;
 

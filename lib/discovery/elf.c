@@ -23,6 +23,7 @@
 
 #include <gelf.h>
 
+#include "core/opts.h"
 #include "discovery/internal.h"
 
 #define BUILD_ID_MAX 64
@@ -764,7 +765,7 @@ static int load(struct fl_elf *f, struct fl_diag *diag)
 static int get_opts(struct fl_elf_opts *o, const struct fl_elf_opts *opts,
 		    struct fl_diag *diag)
 {
-	if (!fl_disc_opts_copy(o, sizeof(*o), opts))
+	if (fl_opts_copy(o, sizeof(*o), opts))
 		return fl_disc_diag(diag, -EINVAL, "struct fl_elf_opts: bad sz or unknown fields set");
 	if (o->flags & ~(uint32_t)FL_ELF_ANY_MACHINE)
 		return fl_disc_diag(diag, -EINVAL, "struct fl_elf_opts: unknown flags 0x%x",

@@ -17,15 +17,6 @@
 int fl_disc_diag(struct fl_diag *diag, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/*
- * Copies a caller's options struct (whose first member is its size) into
- * *copy of known bytes: fields the caller's older struct lacks read as 0.
- * Returns false when opts->sz is too small to hold the size itself, or when
- * a newer caller set fields this library does not know (non-zero bytes past
- * known), as libbpf's OPTS_VALID does.  NULL opts gives all zeros.
- */
-bool fl_disc_opts_copy(void *copy, size_t known, const void *opts);
-
 /* elf_version(EV_CURRENT), once per process.  Returns 0 or -ENOSYS. */
 int fl_disc_libelf_init(void);
 

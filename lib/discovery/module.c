@@ -37,6 +37,7 @@
 #include <sys/auxv.h>
 
 #include "core/fmt.h"
+#include "core/opts.h"
 #include "discovery/internal.h"
 
 struct relocated {
@@ -823,7 +824,7 @@ static int module_build(const struct dl_phdr_info *info, bool want_all, struct m
 
 static int get_opts(struct fl_module_opts *o, const struct fl_module_opts *opts)
 {
-	if (!fl_disc_opts_copy(o, sizeof(*o), opts))
+	if (fl_opts_copy(o, sizeof(*o), opts))
 		return -EINVAL;
 	if (o->flags & ~(uint32_t)FL_MODULE_ALL)
 		return -EINVAL;

@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <faultline/format.h>
+
 #include "dispatch/dispatch.h"
 
 struct fl_dispatch_state fl_dispatch;
@@ -42,11 +44,11 @@ static bool kernel_fault(int sig, const siginfo_t *si)
 static bool kind_fits(uint32_t kind, bool write)
 {
 	switch (kind) {
-	case 1:		/* FaultingLoad */
+	case FL_FAULT_LOAD:
 		return !write;
-	case 3:		/* FaultingStore */
+	case FL_FAULT_STORE:
 		return write;
-	case 2:		/* FaultingLoadStore: the load or the store */
+	case FL_FAULT_LOAD_STORE:	/* the load or the store */
 		return true;
 	default:
 		return false;

@@ -34,6 +34,19 @@ const char *fl_fault_kind_name(uint32_t kind)
 	return NULL;
 }
 
+const char *fl_fault_kind_label(uint32_t kind)
+{
+	switch (kind) {
+	case FL_FAULT_LOAD:
+		return "load";
+	case FL_FAULT_LOAD_STORE:
+		return "load-store";
+	case FL_FAULT_STORE:
+		return "store";
+	}
+	return NULL;
+}
+
 const char *fl_location_kind_name(uint32_t kind)
 {
 	switch (kind) {

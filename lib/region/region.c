@@ -40,6 +40,7 @@
 #include <faultline/region.h>
 
 #include "core/log.h"
+#include "core/opts.h"
 #include "region/internal.h"
 #include "table/table.h"
 
@@ -155,12 +156,8 @@ int fl_region_create(size_t size, const struct fl_region_opts *opts, struct fl_r
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	memset(&o, 0, sizeof(o));
-	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
-			return -EINVAL;
-		memcpy(&o, opts, opts->sz);
-	}
+	if (fl_opts_copy(&o, sizeof(o), opts))
+		return -EINVAL;
 	if (page <= 0 || size == 0 || size > SIZE_MAX - (size_t)page ||
 	    (o.flags & ~(uint32_t)FL_REGION_HELPER_THREAD))
 		return -EINVAL;

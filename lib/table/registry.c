@@ -30,6 +30,7 @@
 #include "agent/agent.h"
 #include "core/fmt.h"
 #include "core/log.h"
+#include "core/opts.h"
 #include "proto/proto.h"
 #include "table/table.h"
 
@@ -570,12 +571,8 @@ int fl_init(const struct fl_init_opts *opts)
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	memset(&o, 0, sizeof(o));
-	if (opts) {
-		if (opts->sz < sizeof(size_t) || opts->sz > sizeof(o))
-			return -EINVAL;
-		memcpy(&o, opts, opts->sz);
-	}
+	if (fl_opts_copy(&o, sizeof(o), opts))
+		return -EINVAL;
 	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT))
 		return -EINVAL;
 
@@ -638,10 +635,8 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 		diag = &local;
 	diag->err = 0;
 	diag->msg[0] = 0;
-	if (!reg || reg->sz < sizeof(size_t) || reg->sz > sizeof(r))
+	if (!reg || fl_opts_copy(&r, sizeof(r), reg))
 		return -EINVAL;
-	memset(&r, 0, sizeof(r));
-	memcpy(&r, reg, reg->sz);
 	if (!r.faultmap || r.faultmap_size == 0 || r.code_size == 0 ||
 	    r.code_start + r.code_size < r.code_start ||
 	    (r.stackmap_size && !r.stackmap)) {
@@ -1037,10 +1032,9 @@ int fl_stats_get(struct fl_stats *st)
 {
 	struct fl_stats o;
 
-	if (!st || st->sz < sizeof(size_t) || st->sz > sizeof(o))
+	if (!st || st->sz < sizeof(size_t))
 		return -EINVAL;
 	memset(&o, 0, sizeof(o));
-	o.sz = st->sz;
 	o.claimed = atomic_load_explicit(&fl_dispatch.claimed, memory_order_relaxed);
 	o.chained = atomic_load_explicit(&fl_dispatch.chained, memory_order_relaxed);
 	o.populated = atomic_load_explicit(&fl_dispatch.populated, memory_order_relaxed);
@@ -1056,8 +1050,7 @@ int fl_stats_get(struct fl_stats *st)
 		o.handler_replaced = replaced_reported;
 	}
 	pthread_mutex_unlock(&lock);
-	memcpy(st, &o, o.sz);
-	return 0;
+	return fl_opts_out(st, &o, sizeof(o));
 }
 
 int fl_site_for_each(fl_site_fn fn, void *ctx)
