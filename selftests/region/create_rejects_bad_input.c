@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * fl_region_create's contract: -ENODEV before fl_init; -EINVAL for a zero
- * or overflowing size, unknown flags, a bad sz, a commit past the size, a
- * NULL out; NULL opts are the defaults.  Sizes round up to pages.
+ * or overflowing size, unknown flags, a bad sz, a non-zero tail past the
+ * struct it knows (the options rule, <faultline/opts.h>), a commit past the
+ * size, a NULL out; NULL opts are the defaults, a longer struct whose tail
+ * is zero is accepted.  Sizes round up to pages.
  * fl_region_destroy(NULL) does nothing.
  */
 #include "common.h"
@@ -27,8 +29,14 @@ int main(int argc, char **argv)
 	o.flags = 0;
 	o.sz = 4;
 	t_check(fl_region_create(t_page, &o, &r) == -EINVAL, "sz 4");
-	o.sz = sizeof(o) + 8;
-	t_check(fl_region_create(t_page, &o, &r) == -EINVAL, "sz past the struct");
+	struct {
+		struct fl_region_opts o;
+		uint64_t tail;
+	} longer = { .o = { .sz = sizeof(longer) }, .tail = 1 };
+	t_check(fl_region_create(t_page, &longer.o, &r) == -EINVAL, "non-zero tail past the struct");
+	longer.tail = 0;
+	t_check(fl_region_create(t_page, &longer.o, &r) == 0, "zero tail past the struct");
+	fl_region_destroy(r);
 	o.sz = sizeof(o);
 	o.commit = 2 * t_page + 1;
 	t_check(fl_region_create(2 * t_page, &o, &r) == -EINVAL, "commit past the size");
