@@ -1,0 +1,19 @@
+# faultline, the command-line tool (daemon/cli/).
+
+CLI_SRCS := $(wildcard daemon/cli/*.c)
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+CLI := $(B)/bin/faultline
+
+$(B)/obj/daemon/cli/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
+$(B)/obj/daemon/cli/cmd_run.o: ALL_CFLAGS += -DFL_LIBDIR='"$(LIBDIR)"'
+
+$(CLI): $(CLI_OBJS) $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(PKG_LIBS)
+
+# faultline profile (cmd_profile.c, symbolize.c) loads the eBPF program
+# through its skeleton, so the tool links libbpf.
+$(B)/obj/daemon/cli/cmd_profile.o: $(BPF_SKEL)
+$(B)/obj/daemon/cli/cmd_profile.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+$(CLI): PKG_LIBS += $(BPF_TEST_LIBS)

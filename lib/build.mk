@@ -1,0 +1,23 @@
+# libfaultline: every layer's .c under lib/ (docs/architecture.md), one
+# archive and one shared object (exports: libfaultline.map).  The shim
+# (lib/preload/) is built on it, in its own build.mk.
+
+LIB_SRCS := $(filter-out lib/preload/%,$(wildcard lib/*/*.c))
+LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+LIB_SO := $(B)/lib/libfaultline.so
+LIB_A := $(B)/lib/libfaultline.a
+LIB_MAP := lib/libfaultline.map
+# The library needs only libelf; json-c is for the command-line tool.
+LIB_PKGS := libelf
+LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS))
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libfaultline.so.0 -Wl,--version-script=$(LIB_MAP) \
+		-Wl,-z,defs $(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)

@@ -1,0 +1,72 @@
+# The kernel-facing selftests again in QEMU (TCG, no KVM) on Debian 12's 6.1
+# kernel (scripts/vmtest.sh: apt-get download of the package
+# linux-image-amd64 depends on, vmlinuz only, a busybox initramfs with the
+# test binaries and their libraries, results through the serial console and
+# isa-debug-exit).  Every guest test prints the kernel it runs on (the guest
+# sets VMTEST_WHERE="QEMU guest"); the run ends with "N passed, N failed".
+# Console log: build/vm/console.log.  In CHECKS as check-vm: about 3
+# minutes under TCG on the 2-core build machine (2m47s: the daemon's tests
+# 90 s, the shim tests 40 s, the unit tests 10 s, boot and initramfs 25 s).
+#
+#   make vmtest [VMTEST_TIMEOUT=900]      (check-vm: the same)
+#
+# Guest tests: the userfaultfd region tests (both modes), the unit tests
+# (CK_FORK=yes; CK_TIMEOUT_MULTIPLIER=20: TCG is slow), the shim tests (the
+# llc-built programs and libfaultline-preload.so; llvm-objdump-14 for the
+# fault map counts).
+# VMTEST_BPF_FILES / VMTEST_BPF_TESTS: the eBPF selftests (files to copy
+# in, NAME::COMMAND tests): for now check-bpf's bpf_count (the skeleton
+# embeds the object), which must load and count exactly on 6.1 as on the
+# host's kernel.
+# VMTEST_DAEMON_TESTS: the daemon's, 'NAME::PROGRAM ARGS...'; each PROGRAM
+# is built first and copied in with its libraries, and VMTEST_DAEMON_FILES
+# holds what the arguments name:
+#   daemon-loop  check-daemon-loop whole: the transport on io_uring (it checks
+#                that the daemon says it runs the io_uring loop: multishot
+#                accept and poll on 6.1) and on the poll fallback, socket
+#                activation (systemd-socket-activate copied in)
+#   daemon-e2e   check-daemon-e2e's groups but security and load (too slow
+#                under TCG: scripts/vmtest/daemon-e2e.sh prints why), then
+#                every daemon's loop must have been io_uring
+#   daemon-cli   faultline run, stats (KERNEL equal to FAULTS), ps against
+#                the guest's daemon (scripts/vmtest/daemon-cli.sh; it says
+#                why check-daemon-cli's suite is not run there)
+# The test scripts' tools busybox lacks or has without their options come
+# from the host: GNU realpath, install and env, util-linux setpriv and
+# prlimit.  A new daemon test is one line after VMTEST_DAEMON_TESTS, e.g.
+#   VMTEST_DAEMON_TESTS += 'kernel-counts::$(B)/tests/daemon/kernel_counts ARGS'
+
+VMTEST_OUT := build/vm
+# A bound on a hang: the guest's tests take about 140 s on an idle 2-core
+# machine, and over 450 s beside two other test runs.
+VMTEST_TIMEOUT ?= 900
+VMTEST_BPF_FILES ?= $(BPF_TEST)
+VMTEST_BPF_TESTS ?= $(if $(BPF_TEST),'bpf::$(BPF_TEST)')
+VMTEST_DAEMON_TESTS := \
+	'daemon-loop::$(FLD_TEST_DIR)/run.sh $(FLD_ECHO) $(FLD_TEST_OUT)' \
+	'daemon-e2e::scripts/vmtest/daemon-e2e.sh $(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) \
+		$(PRELOAD_SO) $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load $(E2E_OUT)' \
+	'daemon-cli::scripts/vmtest/daemon-cli.sh $(CLI) $(FLD) $(E2E_OUT)/e2e-prog'
+# More daemon tests here, one line each (before the vmtest rule below).
+VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $(E2E_OUT) \
+	$(E2E_DIR)/run.sh selftests/daemon/wait.sh /usr/bin/realpath /usr/bin/install /usr/bin/env /usr/bin/setpriv \
+	/usr/bin/prlimit $(wildcard /usr/bin/systemd-socket-activate)
+# The word after "NAME::" in each test.
+VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
+	$(findstring ::,$(w)),$(lastword $(subst ::, ,$(w))))))
+VMTEST_DEPS = $(RG_BINS) $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
+	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
+	$(filter $(B)/%,$(VMTEST_DAEMON_PROGS))
+VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
+	/usr/bin/$(LLVM_OBJDUMP) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS)
+VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
+	'unit::CK_FORK=yes CK_TIMEOUT_MULTIPLIER=20 $(UNIT)' \
+	'shim::$(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP)' \
+	$(VMTEST_BPF_TESTS) $(VMTEST_DAEMON_TESTS)
+
+.PHONY: vmtest check-vm
+vmtest: $(VMTEST_DEPS) | deps
+	$(Q)scripts/vmtest.sh -o $(VMTEST_OUT) -t $(VMTEST_TIMEOUT) \
+		$(addprefix -f ,$(sort $(VMTEST_FILES))) -- $(VMTEST_TESTS)
+
+check-vm: vmtest

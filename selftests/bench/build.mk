@@ -1,0 +1,85 @@
+# Benchmarks (selftests/bench/): figures measured side by side, never timed
+# assertions.
+#
+#   make bench    BENCH_REPEAT=15 (format layer runs, dispatch and region
+#                 batches), BENCH_RUNS=7 (runs of each command in the
+#                 whole-process comparison), BENCH_STARTUP_RUNS=21 (runs of
+#                 the startup comparison)
+#
+# bench_parse: format layer throughput (cursor walk, table build, lookups)
+# on a synthetic 1,000,000-entry fault map and 1,000,000-record stack map;
+# bench_exec: faultline vs llvm-readelf-14 / llvm-objdump-14 on an object
+# holding those sections, interleaved.
+# bench_dispatch: ns per claimed fault, faultline vs a minimal handler that
+# redirects one known PC (the floor), with 1, 1,000 and 1,000,000 JIT sites
+# registered; two threads faulting at once; an unclaimed fault delivered to
+# an application handler through fl_sigaction vs installed with sigaction.
+# bench_region: userfaultfd guard faults past the committed limit (SIGBUS
+# mode, helper thread) vs an mprotect guard page, and first touches vs
+# fresh anonymous memory.
+# bench_daemon: faultlined's registration latency, stats query p50/p99 with
+# 1,000 registered processes, its memory per process and idle CPU.
+# Startup: a non-PIE program with about 100,000 fault map entries, run with
+# and without libfaultline-preload.so.  startup-prog.sh builds it once
+# ($(B)/bench/startup/many: about a minute of llc-14 on both cores).
+# See selftests/bench/run.sh.  A few minutes; data files in $(B)/bench/data/
+# (about 100 MB).
+
+BENCH_REPEAT ?= 15
+BENCH_RUNS ?= 7
+BENCH_STARTUP_RUNS ?= 21
+BENCH_OUT := $(B)/bench
+BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec \
+	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon
+# llc-14 leaves a few checks explicit: this many functions of gen-many.sh
+# give 100,008 fault map entries.
+BENCH_STARTUP_FUNCTIONS := 59410
+BENCH_STARTUP := $(BENCH_OUT)/startup/many
+
+$(BENCH_OUT)/bench_parse: $(B)/obj/selftests/bench/bench_parse.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LIB_LIBS)
+
+$(BENCH_OUT)/bench_exec: $(B)/obj/selftests/bench/bench_exec.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
+
+$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon: $(BENCH_OUT)/%: \
+		$(B)/obj/selftests/bench/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LIB_LIBS)
+
+$(BENCH_STARTUP): selftests/bench/startup-prog.sh selftests/bench/startup_main.c \
+		selftests/progs/gen-many.sh | deps
+	@$(if $(Q),echo "  GEN     $@ (llc-14: about a minute)")
+	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_FUNCTIONS)
+
+.PHONY: bench
+bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD) bench-bpf
+	$(Q)BENCH_REPEAT=$(BENCH_REPEAT) BENCH_RUNS=$(BENCH_RUNS) \
+		BENCH_STARTUP_RUNS=$(BENCH_STARTUP_RUNS) PRELOAD=$(PRELOAD_SO) \
+		LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
+		selftests/bench/run.sh $(BENCH_OUT) $(CLI)
+
+# selftests/bench/bench_bpf.c: the eBPF program's cost per page fault (not
+# attached, attached for an unregistered process, for a registered one) and
+# ring buffer loss at the highest fault rate the machine gives; part 7 of
+# selftests/bench/run.sh.  Part 8 times a minimal vmtest (check-bpf's
+# bpf_count in QEMU: boot to result).  Both need root; make bench builds
+# them through bench-bpf.
+
+BENCH_BPF := $(BENCH_OUT)/bench_bpf
+
+$(B)/obj/selftests/bench/bench_bpf.o: $(BPF_SKEL)
+$(B)/obj/selftests/bench/bench_bpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+
+$(BENCH_BPF): $(B)/obj/selftests/bench/bench_bpf.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(BPF_TEST_LIBS) -lpthread
+
+.PHONY: bench-bpf
+bench-bpf: $(BENCH_BPF) $(BPF_TEST)

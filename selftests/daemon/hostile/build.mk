@@ -1,0 +1,48 @@
+# A local user (nobody) against root's daemon and programs
+# (selftests/daemon/hostile/run.sh): a squatted socket path, a listener
+# that never accepts, state and socket directories another user could
+# change, a planted state.json.tmp, corrupt and huge state files; and a
+# program that closes every descriptor at start, then lives on its own
+# files through faults, dlopen, fork and a daemon restart.
+#
+#   make check-daemon-hostile
+
+HOSTILE_OUT := $(B)/tests/daemon/hostile
+
+# A program that closes 3..1023 at start, then lives on its own files.
+$(HOSTILE_OUT)/fdclose: $(B)/obj/selftests/daemon/hostile/fdclose.o $(E2E_OUT)/sites.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -o $@ $^
+
+# Registers as many made-up sites as asked (one user's load on the daemon).
+$(HOSTILE_OUT)/manysites: $(B)/obj/selftests/daemon/hostile/manysites.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+
+# Runs a program with memfd_create denied by a seccomp filter.
+$(HOSTILE_OUT)/nomemfd: $(B)/obj/selftests/daemon/hostile/nomemfd.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+.PHONY: check-daemon-hostile
+check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTILE_OUT)/nomemfd \
+		$(E2E_OUT)/libe2e-sites.so $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-region | deps
+	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
+		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog \
+		$(E2E_OUT)/e2e-region
+
+# One user's load against the others (selftests/daemon/hostile/fair.sh):
+# nobody registers 2,000,000 sites in each of two processes, which exit;
+# root's stats and programs are served (and counted exactly) while the
+# daemon still writes nobody's records; nobody's budgets of sites and
+# section bytes; the records read back after a restart.
+#
+#   make check-daemon-fair
+
+.PHONY: check-daemon-fair
+check-daemon-fair: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/manysites $(E2E_OUT)/e2e-prog | deps
+	$(Q)selftests/daemon/hostile/fair.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/manysites \
+		$(E2E_OUT)/e2e-prog

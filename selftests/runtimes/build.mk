@@ -1,0 +1,13 @@
+# Real runtimes that install their own SIGSEGV handlers, run without and
+# with libfaultline-preload.so (selftests/runtimes/): Debian's OpenJDK 17
+# (NullPointerExceptions from C2 code in several threads, StackOverflowError,
+# a fatal error report), Node.js (WebAssembly out-of-bounds traps in V8's
+# guard regions), CPython (faulthandler; children dying of SIGSEGV).  The
+# two runs must print the same and exit the same.  Java sources are compiled
+# at test time; runs and logs are in $(B)/tests/runtimes/.  About 10 s.
+
+RUNTIMES_OUT := $(B)/tests/runtimes
+
+.PHONY: check-runtimes
+check-runtimes: $(PRELOAD_SO) | deps
+	$(Q)selftests/runtimes/run.sh $(PRELOAD_SO) $(RUNTIMES_OUT)

@@ -1,0 +1,18 @@
+# Unit tests (Check), one suite per test_*.c.
+#
+#   make check-unit
+
+UNIT_SRCS := $(wildcard selftests/unit/*.c)
+UNIT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(UNIT_SRCS))
+UNIT := $(B)/tests/unit
+
+$(B)/obj/selftests/unit/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(UNIT): $(UNIT_OBJS) $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJS) $(LIB_A) $(LIB_LIBS) $(CHECK_LIBS)
+
+.PHONY: check-unit
+check-unit: $(UNIT)
+	$(Q)echo "kernel: $$(uname -r) ($${VMTEST_WHERE:-host})"; CK_FORK=yes $(UNIT)
