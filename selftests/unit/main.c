@@ -12,6 +12,7 @@ int main(void)
 	int failed;
 
 	srunner_add_suite(sr, log_suite());
+	srunner_add_suite(sr, opts_suite());
 	srunner_add_suite(sr, faultmap_suite());
 	srunner_add_suite(sr, stackmap_suite());
 	srunner_add_suite(sr, table_suite());

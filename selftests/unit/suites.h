@@ -21,6 +21,7 @@ static inline TCase *unit_tcase(const char *name)
 
 Suite *fmt_suite(void);
 Suite *log_suite(void);
+Suite *opts_suite(void);
 Suite *faultmap_suite(void);
 Suite *stackmap_suite(void);
 Suite *table_suite(void);
