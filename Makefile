@@ -1014,7 +1014,7 @@ check-daemon-loop: $(FLD_ECHO) $(FLD_TEST_BINS)
 # Runs as root (not in CHECKS).
 #
 #   make check-daemon-e2e [E2E_GROUPS="counts churn restart request security load kernel"]
-#   (a group alone, with its own daemon: E2E_GROUPS=restart)
+#   make check-daemon-e2e-GROUP   (one group alone, with its own daemon)
 
 E2E_DIR := selftests/daemon/e2e
 E2E_OUT := $(B)/tests/daemon/e2e
@@ -1066,6 +1066,14 @@ $(E2E_OUT)/e2e: $(E2E_OBJS) $(LIB_A)
 check-daemon-e2e: $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load $(FLD) $(PRELOAD_SO)
 	$(Q)$(FRESH_NS) $(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-prog \
 		$(E2E_OUT)/e2e-load $(E2E_OUT) $(E2E_GROUPS)
+
+# One group alone: make check-daemon-e2e-GROUP (make check-daemon-e2e-kernel).
+E2E_GROUP_CHECKS := $(patsubst $(E2E_DIR)/group-%.c,check-daemon-e2e-%,$(wildcard $(E2E_DIR)/group-*.c))
+.PHONY: $(E2E_GROUP_CHECKS)
+$(E2E_GROUP_CHECKS): check-daemon-e2e-%: $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
+		$(FLD) $(PRELOAD_SO)
+	$(Q)$(FRESH_NS) $(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-prog \
+		$(E2E_OUT)/e2e-load $(E2E_OUT) $*
 
 # ---- end daemon e2e tests ----
 
