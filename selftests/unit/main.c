@@ -15,7 +15,7 @@ int main(void)
 	srunner_add_suite(sr, opts_suite());
 	srunner_add_suite(sr, faultmap_suite());
 	srunner_add_suite(sr, stackmap_suite());
-	srunner_add_suite(sr, table_suite());
+	srunner_add_suite(sr, format_table_suite());
 	srunner_add_suite(sr, discovery_suite());
 	srunner_add_suite(sr, dispatch_suite());
 	srunner_add_suite(sr, proto_suite());

@@ -24,7 +24,7 @@ Suite *log_suite(void);
 Suite *opts_suite(void);
 Suite *faultmap_suite(void);
 Suite *stackmap_suite(void);
-Suite *table_suite(void);
+Suite *format_table_suite(void);
 Suite *discovery_suite(void);
 Suite *dispatch_suite(void);
 Suite *proto_suite(void);

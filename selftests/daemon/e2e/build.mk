@@ -6,7 +6,8 @@
 # bad memfds, fd floods, slow readers) and 1,000 registered processes.
 # Runs as root (not in CHECKS).
 #
-#   make check-daemon-e2e [E2E_GROUPS="counts churn restart request security load"]
+#   make check-daemon-e2e [E2E_GROUPS="counts churn restart request security load kernel"]
+#   make check-daemon-e2e-GROUP   (one group alone, with its own daemon)
 
 E2E_DIR := selftests/daemon/e2e
 E2E_OUT := $(B)/tests/daemon/e2e
@@ -44,12 +45,25 @@ $(E2E_OUT)/e2e-region: $(B)/obj/$(E2E_DIR)/region.o $(E2E_OUT)/sites.o $(LIB_A)
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^) $(LIB_A) \
 		$(LIB_LIBS)
 
-$(E2E_OUT)/e2e: $(B)/obj/$(E2E_DIR)/e2e.o $(LIB_A)
+# The driver: the harness (harness.c, harness.h) and one file per group
+# (group-NAME.c), chosen by the first argument; run.sh runs each group in
+# a driver of its own.
+E2E_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(E2E_DIR)/harness.c $(wildcard $(E2E_DIR)/group-*.c))
+
+$(E2E_OUT)/e2e: $(E2E_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_A) $(LIB_LIBS) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(E2E_OBJS) $(LIB_A) $(LIB_LIBS) $(PKG_LIBS)
 
 .PHONY: check-daemon-e2e
 check-daemon-e2e: $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load $(FLD) $(PRELOAD_SO)
 	$(Q)$(FRESH_NS) $(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-prog \
 		$(E2E_OUT)/e2e-load $(E2E_OUT) $(E2E_GROUPS)
+
+# One group alone: make check-daemon-e2e-GROUP (make check-daemon-e2e-kernel).
+E2E_GROUP_CHECKS := $(patsubst $(E2E_DIR)/group-%.c,check-daemon-e2e-%,$(wildcard $(E2E_DIR)/group-*.c))
+.PHONY: $(E2E_GROUP_CHECKS)
+$(E2E_GROUP_CHECKS): check-daemon-e2e-%: $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
+		$(FLD) $(PRELOAD_SO)
+	$(Q)$(FRESH_NS) $(E2E_DIR)/run.sh $(E2E_OUT)/e2e $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-prog \
+		$(E2E_OUT)/e2e-load $(E2E_OUT) $*

@@ -1,10 +1,12 @@
 #!/bin/bash
 # faultlined end to end (make check-daemon-e2e):
 #   run.sh E2E FAULTLINED PRELOAD PROG LOAD OUTDIR [GROUP...]
-# Groups (e2e.c): counts, churn, restart, request, security, load, kernel (the
-# daemon with its eBPF program: kernel counts equal to dispatch's) (default: all;
-# E2E_GROUPS="..." too).  Runs as root: some clients and programs drop to
-# nobody.  Daemon and program logs: OUTDIR/GROUP-*.log.
+# Groups (group-GROUP.c; harness.c): counts, churn, restart, request,
+# security, load, kernel (the daemon with its eBPF program: kernel counts
+# equal to dispatch's) (default: all; E2E_GROUPS="..." too); each runs
+# alone, in a driver and with a daemon of its own.  Runs as root: some
+# clients and programs drop to nobody.  Daemon and program logs:
+# OUTDIR/GROUP-*.log.
 set -u
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 E2E=$(realpath "$1")
@@ -28,7 +30,7 @@ fi
 T=$(mktemp -d /tmp/fld-e2e.XXXXXX)
 chmod 755 "$T"
 # The group running, killed when this script ends early (its daemons and
-# programs die with it: e2e.c), before its directory goes.
+# programs die with it: harness.c), before its directory goes.
 running=
 cleanup() {
 	if [ -n "$running" ]; then

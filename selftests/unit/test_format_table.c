@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The indexed tables: lookups by PC and ID, section order, errors. */
+/*
+ * lib/format/table.c, the indexed tables: lookups by PC and ID, section
+ * order, errors.
+ */
 #include <errno.h>
 #include <string.h>
 
@@ -156,9 +159,9 @@ START_TEST(stackmap_table_rejects_malformed_input_and_sets_out_null)
 }
 END_TEST
 
-Suite *table_suite(void)
+Suite *format_table_suite(void)
 {
-	Suite *s = suite_create("table");
+	Suite *s = suite_create("format_table");
 	TCase *tc = unit_tcase("table");
 
 	tcase_add_test(tc, faultmap_table_looks_up_by_faulting_pc);
