@@ -8,13 +8,13 @@
  * are still printed), 2 for a bad command line.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "opts.h"
 
 enum map_kind { FAULTMAP, STACKMAP };
 
@@ -22,6 +22,7 @@ struct map_command {
 	const char *name;
 	enum map_kind kind;
 	const char *section;
+	void (*usage)(FILE *out);	/* map_usage for this command */
 };
 
 static void map_usage(const struct map_command *mc, FILE *out)
@@ -74,35 +75,23 @@ static void print_text(const struct map_command *mc, struct cli_file *f,
 
 static int run_maps(const struct map_command *mc, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	bool json = false, strict = false;
+	const struct cli_opt opts[] = {
+		{ "json", CLI_OPT_FLAG, &json },
+		{ "strict", CLI_OPT_FLAG, &strict },
+		{ NULL },
 	};
+	const struct cli_opts cli = { mc->name, mc->usage, opts, .in_order = true };
 	struct json_object *doc = NULL, *files = NULL;
 	uint32_t flags = 0;
-	int json = 0, status = 0, opt, i;
+	int status = 0, first, i;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = 1;
-			break;
-		case 's':
-			flags |= FL_PARSE_STRICT;
-			break;
-		case 'h':
-			map_usage(mc, stdout);
-			return 0;
-		default:
-			usage_error(mc->name, "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	if ((status = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return status;
+	status = 0;
+	if (strict)
+		flags |= FL_PARSE_STRICT;
+	if (first >= argc) {
 		usage_error(mc->name, "no FILE given");
 		return EXIT_USAGE;
 	}
@@ -116,7 +105,7 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 		json_object_object_add(doc, "files", files);
 	}
 
-	for (i = optind; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		struct cli_file f;
 		struct fl_diag diag = { 0 };
 		char err[512];
@@ -144,7 +133,7 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 					      faultmap_json(&f, flags | f.parse_flags) :
 					      stackmap_json(&f, flags));
 		} else {
-			print_text(mc, &f, flags, argc - optind);
+			print_text(mc, &f, flags, argc - first);
 		}
 		cli_file_close(&f);
 	}
@@ -161,16 +150,32 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 	return status;
 }
 
+static void faultmap_usage(FILE *out);
+static void stackmap_usage(FILE *out);
+
+static const struct map_command faultmap = {
+	"faultmap", FAULTMAP, FL_FAULTMAP_SECTION, faultmap_usage
+};
+static const struct map_command stackmap = {
+	"stackmap", STACKMAP, FL_STACKMAP_SECTION, stackmap_usage
+};
+
+static void faultmap_usage(FILE *out)
+{
+	map_usage(&faultmap, out);
+}
+
+static void stackmap_usage(FILE *out)
+{
+	map_usage(&stackmap, out);
+}
+
 int cmd_faultmap(int argc, char **argv)
 {
-	static const struct map_command mc = { "faultmap", FAULTMAP, FL_FAULTMAP_SECTION };
-
-	return run_maps(&mc, argc, argv);
+	return run_maps(&faultmap, argc, argv);
 }
 
 int cmd_stackmap(int argc, char **argv)
 {
-	static const struct map_command mc = { "stackmap", STACKMAP, FL_STACKMAP_SECTION };
-
-	return run_maps(&mc, argc, argv);
+	return run_maps(&stackmap, argc, argv);
 }

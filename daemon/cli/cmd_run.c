@@ -6,7 +6,6 @@
  * setting it by hand, with the library found next to this tool.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 
 #define PRELOAD_NAME "libfaultline-preload.so"
 
@@ -61,60 +61,54 @@ static int find_preload(char *out, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * --null-bound, passed on as given.  Not a CLI_OPT_U64: it has always taken
+ * whatever strtoull takes above 0 (leading blanks, a '+'), not only digits.
+ */
+static int take_null_bound(const struct cli_opt *opt, const char *cmd, const char *arg)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
+		cli_opt_bad(opt, cmd, arg);
+		return -EINVAL;
+	}
+	*(const char **)opt->target = arg;
+	return 0;
+}
+
+/* In FAULTLINE_LOG's words. */
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "log", required_argument, NULL, 'l' },
-		{ "null-bound", required_argument, NULL, 'n' },
-		{ "preload", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const char *preload = getenv("FAULTLINE_PRELOAD"), *null_bound = NULL;
+	int level = -1;
+	const struct cli_opt opts[] = {
+		{ "log", CLI_OPT_ENUM, &level, .choices = log_levels },
+		{ "null-bound", CLI_OPT_CHECK, &null_bound, .check = take_null_bound,
+		  .expect = "a positive number of bytes" },
+		{ "preload", CLI_OPT_STRING, &preload },
+		{ NULL },
 	};
-	const char *preload = getenv("FAULTLINE_PRELOAD");
+	/* In order: PROGRAM's options are its own. */
+	const struct cli_opts cli = { "run", run_usage, opts, .in_order = true,
+				      .missing_is_unknown = true };
 	char found[PATH_MAX + 64];
 	const char *old;
 	char *env;
-	int c;
+	int c, first, ret;
 
-	opterr = 0;
-	/* '+': stop at PROGRAM, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			if (strcmp(optarg, "error") && strcmp(optarg, "warn") &&
-			    strcmp(optarg, "info") && strcmp(optarg, "debug")) {
-				usage_error("run", "--log: expected error, warn, info or debug, not '%s'",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			setenv("FAULTLINE_LOG", optarg, 1);
-			break;
-		case 'n': {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || v == 0 || optarg[0] == '-') {
-				usage_error("run", "--null-bound: expected a positive number of bytes, not '%s'",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			setenv("FAULTLINE_NULL_BOUND", optarg, 1);
-			break;
-		}
-		case 'p':
-			preload = optarg;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return 0;
-		default:
-			usage_error("run", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return ret;
+	if (level >= 0)
+		setenv("FAULTLINE_LOG", log_levels[level], 1);
+	if (null_bound)
+		setenv("FAULTLINE_NULL_BOUND", null_bound, 1);
+	if (first >= argc) {
 		usage_error("run", "no program to run");
 		return EXIT_USAGE;
 	}
@@ -143,9 +137,9 @@ int cmd_run(int argc, char **argv)
 	}
 	free(env);
 
-	execvp(argv[optind], argv + optind);
+	execvp(argv[first], argv + first);
 	/* As env(1) and the shells: 126 found but not runnable, 127 not found. */
 	c = errno;
-	fprintf(stderr, "faultline: run: %s: %s\n", argv[optind], strerror(c));
+	fprintf(stderr, "faultline: run: %s: %s\n", argv[first], strerror(c));
 	return c == ENOENT ? 127 : 126;
 }
