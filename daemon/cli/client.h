@@ -105,16 +105,4 @@ const char *cli_safe(const char *s);
 /* The last component of a module path ("(main program)" stays as is). */
 const char *cli_basename(const char *path);
 
-enum cli_metrics_format { CLI_OPENMETRICS, CLI_PROMETHEUS };
-
-/*
- * Prints a STATS document as OpenMetrics 1.0 text or as the Prometheus
- * text format 0.0.4 (metrics.c says how they differ).  Returns 0, or -1
- * when out of memory.
- */
-int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt);
-
-/* The x86-64 name of DWARF register reg ("rsp"), or NULL if it has none. */
-const char *cli_dwarf_reg_name(unsigned reg);
-
 #endif /* FL_CLI_CLIENT_H */

@@ -13,8 +13,13 @@
 
 #include <json-c/json.h>
 
+#include <faultline/format.h>
+
 #include "cli.h"
+#include "input.h"
 #include "opts.h"
+#include "print_json.h"
+#include "print_llvm.h"
 
 enum map_kind { FAULTMAP, STACKMAP };
 

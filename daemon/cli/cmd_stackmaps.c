@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "dwarf_regs.h"
 #include "opts.h"
 
 /* "rsp", else "reg N" for a number x86-64 does not name. */

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "metrics.h"
 #include "opts.h"
 #include "tables.h"
 
