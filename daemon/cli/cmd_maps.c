@@ -26,30 +26,20 @@ enum map_kind { FAULTMAP, STACKMAP };
 struct map_command {
 	const char *name;
 	enum map_kind kind;
-	const char *section;
-	void (*usage)(FILE *out);	/* map_usage for this command */
+	const char *usage;	/* --help's text above the options */
 };
 
-static void map_usage(const struct map_command *mc, FILE *out)
-{
-	fprintf(out,
-		"Usage: faultline %s [--json] [--strict] FILE...\n"
-		"\n"
-		"Prints the %s tables of ELF files (objects, executables, shared\n"
-		"libraries).  The default output is what LLVM 14 prints (%s), for\n"
-		"every table of the section, not only the first.\n"
-		"\n"
-		"Options:\n"
-		"  --json     print one JSON document for all files (see faultline(1))\n"
-		"  --strict   also reject non-zero reserved fields and padding\n"
-		"  -h, --help show this help\n"
-		"\n"
-		"Exit status: 0 on success, 1 if a file is malformed or unreadable,\n"
-		"2 for usage errors.\n",
-		mc->name, mc->section,
-		mc->kind == FAULTMAP ? "llvm-objdump-14 --fault-map-section"
-				     : "llvm-readelf-14 --stackmap");
-}
+/* The usage of faultline NAME, which prints the SECTION tables as LLVM does. */
+#define MAP_USAGE(name, section, llvm)						\
+	"Usage: faultline " name " [--json] [--strict] FILE...\n"		\
+	"\n"									\
+	"Prints the " section " tables of ELF files (objects, executables, shared\n" \
+	"libraries).  The default output is what LLVM 14 prints (" llvm "), for\n" \
+	"every table of the section, not only the first.\n"
+
+static const char map_epilogue[] =
+	"Exit status: 0 on success, 1 if a file is malformed or unreadable,\n"
+	"2 for usage errors.\n";
 
 static long validate(const struct map_command *mc, const struct cli_file *f,
 		     uint32_t flags, struct fl_diag *diag)
@@ -82,11 +72,13 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 {
 	bool json = false, strict = false;
 	const struct cli_opt opts[] = {
-		{ "json", CLI_OPT_FLAG, &json },
-		{ "strict", CLI_OPT_FLAG, &strict },
+		{ "json", CLI_OPT_FLAG, &json,
+		  .help = "print one JSON document for all files (see faultline(1))" },
+		{ "strict", CLI_OPT_FLAG, &strict,
+		  .help = "also reject non-zero reserved fields and padding" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { mc->name, mc->usage, opts, .in_order = true };
+	const struct cli_opts cli = { mc->name, mc->usage, map_epilogue, opts, .in_order = true };
 	struct json_object *doc = NULL, *files = NULL;
 	uint32_t flags = 0;
 	int status = 0, first, i;
@@ -155,25 +147,14 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 	return status;
 }
 
-static void faultmap_usage(FILE *out);
-static void stackmap_usage(FILE *out);
-
 static const struct map_command faultmap = {
-	"faultmap", FAULTMAP, FL_FAULTMAP_SECTION, faultmap_usage
+	"faultmap", FAULTMAP,
+	MAP_USAGE("faultmap", FL_FAULTMAP_SECTION, "llvm-objdump-14 --fault-map-section")
 };
 static const struct map_command stackmap = {
-	"stackmap", STACKMAP, FL_STACKMAP_SECTION, stackmap_usage
+	"stackmap", STACKMAP,
+	MAP_USAGE("stackmap", FL_STACKMAP_SECTION, "llvm-readelf-14 --stackmap")
 };
-
-static void faultmap_usage(FILE *out)
-{
-	map_usage(&faultmap, out);
-}
-
-static void stackmap_usage(FILE *out)
-{
-	map_usage(&stackmap, out);
-}
 
 int cmd_faultmap(int argc, char **argv)
 {

@@ -30,29 +30,23 @@ static int cmp_pid(const void *pa, const void *pb)
 	       cli_u64(a, "registered_ms") < cli_u64(b, "registered_ms");
 }
 
-static void ps_usage(FILE *out)
-{
-	fputs("Usage: faultline ps [--json] [--socket PATH]\n"
-	      "\n"
-	      "Lists the processes registered with faultlined (and the exited ones it\n"
-	      "keeps): pid, command name, uid, state, modules, sites and faults.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --json          the daemon's JSON document (see faultline(1))\n"
-	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help      show this help\n", out);
-}
+static const char ps_usage[] =
+	"Usage: faultline ps [--json] [--socket PATH]\n"
+	"\n"
+	"Lists the processes registered with faultlined (and the exited ones it\n"
+	"keeps): pid, command name, uid, state, modules, sites and faults.\n";
 
 int cmd_ps(int argc, char **argv)
 {
 	bool json = false;
 	const char *socket = NULL;
 	const struct cli_opt opts[] = {
-		{ "json", CLI_OPT_FLAG, &json },
-		{ "socket", CLI_OPT_STRING, &socket },
+		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { "ps", ps_usage, opts };
+	const struct cli_opts cli = { "ps", ps_usage, NULL, opts };
 	struct cli_reply r;
 	json_object *arr, **procs;
 	size_t n;

@@ -16,41 +16,36 @@
 #include "client.h"
 #include "opts.h"
 
-static void request_usage(FILE *out)
-{
-	fputs("Usage: faultline request [--json] [--socket PATH] PID ping [VALUE]\n"
-	      "       faultline request [--json] [--socket PATH] PID heal-threshold N\n"
-	      "\n"
-	      "Sends a request to process PID through faultlined and its request ring,\n"
-	      "and prints the process's answer.\n"
-	      "\n"
-	      "Requests:\n"
-	      "  ping [VALUE]      the process answers with VALUE (default 0): shows\n"
-	      "                    that it serves requests, and how fast\n"
-	      "  heal-threshold N  sets the process's heal threshold to N; the answer\n"
-	      "                    is the previous one\n"
-	      "\n"
-	      "Options:\n"
-	      "  --json          the daemon's reply as JSON: {\"pid\", \"request\", \"status\",\n"
-	      "                  \"value\"}\n"
-	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help      show this help\n"
-	      "\n"
-	      "Exit status: 0 on success, 1 if faultlined cannot be reached or the\n"
-	      "request fails (no such process, not yours, no answer), 2 for usage errors.\n",
-	      out);
-}
+static const char request_usage[] =
+	"Usage: faultline request [--json] [--socket PATH] PID ping [VALUE]\n"
+	"       faultline request [--json] [--socket PATH] PID heal-threshold N\n"
+	"\n"
+	"Sends a request to process PID through faultlined and its request ring,\n"
+	"and prints the process's answer.\n"
+	"\n"
+	"Requests:\n"
+	"  ping [VALUE]      the process answers with VALUE (default 0): shows\n"
+	"                    that it serves requests, and how fast\n"
+	"  heal-threshold N  sets the process's heal threshold to N; the answer\n"
+	"                    is the previous one\n";
+
+static const char request_epilogue[] =
+	"Exit status: 0 on success, 1 if faultlined cannot be reached or the\n"
+	"request fails (no such process, not yours, no answer), 2 for usage errors.\n";
 
 int cmd_request(int argc, char **argv)
 {
 	const char *socket = NULL, *what;
 	bool json = false;
 	const struct cli_opt opts[] = {
-		{ "json", CLI_OPT_FLAG, &json },
-		{ "socket", CLI_OPT_STRING, &socket },
+		{ "json", CLI_OPT_FLAG, &json,
+		  .help = "the daemon's reply as JSON: {\"pid\", \"request\", \"status\",\n"
+			  "\"value\"}" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { "request", request_usage, opts };
+	const struct cli_opts cli = { "request", request_usage, request_epilogue, opts };
 	uint32_t pid, kind;
 	uint64_t arg = 0;
 	char path[512];

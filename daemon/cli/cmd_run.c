@@ -17,24 +17,12 @@
 
 #define PRELOAD_NAME "libfaultline-preload.so"
 
-static void run_usage(FILE *out)
-{
-	fputs("Usage: faultline run [OPTIONS] [--] PROGRAM [ARGS...]\n"
-	      "\n"
-	      "Run PROGRAM with faultline's preload library, so that its implicit\n"
-	      "null checks that fail resume at their handlers.  Exits with PROGRAM's\n"
-	      "status.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --log LEVEL        messages from faultline to stderr: error (default),\n"
-	      "                     warn, info or debug (sets FAULTLINE_LOG)\n"
-	      "  --null-bound BYTES faults below this address are null checks\n"
-	      "                     (default: the page size; sets FAULTLINE_NULL_BOUND)\n"
-	      "  --preload PATH     the preload library (default: $FAULTLINE_PRELOAD, else\n"
-	      "                     ../lib/" PRELOAD_NAME " next to this program,\n"
-	      "                     else the installed one)\n"
-	      "  -h, --help         show this help\n", out);
-}
+static const char run_usage[] =
+	"Usage: faultline run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	"\n"
+	"Run PROGRAM with faultline's preload library, so that its implicit\n"
+	"null checks that fail resume at their handlers.  Exits with PROGRAM's\n"
+	"status.\n";
 
 /* The preload library beside this executable: BINDIR/../lib/. */
 static int find_preload(char *out, size_t len)
@@ -88,14 +76,21 @@ int cmd_run(int argc, char **argv)
 	const char *preload = getenv("FAULTLINE_PRELOAD"), *null_bound = NULL;
 	int level = -1;
 	const struct cli_opt opts[] = {
-		{ "log", CLI_OPT_ENUM, &level, .choices = log_levels },
+		{ "log", CLI_OPT_ENUM, &level, .choices = log_levels, .arg = "LEVEL",
+		  .help = "messages from faultline to stderr: error (default),\n"
+			  "warn, info or debug (sets FAULTLINE_LOG)" },
 		{ "null-bound", CLI_OPT_CHECK, &null_bound, .check = take_null_bound,
-		  .expect = "a positive number of bytes" },
-		{ "preload", CLI_OPT_STRING, &preload },
+		  .expect = "a positive number of bytes", .arg = "BYTES",
+		  .help = "faults below this address are null checks\n"
+			  "(default: the page size; sets FAULTLINE_NULL_BOUND)" },
+		{ "preload", CLI_OPT_STRING, &preload, .arg = "PATH",
+		  .help = "the preload library (default: $FAULTLINE_PRELOAD, else\n"
+			  "../lib/" PRELOAD_NAME " next to this program,\n"
+			  "else the installed one)" },
 		{ NULL },
 	};
 	/* In order: PROGRAM's options are its own. */
-	const struct cli_opts cli = { "run", run_usage, opts, .in_order = true,
+	const struct cli_opts cli = { "run", run_usage, NULL, opts, .in_order = true,
 				      .missing_is_unknown = true };
 	char found[PATH_MAX + 64];
 	const char *old;

@@ -16,30 +16,24 @@
 #include "opts.h"
 #include "tables.h"
 
-static void sites_usage(FILE *out)
-{
-	fputs("Usage: faultline sites [--json] [--socket PATH] PID\n"
-	      "\n"
-	      "Lists the implicit check sites of process PID (its live registration,\n"
-	      "else the latest exited one faultlined keeps): module, function, faulting\n"
-	      "and handler PCs, kind and how often the check failed.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --json          the daemon's JSON document (see faultline(1))\n"
-	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help      show this help\n", out);
-}
+static const char sites_usage[] =
+	"Usage: faultline sites [--json] [--socket PATH] PID\n"
+	"\n"
+	"Lists the implicit check sites of process PID (its live registration,\n"
+	"else the latest exited one faultlined keeps): module, function, faulting\n"
+	"and handler PCs, kind and how often the check failed.\n";
 
 int cmd_sites(int argc, char **argv)
 {
 	bool json = false;
 	const char *socket = NULL;
 	const struct cli_opt opts[] = {
-		{ "json", CLI_OPT_FLAG, &json },
-		{ "socket", CLI_OPT_STRING, &socket },
+		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { "sites", sites_usage, opts };
+	const struct cli_opts cli = { "sites", sites_usage, NULL, opts };
 	struct cli_reply r;
 	json_object *arr, *p;
 	uint32_t pid;

@@ -55,23 +55,15 @@ static void print_location(size_t i, json_object *l)
 	printf(", size %llu\n", (unsigned long long)cli_u64(l, "size"));
 }
 
-static void stackmaps_usage(FILE *out)
-{
-	fputs("Usage: faultline stackmaps [--id ID | --pc PC] [--json] [--socket PATH] PID\n"
-	      "\n"
-	      "Prints the stack map records faultlined keeps for process PID, at their\n"
-	      "runtime PCs, with every location decoded (x86-64 register names).\n"
-	      "\n"
-	      "Options:\n"
-	      "  --id ID         only the records with this stack map ID\n"
-	      "  --pc PC         only the records at this runtime PC (e.g. 0x401a2b)\n"
-	      "  --json          the daemon's JSON document (see faultline(1))\n"
-	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help      show this help\n"
-	      "\n"
-	      "Exit status: 0 on success, 1 if faultlined cannot be reached, answers with\n"
-	      "an error, or has no record with ID (at PC), 2 for usage errors.\n", out);
-}
+static const char stackmaps_usage[] =
+	"Usage: faultline stackmaps [--id ID | --pc PC] [--json] [--socket PATH] PID\n"
+	"\n"
+	"Prints the stack map records faultlined keeps for process PID, at their\n"
+	"runtime PCs, with every location decoded (x86-64 register names).\n";
+
+static const char stackmaps_epilogue[] =
+	"Exit status: 0 on success, 1 if faultlined cannot be reached, answers with\n"
+	"an error, or has no record with ID (at PC), 2 for usage errors.\n";
 
 /* --id: any stack map ID but UINT64_MAX, which asks for them all. */
 static int take_id(const struct cli_opt *opt, const char *cmd, const char *arg)
@@ -95,13 +87,16 @@ int cmd_stackmaps(int argc, char **argv)
 	bool json = false;
 	unsigned by_id = 0, by_pc = 0;
 	const struct cli_opt opts[] = {
-		{ "id", CLI_OPT_CHECK, &id, &by_id, .check = take_id },
-		{ "pc", CLI_OPT_U64, &id, &by_pc },
-		{ "json", CLI_OPT_FLAG, &json },
-		{ "socket", CLI_OPT_STRING, &socket },
+		{ "id", CLI_OPT_CHECK, &id, &by_id, .check = take_id, .arg = "ID",
+		  .help = "only the records with this stack map ID" },
+		{ "pc", CLI_OPT_U64, &id, &by_pc, .arg = "PC",
+		  .help = "only the records at this runtime PC (e.g. 0x401a2b)" },
+		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { "stackmaps", stackmaps_usage, opts };
+	const struct cli_opts cli = { "stackmaps", stackmaps_usage, stackmaps_epilogue, opts };
 	struct cli_reply r;
 	json_object *procs, *p, *recs;
 	uint32_t pid;

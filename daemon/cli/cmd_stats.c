@@ -136,31 +136,17 @@ static int print_stats_text(json_object *doc, enum sort_by sort)
 	return err;
 }
 
-static void stats_usage(FILE *out)
-{
-	fputs("Usage: faultline stats [--json|--openmetrics|--prometheus] [--pid PID]\n"
-	      "                       [--sort faults|recent] [--socket PATH]\n"
-	      "\n"
-	      "Prints faultlined's fault statistics: for every registered process (and\n"
-	      "the exited ones it keeps), its implicit check sites and how often each\n"
-	      "failed and was claimed.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --json          the daemon's JSON document (see faultline(1))\n"
-	      "  --openmetrics   OpenMetrics text exposition\n"
-	      "  --prometheus    Prometheus text format 0.0.4 (node_exporter's textfile\n"
-	      "                  collector)\n"
-	      "  --pid PID       only that process\n"
-	      "  --sort KEY      order of the processes in the table: faults (default,\n"
-	      "                  most first) or recent (latest registered or exited first)\n"
-	      "  --socket PATH   faultlined's socket (default: $FAULTLINE_SOCKET, else\n"
-	      "                  /run/faultline/faultlined.sock as root and\n"
-	      "                  $XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise)\n"
-	      "  -h, --help      show this help\n"
-	      "\n"
-	      "Exit status: 0 on success, 1 if faultlined cannot be reached or answers\n"
-	      "with an error, 2 for usage errors.\n", out);
-}
+static const char stats_usage[] =
+	"Usage: faultline stats [--json|--openmetrics|--prometheus] [--pid PID]\n"
+	"                       [--sort faults|recent] [--socket PATH]\n"
+	"\n"
+	"Prints faultlined's fault statistics: for every registered process (and\n"
+	"the exited ones it keeps), its implicit check sites and how often each\n"
+	"failed and was claimed.\n";
+
+static const char stats_epilogue[] =
+	"Exit status: 0 on success, 1 if faultlined cannot be reached or answers\n"
+	"with an error, 2 for usage errors.\n";
 
 int cmd_stats(int argc, char **argv)
 {
@@ -169,15 +155,24 @@ int cmd_stats(int argc, char **argv)
 	uint32_t pid = 0;
 	unsigned outputs = 0;
 	const struct cli_opt opts[] = {
-		{ "json", CLI_OPT_SET, &output, &outputs, .value = JSON },
-		{ "openmetrics", CLI_OPT_SET, &output, &outputs, .value = OPENMETRICS },
-		{ "prometheus", CLI_OPT_SET, &output, &outputs, .value = PROMETHEUS },
-		{ "pid", CLI_OPT_PID, &pid },
-		{ "sort", CLI_OPT_ENUM, &sort, .choices = sort_names },
-		{ "socket", CLI_OPT_STRING, &socket },
+		{ "json", CLI_OPT_SET, &output, &outputs, .value = JSON,
+		  .help = "the daemon's JSON document (see faultline(1))" },
+		{ "openmetrics", CLI_OPT_SET, &output, &outputs, .value = OPENMETRICS,
+		  .help = "OpenMetrics text exposition" },
+		{ "prometheus", CLI_OPT_SET, &output, &outputs, .value = PROMETHEUS,
+		  .help = "Prometheus text format 0.0.4 (node_exporter's textfile\n"
+			  "collector)" },
+		{ "pid", CLI_OPT_PID, &pid, .arg = "PID", .help = "only that process" },
+		{ "sort", CLI_OPT_ENUM, &sort, .choices = sort_names, .arg = "KEY",
+		  .help = "order of the processes in the table: faults (default,\n"
+			  "most first) or recent (latest registered or exited first)" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (default: $FAULTLINE_SOCKET, else\n"
+			  "/run/faultline/faultlined.sock as root and\n"
+			  "$XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise)" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { "stats", stats_usage, opts, .in_order = true };
+	const struct cli_opts cli = { "stats", stats_usage, stats_epilogue, opts, .in_order = true };
 	struct cli_reply r;
 	int first, err = 0, ret;
 

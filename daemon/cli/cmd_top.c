@@ -345,20 +345,12 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void top_usage(FILE *out)
-{
-	fputs("Usage: faultline top [--interval SECONDS] [--iterations N] [--socket PATH]\n"
-	      "\n"
-	      "A live view of faultlined's statistics: the sites whose checks failed\n"
-	      "most since the last refresh (faults per second), and the totals.  On a\n"
-	      "terminal, q or Ctrl-C quits; otherwise one plain frame per interval.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --interval SECONDS  between refreshes (default 2; fractions allowed)\n"
-	      "  --iterations N      stop after N frames (default: until quit)\n"
-	      "  --socket PATH       faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help          show this help\n", out);
-}
+static const char top_usage[] =
+	"Usage: faultline top [--interval SECONDS] [--iterations N] [--socket PATH]\n"
+	"\n"
+	"A live view of faultlined's statistics: the sites whose checks failed\n"
+	"most since the last refresh (faults per second), and the totals.  On a\n"
+	"terminal, q or Ctrl-C quits; otherwise one plain frame per interval.\n";
 
 int cmd_top(int argc, char **argv)
 {
@@ -367,13 +359,16 @@ int cmd_top(int argc, char **argv)
 	uint64_t iterations = 0;
 	const struct cli_opt opts[] = {
 		{ "interval", CLI_OPT_DOUBLE, &interval, .lo = 0.05, .hi = 86400,
-		  .expect = "seconds from 0.05 to 86400" },
+		  .expect = "seconds from 0.05 to 86400", .arg = "SECONDS",
+		  .help = "between refreshes (default 2; fractions allowed)" },
 		{ "iterations", CLI_OPT_U64, &iterations, .base = 10, .min = 1,
-		  .expect = "a positive number" },
-		{ "socket", CLI_OPT_STRING, &socket },
+		  .expect = "a positive number", .arg = "N",
+		  .help = "stop after N frames (default: until quit)" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
 		{ NULL },
 	};
-	const struct cli_opts cli = { "top", top_usage, opts };
+	const struct cli_opts cli = { "top", top_usage, NULL, opts };
 	struct top t = { .sfd = -1 };
 	char path[512];
 	int first, ret;

@@ -148,6 +148,50 @@ static bool takes_argument(enum cli_opt_kind kind)
 	return kind != CLI_OPT_FLAG && kind != CLI_OPT_SET;
 }
 
+/* One option's line(s) of --help: its name in a column width wide. */
+static void print_option(FILE *out, const char *name, const char *arg, const char *help,
+			 int width)
+{
+	char left[64];
+
+	snprintf(left, sizeof(left), "%s%s%s", name, arg ? " " : "", arg ? arg : "");
+	fprintf(out, "  %-*s", width, left);
+	for (const char *c = help; *c; c++) {
+		fputc(*c, out);
+		if (*c == '\n')
+			fprintf(out, "  %-*s", width, "");
+	}
+	fputc('\n', out);
+}
+
+/*
+ * --help: the command's usage, then its options, their help starting in
+ * one column: two blanks after the longest "--name ARG", and no sooner than
+ * 16 columns in.
+ */
+static void print_usage(const struct cli_opts *o, FILE *out)
+{
+	int width = 16;
+
+	for (const struct cli_opt *opt = o->opts; opt->name; opt++) {
+		int w = 2 + (int)strlen(opt->name) + (opt->arg ? 1 + (int)strlen(opt->arg) : 0);
+
+		if (w + 2 > width)
+			width = w + 2;
+	}
+	fputs(o->usage, out);
+	fputs("\nOptions:\n", out);
+	for (const struct cli_opt *opt = o->opts; opt->name; opt++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "--%s", opt->name);
+		print_option(out, name, opt->arg, opt->help, width);
+	}
+	print_option(out, "-h, --help", NULL, "show this help", width);
+	if (o->epilogue)
+		fprintf(out, "\n%s", o->epilogue);
+}
+
 int cli_opts_parse(const struct cli_opts *o, int argc, char **argv, int *first)
 {
 	struct option lopts[MAX_OPTS + 2];
@@ -171,7 +215,7 @@ int cli_opts_parse(const struct cli_opts *o, int argc, char **argv, int *first)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, optstring, lopts, NULL)) != -1) {
 		if (c == 'h') {
-			o->usage(stdout);
+			print_usage(o, stdout);
 			return 0;
 		}
 		if (c == ':') {

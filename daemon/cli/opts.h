@@ -9,8 +9,9 @@
  *   Try 'faultline CMD --help' for more information.
  *
  * and exits EXIT_USAGE.  -h and --help are every command's: its usage on
- * stdout, exit 0.  Options take their argument as "--name ARG" or
- * "--name=ARG", and may be abbreviated while unambiguous (getopt_long).
+ * stdout, exit 0, with the options listed from the same table.  Options
+ * take their argument as "--name ARG" or "--name=ARG", and may be
+ * abbreviated while unambiguous (getopt_long).
  */
 #ifndef FL_CLI_OPTS_H
 #define FL_CLI_OPTS_H
@@ -51,11 +52,18 @@ struct cli_opt {
 	 * printing a usage error (cli_opt_bad, or its own).
 	 */
 	int (*check)(const struct cli_opt *opt, const char *cmd, const char *arg);
+	const char *arg;	/* what --help calls the argument: "PATH" */
+	const char *help;	/* what --help says of it; '\n' starts a line */
 };
 
 struct cli_opts {
 	const char *cmd;		/* "stats", for the messages */
-	void (*usage)(FILE *out);	/* what --help prints */
+	/*
+	 * --help prints usage (the synopsis and what the command does), then
+	 * "Options:" and the table, then epilogue (when set) after a blank line.
+	 */
+	const char *usage;
+	const char *epilogue;
 	const struct cli_opt *opts;	/* the table, ended by { NULL } */
 	/*
 	 * Stop at the first operand, as getopt's "+": what follows is an
@@ -69,7 +77,7 @@ struct cli_opts {
 	bool missing_is_unknown;
 };
 
-/* parse_opts's "go on": the options were good. */
+/* cli_opts_parse's "go on": the options were good. */
 #define CLI_OPTS_GO (-1)
 
 /*
