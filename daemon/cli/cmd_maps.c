@@ -81,11 +81,10 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 	const struct cli_opts cli = { mc->name, mc->usage, map_epilogue, opts, .in_order = true };
 	struct json_object *doc = NULL, *files = NULL;
 	uint32_t flags = 0;
-	int status = 0, first, i;
+	int status = 0, first, i, parsed;
 
-	if ((status = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
-		return status;
-	status = 0;
+	if ((parsed = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return parsed;
 	if (strict)
 		flags |= FL_PARSE_STRICT;
 	if (first >= argc) {
