@@ -304,6 +304,49 @@ int cli_reply_fail(const char *cmd, const struct cli_reply *r)
 	return 1;
 }
 
+int cli_reply_fail_pid(const char *cmd, uint32_t pid, const struct cli_reply *r)
+{
+	if (r->from_daemon && r->err == -ESRCH) {
+		fprintf(stderr, "faultline: %s: no registered process %u\n", cmd, pid);
+		return 1;
+	}
+	return cli_reply_fail(cmd, r);
+}
+
+int cli_socket(const char *cmd, const char *opt, char *buf, size_t len)
+{
+	if (cli_socket_path(opt, buf, len) != 0) {
+		fprintf(stderr, "faultline: %s: %s\n", cmd, buf);
+		return 1;
+	}
+	return 0;
+}
+
+int cli_command_query(const char *cmd, const char *socket, uint32_t what, uint32_t pid,
+		      uint64_t arg, struct cli_reply *r)
+{
+	char path[512];
+
+	if (cli_socket(cmd, socket, path, sizeof(path)) != 0)
+		return 1;
+	if (cli_query(path, what, pid, arg, r) != 0)
+		return cli_reply_fail_pid(cmd, pid, r);
+	return 0;
+}
+
+int cli_finish(const char *cmd, int err)
+{
+	if (err == -ENOMEM) {
+		fprintf(stderr, "faultline: %s: out of memory\n", cmd);
+		return 1;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "faultline: %s: write error: %s\n", cmd, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int cli_parse_pid(const char *cmd, const char *what, const char *s, uint32_t *pid)
 {
 	char *end;

@@ -49,6 +49,34 @@ int cli_request(const char *path, uint32_t pid, uint32_t kind, uint64_t arg,
 int cli_reply_fail(const char *cmd, const struct cli_reply *r);
 
 /*
+ * The same, but "no registered process PID" when the daemon answered
+ * ESRCH.  Returns 1.
+ */
+int cli_reply_fail_pid(const char *cmd, uint32_t pid, const struct cli_reply *r);
+
+/*
+ * The daemon's socket for command cmd, as cli_socket_path resolves opt.
+ * Returns 0 with the path in buf, or prints "faultline: CMD: why" and
+ * returns 1, the exit status for it.
+ */
+int cli_socket(const char *cmd, const char *opt, char *buf, size_t len);
+
+/*
+ * A daemon command's whole QUERY: resolves the socket (opt as
+ * cli_socket), sends (what, pid, arg) and reads the reply.  Returns 0 with
+ * r->doc set, or prints the error as cli_reply_fail_pid and returns 1.
+ */
+int cli_command_query(const char *cmd, const char *socket, uint32_t what, uint32_t pid,
+		      uint64_t arg, struct cli_reply *r);
+
+/*
+ * The end of a command that printed to stdout: err -ENOMEM, or stdout that
+ * cannot be flushed, is "faultline: CMD: ..." on stderr.  Returns 0, or 1
+ * (the exit status) after such a message.
+ */
+int cli_finish(const char *cmd, int err);
+
+/*
  * Parses a PID argument (a positive decimal integer that fits a pid_t).
  * Returns 0 with *pid set, or prints a usage error and returns -EINVAL.
  */
@@ -76,17 +104,5 @@ const char *cli_safe(const char *s);
 
 /* The last component of a module path ("(main program)" stays as is). */
 const char *cli_basename(const char *path);
-
-enum cli_metrics_format { CLI_OPENMETRICS, CLI_PROMETHEUS };
-
-/*
- * Prints a STATS document as OpenMetrics 1.0 text or as the Prometheus
- * text format 0.0.4 (metrics.c says how they differ).  Returns 0, or -1
- * when out of memory.
- */
-int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt);
-
-/* The x86-64 name of DWARF register reg ("rsp"), or NULL if it has none. */
-const char *cli_dwarf_reg_name(unsigned reg);
 
 #endif /* FL_CLI_CLIENT_H */

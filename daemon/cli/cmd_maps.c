@@ -8,42 +8,38 @@
  * are still printed), 2 for a bad command line.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
+#include <faultline/format.h>
+
 #include "cli.h"
+#include "input.h"
+#include "opts.h"
+#include "print_json.h"
+#include "print_llvm.h"
 
 enum map_kind { FAULTMAP, STACKMAP };
 
 struct map_command {
 	const char *name;
 	enum map_kind kind;
-	const char *section;
+	const char *usage;	/* --help's text above the options */
 };
 
-static void map_usage(const struct map_command *mc, FILE *out)
-{
-	fprintf(out,
-		"Usage: faultline %s [--json] [--strict] FILE...\n"
-		"\n"
-		"Prints the %s tables of ELF files (objects, executables, shared\n"
-		"libraries).  The default output is what LLVM 14 prints (%s), for\n"
-		"every table of the section, not only the first.\n"
-		"\n"
-		"Options:\n"
-		"  --json     print one JSON document for all files (see faultline(1))\n"
-		"  --strict   also reject non-zero reserved fields and padding\n"
-		"  -h, --help show this help\n"
-		"\n"
-		"Exit status: 0 on success, 1 if a file is malformed or unreadable,\n"
-		"2 for usage errors.\n",
-		mc->name, mc->section,
-		mc->kind == FAULTMAP ? "llvm-objdump-14 --fault-map-section"
-				     : "llvm-readelf-14 --stackmap");
-}
+/* The usage of faultline NAME, which prints the SECTION tables as LLVM does. */
+#define MAP_USAGE(name, section, llvm)						\
+	"Usage: faultline " name " [--json] [--strict] FILE...\n"		\
+	"\n"									\
+	"Prints the " section " tables of ELF files (objects, executables, shared\n" \
+	"libraries).  The default output is what LLVM 14 prints (" llvm "), for\n" \
+	"every table of the section, not only the first.\n"
+
+static const char map_epilogue[] =
+	"Exit status: 0 on success, 1 if a file is malformed or unreadable,\n"
+	"2 for usage errors.\n";
 
 static long validate(const struct map_command *mc, const struct cli_file *f,
 		     uint32_t flags, struct fl_diag *diag)
@@ -74,35 +70,24 @@ static void print_text(const struct map_command *mc, struct cli_file *f,
 
 static int run_maps(const struct map_command *mc, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	bool json = false, strict = false;
+	const struct cli_opt opts[] = {
+		{ "json", CLI_OPT_FLAG, &json,
+		  .help = "print one JSON document for all files (see faultline(1))" },
+		{ "strict", CLI_OPT_FLAG, &strict,
+		  .help = "also reject non-zero reserved fields and padding" },
+		{ NULL },
 	};
+	const struct cli_opts cli = { mc->name, mc->usage, map_epilogue, opts, .in_order = true };
 	struct json_object *doc = NULL, *files = NULL;
 	uint32_t flags = 0;
-	int json = 0, status = 0, opt, i;
+	int status = 0, first, i, parsed;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = 1;
-			break;
-		case 's':
-			flags |= FL_PARSE_STRICT;
-			break;
-		case 'h':
-			map_usage(mc, stdout);
-			return 0;
-		default:
-			usage_error(mc->name, "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	if ((parsed = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return parsed;
+	if (strict)
+		flags |= FL_PARSE_STRICT;
+	if (first >= argc) {
 		usage_error(mc->name, "no FILE given");
 		return EXIT_USAGE;
 	}
@@ -116,7 +101,7 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 		json_object_object_add(doc, "files", files);
 	}
 
-	for (i = optind; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		struct cli_file f;
 		struct fl_diag diag = { 0 };
 		char err[512];
@@ -144,7 +129,7 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 					      faultmap_json(&f, flags | f.parse_flags) :
 					      stackmap_json(&f, flags));
 		} else {
-			print_text(mc, &f, flags, argc - optind);
+			print_text(mc, &f, flags, argc - first);
 		}
 		cli_file_close(&f);
 	}
@@ -161,16 +146,21 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 	return status;
 }
 
+static const struct map_command faultmap = {
+	"faultmap", FAULTMAP,
+	MAP_USAGE("faultmap", FL_FAULTMAP_SECTION, "llvm-objdump-14 --fault-map-section")
+};
+static const struct map_command stackmap = {
+	"stackmap", STACKMAP,
+	MAP_USAGE("stackmap", FL_STACKMAP_SECTION, "llvm-readelf-14 --stackmap")
+};
+
 int cmd_faultmap(int argc, char **argv)
 {
-	static const struct map_command mc = { "faultmap", FAULTMAP, FL_FAULTMAP_SECTION };
-
-	return run_maps(&mc, argc, argv);
+	return run_maps(&faultmap, argc, argv);
 }
 
 int cmd_stackmap(int argc, char **argv)
 {
-	static const struct map_command mc = { "stackmap", STACKMAP, FL_STACKMAP_SECTION };
-
-	return run_maps(&mc, argc, argv);
+	return run_maps(&stackmap, argc, argv);
 }

@@ -6,7 +6,6 @@
  * setting it by hand, with the library found next to this tool.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,27 +13,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 
 #define PRELOAD_NAME "libfaultline-preload.so"
 
-static void run_usage(FILE *out)
-{
-	fputs("Usage: faultline run [OPTIONS] [--] PROGRAM [ARGS...]\n"
-	      "\n"
-	      "Run PROGRAM with faultline's preload library, so that its implicit\n"
-	      "null checks that fail resume at their handlers.  Exits with PROGRAM's\n"
-	      "status.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --log LEVEL        messages from faultline to stderr: error (default),\n"
-	      "                     warn, info or debug (sets FAULTLINE_LOG)\n"
-	      "  --null-bound BYTES faults below this address are null checks\n"
-	      "                     (default: the page size; sets FAULTLINE_NULL_BOUND)\n"
-	      "  --preload PATH     the preload library (default: $FAULTLINE_PRELOAD, else\n"
-	      "                     ../lib/" PRELOAD_NAME " next to this program,\n"
-	      "                     else the installed one)\n"
-	      "  -h, --help         show this help\n", out);
-}
+static const char run_usage[] =
+	"Usage: faultline run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	"\n"
+	"Run PROGRAM with faultline's preload library, so that its implicit\n"
+	"null checks that fail resume at their handlers.  Exits with PROGRAM's\n"
+	"status.\n";
 
 /* The preload library beside this executable: BINDIR/../lib/. */
 static int find_preload(char *out, size_t len)
@@ -61,60 +49,61 @@ static int find_preload(char *out, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * --null-bound, passed on as given.  Not a CLI_OPT_U64: it has always taken
+ * whatever strtoull takes above 0 (leading blanks, a '+'), not only digits.
+ */
+static int take_null_bound(const struct cli_opt *opt, const char *cmd, const char *arg)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
+		cli_opt_bad(opt, cmd, arg);
+		return -EINVAL;
+	}
+	*(const char **)opt->target = arg;
+	return 0;
+}
+
+/* In FAULTLINE_LOG's words. */
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "log", required_argument, NULL, 'l' },
-		{ "null-bound", required_argument, NULL, 'n' },
-		{ "preload", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const char *preload = getenv("FAULTLINE_PRELOAD"), *null_bound = NULL;
+	int level = -1;
+	const struct cli_opt opts[] = {
+		{ "log", CLI_OPT_ENUM, &level, .choices = log_levels, .arg = "LEVEL",
+		  .help = "messages from faultline to stderr: error (default),\n"
+			  "warn, info or debug (sets FAULTLINE_LOG)" },
+		{ "null-bound", CLI_OPT_CHECK, &null_bound, .check = take_null_bound,
+		  .expect = "a positive number of bytes", .arg = "BYTES",
+		  .help = "faults below this address are null checks\n"
+			  "(default: the page size; sets FAULTLINE_NULL_BOUND)" },
+		{ "preload", CLI_OPT_STRING, &preload, .arg = "PATH",
+		  .help = "the preload library (default: $FAULTLINE_PRELOAD, else\n"
+			  "../lib/" PRELOAD_NAME " next to this program,\n"
+			  "else the installed one)" },
+		{ NULL },
 	};
-	const char *preload = getenv("FAULTLINE_PRELOAD");
+	/* In order: PROGRAM's options are its own. */
+	const struct cli_opts cli = { "run", run_usage, NULL, opts, .in_order = true,
+				      .missing_is_unknown = true };
 	char found[PATH_MAX + 64];
 	const char *old;
 	char *env;
-	int c;
+	int c, first, ret;
 
-	opterr = 0;
-	/* '+': stop at PROGRAM, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			if (strcmp(optarg, "error") && strcmp(optarg, "warn") &&
-			    strcmp(optarg, "info") && strcmp(optarg, "debug")) {
-				usage_error("run", "--log: expected error, warn, info or debug, not '%s'",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			setenv("FAULTLINE_LOG", optarg, 1);
-			break;
-		case 'n': {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || v == 0 || optarg[0] == '-') {
-				usage_error("run", "--null-bound: expected a positive number of bytes, not '%s'",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			setenv("FAULTLINE_NULL_BOUND", optarg, 1);
-			break;
-		}
-		case 'p':
-			preload = optarg;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return 0;
-		default:
-			usage_error("run", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return ret;
+	if (level >= 0)
+		setenv("FAULTLINE_LOG", log_levels[level], 1);
+	if (null_bound)
+		setenv("FAULTLINE_NULL_BOUND", null_bound, 1);
+	if (first >= argc) {
 		usage_error("run", "no program to run");
 		return EXIT_USAGE;
 	}
@@ -143,9 +132,9 @@ int cmd_run(int argc, char **argv)
 	}
 	free(env);
 
-	execvp(argv[optind], argv + optind);
+	execvp(argv[first], argv + first);
 	/* As env(1) and the shells: 126 found but not runnable, 127 not found. */
 	c = errno;
-	fprintf(stderr, "faultline: run: %s: %s\n", argv[optind], strerror(c));
+	fprintf(stderr, "faultline: run: %s: %s\n", argv[first], strerror(c));
 	return c == ENOENT ? 127 : 126;
 }

@@ -1,57 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * faultline stackmaps [--id ID] [--json] [--socket PATH] PID
- * faultline request [--json] [--socket PATH] PID ping [VALUE] | heal-threshold N
+ * faultline stackmaps [--id ID | --pc PC] [--json] [--socket PATH] PID
  *
- * stackmaps prints the stack map registry faultlined keeps for a process,
- * every location decoded (x86-64 register names); request sends one
- * REQUEST through the daemon to the process's request ring and prints the
- * completion.
+ * Prints the stack map registry faultlined keeps for a process, every
+ * location decoded (x86-64 register names).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <faultline/format.h>
 #include <proto/proto.h>
 
 #include "cli.h"
 #include "client.h"
-
-static int parse_u64(const char *cmd, const char *what, const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	if (s[0] < '0' || s[0] > '9' || errno || *end) {
-		usage_error(cmd, "%s: expected a non-negative integer, not '%s'", what, s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int socket_path(const char *cmd, const char *opt, char *buf, size_t len)
-{
-	if (cli_socket_path(opt, buf, len) != 0) {
-		fprintf(stderr, "faultline: %s: %s\n", cmd, buf);
-		return -1;
-	}
-	return 0;
-}
-
-static int reply_error(const char *cmd, uint32_t pid, const struct cli_reply *r)
-{
-	if (r->from_daemon && r->err == -ESRCH)
-		fprintf(stderr, "faultline: %s: no registered process %u\n", cmd, pid);
-	else
-		cli_reply_fail(cmd, r);
-	return 1;
-}
+#include "dwarf_regs.h"
+#include "opts.h"
 
 /* "rsp", else "reg N" for a number x86-64 does not name. */
 static const char *reg_name(unsigned reg, char *buf, size_t len)
@@ -91,97 +55,73 @@ static void print_location(size_t i, json_object *l)
 	printf(", size %llu\n", (unsigned long long)cli_u64(l, "size"));
 }
 
-static void stackmaps_usage(FILE *out)
+static const char stackmaps_usage[] =
+	"Usage: faultline stackmaps [--id ID | --pc PC] [--json] [--socket PATH] PID\n"
+	"\n"
+	"Prints the stack map records faultlined keeps for process PID, at their\n"
+	"runtime PCs, with every location decoded (x86-64 register names).\n";
+
+static const char stackmaps_epilogue[] =
+	"Exit status: 0 on success, 1 if faultlined cannot be reached, answers with\n"
+	"an error, or has no record with ID (at PC), 2 for usage errors.\n";
+
+/* --id: any stack map ID but UINT64_MAX, which asks for them all. */
+static int take_id(const struct cli_opt *opt, const char *cmd, const char *arg)
 {
-	fputs("Usage: faultline stackmaps [--id ID | --pc PC] [--json] [--socket PATH] PID\n"
-	      "\n"
-	      "Prints the stack map records faultlined keeps for process PID, at their\n"
-	      "runtime PCs, with every location decoded (x86-64 register names).\n"
-	      "\n"
-	      "Options:\n"
-	      "  --id ID         only the records with this stack map ID\n"
-	      "  --pc PC         only the records at this runtime PC (e.g. 0x401a2b)\n"
-	      "  --json          the daemon's JSON document (see faultline(1))\n"
-	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help      show this help\n"
-	      "\n"
-	      "Exit status: 0 on success, 1 if faultlined cannot be reached, answers with\n"
-	      "an error, or has no record with ID (at PC), 2 for usage errors.\n", out);
+	uint64_t id;
+
+	if (cli_parse_u64(cmd, "--id", arg, &id) != 0)
+		return -EINVAL;
+	if (id == UINT64_MAX) {
+		usage_error(cmd, "--id: %s is reserved (it means all)", arg);
+		return -EINVAL;
+	}
+	*(uint64_t *)opt->target = id;
+	return 0;
 }
 
 int cmd_stackmaps(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "id", required_argument, NULL, 'i' },
-		{ "pc", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *socket = NULL;
 	uint64_t id = UINT64_MAX;
-	bool json = false, by_pc = false, by_id = false;
-	char path[512];
+	bool json = false;
+	unsigned by_id = 0, by_pc = 0;
+	const struct cli_opt opts[] = {
+		{ "id", CLI_OPT_CHECK, &id, &by_id, .check = take_id, .arg = "ID",
+		  .help = "only the records with this stack map ID" },
+		{ "pc", CLI_OPT_U64, &id, &by_pc, .arg = "PC",
+		  .help = "only the records at this runtime PC (e.g. 0x401a2b)" },
+		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
+		{ NULL },
+	};
+	const struct cli_opts cli = { "stackmaps", stackmaps_usage, stackmaps_epilogue, opts };
 	struct cli_reply r;
 	json_object *procs, *p, *recs;
 	uint32_t pid;
 	size_t n;
-	int c;
+	int first, ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (parse_u64("stackmaps", "--id", optarg, &id) != 0)
-				return EXIT_USAGE;
-			if (id == UINT64_MAX) {
-				usage_error("stackmaps", "--id: %s is reserved (it means all)", optarg);
-				return EXIT_USAGE;
-			}
-			by_id = true;
-			break;
-		case 'p':
-			if (parse_u64("stackmaps", "--pc", optarg, &id) != 0)
-				return EXIT_USAGE;
-			by_pc = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'S':
-			socket = optarg;
-			break;
-		case 'h':
-			stackmaps_usage(stdout);
-			return 0;
-		case ':':
-			usage_error("stackmaps", "option '%s' needs an argument", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			usage_error("stackmaps", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
+	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return ret;
 	if (by_pc && by_id) {
 		usage_error("stackmaps", "--id and --pc do not go together");
 		return EXIT_USAGE;
 	}
-	if (optind >= argc) {
+	if (first >= argc) {
 		usage_error("stackmaps", "no PID given");
 		return EXIT_USAGE;
 	}
-	if (optind + 1 < argc) {
-		usage_error("stackmaps", "unexpected argument '%s'", argv[optind + 1]);
+	if (first + 1 < argc) {
+		usage_error("stackmaps", "unexpected argument '%s'", argv[first + 1]);
 		return EXIT_USAGE;
 	}
-	if (cli_parse_pid("stackmaps", "PID", argv[optind], &pid) != 0)
+	if (cli_parse_pid("stackmaps", "PID", argv[first], &pid) != 0)
 		return EXIT_USAGE;
-	if (socket_path("stackmaps", socket, path, sizeof(path)) != 0)
+	if (cli_command_query("stackmaps", socket, by_pc ? FL_QUERY_STACKMAP_PC : FL_QUERY_STACKMAPS,
+			      pid, id, &r) != 0)
 		return 1;
-	if (cli_query(path, by_pc ? FL_QUERY_STACKMAP_PC : FL_QUERY_STACKMAPS, pid, id, &r) != 0)
-		return reply_error("stackmaps", pid, &r);
 	if (!cli_array(r.doc, "processes", &procs)) {
 		json_object_put(r.doc);
 		fprintf(stderr, "faultline: stackmaps: no registered process %u\n", pid);
@@ -209,10 +149,8 @@ int cmd_stackmaps(int argc, char **argv)
 		}
 	}
 	json_object_put(r.doc);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "faultline: stackmaps: write error: %s\n", strerror(errno));
+	if (cli_finish("stackmaps", 0) != 0)
 		return 1;
-	}
 	if (by_pc && n == 0) {
 		fprintf(stderr, "faultline: stackmaps: pid %u has no stack map record at 0x%" PRIx64
 			"\n", pid, id);
@@ -226,129 +164,3 @@ int cmd_stackmaps(int argc, char **argv)
 	return 0;
 }
 
-static void request_usage(FILE *out)
-{
-	fputs("Usage: faultline request [--json] [--socket PATH] PID ping [VALUE]\n"
-	      "       faultline request [--json] [--socket PATH] PID heal-threshold N\n"
-	      "\n"
-	      "Sends a request to process PID through faultlined and its request ring,\n"
-	      "and prints the process's answer.\n"
-	      "\n"
-	      "Requests:\n"
-	      "  ping [VALUE]      the process answers with VALUE (default 0): shows\n"
-	      "                    that it serves requests, and how fast\n"
-	      "  heal-threshold N  sets the process's heal threshold to N; the answer\n"
-	      "                    is the previous one\n"
-	      "\n"
-	      "Options:\n"
-	      "  --json          the daemon's reply as JSON: {\"pid\", \"request\", \"status\",\n"
-	      "                  \"value\"}\n"
-	      "  --socket PATH   faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help      show this help\n"
-	      "\n"
-	      "Exit status: 0 on success, 1 if faultlined cannot be reached or the\n"
-	      "request fails (no such process, not yours, no answer), 2 for usage errors.\n",
-	      out);
-}
-
-int cmd_request(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *socket = NULL, *what;
-	bool json = false;
-	uint32_t pid, kind;
-	uint64_t arg = 0;
-	char path[512];
-	struct cli_reply r;
-	struct timespec t0, t1;
-	double ms;
-	int c, nargs;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'S':
-			socket = optarg;
-			break;
-		case 'h':
-			request_usage(stdout);
-			return 0;
-		case ':':
-			usage_error("request", "option '%s' needs an argument", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			usage_error("request", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	nargs = argc - optind;
-	if (nargs < 1) {
-		usage_error("request", "no PID given");
-		return EXIT_USAGE;
-	}
-	if (cli_parse_pid("request", "PID", argv[optind], &pid) != 0)
-		return EXIT_USAGE;
-	if (nargs < 2) {
-		usage_error("request", "no request given (ping or heal-threshold)");
-		return EXIT_USAGE;
-	}
-	what = argv[optind + 1];
-	if (!strcmp(what, "ping")) {
-		kind = FL_REQ_PING;
-		if (nargs > 3) {
-			usage_error("request", "unexpected argument '%s'", argv[optind + 3]);
-			return EXIT_USAGE;
-		}
-		if (nargs == 3 && parse_u64("request", "ping", argv[optind + 2], &arg) != 0)
-			return EXIT_USAGE;
-	} else if (!strcmp(what, "heal-threshold")) {
-		kind = FL_REQ_HEAL_THRESHOLD;
-		if (nargs != 3) {
-			if (nargs < 3)
-				usage_error("request", "heal-threshold: no value given");
-			else
-				usage_error("request", "unexpected argument '%s'", argv[optind + 3]);
-			return EXIT_USAGE;
-		}
-		if (parse_u64("request", "heal-threshold", argv[optind + 2], &arg) != 0)
-			return EXIT_USAGE;
-		if (arg > UINT32_MAX) {
-			usage_error("request", "heal-threshold: %s is more than %u", argv[optind + 2],
-				    UINT32_MAX);
-			return EXIT_USAGE;
-		}
-	} else {
-		usage_error("request", "unknown request '%s' (ping or heal-threshold)", what);
-		return EXIT_USAGE;
-	}
-	if (socket_path("request", socket, path, sizeof(path)) != 0)
-		return 1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (cli_request(path, pid, kind, arg, &r) != 0)
-		return reply_error("request", pid, &r);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-	if (json)
-		cli_print_json(r.doc);
-	else if (kind == FL_REQ_PING)
-		printf("pid %u: ping %" PRIu64 ": answered %" PRIu64 " in %.3f ms\n", pid, arg,
-		       cli_u64(r.doc, "value"), ms);
-	else
-		printf("pid %u: heal threshold %" PRIu64 " (was %" PRIu64 ")\n", pid, arg,
-		       cli_u64(r.doc, "value"));
-	json_object_put(r.doc);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "faultline: request: write error: %s\n", strerror(errno));
-		return 1;
-	}
-	return 0;
-}

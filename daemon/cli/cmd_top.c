@@ -13,7 +13,6 @@
  * restore().
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
@@ -32,6 +31,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "opts.h"
 
 /* One site in one frame, and what identifies it across frames. */
 struct row {
@@ -345,90 +345,49 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void top_usage(FILE *out)
-{
-	fputs("Usage: faultline top [--interval SECONDS] [--iterations N] [--socket PATH]\n"
-	      "\n"
-	      "A live view of faultlined's statistics: the sites whose checks failed\n"
-	      "most since the last refresh (faults per second), and the totals.  On a\n"
-	      "terminal, q or Ctrl-C quits; otherwise one plain frame per interval.\n"
-	      "\n"
-	      "Options:\n"
-	      "  --interval SECONDS  between refreshes (default 2; fractions allowed)\n"
-	      "  --iterations N      stop after N frames (default: until quit)\n"
-	      "  --socket PATH       faultlined's socket (see faultline stats --help)\n"
-	      "  -h, --help          show this help\n", out);
-}
+static const char top_usage[] =
+	"Usage: faultline top [--interval SECONDS] [--iterations N] [--socket PATH]\n"
+	"\n"
+	"A live view of faultlined's statistics: the sites whose checks failed\n"
+	"most since the last refresh (faults per second), and the totals.  On a\n"
+	"terminal, q or Ctrl-C quits; otherwise one plain frame per interval.\n";
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *socket = NULL;
 	double interval = 2;
-	unsigned long iterations = 0;
+	uint64_t iterations = 0;
+	const struct cli_opt opts[] = {
+		{ "interval", CLI_OPT_DOUBLE, &interval, .lo = 0.05, .hi = 86400,
+		  .expect = "seconds from 0.05 to 86400", .arg = "SECONDS",
+		  .help = "between refreshes (default 2; fractions allowed)" },
+		{ "iterations", CLI_OPT_U64, &iterations, .base = 10, .min = 1,
+		  .expect = "a positive number", .arg = "N",
+		  .help = "stop after N frames (default: until quit)" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
+		{ NULL },
+	};
+	const struct cli_opts cli = { "top", top_usage, NULL, opts };
 	struct top t = { .sfd = -1 };
 	char path[512];
-	char *end;
-	int c, ret = 0;
+	int first, ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			errno = 0;
-			interval = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(interval >= 0.05) ||
-			    interval > 86400) {
-				usage_error("top", "--interval: expected seconds from 0.05 to 86400, "
-					    "not '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			errno = 0;
-			iterations = strtoul(optarg, &end, 10);
-			if (errno || optarg[0] < '0' || optarg[0] > '9' || *end || !iterations) {
-				usage_error("top", "--iterations: expected a positive number, not '%s'",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'S':
-			socket = optarg;
-			break;
-		case 'h':
-			top_usage(stdout);
-			return 0;
-		case ':':
-			usage_error("top", "option '%s' needs an argument", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			usage_error("top", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		usage_error("top", "unexpected argument '%s'", argv[optind]);
+	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return ret;
+	if (first < argc) {
+		usage_error("top", "unexpected argument '%s'", argv[first]);
 		return EXIT_USAGE;
 	}
-	if (cli_socket_path(socket, path, sizeof(path)) != 0) {
-		fprintf(stderr, "faultline: top: %s\n", path);
+	if (cli_socket("top", socket, path, sizeof(path)) != 0)
 		return 1;
-	}
 	if ((ret = setup(&t)) < 0) {
 		restore(&t);
 		fprintf(stderr, "faultline: top: %s\n", strerror(-ret));
 		return 1;
 	}
 	ret = 0;
-	for (unsigned long i = 0; !iterations || i < iterations; i++) {
+	for (uint64_t i = 0; !iterations || i < iterations; i++) {
 		int64_t deadline = mono_ms() + (int64_t)(interval * 1000);
 		struct cli_reply r;
 		enum wake w = WAKE_TIMEOUT;

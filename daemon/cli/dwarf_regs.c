@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 
-#include "client.h"
+#include "dwarf_regs.h"
 
 static const char *const names[] = {
 	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",

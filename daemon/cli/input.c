@@ -7,7 +7,7 @@
 
 #include <faultline/discovery.h>
 
-#include "cli.h"
+#include "input.h"
 
 /* llvm-objdump's name for the file format (ELFObjectFile::getFileFormatName). */
 static const char *format_name(uint16_t machine, int big)

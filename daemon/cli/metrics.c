@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "metrics.h"
 
 struct sample {
 	const char *module;

@@ -7,7 +7,7 @@
 
 #include <faultline/format.h>
 
-#include "cli.h"
+#include "print_json.h"
 
 static void add(struct json_object *o, const char *key, struct json_object *v)
 {

@@ -12,7 +12,7 @@
 
 #include <faultline/format.h>
 
-#include "cli.h"
+#include "print_llvm.h"
 
 int print_faultmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags)
 {

@@ -258,6 +258,40 @@ has request_no_value request_no_value.err "heal-threshold: no value given"
 run request_bad_value 2 "$FL" request 1 heal-threshold -1
 run request_big_value 2 "$FL" request 1 heal-threshold 4294967296
 run request_extra 2 "$FL" request 1 ping 2 3
+# What every command's options share (daemon/cli/opts.c): --name=ARG, an
+# unambiguous abbreviation, an ambiguous one refused, the first bad option
+# the one reported, and -h's help listing the table's options in one column,
+# the same for every command: no sooner than 16 columns after the indent.
+run opt_equals 1 "$FL" stats --sort=recent --socket="$NOSOCK"
+has opt_equals opt_equals.err "$NOSOCK"
+run opt_abbrev 1 "$FL" ps --so "$NOSOCK"
+has opt_abbrev opt_abbrev.err "$NOSOCK"
+run opt_ambiguous 2 "$FL" stats --s x
+has opt_ambiguous opt_ambiguous.err "unknown option '--s'"
+run opt_first_error 2 "$FL" stats --sort size --pid 0
+has opt_first_error opt_first_error.err "--sort: expected faults or recent, not 'size'"
+run opt_flag_arg 2 "$FL" ps --json=1
+has opt_flag_arg opt_flag_arg.err "unknown option '--json=1'"
+run stats_json_twice 2 "$FL" stats --json --json
+has stats_json_twice stats_json_twice.err "exclude each other"
+run stats_in_order 2 "$FL" stats extra --json
+has stats_in_order stats_in_order.err "unexpected argument 'extra'"
+run stackmaps_reserved_id 2 "$FL" stackmaps --id 18446744073709551615 1
+has stackmaps_reserved_id stackmaps_reserved_id.err "--id: 18446744073709551615 is reserved"
+run stackmaps_id_and_pc 2 "$FL" stackmaps --id 1 --pc 2 3
+has stackmaps_id_and_pc stackmaps_id_and_pc.err "--id and --pc do not go together"
+run top_decimal_iterations 2 "$FL" top --iterations 0x10
+has top_decimal_iterations top_decimal_iterations.err "--iterations: expected a positive number, not '0x10'"
+run run_missing_log 2 "$FL" run --log
+has run_missing_log run_missing_log.err "unknown option '--log'"
+for cmd in faultmap stackmap run stats top ps sites stackmaps request; do
+	run "help_column_$cmd" 0 "$FL" $cmd -h
+	col=$(grep -E '^  --' "help_column_$cmd.out" | head -1 | awk '{ match($0, /^  --[^ ]+( [A-Z]+)? +/); print RLENGTH }')
+	want=$(grep -E '^  -h, --help +show this help$' "help_column_$cmd.out" |
+		awk '{ match($0, /^  -h, --help +/); print RLENGTH }')
+	if [ -n "$col" ] && [ "$col" = "$want" ] && [ "$col" -ge 18 ]; then ok; else
+		bad "help_column_$cmd: options at column ${col:-?}, -h at ${want:-?}"; fi
+done
 # The socket: --socket, else $FAULTLINE_SOCKET, else $XDG_RUNTIME_DIR's
 # (not root) or /run/faultline's (root); not running: exit 1, path named.
 run nodaemon_opt 1 "$FL" stats --socket "$NOSOCK"

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * faultline sites [--json] [--socket PATH] PID
+ *
+ * Asks faultlined one SITES query (docs/protocol.md) and prints its JSON
+ * document (docs/json.md) as is, or as a table of the process's sites,
+ * most faults first.  Exit status: 0, 1 when the daemon cannot be reached
+ * or answers with an error, 2 for a bad command line.
+ */
+#include <stdio.h>
+
+#include <proto/proto.h>
+
+#include "cli.h"
+#include "client.h"
+#include "opts.h"
+#include "tables.h"
+
+static const char sites_usage[] =
+	"Usage: faultline sites [--json] [--socket PATH] PID\n"
+	"\n"
+	"Lists the implicit check sites of process PID (its live registration,\n"
+	"else the latest exited one faultlined keeps): module, function, faulting\n"
+	"and handler PCs, kind and how often the check failed.\n";
+
+int cmd_sites(int argc, char **argv)
+{
+	bool json = false;
+	const char *socket = NULL;
+	const struct cli_opt opts[] = {
+		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
+		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
+		  .help = "faultlined's socket (see faultline stats --help)" },
+		{ NULL },
+	};
+	const struct cli_opts cli = { "sites", sites_usage, NULL, opts };
+	struct cli_reply r;
+	json_object *arr, *p;
+	uint32_t pid;
+	int first, ret;
+
+	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return ret;
+	if (first >= argc) {
+		usage_error("sites", "no PID given");
+		return EXIT_USAGE;
+	}
+	if (first + 1 < argc) {
+		usage_error("sites", "unexpected argument '%s'", argv[first + 1]);
+		return EXIT_USAGE;
+	}
+	if (cli_parse_pid("sites", "PID", argv[first], &pid) != 0)
+		return EXIT_USAGE;
+	if (cli_command_query("sites", socket, FL_QUERY_SITES, pid, UINT64_MAX, &r) != 0)
+		return 1;
+	if (json) {
+		cli_print_json(r.doc);
+		json_object_put(r.doc);
+		return cli_finish("sites", 0);
+	}
+	if (!cli_array(r.doc, "processes", &arr)) {
+		fprintf(stderr, "faultline: sites: no registered process %u\n", pid);
+		json_object_put(r.doc);
+		return 1;
+	}
+	p = json_object_array_get_idx(arr, 0);
+	printf("pid %lld (%s), %s, %llu sites, %llu faults\n", (long long)cli_i64(p, "pid"),
+	       cli_safe(cli_str(p, "comm")), cli_proc_state(p),
+	       (unsigned long long)cli_u64(p, "num_sites"),
+	       (unsigned long long)cli_u64(p, "faults"));
+	ret = cli_print_sites(p, "", true);
+	json_object_put(r.doc);
+	return cli_finish("sites", ret);
+}

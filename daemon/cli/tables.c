@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The process and site tables of faultline stats, ps and sites: one row a
+ * process, one row a site, the columns every command prints alike.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "client.h"
+#include "tables.h"
+
+static int cmp_site(const void *pa, const void *pb)
+{
+	json_object *a = *(json_object *const *)pa, *b = *(json_object *const *)pb;
+	uint64_t fa = cli_u64(a, "faults"), fb = cli_u64(b, "faults");
+	uint64_t ca = cli_u64(a, "faulting_pc"), cb = cli_u64(b, "faulting_pc");
+
+	if (fa != fb)
+		return fa > fb ? -1 : 1;
+	return ca < cb ? -1 : ca > cb;
+}
+
+json_object **cli_sorted(json_object *arr, size_t n, int (*cmp)(const void *, const void *))
+{
+	json_object **v = calloc(n ? n : 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_object_array_get_idx(arr, i);
+	qsort(v, n, sizeof(*v), cmp);
+	return v;
+}
+
+const char *cli_proc_state(json_object *p)
+{
+	return cli_bool(p, "exited") ? "exited" : "live";
+}
+
+void cli_print_proc_header(void)
+{
+	printf("%-8s %-16s %-7s %7s %7s %6s %12s\n", "PID", "COMM", "STATE", "UID",
+	       "MODULES", "SITES", "FAULTS");
+}
+
+void cli_print_proc_row(json_object *p)
+{
+	printf("%-8lld %-16s %-7s %7lld %7llu %6llu %12llu\n", (long long)cli_i64(p, "pid"),
+	       cli_safe(cli_str(p, "comm")), cli_proc_state(p),
+	       (long long)cli_i64(p, "uid"), (unsigned long long)cli_u64(p, "modules"),
+	       (unsigned long long)cli_u64(p, "num_sites"),
+	       (unsigned long long)cli_u64(p, "faults"));
+}
+
+int cli_print_sites(json_object *p, const char *indent, bool handler)
+{
+	size_t kernel = 0;
+	json_object *arr, **v;
+	size_t n = cli_array(p, "sites", &arr);
+
+	if (!n) {
+		printf("%s(no sites)\n", indent);
+		return 0;
+	}
+	v = cli_sorted(arr, n, cmp_site);
+	if (!v)
+		return -ENOMEM;
+	/* The eBPF program's count, when the daemon has one for every site. */
+	for (size_t i = 0; i < n; i++)
+		kernel += json_object_is_type(cli_get(v[i], "kernel_faults"), json_type_int);
+	kernel = kernel == n;
+	printf("%s%-24s %-28s %-18s ", indent, "MODULE", "FUNCTION", "FAULTING PC");
+	if (handler)
+		printf("%-18s ", "HANDLER PC");
+	printf("%-10s %12s%s\n", "KIND", "FAULTS", kernel ? "       KERNEL" : "");
+	for (size_t i = 0; i < n; i++) {
+		const char *fn = cli_str(v[i], "function");
+
+		printf("%s%-24s %-28s 0x%-16llx ", indent, cli_safe(cli_basename(cli_str(v[i], "module"))),
+		       cli_safe(fn), (unsigned long long)cli_u64(v[i], "faulting_pc"));
+		if (handler)
+			printf("0x%-16llx ", (unsigned long long)cli_u64(v[i], "handler_pc"));
+		printf("%-10s %12llu", cli_safe(cli_str(v[i], "kind")),
+		       (unsigned long long)cli_u64(v[i], "faults"));
+		if (kernel)
+			printf(" %12llu%s", (unsigned long long)cli_u64(v[i], "kernel_faults"),
+			       cli_u64(v[i], "kernel_faults") !=
+			       cli_u64(v[i], "faults") + cli_u64(v[i], "populations") ?
+			       "  (differs: a fault dispatch missed or counted twice)" : "");
+		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
+	}
+	free(v);
+	/* The daemon lists a bounded number of each process's sites in stats. */
+	if (cli_u64(p, "sites_unlisted"))
+		printf("%s(%llu more sites with as few faults or fewer: faultline sites %lld lists "
+		       "them all)\n", indent, (unsigned long long)cli_u64(p, "sites_unlisted"),
+		       (long long)cli_i64(p, "pid"));
+	return 0;
+}

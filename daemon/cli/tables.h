@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process and site tables that faultline stats, ps and sites print
+ * from the daemon's JSON documents (docs/json.md).
+ */
+#ifndef FL_CLI_TABLES_H
+#define FL_CLI_TABLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/*
+ * The elements of arr (n of them) in a new array of pointers, sorted by
+ * cmp (a qsort comparator on json_object **).  Returns the array (free()
+ * it), or NULL when out of memory.
+ */
+json_object **cli_sorted(json_object *arr, size_t n, int (*cmp)(const void *, const void *));
+
+/* "exited" or "live". */
+const char *cli_proc_state(json_object *p);
+
+/* The header of the process table, and one process's row. */
+void cli_print_proc_header(void);
+void cli_print_proc_row(json_object *p);
+
+/*
+ * The sites of process p, most faults first, indent before every line;
+ * handler adds the handler PC column.  Returns 0, or -ENOMEM.
+ */
+int cli_print_sites(json_object *p, const char *indent, bool handler);
+
+#endif /* FL_CLI_TABLES_H */
