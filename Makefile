@@ -94,7 +94,7 @@ FRESH_NS := scripts/fresh-ns.sh
 # libfaultline
 
 LIB_SRCS := $(wildcard lib/core/*.c lib/format/*.c lib/discovery/*.c lib/dispatch/*.c \
-	lib/table/*.c lib/region/*.c lib/proto/*.c lib/agent/*.c)
+	lib/table/*.c lib/region/*.c lib/proto/*.c lib/agent/*.c lib/init/*.c)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a

@@ -27,11 +27,9 @@
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
 
-#include "agent/agent.h"
 #include "core/fmt.h"
 #include "core/log.h"
 #include "core/opts.h"
-#include "proto/proto.h"
 #include "table/table.h"
 
 struct module {
@@ -51,49 +49,78 @@ struct module {
 	struct fl_site_entry *sites;
 	uint32_t num_sites;
 	uint32_t counter_base;
-	/* Per site, the function it is in (for the daemon), or NULL. */
-	char **names;
 	/*
-	 * The sections for the daemon (agent.h), or NULL: malloc'd, handed
-	 * over to the agent when the module is published.
+	 * Per observer, its data from module_prepare until module_added
+	 * takes it (module_discard frees what is left).
 	 */
-	void *sections;
-	size_t sections_size;
-	uint32_t faultmap_size;
-	uint32_t stackmap_size;
-	uint32_t sm_functions;
+	void *observed[FL_TABLE_MAX_OBSERVERS];
 };
 
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bool initialized;
 static uint32_t init_flags;
 static struct module **mods;
 static size_t num_mods;
 static struct fl_region **regions;
 static size_t num_regions;
 static int next_id = 1;
-static uint64_t generation;
 static bool replaced_reported;
+/* Appended to under lock; read without it (module_prepare) up to the count. */
+static const struct fl_table_observer *observers[FL_TABLE_MAX_OBSERVERS];
+static _Atomic size_t num_observers;
 
 bool fl_table_ready(void)
 {
-	bool r;
+	/* Pairs with the release store in fl_table_init. */
+	return atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire) != 0;
+}
+
+int fl_table_observe(const struct fl_table_observer *o)
+{
+	size_t n;
+	int err = 0;
 
 	pthread_mutex_lock(&lock);
-	r = initialized;
+	n = atomic_load_explicit(&num_observers, memory_order_relaxed);
+	if (n == FL_TABLE_MAX_OBSERVERS) {
+		err = -ENOSPC;
+	} else {
+		observers[n] = o;
+		atomic_store_explicit(&num_observers, n + 1, memory_order_release);
+	}
 	pthread_mutex_unlock(&lock);
-	return r;
+	return err;
+}
+
+static size_t observers_count(void)
+{
+	return atomic_load_explicit(&num_observers, memory_order_acquire);
+}
+
+/* The observers' data for m, a module with sites.  Without lock. */
+static void module_prepare(struct module *m, const struct fl_module *elf,
+			   const struct fl_module_reg *jit)
+{
+	struct fl_table_source src = {
+		.name = m->name, .sites = m->sites, .num_sites = m->num_sites,
+		.elf = elf, .jit = jit,
+	};
+	size_t n = observers_count();
+
+	if (!m->num_sites)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (observers[i]->module_prepare)
+			m->observed[i] = observers[i]->module_prepare(&src);
 }
 
 static void module_free(struct module *m)
 {
 	if (!m)
 		return;
-	free(m->sections);
-	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
-		free(m->names[i]);
-	free(m->names);
+	for (size_t i = 0; i < FL_TABLE_MAX_OBSERVERS; i++)
+		if (m->observed[i] && observers[i]->module_discard)
+			observers[i]->module_discard(m->observed[i]);
 	free(m->name);
 	free(m->sites);
 	free(m);
@@ -160,7 +187,6 @@ static struct fl_snapshot *snapshot_build(void)
 	s->num_regions = (uint32_t)num_regions;
 	s->modules = sm;
 	s->regions = sr;
-	s->generation = ++generation;
 	return s;
 }
 
@@ -187,7 +213,9 @@ static int publish(struct module **removed, size_t num_removed)
 			 * them (counters.c); marked so before MODULE_REMOVE can go.
 			 */
 			fl_counters_retire(removed[i]->counter_base, removed[i]->num_sites);
-			fl_agent_module_removed(removed[i]->id);
+			for (size_t k = 0; k < observers_count(); k++)
+				if (observers[k]->module_removed)
+					observers[k]->module_removed(removed[i]->id);
 		}
 		module_free(removed[i]);
 	}
@@ -232,20 +260,23 @@ static int module_add(struct module *m)
 	fl_counters_describe(m->counter_base, m->num_sites, (uint32_t)m->id, m->sites);
 	err = publish(NULL, 0);
 	if (err == 0) {
-		struct fl_agent_module am = {
+		struct fl_table_module tm = {
 			.id = m->id, .name = m->name,
 			.code_start = m->code_lo, .code_size = m->code_hi - m->code_lo,
 			.first_counter = m->counter_base, .num_sites = m->num_sites,
-			.sites = m->sites, .sections = m->sections,
-			.sections_size = m->sections_size,
-			.faultmap_size = m->faultmap_size, .stackmap_size = m->stackmap_size,
-			.sm_functions = m->sm_functions,
-			.names = (const char *const *)m->names,
+			.sites = m->sites,
 		};
 
-		/* The agent owns the sections now, whatever it does with them. */
-		m->sections = NULL;
-		fl_agent_module_added(&am);
+		for (size_t i = 0; i < observers_count(); i++) {
+			void *data = m->observed[i];
+
+			/* The observer owns its data now, whatever it does with it. */
+			m->observed[i] = NULL;
+			if (observers[i]->module_added)
+				observers[i]->module_added(&tm, data);
+			else if (data && observers[i]->module_discard)
+				observers[i]->module_discard(data);
+		}
 		return m->id;
 	}
 	fl_counters_describe(m->counter_base, m->num_sites, 0, NULL);
@@ -386,135 +417,6 @@ static int sites_of_jit(const struct fl_module_reg *reg, struct sites *out,
 	return sites_finish(out, diag);
 }
 
-/*
- * What the agent passes to the daemon (in a sealed memfd it makes when it
- * sends it): the fault map, the stack map, then the runtime address of
- * each stack map function (funcs, n), into m->sections.  Sections too large
- * for the protocol, or a failure, leave the daemon without them (logged):
- * the module still dispatches.
- */
-static void take_sections(const void *fm, size_t fm_size, const void *sm, size_t sm_size,
-			  const uint64_t *funcs, size_t n, struct module *m)
-{
-	size_t total;
-	char *buf;
-
-	m->faultmap_size = m->stackmap_size = m->sm_functions = 0;
-	if (!fm)
-		fm_size = 0;
-	if (!sm)
-		sm_size = 0;
-	if (!sm_size)
-		n = 0;
-	total = fm_size + sm_size + n * sizeof(uint64_t);
-	if (total > FL_PROTO_MAX_REGION) {
-		fl_log(FL_LOG_WARN, "%s: sections of %zu bytes: too large for faultlined",
-		       m->name, total);
-		return;
-	}
-	if (total == 0)
-		return;
-	buf = malloc(total);
-	if (!buf)
-		return;
-	if (fm_size)
-		memcpy(buf, fm, fm_size);
-	if (sm_size)
-		memcpy(buf + fm_size, sm, sm_size);
-	if (n)
-		memcpy(buf + fm_size + sm_size, funcs, n * sizeof(uint64_t));
-	m->sections = buf;
-	m->sections_size = total;
-	m->faultmap_size = (uint32_t)fm_size;
-	m->stackmap_size = (uint32_t)sm_size;
-	m->sm_functions = (uint32_t)n;
-}
-
-/*
- * Names the sites of a loaded module after the functions they are in, from
- * the module file's symbol table (the dynamic one alone, which dladdr
- * reads, lacks most functions of an executable).  Best effort: a site
- * without a name is sent unnamed.
- */
-static int cmp_function_address(const void *a, const void *b)
-{
-	const struct fl_module_function *x = *(const struct fl_module_function *const *)a;
-	const struct fl_module_function *y = *(const struct fl_module_function *const *)b;
-
-	return x->address < y->address ? -1 : x->address > y->address;
-}
-
-static void name_sites(struct module *m, const struct fl_module *fm)
-{
-	const struct fl_module_section *sec = &fm->sections[FL_SECTION_FAULTMAP];
-	const struct fl_module_function **by_address;
-	struct fl_elf *elf = NULL;
-	struct fl_diag d;
-	size_t k = 0;
-
-	if (!m->num_sites || !sec->num_functions)
-		return;
-	by_address = malloc(sec->num_functions * sizeof(*by_address));
-	m->names = calloc(m->num_sites, sizeof(*m->names));
-	if (!by_address || !m->names || fl_elf_open(fm->path, NULL, &elf, &d) != 0) {
-		free(by_address);
-		free(m->names);
-		m->names = NULL;
-		return;
-	}
-	for (size_t i = 0; i < sec->num_functions; i++)
-		by_address[i] = &sec->functions[i];
-	qsort(by_address, sec->num_functions, sizeof(*by_address), cmp_function_address);
-
-	/*
-	 * Sites are sorted by PC too: one walk gives each site the function
-	 * with the greatest address at or below its PC.
-	 */
-	for (uint32_t i = 0; i < m->num_sites; i++) {
-		const char *name;
-
-		while (k + 1 < sec->num_functions &&
-		       by_address[k + 1]->address <= m->sites[i].faulting_pc)
-			k++;
-		if (by_address[k]->address > m->sites[i].faulting_pc)
-			continue;
-		name = fl_elf_function_name(elf, FL_SECTION_FAULTMAP, by_address[k]->address_offset,
-					    by_address[k]->stored);
-		if (name && *name)
-			m->names[i] = strdup(name);
-	}
-	fl_elf_close(elf);
-	free(by_address);
-}
-
-/* The stack map's function addresses as stored (JIT: they are runtime ones). */
-static uint64_t *stored_functions(const void *sm, size_t size, uint32_t flags, size_t *n)
-{
-	struct fl_stackmap_cursor c;
-	struct fl_stackmap_event ev;
-	uint64_t *v = NULL, *grown;
-	size_t cap = 0;
-
-	*n = 0;
-	fl_stackmap_cursor_init(&c, sm, size, flags, NULL);
-	while (fl_stackmap_next(&c, &ev) > 0) {
-		if (ev.type != FL_SM_FUNCTION)
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				free(v);
-				*n = 0;
-				return NULL;
-			}
-			v = grown;
-		}
-		v[(*n)++] = ev.function.address;
-	}
-	return v;
-}
-
 static void module_take_sites(struct module *m, struct sites *s)
 {
 	m->sites = s->v;
@@ -534,18 +436,23 @@ static void module_take_sites(struct module *m, struct sites *s)
 /*
  * fork: both locks are held across it, so that the child never inherits
  * one locked by a thread it does not have, nor the lists half changed.
- * Registered after the agent's handlers, so that these run first before
- * fork (the lock order: refresh_lock, lock, then the agent's lock, which
- * module_add takes under lock).
+ * The observers' handlers run inside (table.h: refresh_lock, lock, then
+ * theirs, which module_add takes under lock).
  */
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&refresh_lock);
 	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < observers_count(); i++)
+		if (observers[i]->fork_prepare)
+			observers[i]->fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	for (size_t i = observers_count(); i-- > 0;)
+		if (observers[i]->fork_parent)
+			observers[i]->fork_parent();
 	pthread_mutex_unlock(&lock);
 	pthread_mutex_unlock(&refresh_lock);
 }
@@ -554,35 +461,37 @@ static void fork_parent(void)
  * The child's only thread is not between fl_snapshot_enter and leave (a
  * chained handler that forks runs after claim left): any count in readers
  * belongs to a thread that did not come along, and would keep the child's
- * first grace period waiting for ever.
+ * first grace period waiting for ever.  The child counts on counters of
+ * its own from zero, whether an agent is there or not.
  */
 static void fork_child(void)
 {
+	int err;
+
 	atomic_store(&fl_dispatch.readers[0], 0);
 	atomic_store(&fl_dispatch.readers[1], 0);
+	err = fl_counters_fork_child();
+	for (size_t i = 0; i < observers_count(); i++)
+		if (observers[i]->fork_child)
+			observers[i]->fork_child(err);
 	pthread_mutex_unlock(&lock);
 	pthread_mutex_unlock(&refresh_lock);
 }
 
-int fl_init(const struct fl_init_opts *opts)
+int fl_table_init(const struct fl_init_opts *o)
 {
-	struct fl_init_opts o;
 	struct fl_snapshot *empty;
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	if (fl_opts_copy(&o, sizeof(o), opts))
-		return -EINVAL;
-	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT))
-		return -EINVAL;
-
 	pthread_mutex_lock(&lock);
-	if (initialized) {
+	if (fl_table_ready()) {
 		pthread_mutex_unlock(&lock);
 		return -EALREADY;
 	}
-	fl_dispatch.null_bound = o.null_bound ? o.null_bound : (uint64_t)(page > 0 ? page : 4096);
-	err = fl_counters_init(o.max_sites ? o.max_sites : 1u << 20);
+	fl_dispatch.null_bound = o->null_bound ? o->null_bound :
+				 (uint64_t)(page > 0 ? page : 4096);
+	err = fl_counters_init(o->max_sites ? o->max_sites : 1u << 20);
 	if (err)
 		goto out;
 	empty = snapshot_build();
@@ -594,32 +503,15 @@ int fl_init(const struct fl_init_opts *opts)
 	err = fl_dispatch_install();
 	if (err)
 		goto out;
+	init_flags = o->flags;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	/*
 	 * Release: fl_sigaction records actions from now on; pairs with its
-	 * acquire load of ready.
+	 * acquire load of ready (and fl_table_ready's).
 	 */
 	atomic_store_explicit(&fl_dispatch.ready, 1, memory_order_release);
-	initialized = true;
-	init_flags = o.flags;
 out:
 	pthread_mutex_unlock(&lock);
-	if (err) {
-		fl_log(FL_LOG_ERROR, "fl_init: %s", strerror(-err));
-		return err;
-	}
-	if (!(o.flags & FL_INIT_NO_DISCOVERY)) {
-		err = fl_refresh();
-		if (err > 0)
-			err = 0;
-	}
-	if (!err && !(o.flags & FL_INIT_NO_AGENT)) {
-		int r = fl_agent_start(o.socket_path);
-
-		/* Dispatch works without the daemon: say so, go on. */
-		if (r < 0)
-			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
-	}
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	return err;
 }
 
@@ -667,15 +559,7 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	module_take_sites(m, &s);
 	m->start = m->code_lo = r.code_start;
 	m->end = m->code_hi = r.code_start + r.code_size;
-	{
-		size_t n = 0;
-		uint64_t *funcs = r.stackmap_size ?
-			stored_functions(r.stackmap, r.stackmap_size, r.parse_flags, &n) : NULL;
-
-		take_sections(r.faultmap, r.faultmap_size, r.stackmap, r.stackmap_size,
-			      funcs, n, m);
-		free(funcs);
-	}
+	module_prepare(m, NULL, &r);
 
 	pthread_mutex_lock(&lock);
 	report_replaced();
@@ -829,26 +713,12 @@ static struct module *elf_module_new(const struct loaded *ld)
 		       diag.msg[0] ? diag.msg : strerror(-err));
 		free(s.v);
 	} else {
-		const struct fl_module_section *fs = &fm->sections[FL_SECTION_FAULTMAP];
-		const struct fl_module_section *ss = &fm->sections[FL_SECTION_STACKMAP];
-
 		module_take_sites(m, &s);
-		name_sites(m, fm);
 		if (fm->num_text) {
 			m->code_lo = fm->text[0].start;
 			m->code_hi = fm->text[fm->num_text - 1].end;
 		}
-		if (m->num_sites) {
-			uint64_t *funcs = calloc(ss->num_functions ? ss->num_functions : 1,
-						 sizeof(*funcs));
-
-			for (size_t i = 0; funcs && i < ss->num_functions; i++)
-				funcs[i] = ss->functions[i].address;
-			if (funcs)
-				take_sections(fs->data, fs->size, ss->data, ss->size, funcs,
-					      ss->num_functions, m);
-			free(funcs);
-		}
+		module_prepare(m, fm, NULL);
 		if (m->num_sites)
 			fl_log(FL_LOG_DEBUG, "%s: %u implicit checks",
 			       ld->name[0] ? ld->name : "the main program", m->num_sites);
@@ -979,7 +849,7 @@ int fl_table_region_add(struct fl_region *r)
 	int err;
 
 	pthread_mutex_lock(&lock);
-	if (!initialized) {
+	if (!fl_table_ready()) {
 		err = -ENODEV;
 		goto out;
 	}
@@ -1045,7 +915,7 @@ int fl_stats_get(struct fl_stats *st)
 			o.sites += mods[i]->num_sites;
 		}
 	}
-	if (initialized) {
+	if (fl_table_ready()) {
 		report_replaced();
 		o.handler_replaced = replaced_reported;
 	}
