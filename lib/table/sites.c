@@ -41,7 +41,9 @@ static int sites_push(struct fl_sites *s, uint64_t faulting, uint64_t handler, u
  */
 static int sites_finish(struct fl_sites *s, struct fl_diag *diag)
 {
-	qsort(s->v, s->n, sizeof(*s->v), cmp_site);
+	/* No sites: s->v is NULL, which qsort must not be given. */
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_site);
 	for (size_t i = 1; i < s->n; i++) {
 		if (s->v[i].faulting_pc == s->v[i - 1].faulting_pc) {
 			diag->err = -EINVAL;
