@@ -12,11 +12,6 @@
 #ifndef FL_AGENT_AGENT_H
 #define FL_AGENT_AGENT_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#include "dispatch/dispatch.h"
-
 /*
  * Subscribes the agent to the table's changes (fl_table_observe): modules
  * added and removed, which it queues for the daemon, and forks.  Before
