@@ -30,6 +30,13 @@
  *   -EPROTONOSUPPORT  a version this library does not know
  *   -ENOMEM     (table builders only) out of memory
  * The library never prints.
+ *
+ * Every function states its thread-safety and async-signal-safety.
+ * "Thread-safe" means any number of threads may call it at once on
+ * different cursors or diags (a cursor is one walker's state), or on the
+ * same built table, which is immutable; nothing here has global state.
+ * "Async-signal-safe": it may be called from a signal handler (no
+ * allocation, no lock, no syscall).
  */
 #ifndef FAULTLINE_FORMAT_H
 #define FAULTLINE_FORMAT_H
@@ -78,14 +85,16 @@ enum fl_fault_kind {
 
 /*
  * Returns LLVM's name of a fault kind ("FaultingLoad", ...), or NULL for a
- * kind that does not exist.  Async-signal-safe.
+ * kind that does not exist (a static string).  Thread-safe;
+ * async-signal-safe.
  */
 const char *fl_fault_kind_name(uint32_t kind);
 
 /*
  * Returns faultline's short name of a fault kind, the one its command-line
  * tool, JSON and daemon print ("load", "load-store", "store"), or NULL for a
- * kind that does not exist.  Async-signal-safe.
+ * kind that does not exist (a static string).  Thread-safe;
+ * async-signal-safe.
  */
 const char *fl_fault_kind_label(uint32_t kind);
 
@@ -98,7 +107,10 @@ enum fl_location_kind {
 	FL_LOC_CONSTANT_INDEX = 5,	/* value is Constants[Offset] */
 };
 
-/* Returns "Register", "Direct", ... or NULL.  Async-signal-safe. */
+/*
+ * Returns "Register", "Direct", ... or NULL (a static string).
+ * Thread-safe; async-signal-safe.
+ */
 const char *fl_location_kind_name(uint32_t kind);
 
 /* ------------------------------------------------------------------------
@@ -161,7 +173,7 @@ struct fl_faultmap_cursor {
 /*
  * Starts a walk of a fault map section of size bytes at data.  diag may be
  * NULL.  The cursor keeps pointers to data and diag.  Never fails.
- * Async-signal-safe.
+ * Thread-safe (on different cursors); async-signal-safe.
  */
 void fl_faultmap_cursor_init(struct fl_faultmap_cursor *c, const void *data,
 			     size_t size, uint32_t flags, struct fl_diag *diag);
@@ -169,13 +181,15 @@ void fl_faultmap_cursor_init(struct fl_faultmap_cursor *c, const void *data,
 /*
  * Returns 1 with *ev filled in, 0 at the end of the section, -errno on
  * malformed input (with *diag filled in; every later call returns the same
- * error).  Async-signal-safe.
+ * error).  Thread-safe (on different cursors; one cursor is one thread's at
+ * a time); async-signal-safe.
  */
 int fl_faultmap_next(struct fl_faultmap_cursor *c, struct fl_faultmap_event *ev);
 
 /*
  * Walks a whole fault map section.  Returns the number of fault entries
- * (>= 0) on success, -errno on malformed input.  Async-signal-safe.
+ * (>= 0) on success, -errno on malformed input (with *diag filled in; diag
+ * may be NULL).  Thread-safe (on different diags); async-signal-safe.
  */
 long fl_faultmap_validate(const void *data, size_t size, uint32_t flags,
 			  struct fl_diag *diag);
@@ -288,7 +302,10 @@ struct fl_stackmap_cursor {
 	struct fl_diag *diag;
 };
 
-/* As fl_faultmap_cursor_init, for a stack map section. */
+/*
+ * As fl_faultmap_cursor_init, for a stack map section.  Thread-safe (on
+ * different cursors); async-signal-safe.
+ */
 void fl_stackmap_cursor_init(struct fl_stackmap_cursor *c, const void *data,
 			     size_t size, uint32_t flags, struct fl_diag *diag);
 
@@ -297,13 +314,15 @@ void fl_stackmap_cursor_init(struct fl_stackmap_cursor *c, const void *data,
  * malformed input (with *diag filled in; every later call returns the same
  * error).  All of a table's header-level checks (counts within the section,
  * sum of RecordCount == NumRecords) are made before its FL_SM_TABLE event.
- * Async-signal-safe.
+ * Thread-safe (on different cursors; one cursor is one thread's at a
+ * time); async-signal-safe.
  */
 int fl_stackmap_next(struct fl_stackmap_cursor *c, struct fl_stackmap_event *ev);
 
 /*
  * Walks a whole stack map section.  Returns the number of records (>= 0) on
- * success, -errno on malformed input.  Async-signal-safe.
+ * success, -errno on malformed input (with *diag filled in; diag may be
+ * NULL).  Thread-safe (on different diags); async-signal-safe.
  */
 long fl_stackmap_validate(const void *data, size_t size, uint32_t flags,
 			  struct fl_diag *diag);
@@ -327,20 +346,29 @@ struct fl_faultmap;
 /*
  * Builds an indexed table from a fault map section.  Returns 0 with *out set
  * on success (free with fl_faultmap_free), -errno on malformed input (with
- * *diag filled in) or -ENOMEM.  Thread-safe.
+ * *diag filled in) or -ENOMEM.  Thread-safe; not async-signal-safe (it
+ * allocates with malloc).
  */
 int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 		      struct fl_faultmap **out, struct fl_diag *diag);
+/*
+ * Frees fm (NULL: nothing).  No other thread may use fm during the call or
+ * after; not async-signal-safe (free).
+ */
 void fl_faultmap_free(struct fl_faultmap *fm);
 
-/* Returns the number of entries.  Thread-safe. */
+/* Returns the number of entries.  Thread-safe; async-signal-safe. */
 size_t fl_faultmap_count(const struct fl_faultmap *fm);
-/* Returns entry i in section order, or NULL if i is out of range. */
+/*
+ * Returns entry i in section order, or NULL if i is out of range (valid
+ * until fl_faultmap_free).  Thread-safe; async-signal-safe.
+ */
 const struct fl_faultmap_entry *fl_faultmap_entry(const struct fl_faultmap *fm,
 						  size_t i);
 /*
  * Returns the entry whose faulting_pc is pc (the first in section order if
- * several), or NULL.  O(log n).  Thread-safe.
+ * several), or NULL.  O(log n).  Thread-safe; async-signal-safe (a binary
+ * search of the built table, nothing allocated).
  */
 const struct fl_faultmap_entry *fl_faultmap_lookup(const struct fl_faultmap *fm,
 						   uint64_t pc);
@@ -377,25 +405,37 @@ struct fl_stackmap_record {
 
 struct fl_stackmap;
 
-/* As fl_faultmap_parse, for a stack map section. */
+/*
+ * As fl_faultmap_parse, for a stack map section.  Thread-safe; not
+ * async-signal-safe (it allocates with malloc).
+ */
 int fl_stackmap_parse(const void *data, size_t size, uint32_t flags,
 		      struct fl_stackmap **out, struct fl_diag *diag);
+/*
+ * Frees sm (NULL: nothing).  No other thread may use sm during the call or
+ * after; not async-signal-safe (free).
+ */
 void fl_stackmap_free(struct fl_stackmap *sm);
 
+/* Returns the number of records.  Thread-safe; async-signal-safe. */
 size_t fl_stackmap_count(const struct fl_stackmap *sm);
-/* Returns record i in section order, or NULL.  Thread-safe. */
+/*
+ * Returns record i in section order, or NULL (valid until
+ * fl_stackmap_free).  Thread-safe; async-signal-safe.
+ */
 const struct fl_stackmap_record *fl_stackmap_record(const struct fl_stackmap *sm,
 						    size_t i);
 /*
  * Returns the number of records with this ID (IDs need not be unique) and,
- * when it is not 0, sets *records to an array of them in section order.
- * O(log n).  Thread-safe.
+ * when it is not 0 and records is not NULL, sets *records to an array of
+ * them in section order (valid until fl_stackmap_free).  O(log n).
+ * Thread-safe; async-signal-safe.
  */
 size_t fl_stackmap_find_id(const struct fl_stackmap *sm, uint64_t id,
 			   const struct fl_stackmap_record *const **records);
 /*
  * Returns a record whose pc is pc (the first in section order), or NULL.
- * O(log n).  Thread-safe.
+ * O(log n).  Thread-safe; async-signal-safe.
  */
 const struct fl_stackmap_record *fl_stackmap_find_pc(const struct fl_stackmap *sm,
 						     uint64_t pc);

@@ -5,8 +5,9 @@
  * forked child.  See agent.h.
  *
  * State: the list of modules (copies) and a queue of changes not yet sent,
- * under lock.  The registry calls in with its own lock held (order:
- * registry, then this lock); nothing here calls back into the registry.
+ * under lock.  The table calls in (the agent is its observer,
+ * fl_table_observe) with its own lock held (order: the table's locks,
+ * then this lock); nothing here calls back into the table from there.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -91,11 +92,6 @@ static bool sections_warned;	/* about a memfd for the sections */
 static bool region_warned;	/* about the region's descriptor */
 static bool wake_made;		/* the wake-up pair was made once */
 
-const char *fl_agent_socket_path(void)
-{
-	return path;
-}
-
 static void amod_free(struct amod *m);
 
 /* Drops a reference; frees the module when it was the last.  Takes lock. */
@@ -175,18 +171,32 @@ static void drain_wake(void)
 		;
 }
 
-void fl_agent_module_added(const struct fl_agent_module *m)
+/* The table published m: queued for the daemon, with the sections and names in data. */
+static void module_added(const struct fl_table_module *m, void *data)
 {
+	struct fl_agent_extra *x = data;
 	struct amod *a = calloc(1, sizeof(*a));
 	struct amod **grown;
 
 	if (!a) {
-		free(m->sections);
+		fl_agent_module_discard(x);
 		return;
 	}
 	a->refs = 1;
-	a->sections = m->sections;
-	a->sections_size = m->sections_size;
+	if (x) {
+		/* Taken over: the sections and the names. */
+		a->sections = x->sections;
+		a->sections_size = x->sections_size;
+		a->faultmap_size = x->faultmap_size;
+		a->stackmap_size = x->stackmap_size;
+		a->sm_functions = x->sm_functions;
+		if (x->names && x->num_names == m->num_sites) {
+			a->names = x->names;
+			x->names = NULL;
+		}
+		x->sections = NULL;
+		fl_agent_module_discard(x);
+	}
 	a->id = m->id;
 	a->name = strdup(m->name ? m->name : "");
 	a->code_start = m->code_start;
@@ -194,20 +204,12 @@ void fl_agent_module_added(const struct fl_agent_module *m)
 	a->first_counter = m->first_counter;
 	a->num_sites = m->num_sites;
 	a->pcs = calloc(m->num_sites ? m->num_sites : 1, sizeof(*a->pcs));
-	a->faultmap_size = m->faultmap_size;
-	a->stackmap_size = m->stackmap_size;
-	a->sm_functions = m->sm_functions;
 	if (!a->name || !a->pcs) {
 		amod_free(a);
 		return;
 	}
 	for (uint32_t i = 0; i < m->num_sites; i++)
 		a->pcs[i] = m->sites[i].faulting_pc;
-	if (m->names) {
-		a->names = calloc(m->num_sites ? m->num_sites : 1, sizeof(*a->names));
-		for (uint32_t i = 0; a->names && i < m->num_sites; i++)
-			a->names[i] = m->names[i] ? strdup(m->names[i]) : NULL;
-	}
 
 	pthread_mutex_lock(&lock);
 	grown = realloc(mods, (num_mods + 1) * sizeof(*mods));
@@ -235,7 +237,7 @@ static void queue_removal(int id)
 /*
  * m's MODULE_ADD did not go after all: m is unsent again.  If m was
  * unregistered meanwhile (taken off the list, its MODULE_REMOVE queued, as
- * it was marked sent), it goes back on the list as fl_agent_module_removed
+ * it was marked sent), it goes back on the list as module_removed
  * would have left it unsent: to be sent with its removal, its counts
  * saved.  Under lock.
  */
@@ -265,7 +267,8 @@ static void unsend(struct amod *m)
 	num_unsent_removed++;
 }
 
-void fl_agent_module_removed(int id)
+/* The table unpublished module id. */
+static void module_removed(int id)
 {
 	struct amod *gone = NULL;
 	bool was_sent = false;
@@ -906,9 +909,10 @@ static void make_wake_pair(void)
 }
 
 /*
- * fork: the lock is held across it, so that the child never inherits it
- * locked by a thread it does not have (a registry thread adding a module
- * at that moment hung the child in reset_sent).
+ * fork (the table's observer, called from its atfork handlers with its
+ * locks held): the lock is held across it, so that the child never
+ * inherits it locked by a thread it does not have (a registry thread
+ * adding a module at that moment hung the child in reset_sent).
  */
 static void fork_prepare(void)
 {
@@ -920,7 +924,7 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static void fork_child(void)
+static void fork_child(int counters_err)
 {
 	pthread_mutex_unlock(&lock);
 	if (!started)
@@ -934,7 +938,8 @@ static void fork_child(void)
 	fl_ownfd_close(&wake_pair[0]);
 	fl_ownfd_close(&wake_pair[1]);
 	atomic_store(&welcomed, false);
-	if (fl_counters_fork_child() != 0)
+	/* The table gave the child its own counters, or could not. */
+	if (counters_err != 0)
 		return;
 	make_wake_pair();
 	read_comm();
@@ -954,6 +959,21 @@ static void fork_child(void)
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
 		fl_agent_requests_start();
+}
+
+static const struct fl_table_observer observer = {
+	.module_prepare = fl_agent_module_prepare,
+	.module_added = module_added,
+	.module_discard = fl_agent_module_discard,
+	.module_removed = module_removed,
+	.fork_prepare = fork_prepare,
+	.fork_parent = fork_parent,
+	.fork_child = fork_child,
+};
+
+int fl_agent_subscribe(void)
+{
+	return fl_table_observe(&observer);
 }
 
 static uint32_t first_hello_flags(void)
@@ -980,7 +1000,6 @@ int fl_agent_start(const char *given)
 	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
 		atomic_store(&welcomed, true);
 	started = true;
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
 		return err;

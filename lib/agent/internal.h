@@ -6,6 +6,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct fl_table_source;
+
+/*
+ * The daemon-only data of a module (sections.c), made by the agent's
+ * module_prepare observer and taken over by its module_added.
+ */
+struct fl_agent_extra {
+	/*
+	 * The fault map, the stack map, then sm_functions u64 runtime
+	 * addresses, or NULL (malloc'd): it goes to the daemon in a sealed
+	 * memfd made for each sending, so that no descriptor is held per
+	 * module.
+	 */
+	void *sections;
+	size_t sections_size;
+	uint32_t faultmap_size;
+	uint32_t stackmap_size;
+	uint32_t sm_functions;	/* u64 runtime addresses after the stack map */
+	/* Per site (num_names of them), its function's name, or NULL (then dladdr is asked). */
+	char **names;
+	uint32_t num_names;
+};
+
+/*
+ * The table's module_prepare and module_discard for the agent: returns a
+ * struct fl_agent_extra for src (its sections copied, its sites named from
+ * the ELF file's symbol table), or NULL without memory.  Without the
+ * table's locks; thread-safe.
+ */
+void *fl_agent_module_prepare(const struct fl_table_source *src);
+void fl_agent_module_discard(void *data);
+
 /*
  * Sends SYMBOLS messages naming the sites at pcs (names[i] when names and
  * it are not NULL, else dladdr; sites without a name are left out), as many messages as the size limit needs.  Returns

@@ -100,7 +100,6 @@ struct fl_snapshot {
 	uint32_t num_regions;
 	const struct fl_snap_module *modules;
 	const struct fl_snap_region *regions;
-	uint64_t generation;
 };
 
 /*

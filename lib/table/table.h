@@ -12,8 +12,102 @@
 
 #include "dispatch/dispatch.h"
 
-/* Returns true once fl_init has succeeded. */
+struct fl_init_opts;
+struct fl_module;
+struct fl_module_reg;
+
+/*
+ * Initializes the table for opts (fl_init's, already checked): the
+ * counters, an empty snapshot, the handler, and the table's fork handlers.
+ * Discovery is not run (fl_refresh does it).  Returns 0, -EALREADY when
+ * done before, or -errno.
+ */
+int fl_table_init(const struct fl_init_opts *opts);
+
+/* Returns true once fl_table_init has succeeded (fl_dispatch.ready). */
 bool fl_table_ready(void);
+
+/* ------------------------------------------------------------------------
+ * Observers: what other layers (the agent) learn of the table's changes.
+ * The table knows nothing of them beyond this.
+ */
+
+/* A module published with sites, as the observers are told of it. */
+struct fl_table_module {
+	int id;
+	const char *name;
+	/* The code: executable segments (ELF) or the registered range (JIT). */
+	uint64_t code_start;
+	uint64_t code_size;
+	uint32_t first_counter;
+	uint32_t num_sites;
+	const struct fl_site_entry *sites;	/* sorted by faulting_pc */
+};
+
+/* Where a module's sites come from, for module_prepare. */
+struct fl_table_source {
+	const char *name;
+	const struct fl_site_entry *sites;	/* sorted by faulting_pc */
+	uint32_t num_sites;
+	/* Exactly one is set: a loaded ELF module, or a JIT registration. */
+	const struct fl_module *elf;
+	const struct fl_module_reg *jit;
+};
+
+/*
+ * Every member may be NULL.  Locks, in the order they are taken: the
+ * table's refresh lock, the table's lock, then each observer's own locks.
+ * So an observer called under the table's lock may take its own locks, but
+ * must never call into the table (fl_stats_get, fl_module_register, ...)
+ * from a callback, nor hold its own lock while calling into the table.
+ */
+struct fl_table_observer {
+	/*
+	 * A module with sites is about to be added.  Called without the
+	 * table's locks (it may read files, allocate); src and what it points
+	 * to are valid for the call only.  Returns the observer's data for
+	 * the module (handed to module_added or module_discard), or NULL.
+	 */
+	void *(*module_prepare)(const struct fl_table_source *src);
+	/*
+	 * The module is published (the handler dispatches its sites).  Under
+	 * the table's lock: must not block.  m is valid for the call only;
+	 * the observer takes over data (from its module_prepare, or NULL).
+	 */
+	void (*module_added)(const struct fl_table_module *m, void *data);
+	/* The module was not added after all: frees data (not NULL). */
+	void (*module_discard)(void *data);
+	/*
+	 * The module is unpublished (no handler sees it) and its counter
+	 * block retired (fl_counters_retire); its sites are freed after.
+	 * Under the table's lock: must not block.
+	 */
+	void (*module_removed)(int id);
+	/*
+	 * fork, from the table's pthread_atfork handlers, with both table
+	 * locks held across it.  fork_prepare: observers in subscription
+	 * order, after the table took its locks; fork_parent: in reverse
+	 * order, before the table releases them.  fork_child: in subscription
+	 * order, after the table reset its grace period's readers and gave
+	 * the child its own counters (fl_counters_fork_child's result in
+	 * counters_err: 0, or -errno and the child still counts on its
+	 * parent's), before the table releases its locks.
+	 */
+	void (*fork_prepare)(void);
+	void (*fork_parent)(void);
+	void (*fork_child)(int counters_err);
+};
+
+/* At most this many observers. */
+#define FL_TABLE_MAX_OBSERVERS 4
+
+/*
+ * Subscribes o (not copied: it must outlive the process) to the changes
+ * from now on: modules added before are not reported.  Callable before
+ * fl_table_init.  Returns 0, or -ENOSPC when FL_TABLE_MAX_OBSERVERS are
+ * subscribed.
+ */
+int fl_table_observe(const struct fl_table_observer *o);
 
 /*
  * Publishes a snapshot that includes region r (r->start, r->size set).
@@ -39,6 +133,12 @@ const struct fl_snapshot *fl_snapshot_publish(const struct fl_snapshot *s);
 
 /* Counters (counters.c); all under the registry lock. */
 int fl_counters_init(uint32_t max_sites);
+/*
+ * In a forked child (the table's atfork child handler, before the
+ * observers' fork_child): a region of its own, the parent's site table
+ * copied, its counters from zero.  Returns 0 or -errno (then the child
+ * still counts on its parent's region).
+ */
 int fl_counters_fork_child(void);
 /* The region's memfd, or -1: none (anonymous memory), or the program closed it. */
 int fl_counters_fd(void);

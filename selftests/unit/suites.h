@@ -28,5 +28,6 @@ Suite *format_table_suite(void);
 Suite *discovery_suite(void);
 Suite *dispatch_suite(void);
 Suite *proto_suite(void);
+Suite *table_registry_suite(void);
 
 #endif /* FL_TEST_SUITES_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fl_init: the library's layers wired together, bottom up.  The table
+ * (its counters, first snapshot and fork handlers) and the handler first;
+ * then the agent subscribes to the table's changes, so that it hears of
+ * every module the first rescan finds; then the rescan; then the agent
+ * connects to the daemon.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <faultline/dispatch.h>
+
+#include "agent/agent.h"
+#include "core/log.h"
+#include "core/opts.h"
+#include "table/table.h"
+
+int fl_init(const struct fl_init_opts *opts)
+{
+	struct fl_init_opts o;
+	int err;
+
+	if (fl_opts_copy(&o, sizeof(o), opts))
+		return -EINVAL;
+	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT))
+		return -EINVAL;
+
+	err = fl_table_init(&o);
+	if (err == -EALREADY)
+		return err;
+	if (err) {
+		fl_log(FL_LOG_ERROR, "fl_init: %s", strerror(-err));
+		return err;
+	}
+	if (!(o.flags & FL_INIT_NO_AGENT)) {
+		int r = fl_agent_subscribe();
+
+		if (r < 0)
+			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
+	}
+	if (!(o.flags & FL_INIT_NO_DISCOVERY)) {
+		err = fl_refresh();
+		if (err > 0)
+			err = 0;
+	}
+	if (!err && !(o.flags & FL_INIT_NO_AGENT)) {
+		int r = fl_agent_start(o.socket_path);
+
+		/* Dispatch works without the daemon: say so, go on. */
+		if (r < 0)
+			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
+	}
+	return err;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JIT code: fl_module_register and fl_module_unregister (the runtime's
+ * modules; loaded ELF modules come and go with the rescan, rescan.c).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <faultline/dispatch.h>
+
+#include "core/fmt.h"
+#include "core/opts.h"
+#include "table/modules.h"
+#include "table/sites.h"
+#include "table/table.h"
+
+int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
+{
+	struct fl_module_reg r;
+	struct fl_diag local;
+	struct fl_sites s = { 0 };
+	struct fl_table_mod *m;
+	int err;
+
+	if (!diag)
+		diag = &local;
+	diag->err = 0;
+	diag->msg[0] = 0;
+	if (!reg || fl_opts_copy(&r, sizeof(r), reg))
+		return -EINVAL;
+	if (!r.faultmap || r.faultmap_size == 0 || r.code_size == 0 ||
+	    r.code_start + r.code_size < r.code_start ||
+	    (r.stackmap_size && !r.stackmap)) {
+		diag->err = -EINVAL;
+		fl_fmt(diag->msg, sizeof(diag->msg), "fl_module_register: %s",
+		       !r.faultmap || !r.faultmap_size ? "no fault map" : "bad code or stack map range");
+		return -EINVAL;
+	}
+	if (!fl_table_ready())
+		return -ENODEV;
+
+	err = fl_sites_of_jit(&r, &s, diag);
+	if (err == 0 && r.stackmap_size)
+		err = fl_stackmap_validate(r.stackmap, r.stackmap_size, r.parse_flags, diag) < 0 ?
+			diag->err : 0;
+	if (err) {
+		free(s.v);
+		/* Whatever the format layer found, for the caller it is bad input. */
+		return err == -ENOMEM ? err : -EINVAL;
+	}
+
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->name = strdup(r.name ? r.name : "jit"))) {
+		free(m);
+		free(s.v);
+		return -ENOMEM;
+	}
+	fl_table_mod_take_sites(m, &s);
+	m->start = m->code_lo = r.code_start;
+	m->end = m->code_hi = r.code_start + r.code_size;
+	fl_table_mod_prepare(m, NULL, &r);
+
+	pthread_mutex_lock(&fl_table_lock);
+	fl_table_report_replaced();
+	err = fl_table_mod_add(m);
+	pthread_mutex_unlock(&fl_table_lock);
+	if (err < 0) {
+		if (err == -EEXIST) {
+			diag->err = err;
+			fl_fmt(diag->msg, sizeof(diag->msg),
+			       "fl_module_register: code range overlaps a registered module");
+		}
+		fl_table_mod_free(m);
+	}
+	return err;
+}
+
+int fl_module_unregister(int id)
+{
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&fl_table_lock);
+	for (size_t i = 0; i < fl_table_num_mods; i++) {
+		if (fl_table_mods[i]->id == id && !fl_table_mods[i]->elf) {
+			struct fl_table_mod *m = fl_table_mod_take(i);
+
+			err = fl_table_publish(&m, 1);
+			/* On failure the handler still has it. */
+			if (err)
+				fl_table_mods[fl_table_num_mods++] = m;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fl_table_lock);
+	return err;
+}

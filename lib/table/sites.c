@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sites from a fault map: the sorted site entries of a loaded ELF module
+ * (function addresses from the discovery layer) or of registered JIT code
+ * (function addresses as stored).  See sites.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <faultline/discovery.h>
+#include <faultline/dispatch.h>
+
+#include "core/fmt.h"
+#include "table/sites.h"
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct fl_site_entry *x = a, *y = b;
+
+	return x->faulting_pc < y->faulting_pc ? -1 : x->faulting_pc > y->faulting_pc;
+}
+
+static int sites_push(struct fl_sites *s, uint64_t faulting, uint64_t handler, uint32_t kind)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct fl_site_entry *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct fl_site_entry){ faulting, handler, kind, 0 };
+	return 0;
+}
+
+/*
+ * Sorts the sites and checks there is one entry per faulting PC.  Returns
+ * 0 or -EINVAL with diag set.
+ */
+static int sites_finish(struct fl_sites *s, struct fl_diag *diag)
+{
+	/* No sites: s->v is NULL, which qsort must not be given. */
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_site);
+	for (size_t i = 1; i < s->n; i++) {
+		if (s->v[i].faulting_pc == s->v[i - 1].faulting_pc) {
+			diag->err = -EINVAL;
+			fl_fmt(diag->msg, sizeof(diag->msg),
+			       ".llvm_faultmaps: two entries for faulting PC 0x%llx",
+			       (unsigned long long)s->v[i].faulting_pc);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Sites of a discovered module: function addresses are the discovery layer's. */
+int fl_sites_of_elf(const struct fl_module *fm, struct fl_sites *out, struct fl_diag *diag)
+{
+	const struct fl_module_section *sec = &fm->sections[FL_SECTION_FAULTMAP];
+	struct fl_faultmap_cursor c;
+	struct fl_faultmap_event ev;
+	size_t fn = 0;
+	uint64_t fn_addr = 0;
+	int r;
+
+	if (!sec->data)
+		return 0;
+	fl_faultmap_cursor_init(&c, sec->data, sec->size, sec->parse_flags, diag);
+	while ((r = fl_faultmap_next(&c, &ev)) > 0) {
+		if (ev.type == FL_FM_FUNCTION) {
+			if (fn >= sec->num_functions)
+				return -EINVAL;
+			fn_addr = sec->functions[fn++].address;
+		} else if (ev.type == FL_FM_FAULT) {
+			uint64_t at = fn_addr + ev.fault.faulting_pc_offset;
+			uint64_t to = fn_addr + ev.fault.handler_pc_offset;
+
+			if (!fl_module_text_contains(fm, at) || !fl_module_text_contains(fm, to)) {
+				diag->err = -EINVAL;
+				fl_fmt(diag->msg, sizeof(diag->msg),
+				       ".llvm_faultmaps: table %u: function %u: fault %u: "
+				       "a PC outside the module's code",
+				       ev.table, ev.fault.function, ev.fault.index);
+				return -EINVAL;
+			}
+			if (sites_push(out, at, to, ev.fault.kind))
+				return -ENOMEM;
+		}
+	}
+	if (r < 0)
+		return r;
+	return sites_finish(out, diag);
+}
+
+/* Sites of JIT code: function addresses as stored, inside [lo, hi). */
+int fl_sites_of_jit(const struct fl_module_reg *reg, struct fl_sites *out,
+		    struct fl_diag *diag)
+{
+	uint64_t lo = reg->code_start, hi = reg->code_start + reg->code_size;
+	struct fl_faultmap_cursor c;
+	struct fl_faultmap_event ev;
+	int r;
+
+	fl_faultmap_cursor_init(&c, reg->faultmap, reg->faultmap_size, reg->parse_flags, diag);
+	while ((r = fl_faultmap_next(&c, &ev)) > 0) {
+		uint64_t at, to;
+
+		if (ev.type != FL_FM_FAULT)
+			continue;
+		at = ev.fault.function_address + ev.fault.faulting_pc_offset;
+		to = ev.fault.function_address + ev.fault.handler_pc_offset;
+		if (at < lo || at >= hi || to < lo || to >= hi ||
+		    at < ev.fault.function_address || to < ev.fault.function_address) {
+			diag->err = -EINVAL;
+			fl_fmt(diag->msg, sizeof(diag->msg),
+			       ".llvm_faultmaps: table %u: function %u: fault %u: "
+			       "PC outside the code range [0x%llx, 0x%llx)",
+			       ev.table, ev.fault.function, ev.fault.index,
+			       (unsigned long long)lo, (unsigned long long)hi);
+			return -EINVAL;
+		}
+		if (sites_push(out, at, to, ev.fault.kind))
+			return -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	return sites_finish(out, diag);
+}
