@@ -55,9 +55,14 @@ node_of() {
 	esac
 }
 
+# Only the objects of sources that exist: a file moved or removed leaves its
+# old object behind in a build tree.
 objs=$(for d in lib daemon bpf; do
 	if [ -d "$objdir/$d" ]; then find "$objdir/$d" -name "*.o"; fi
-done | sort)
+done | sort | while read -r o; do
+	src=${o#"$objdir"/}
+	if [ -f "${src%.o}.c" ]; then echo "$o"; fi
+done)
 [ -n "$objs" ] || { echo "$0: no objects under $objdir" >&2; exit 2; }
 
 # Symbol edges.
