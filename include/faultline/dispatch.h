@@ -76,8 +76,8 @@ int fl_init(const struct fl_init_opts *opts);
  */
 int fl_refresh(void);
 
-/* Options of fl_module_register: the first field is the struct's size. */
-struct fl_module_reg {
+/* Options of fl_jit_register: the first field is the struct's size. */
+struct fl_jit_reg {
 	size_t sz;
 	const char *name;		/* for messages and stats; may be NULL */
 	/*
@@ -104,15 +104,15 @@ struct fl_module_reg {
  * -ENOSPC when the counters are full, -ENODEV before fl_init, -errno
  * otherwise.  Thread-safe.  Not async-signal-safe.
  */
-int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag);
+int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag);
 
 /*
- * Unregisters a module (by the id fl_module_register returned).  When it
+ * Unregisters a module (by the id fl_jit_register returned).  When it
  * returns, no fault is dispatched to the module's handler PCs any more and
  * the code may be freed.  Returns 0 on success, -ENOENT for an unknown id.
  * Thread-safe.  Not async-signal-safe.
  */
-int fl_module_unregister(int id);
+int fl_jit_unregister(int id);
 
 /*
  * Records an action for SIGSEGV or SIGBUS the way sigaction(2) would, but

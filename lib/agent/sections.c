@@ -171,7 +171,7 @@ void *fl_agent_module_prepare(const struct fl_table_source *src)
 				      ss->num_functions, x);
 		free(funcs);
 	} else if (src->jit) {
-		const struct fl_module_reg *r = src->jit;
+		const struct fl_jit_reg *r = src->jit;
 		size_t n = 0;
 		uint64_t *funcs = r->stackmap_size ?
 			stored_functions(r->stackmap, r->stackmap_size, r->parse_flags, &n) : NULL;

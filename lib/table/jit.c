@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JIT code: fl_module_register and fl_module_unregister (the runtime's
+ * JIT code: fl_jit_register and fl_jit_unregister (the runtime's
  * modules; loaded ELF modules come and go with the rescan, rescan.c).
  */
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include "table/sites.h"
 #include "table/table.h"
 
-int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
+int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 {
-	struct fl_module_reg r;
+	struct fl_jit_reg r;
 	struct fl_diag local;
 	struct fl_sites s = { 0 };
 	struct fl_table_mod *m;
@@ -34,7 +34,7 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 	    r.code_start + r.code_size < r.code_start ||
 	    (r.stackmap_size && !r.stackmap)) {
 		diag->err = -EINVAL;
-		fl_fmt(diag->msg, sizeof(diag->msg), "fl_module_register: %s",
+		fl_fmt(diag->msg, sizeof(diag->msg), "fl_jit_register: %s",
 		       !r.faultmap || !r.faultmap_size ? "no fault map" : "bad code or stack map range");
 		return -EINVAL;
 	}
@@ -70,14 +70,14 @@ int fl_module_register(const struct fl_module_reg *reg, struct fl_diag *diag)
 		if (err == -EEXIST) {
 			diag->err = err;
 			fl_fmt(diag->msg, sizeof(diag->msg),
-			       "fl_module_register: code range overlaps a registered module");
+			       "fl_jit_register: code range overlaps a registered module");
 		}
 		fl_table_mod_free(m);
 	}
 	return err;
 }
 
-int fl_module_unregister(int id)
+int fl_jit_unregister(int id)
 {
 	int err = -ENOENT;
 

@@ -75,7 +75,7 @@ size_t fl_table_observers_count(void)
 
 /* The observers' data for m, a module with sites.  Without lock. */
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
-			  const struct fl_module_reg *jit)
+			  const struct fl_jit_reg *jit)
 {
 	struct fl_table_source src = {
 		.name = m->name, .sites = m->sites, .num_sites = m->num_sites,

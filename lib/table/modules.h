@@ -67,7 +67,7 @@ size_t fl_table_observers_count(void);
  * asked when it has none).  Without lock: they may read files.
  */
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
-			  const struct fl_module_reg *jit);
+			  const struct fl_jit_reg *jit);
 
 /* Frees m, and the observers' data it still holds (NULL: nothing). */
 void fl_table_mod_free(struct fl_table_mod *m);

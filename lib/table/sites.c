@@ -96,7 +96,7 @@ int fl_sites_of_elf(const struct fl_module *fm, struct fl_sites *out, struct fl_
 }
 
 /* Sites of JIT code: function addresses as stored, inside [lo, hi). */
-int fl_sites_of_jit(const struct fl_module_reg *reg, struct fl_sites *out,
+int fl_sites_of_jit(const struct fl_jit_reg *reg, struct fl_sites *out,
 		    struct fl_diag *diag)
 {
 	uint64_t lo = reg->code_start, hi = reg->code_start + reg->code_size;

@@ -12,7 +12,7 @@
 
 struct fl_diag;
 struct fl_module;
-struct fl_module_reg;
+struct fl_jit_reg;
 
 /* A growing array of site entries. */
 struct fl_sites {
@@ -33,7 +33,7 @@ int fl_sites_of_elf(const struct fl_module *fm, struct fl_sites *out, struct fl_
  * The same for JIT code: function addresses as stored, every PC inside
  * [reg->code_start, + reg->code_size).
  */
-int fl_sites_of_jit(const struct fl_module_reg *reg, struct fl_sites *out,
+int fl_sites_of_jit(const struct fl_jit_reg *reg, struct fl_sites *out,
 		    struct fl_diag *diag);
 
 #endif /* FL_TABLE_SITES_H */

@@ -14,7 +14,7 @@
 
 struct fl_init_opts;
 struct fl_module;
-struct fl_module_reg;
+struct fl_jit_reg;
 
 /*
  * Initializes the table for opts (fl_init's, already checked): the
@@ -51,14 +51,14 @@ struct fl_table_source {
 	uint32_t num_sites;
 	/* Exactly one is set: a loaded ELF module, or a JIT registration. */
 	const struct fl_module *elf;
-	const struct fl_module_reg *jit;
+	const struct fl_jit_reg *jit;
 };
 
 /*
  * Every member may be NULL.  Locks, in the order they are taken: the
  * table's refresh lock, the table's lock, then each observer's own locks.
  * So an observer called under the table's lock may take its own locks, but
- * must never call into the table (fl_stats_get, fl_module_register, ...)
+ * must never call into the table (fl_stats_get, fl_jit_register, ...)
  * from a callback, nor hold its own lock while calling into the table.
  */
 struct fl_table_observer {

@@ -89,10 +89,10 @@ static void grow_sites(uint32_t n)
 		free(b.p);
 	} else {
 		if (num_sites == 1) {
-			int err = fl_module_unregister(ids[0]);
+			int err = fl_jit_unregister(ids[0]);
 
 			if (err)
-				die("fl_module_unregister", err);
+				die("fl_jit_unregister", err);
 			jit_faultmap(&b, &j, true, j.area, MODULE_SITES - 1);
 			ids[0] = jit_register("bench-0", &b, j.load_pc, JIT_PAGE + MODULE_AREA);
 			free(b.p);

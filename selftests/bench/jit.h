@@ -2,7 +2,7 @@
 /*
  * What bench_dispatch and bench_region share: a JIT code page with one
  * implicit-check load, hand-made fault maps registered with
- * fl_module_register, the "floor" handler, and medians.
+ * fl_jit_register, the "floor" handler, and medians.
  *
  * The floor is the least a SIGSEGV/SIGBUS handler can do to resume an
  * implicit check: if RIP is the one faulting PC it knows, set RIP to the
@@ -130,7 +130,7 @@ static inline void jit_faultmap(struct synth_buf *b, const struct jit *j, bool w
 static inline int jit_register(const char *name, struct synth_buf *b, uint64_t start,
 			       uint64_t size)
 {
-	struct fl_module_reg reg = {
+	struct fl_jit_reg reg = {
 		.sz = sizeof(reg),
 		.name = name,
 		.faultmap = b->p,
@@ -139,10 +139,10 @@ static inline int jit_register(const char *name, struct synth_buf *b, uint64_t s
 		.code_size = size,
 	};
 	struct fl_diag d;
-	int id = fl_module_register(&reg, &d);
+	int id = fl_jit_register(&reg, &d);
 
 	if (id <= 0) {
-		fprintf(stderr, "bench: fl_module_register(%s): %d: %s\n", name, id, d.msg);
+		fprintf(stderr, "bench: fl_jit_register(%s): %d: %s\n", name, id, d.msg);
 		exit(1);
 	}
 	return id;

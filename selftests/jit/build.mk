@@ -5,7 +5,7 @@
 #                            14, -enable-implicit-null-checks, OptLevel 2)
 #                            whose .llvm_faultmaps/.llvm_stackmaps are taken
 #                            from its memory manager and passed to
-#                            fl_module_register; dispatch, counts, errors,
+#                            fl_jit_register; dispatch, counts, errors,
 #                            unregistration (a NULL call then dies of
 #                            SIGSEGV, in a child), registering again
 #   make check-stress        stress for STRESS_SECONDS (default 30): two

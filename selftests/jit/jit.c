@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Implicit null checks in JIT code: a module compiled by MCJIT (mcjit.c)
- * is registered with fl_module_register from the sections MCJIT loaded,
+ * is registered with fl_jit_register from the sections MCJIT loaded,
  * and its failed checks resume at their handler PCs.
  *
  * What it proves, in order (each prints "ok NAME" or "FAIL NAME: why"):
@@ -228,7 +228,7 @@ static void compile(struct jit_module *m, struct jit_fns *f, const char *name)
 	}
 }
 
-static void reg_init(struct fl_module_reg *r, const struct jit_module *m,
+static void reg_init(struct fl_jit_reg *r, const struct jit_module *m,
 		     const char *name)
 {
 	memset(r, 0, sizeof(*r));
@@ -244,28 +244,28 @@ static void reg_init(struct fl_module_reg *r, const struct jit_module *m,
 
 static int do_register(const struct jit_module *m, const char *name)
 {
-	struct fl_module_reg r;
+	struct fl_jit_reg r;
 	struct fl_diag d = { 0 };
 	int id;
 
 	reg_init(&r, m, name);
-	id = fl_module_register(&r, &d);
+	id = fl_jit_register(&r, &d);
 	if (id <= 0)
-		fail("fl_module_register(%s): %d (%s) %s", name, id, strerror(-id), d.msg);
+		fail("fl_jit_register(%s): %d (%s) %s", name, id, strerror(-id), d.msg);
 	return id;
 }
 
 static void register_before_init_is_enodev(const struct jit_module *m)
 {
-	struct fl_module_reg r;
+	struct fl_jit_reg r;
 	int id;
 
 	reg_init(&r, m, "early");
-	id = fl_module_register(&r, NULL);
+	id = fl_jit_register(&r, NULL);
 	if (id != -ENODEV) {
 		fail("got %d, want -ENODEV", id);
 		if (id > 0)
-			fl_module_unregister(id);
+			fl_jit_unregister(id);
 	}
 }
 
@@ -381,16 +381,16 @@ static void mcjit_faultmap_holds_runtime_addresses(const struct jit_module *m,
 	}
 }
 
-static void expect_reject(const char *what, struct fl_module_reg *r, int want)
+static void expect_reject(const char *what, struct fl_jit_reg *r, int want)
 {
 	struct fl_diag d = { 0 };
-	int id = fl_module_register(r, &d);
+	int id = fl_jit_register(r, &d);
 
 	if (id != want) {
 		fail("%s: got %d (%s), want %d (%s)", what, id,
 		     id < 0 ? strerror(-id) : "an id", want, strerror(-want));
 		if (id > 0)
-			fl_module_unregister(id);
+			fl_jit_unregister(id);
 		return;
 	}
 	if (want == -EINVAL && d.msg[0] == '\0')
@@ -407,7 +407,7 @@ static void expect_reject(const char *what, struct fl_module_reg *r, int want)
 
 static void register_rejects(const struct jit_module *m, int registered_id)
 {
-	struct fl_module_reg r;
+	struct fl_jit_reg r;
 	unsigned char bad[512];
 
 	reg_init(&r, m, "overlap");
@@ -441,8 +441,8 @@ static void register_rejects(const struct jit_module *m, int registered_id)
 		expect_reject("stack map version 77", &r, MALFORMED);
 	}
 
-	if (fl_module_unregister(registered_id + 1000) != -ENOENT)
-		fail("fl_module_unregister of an unknown id is not -ENOENT");
+	if (fl_jit_unregister(registered_id + 1000) != -ENOENT)
+		fail("fl_jit_unregister of an unknown id is not -ENOENT");
 }
 
 /*
@@ -455,7 +455,7 @@ static void counter_slots_are_reused(const struct jit_module *m1,
 {
 	struct fl_init_opts opts = { .sz = sizeof(opts), .flags = FL_INIT_NO_DISCOVERY,
 				     .max_sites = 8 };
-	struct fl_module_reg r1, r2;
+	struct fl_jit_reg r1, r2;
 	int status = 0, i, id, id2;
 	pid_t pid;
 
@@ -471,15 +471,15 @@ static void counter_slots_are_reused(const struct jit_module *m1,
 		reg_init(&r1, m1, "slots-1");
 		reg_init(&r2, m2, "slots-2");
 		for (i = 0; i < 100; i++) {
-			id = fl_module_register(&r1, NULL);
+			id = fl_jit_register(&r1, NULL);
 			if (id <= 0)
 				_exit(11);
 			if (i == 50) {
-				id2 = fl_module_register(&r2, NULL);
+				id2 = fl_jit_register(&r2, NULL);
 				if (id2 != -ENOSPC)
 					_exit(12);
 			}
-			if (fl_module_unregister(id))
+			if (fl_jit_unregister(id))
 				_exit(13);
 		}
 		_exit(0);
@@ -492,7 +492,7 @@ static void counter_slots_are_reused(const struct jit_module *m1,
 		     WEXITSTATUS(status) == 10 ? "fl_init failed" :
 		     WEXITSTATUS(status) == 11 ? "a re-registration failed (slots not reused?)" :
 		     WEXITSTATUS(status) == 12 ? "the second module was not -ENOSPC" :
-		     "fl_module_unregister failed");
+		     "fl_jit_unregister failed");
 }
 
 /* NULL and valid calls of every function, CALLS times each. */
@@ -708,10 +708,10 @@ static void reregistered_module_dispatches(const struct jit_module *m,
 
 static void unregister(int id)
 {
-	int rc = fl_module_unregister(id);
+	int rc = fl_jit_unregister(id);
 
 	if (rc)
-		fail("fl_module_unregister(%d): %d", id, rc);
+		fail("fl_jit_unregister(%d): %d", id, rc);
 }
 
 static void two_engines_dispatch_side_by_side(const struct jit_module *m1,

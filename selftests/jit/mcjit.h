@@ -3,7 +3,7 @@
  * A test JIT: LLVM IR text compiled by MCJIT (LLVM-C API of LLVM 14) into
  * memory this helper owns, with the .llvm_faultmaps and .llvm_stackmaps
  * sections captured the way a runtime would capture them for
- * fl_module_register.
+ * fl_jit_register.
  *
  * What MCJIT does with the sections (measured with LLVM 14.0.6, x86-64):
  *  - both are SHF_ALLOC, so RuntimeDyld loads them like any read-only data
@@ -60,7 +60,7 @@ int jit_compile(struct jit_module *m, const char *ir, const char *name);
 /* Returns the runtime address of a compiled function, or 0. */
 uint64_t jit_function(struct jit_module *m, const char *name);
 
-/* Disposes the engine and unmaps the code (after fl_module_unregister). */
+/* Disposes the engine and unmaps the code (after fl_jit_unregister). */
 void jit_free(struct jit_module *m);
 
 #endif /* FL_SELFTESTS_JIT_MCJIT_H */

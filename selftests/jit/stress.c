@@ -13,9 +13,9 @@
  *    block's value, and with a valid pointer, which must load or store.
  *  - the loader thread, in a loop: dlopen LIBDL (stress-dl.ll), fl_refresh,
  *    sd_load(NULL) must dispatch; dlclose, fl_refresh, its site must be
- *    gone; then fl_module_register an MCJIT module (rebuilt every
+ *    gone; then fl_jit_register an MCJIT module (rebuilt every
  *    JIT_REBUILD iterations, so code is freed and mapped again),
- *    sj_load(NULL) must dispatch, fl_module_unregister, its sites gone.
+ *    sj_load(NULL) must dispatch, fl_jit_unregister, its sites gone.
  *  - the handoff: every HANDOFF_EVERY iterations, before closing or
  *    unregistering, the loader hands the new function to faulter 1 and
  *    waits until it has called it: a module registered by one thread
@@ -311,7 +311,7 @@ static void dl_iteration(struct loader *l)
 	l->dl_iterations++;
 }
 
-static void jit_reg_init(struct fl_module_reg *r, const struct jit_module *m)
+static void jit_reg_init(struct fl_jit_reg *r, const struct jit_module *m)
 {
 	memset(r, 0, sizeof(*r));
 	r->sz = sizeof(*r);
@@ -326,7 +326,7 @@ static void jit_reg_init(struct fl_module_reg *r, const struct jit_module *m)
 
 static void jit_iteration(struct loader *l, struct jit_module *m)
 {
-	struct fl_module_reg r;
+	struct fl_jit_reg r;
 	struct fl_diag d = { 0 };
 	load32_fn fn;
 	int id, rc;
@@ -345,17 +345,17 @@ static void jit_iteration(struct loader *l, struct jit_module *m)
 	}
 	fn = (load32_fn)(uintptr_t)jit_function(m, "sj_load");
 	jit_reg_init(&r, m);
-	id = fl_module_register(&r, &d);
+	id = fl_jit_register(&r, &d);
 	if (id <= 0) {
-		loader_error(l, "fl_module_register: %d %s", id, d.msg);
+		loader_error(l, "fl_jit_register: %d %s", id, d.msg);
 		return;
 	}
 	call_loaded(l, fn, -7);
 	if (l->jit_iterations % HANDOFF_EVERY == 0 && hand_off(fn, -7) == 0)
 		l->handoffs++;
-	rc = fl_module_unregister(id);
+	rc = fl_jit_unregister(id);
 	if (rc)
-		loader_error(l, "fl_module_unregister(%d): %d", id, rc);
+		loader_error(l, "fl_jit_unregister(%d): %d", id, rc);
 	if (sites_in(m->code_start, m->code_start + m->code_size, id, NULL) != 0)
 		loader_error(l, "JIT module %d still has sites", id);
 	l->jit_iterations++;

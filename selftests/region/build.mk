@@ -3,7 +3,7 @@
 # both modes (default: UFFD_FEATURE_SIGBUS; FL_REGION_HELPER_THREAD):
 # populating (zero pages, template), commit and reset, implicit checks past
 # the committed limit (hand-written code registered with
-# fl_module_register), faults at unregistered PCs dying as without
+# fl_jit_register), faults at unregistered PCs dying as without
 # faultline, 8 threads at once, the helper thread's forwarded SIGBUS.
 #
 #   make check-region   the tests, then again built with ASan + UBSan

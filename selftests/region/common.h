@@ -8,7 +8,7 @@
  *
  * Implicit checks past the committed limit need code with a faulting PC
  * that faultline knows: t_code below is hand-written assembly, registered
- * with fl_module_register through a fault map built here (the v1 layout of
+ * with fl_jit_register through a fault map built here (the v1 layout of
  * include/faultline/format.h).
  */
 #ifndef FL_SELFTESTS_REGION_COMMON_H
@@ -248,7 +248,7 @@ static inline int t_register_code(void)
 	p = t_put_function(p, (const void *)t_store_as_load, FL_FAULT_LOAD,
 			   t_store_as_load_fault, t_store_as_load_handler);
 
-	struct fl_module_reg reg = {
+	struct fl_jit_reg reg = {
 		.sz = sizeof(reg),
 		.name = "region-selftest",
 		.faultmap = map,
@@ -256,8 +256,8 @@ static inline int t_register_code(void)
 		.code_start = (uint64_t)(uintptr_t)t_code_start,
 		.code_size = (uint64_t)(t_code_end - t_code_start),
 	};
-	id = fl_module_register(&reg, &diag);
-	t_check(id > 0, "fl_module_register: %s: %s", strerror(-id), diag.msg);
+	id = fl_jit_register(&reg, &diag);
+	t_check(id > 0, "fl_jit_register: %s: %s", strerror(-id), diag.msg);
 	return id;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Dispatch through the library API: JIT code registered with
- * fl_module_register, the four claim rules, unregistration, the chain
+ * fl_jit_register, the four claim rules, unregistration, the chain
  * records of fl_sigaction, a small alternate stack, and registration under
  * concurrency.  Each test runs in its own process (CK_FORK), so each may
  * call fl_init.
@@ -79,7 +79,7 @@ static void jit_map(struct jit *j, uint32_t load_kind, uint32_t store_kind)
 
 static int jit_register(struct jit *j, struct fl_diag *d)
 {
-	struct fl_module_reg reg = {
+	struct fl_jit_reg reg = {
 		.sz = sizeof(reg),
 		.name = "unit-jit",
 		.faultmap = j->map.buf,
@@ -88,7 +88,7 @@ static int jit_register(struct jit *j, struct fl_diag *d)
 		.code_size = 4096,
 	};
 
-	return fl_module_register(&reg, d);
+	return fl_jit_register(&reg, d);
 }
 
 static void init_jit_only(void)
@@ -236,8 +236,8 @@ START_TEST(dispatch_unregistered_code_faults_as_before)
 	ck_assert_int_gt(id, 0);
 	status = in_child(call_load_null, &j);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ck_assert_int_eq(fl_module_unregister(id), 0);
-	ck_assert_int_eq(fl_module_unregister(id), -ENOENT);
+	ck_assert_int_eq(fl_jit_unregister(id), 0);
+	ck_assert_int_eq(fl_jit_unregister(id), -ENOENT);
 	status = in_child(call_load_null, &j);
 	ck_assert(died_of_segv(status));
 	/* And again: registration after unregistration works. */
@@ -250,7 +250,7 @@ START_TEST(dispatch_register_rejects_bad_input)
 {
 	struct jit j;
 	struct fl_diag d;
-	struct fl_module_reg reg = { .sz = sizeof(reg) };
+	struct fl_jit_reg reg = { .sz = sizeof(reg) };
 	unsigned char junk[3] = { 9, 9, 9 };
 
 	jit_make(&j);
@@ -260,20 +260,20 @@ START_TEST(dispatch_register_rejects_bad_input)
 	init_jit_only();
 	ck_assert_int_eq(fl_init(NULL), -EALREADY);
 
-	ck_assert_int_eq(fl_module_register(NULL, &d), -EINVAL);
-	ck_assert_int_eq(fl_module_register(&reg, &d), -EINVAL);
+	ck_assert_int_eq(fl_jit_register(NULL, &d), -EINVAL);
+	ck_assert_int_eq(fl_jit_register(&reg, &d), -EINVAL);
 	reg.faultmap = junk;
 	reg.faultmap_size = sizeof(junk);
 	reg.code_start = (uint64_t)(uintptr_t)j.code;
 	reg.code_size = 4096;
-	ck_assert_int_eq(fl_module_register(&reg, &d), -EINVAL);
+	ck_assert_int_eq(fl_jit_register(&reg, &d), -EINVAL);
 	ck_assert(strstr(d.msg, ".llvm_faultmaps") != NULL);
 
 	/* A handler PC outside the code range. */
 	reg.faultmap = j.map.buf;
 	reg.faultmap_size = j.map.len;
 	reg.code_size = 10;
-	ck_assert_int_eq(fl_module_register(&reg, &d), -EINVAL);
+	ck_assert_int_eq(fl_jit_register(&reg, &d), -EINVAL);
 	ck_assert(strstr(d.msg, "outside the code range") != NULL);
 
 	/* Two modules over the same code. */
@@ -412,7 +412,7 @@ START_TEST(dispatch_survives_registration_churn)
 		for (int i = 0; i < 8; i++)
 			ck_assert_int_gt(ids[i] = jit_register(&others[i], NULL), 0);
 		for (int i = 0; i < 8; i++)
-			ck_assert_int_eq(fl_module_unregister(ids[i]), 0);
+			ck_assert_int_eq(fl_jit_unregister(ids[i]), 0);
 	}
 	atomic_store(&c.stop, 1);
 	for (int i = 0; i < 2; i++)
@@ -475,7 +475,7 @@ static void child_registers(void *arg)
 		_exit(3);
 	if (f->child_code.load(NULL) != -1)
 		_exit(4);
-	_exit(fl_module_unregister(id) == 0 ? 0 : 5);
+	_exit(fl_jit_unregister(id) == 0 ? 0 : 5);
 }
 
 static void forking_init(struct forking *f)
@@ -614,7 +614,7 @@ START_TEST(unregistered_module_keeps_its_counts_until_the_daemon_saves_them)
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(a.load(NULL), -1);
 	ck_assert_uint_eq(slots_of(ida, &a0), 2);
-	ck_assert_int_eq(fl_module_unregister(ida), 0);
+	ck_assert_int_eq(fl_jit_unregister(ida), 0);
 
 	/* Retired: described still, the count there, not reused. */
 	ck_assert_uint_eq(slots_of(ida, &a0), 2);
@@ -627,7 +627,7 @@ START_TEST(unregistered_module_keeps_its_counts_until_the_daemon_saves_them)
 	ck_assert_uint_eq(slots_of(idb, &b0), 2);
 	ck_assert_uint_ne(b0, a0);
 	ck_assert_int_eq(b.load(NULL), -1);
-	ck_assert_int_eq(fl_module_unregister(idb), 0);
+	ck_assert_int_eq(fl_jit_unregister(idb), 0);
 
 	/* The daemon saved a's counts: its slots are the ones reused. */
 	atomic_store(slot_state(a0), FL_SHM_SITE_SAVED);
@@ -645,7 +645,7 @@ START_TEST(unregistered_module_keeps_its_counts_until_the_daemon_saves_them)
 	ck_assert_uint_eq(atomic_load(&fl_dispatch.counters[b0]), 1);
 
 	/* No room left but b's unsaved slots: those are reused rather than fail. */
-	ck_assert_int_eq(fl_module_unregister(idc), 0);
+	ck_assert_int_eq(fl_jit_unregister(idc), 0);
 	atomic_store(slot_state(c0), FL_SHM_SITE_SAVED);
 	atomic_store(slot_state(c0 + 1), FL_SHM_SITE_SAVED);
 	ck_assert_int_gt(jit_register(&a, NULL), 0);

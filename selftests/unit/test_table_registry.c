@@ -69,7 +69,7 @@ static void jit_make(struct jit *j)
 
 static int jit_register(struct jit *j, const char *name)
 {
-	struct fl_module_reg reg = {
+	struct fl_jit_reg reg = {
 		.sz = sizeof(reg),
 		.name = name,
 		.faultmap = j->map.buf,
@@ -78,7 +78,7 @@ static int jit_register(struct jit *j, const char *name)
 		.code_size = 4096,
 	};
 
-	return fl_module_register(&reg, NULL);
+	return fl_jit_register(&reg, NULL);
 }
 
 static void init_alone(void)
@@ -160,10 +160,10 @@ START_TEST(unregistration_unpublishes_the_sites_once)
 	jit_make(&j);
 	id = jit_register(&j, "unit-table");
 	ck_assert_int_gt(id, 0);
-	ck_assert_int_eq(fl_module_unregister(id), 0);
+	ck_assert_int_eq(fl_jit_unregister(id), 0);
 	ck_assert_uint_eq(current()->num_modules, 0);
 	ck_assert_ptr_null(fl_snapshot_lookup(current(), (uint64_t)(uintptr_t)j.code));
-	ck_assert_int_eq(fl_module_unregister(id), -ENOENT);
+	ck_assert_int_eq(fl_jit_unregister(id), -ENOENT);
 	ck_assert_int_eq(fl_stats_get(&st), 0);
 	ck_assert_uint_eq(st.modules, 0);
 	ck_assert_uint_eq(st.sites, 0);
@@ -174,7 +174,7 @@ END_TEST
 
 START_TEST(overlapping_registration_is_refused)
 {
-	struct fl_module_reg reg;
+	struct fl_jit_reg reg;
 	struct fl_diag d;
 	struct jit j;
 	int id;
@@ -183,12 +183,12 @@ START_TEST(overlapping_registration_is_refused)
 	jit_make(&j);
 	id = jit_register(&j, "first");
 	ck_assert_int_gt(id, 0);
-	reg = (struct fl_module_reg){
+	reg = (struct fl_jit_reg){
 		.sz = sizeof(reg), .name = "second",
 		.faultmap = j.map.buf, .faultmap_size = j.map.len,
 		.code_start = (uint64_t)(uintptr_t)j.code, .code_size = 4096,
 	};
-	ck_assert_int_eq(fl_module_register(&reg, &d), -EEXIST);
+	ck_assert_int_eq(fl_jit_register(&reg, &d), -EEXIST);
 	ck_assert_int_eq(d.err, -EEXIST);
 	ck_assert_ptr_nonnull(strstr(d.msg, "overlaps"));
 	ck_assert_uint_eq(current()->num_modules, 1);
@@ -353,7 +353,7 @@ START_TEST(observers_are_told_in_subscription_order)
 	ck_assert_str_eq(events, "prepare:A:two prepare:B:two discard:A discard:B ");
 
 	events[0] = 0;
-	ck_assert_int_eq(fl_module_unregister(id), 0);
+	ck_assert_int_eq(fl_jit_unregister(id), 0);
 	snprintf(want, sizeof(want), "removed:A:%d removed:B:%d ", id, id);
 	ck_assert_str_eq(events, want);
 

@@ -94,7 +94,7 @@ static void jit(long n, int keep)
 	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int (*load)(int *);
-	struct fl_module_reg reg = { .sz = sizeof(reg), .name = "counts-jit" };
+	struct fl_jit_reg reg = { .sz = sizeof(reg), .name = "counts-jit" };
 	struct fl_diag d;
 	int id, word = 1;
 
@@ -111,9 +111,9 @@ static void jit(long n, int keep)
 	reg.faultmap_size = (size_t)(p - map);
 	reg.code_start = (uintptr_t)code;
 	reg.code_size = 4096;
-	id = fl_module_register(&reg, &d);
+	id = fl_jit_register(&reg, &d);
 	if (id <= 0)
-		die("fl_module_register");
+		die("fl_jit_register");
 	load = (int (*)(int *))(void *)code;
 	for (long i = 0; i < n; i++) {
 		if (load(NULL) != -1)
@@ -123,8 +123,8 @@ static void jit(long n, int keep)
 	}
 	if (keep)
 		return;
-	if (fl_module_unregister(id) != 0)
-		die("fl_module_unregister");
+	if (fl_jit_unregister(id) != 0)
+		die("fl_jit_unregister");
 	munmap(code, 4096);
 }
 
