@@ -675,11 +675,6 @@ const char *fld_loop_backend(const struct fld_loop *l)
 	return l->be->name;
 }
 
-unsigned fld_loop_clients(const struct fld_loop *l)
-{
-	return l->nclients;
-}
-
 void fld_client_keep(struct fld_client *c)
 {
 	c->keep = 1;
@@ -693,11 +688,6 @@ pid_t fld_client_pid(const struct fld_client *c)
 uid_t fld_client_uid(const struct fld_client *c)
 {
 	return c->uid;
-}
-
-gid_t fld_client_gid(const struct fld_client *c)
-{
-	return c->gid;
 }
 
 unsigned long fld_client_id(const struct fld_client *c)
