@@ -23,6 +23,7 @@
 #include "kbpf.h"
 #include "keeper.h"
 #include "session.h"
+#include "state.h"
 #include "loop.h"
 #ifdef FLD_TRANSPORT_TEST
 /* The transport tests' build (selftests/daemon/echo.h): PING/PONG. */

@@ -63,7 +63,7 @@
 
 #include "dlog.h"
 #include "procs.h"
-#include "session.h"
+#include "state.h"
 #include "work.h"
 
 #define LEGACY_NAME "state.json"
