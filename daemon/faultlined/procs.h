@@ -231,8 +231,26 @@ void fld_module_free(struct fld_module *m);
 /* Removes p from the list and frees it. */
 void fld_proc_remove(struct fld_proc *p);
 
-/* Called for each process about to be freed, when set (state.c: its record goes). */
-extern void (*fld_proc_on_free)(struct fld_proc *p);
+/*
+ * What the files above this one are told of the processes: they subscribe
+ * (fld_proc_observe), and procs.c names none of them.  Either may be NULL.
+ */
+struct fld_proc_observer {
+	/* p is about to be freed (state.c: its record goes; kbpf.c: its view). */
+	void (*gone)(struct fld_proc *p);
+	/*
+	 * The keeper may let go of p's region (p->kept): its final counts are
+	 * saved, or p is freed (session.c subscribes the keeper).
+	 */
+	void (*let_go)(const struct fld_proc *p);
+};
+
+#define FLD_PROC_OBSERVERS 4
+/*
+ * o (kept, not copied) is told from now on, after the observers added
+ * before it.  At most FLD_PROC_OBSERVERS; one more is a bug (aborts).
+ */
+void fld_proc_observe(const struct fld_proc_observer *o);
 
 /*
  * Removes and frees uid's process that exited first (see fld_proc_exit).

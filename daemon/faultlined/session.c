@@ -801,6 +801,10 @@ void fld_session_init(const struct fld_session_opts *o)
 {
 	struct fld_budget_opts b = { .max_sites = o->max_user_sites, .max_bytes = o->max_user_bytes };
 
+	static const struct fld_proc_observer keeper_observer = { .let_go = fld_keeper_release };
+
 	opts = *o;
 	fld_budget_init(&b);
+	/* A kept region the process's entry no longer needs goes back. */
+	fld_proc_observe(&keeper_observer);
 }

@@ -448,6 +448,9 @@ static void write_record(struct fld_proc *p, bool check, bool now)
 
 
 /* A process is freed: its record goes with it. */
+static void on_free(struct fld_proc *p);
+static const struct fld_proc_observer state_observer = { .gone = on_free };
+
 static void on_free(struct fld_proc *p)
 {
 	char name[64];
@@ -1211,7 +1214,7 @@ int fld_state_load(int dfd, const char *dir)
 		load_legacy(tok);
 	json_tokener_free(tok);
 	/* From now on a process that goes takes its record along. */
-	fld_proc_on_free = on_free;
+	fld_proc_observe(&state_observer);
 	fld_info("state: %zu processes restored from %s%s", fld_num_procs, dir,
 		 failed ? " (some left out)" : "");
 	return 0;
