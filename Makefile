@@ -147,7 +147,7 @@ $(B)/obj/daemon/cli/cmd_run.o: ALL_CFLAGS += -DFL_LIBDIR='"$(LIBDIR)"'
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(BPF_LOADER_OBJ) $(LIB_A) $(PKG_LIBS)
 
 # ---------------------------------------------------------------------------
 # Unit tests (Check)
@@ -970,7 +970,7 @@ $(B)/obj/daemon/faultlined/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
 $(FLD): $(FLD_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(BPF_LOADER_OBJ) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
 
 FLD_TEST_DIR := selftests/daemon/loop
 FLD_TEST_OUT := $(B)/tests/daemon/loop
@@ -1190,7 +1190,14 @@ $(BPF_SKEL): $(BPF_OBJ)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)bpftool gen skeleton $< > $@
 
-# faultlined loads the program through the skeleton (kbpf.c).
+# One loader (bpf/loader.c: capabilities, open, load, attach) for faultlined
+# (kbpf.c) and faultline profile (cmd_profile.c); both link it.
+BPF_LOADER_OBJ := $(B)/obj/bpf/loader.o
+$(BPF_LOADER_OBJ): $(BPF_SKEL)
+$(BPF_LOADER_OBJ): ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+$(FLD) $(FLD_ECHO) $(CLI): $(BPF_LOADER_OBJ)
+
+# faultlined uses the program's maps through the skeleton (kbpf.c).
 $(B)/obj/daemon/faultlined/kbpf.o: $(BPF_SKEL)
 $(B)/obj/daemon/faultlined/kbpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
 

@@ -28,13 +28,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <linux/capability.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
+#include "loader.h"
 
 #include "dlog.h"
 #include "kbpf.h"
@@ -46,13 +46,6 @@
 #define MAX_MISMATCH_LOGS 3	/* sites whose mismatch is logged per exited process */
 #define INHERIT_TICKS 3		/* ticks an inherited registration waits for HELLO */
 #define BATCH 4096
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 struct fld_ksig {
 	struct fl_signal_key k;
@@ -157,18 +150,14 @@ static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 /* NULL when this process may load and attach tracing programs, else why not. */
 static const char *cannot_load(char *why, size_t size)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
+	unsigned missing;
+	int err = fl_bpf_missing_caps(&missing);
 
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capget, &h, d) != 0) {
-		snprintf(why, size, "cannot read its capabilities: %s", strerror(errno));
+	if (err) {
+		snprintf(why, size, "cannot read its capabilities: %s", strerror(-err));
 		return why;
 	}
-	if (d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32)))
-		return NULL;
-	if ((d[CAP_BPF / 32].effective & (1u << (CAP_BPF % 32))) &&
-	    (d[CAP_PERFMON / 32].effective & (1u << (CAP_PERFMON % 32))))
+	if (!missing)
 		return NULL;
 	snprintf(why, size, "faultlined runs as uid %u without CAP_BPF and CAP_PERFMON "
 		 "(or CAP_SYS_ADMIN)", (unsigned)geteuid());
@@ -282,6 +271,7 @@ static void on_ring_readable(void *ctx)
 
 bool fld_bpf_start(struct fld_loop *loop, bool wanted)
 {
+	enum fl_bpf_step step;
 	char why[160];
 	const char *no;
 	int err;
@@ -295,17 +285,14 @@ bool fld_bpf_start(struct fld_loop *loop, bool wanted)
 		fld_info("eBPF: not loaded: %s; counting in the processes only", no);
 		return false;
 	}
-	libbpf_set_print(on_libbpf_print);
-	skel = faultline_bpf__open();
-	if (!skel) {
+	err = fl_bpf_load(&(struct fl_bpf_load_opts){ .sample_every = SAMPLE_EVERY,
+						     .print = on_libbpf_print },
+			  &skel, &step);
+	if (err && step == FL_BPF_OPEN) {
 		fld_info("eBPF: not loaded: open: %s; counting in the processes only",
-			 strerror(errno));
+			 strerror(-err));
 		return false;
 	}
-	skel->rodata->sample_every = SAMPLE_EVERY;
-	err = faultline_bpf__load(skel);
-	if (!err)
-		err = faultline_bpf__attach(skel);
 	if (!err) {
 		rb = ring_buffer__new(bpf_map__fd(skel->maps.fl_samples), on_sample, NULL, NULL);
 		err = rb ? fld_loop_watch(loop, ring_buffer__epoll_fd(rb), on_ring_readable, NULL)
