@@ -988,7 +988,7 @@ $(FLD_TEST_OUT)/%: $(B)/obj/$(FLD_TEST_DIR)/%.o
 # protocol (session.c).
 FLD_ECHO := $(B)/tests/daemon/faultlined-echo
 
-$(B)/obj/daemon/faultlined/main-echo.o: daemon/faultlined/main.c | deps
+$(B)/obj/selftests/daemon/main-echo.o: daemon/faultlined/main.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(FLD_CFLAGS) -DFL_VERSION='"$(VERSION)"' -DFLD_TRANSPORT_TEST \
@@ -996,7 +996,7 @@ $(B)/obj/daemon/faultlined/main-echo.o: daemon/faultlined/main.c | deps
 
 $(B)/obj/selftests/daemon/echo.o: ALL_CFLAGS += $(FLD_CFLAGS) -Idaemon/faultlined
 
-$(FLD_ECHO): $(filter-out %/main.o,$(FLD_OBJS)) $(B)/obj/daemon/faultlined/main-echo.o \
+$(FLD_ECHO): $(filter-out %/main.o,$(FLD_OBJS)) $(B)/obj/selftests/daemon/main-echo.o \
 		$(B)/obj/selftests/daemon/echo.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -1197,9 +1197,10 @@ $(BPF_LOADER_OBJ): $(BPF_SKEL)
 $(BPF_LOADER_OBJ): ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
 $(FLD) $(FLD_ECHO) $(CLI): $(BPF_LOADER_OBJ)
 
-# faultlined uses the program's maps through the skeleton (kbpf.c).
-$(B)/obj/daemon/faultlined/kbpf.o: $(BPF_SKEL)
-$(B)/obj/daemon/faultlined/kbpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+# faultlined's eBPF side (kbpf*.c) uses the program's maps through the skeleton.
+KBPF_OBJS := $(filter $(B)/obj/daemon/faultlined/kbpf%,$(FLD_OBJS))
+$(KBPF_OBJS): $(BPF_SKEL)
+$(KBPF_OBJS): ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
 
 $(B)/obj/selftests/bpf/bpf_count.o: $(BPF_SKEL)
 $(B)/obj/selftests/bpf/bpf_count.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)

@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kbpf.h"
 #include "procs.h"
 
 /* include/linux/sched.h: set in do_exit() before the process's files are closed. */
@@ -44,6 +43,13 @@ static void tell_gone(struct fld_proc *p)
 	for (size_t i = 0; i < num_observers; i++)
 		if (observers[i]->gone)
 			observers[i]->gone(p);
+}
+
+static void tell_module_gone(struct fld_module *m)
+{
+	for (size_t i = 0; i < num_observers; i++)
+		if (observers[i]->module_gone)
+			observers[i]->module_gone(m);
 }
 
 static void tell_let_go(const struct fld_proc *p)
@@ -482,6 +488,7 @@ void fld_module_free(struct fld_module *m)
 {
 	if (!m)
 		return;
+	tell_module_gone(m);
 	for (uint32_t i = 0; i < m->num_sites; i++)
 		free(m->sites[i].function);
 	free(m->sites);
@@ -500,7 +507,6 @@ static void proc_free(struct fld_proc *p)
 		fld_module_free(p->mods[i]);
 	free(p->mods);
 	free(p->gone);
-	fld_kproc_free(p->k);
 	if (p->kept)
 		tell_let_go(p);
 	if (p->region)

@@ -24,7 +24,9 @@
 #include <faultline/format.h>
 
 #include "dlog.h"
-#include "kbpf.h"
+#include "kbpf_json.h"
+#include "kbpf_load.h"
+#include "kbpf_view.h"
 #include "procs.h"
 #include "query.h"
 #include "reply.h"

@@ -24,6 +24,7 @@
 #include "loop.h"
 #include "procs.h"
 #include "kbpf.h"
+#include "kbpf_mirror.h"
 #include "query.h"
 #include "reply.h"
 #include "requests.h"
@@ -172,8 +173,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		/* Registered again: the same entry, live again. */
 		p->exited = false;
 		p->restored_live = false;
-		fld_kproc_free(p->k);
-		p->k = NULL;
+		fld_bpf_proc_again(p);
 	}
 	memcpy(p->comm, m->hello.comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;
@@ -184,7 +184,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	s->proc = p;
 	s->first = m->hello.flags & FL_HELLO_FIRST;
 	/* Counted by the kernel before the process hears WELCOME. */
-	if (!p->k)
+	if (!fld_bpf_proc_counted(p))
 		fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
 	/* Kept by the keeper before the process hears WELCOME too (keeper.h). */
 	if (fld_keeper_hold(p, fds[0]) == 0)
@@ -196,7 +196,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		fl_proto_header(&w, FL_MSG_WELCOME, sizeof(w), m->seq);
 		w.daemon_pid = (uint32_t)getpid();
 		/* Only to a client that knows the flags (proto.h, FL_HELLO_SYNC). */
-		w.flags = p->k && (m->hello.flags & FL_HELLO_SYNC) ? FL_WELCOME_BPF : 0;
+		w.flags = fld_bpf_proc_counted(p) && (m->hello.flags & FL_HELLO_SYNC) ?
+			  FL_WELCOME_BPF : 0;
 		fld_client_send(c, &w, sizeof(w), NULL, 0);
 	}
 	fld_info("pid %d (%s, uid %u) registered%s", (int)pid, p->comm, (unsigned)p->uid,
