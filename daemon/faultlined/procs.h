@@ -229,7 +229,7 @@ void fld_proc_remove(struct fld_proc *p);
  * (fld_proc_observe), and procs.c names none of them.  Any may be NULL.
  */
 struct fld_proc_observer {
-	/* p is about to be freed (state.c: its record goes; kbpf.c: its view). */
+	/* p is about to be freed (state.c: its record goes; kbpf_procs.c: its kernel view). */
 	void (*gone)(struct fld_proc *p);
 	/*
 	 * The keeper may let go of p's region (p->kept): its final counts are
