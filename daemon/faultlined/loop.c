@@ -25,6 +25,8 @@
 #include "core/opts.h"
 #include "dlog.h"
 #include "loop_internal.h"
+#include "loop_poll.h"
+#include "loop_uring.h"
 #include "proto/proto.h"
 
 _Static_assert(FLD_LOOP_MAX_FDS <= FL_PROTO_MAX_FDS,

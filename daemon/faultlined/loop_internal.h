@@ -82,7 +82,7 @@ struct fld_backend {
 /*
  * What a backend tells the loop's core (loop.c), which fills this in: the
  * backends call the core through it, never by name, so that the core may
- * name the backends (fld_backend_uring, fld_backend_poll) without a circle.
+ * name the backends (loop_uring.h, loop_poll.h) without a circle.
  */
 struct fld_loop_events {
 	uint64_t (*now_ns)(void);
@@ -104,8 +104,6 @@ struct fld_loop_events {
 	void (*drop)(struct fld_client *c, const char *why);
 };
 
-extern const struct fld_backend fld_backend_uring;
-extern const struct fld_backend fld_backend_poll;
 
 struct fld_loop {
 	const struct fld_loop_ops *ops;

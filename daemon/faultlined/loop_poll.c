@@ -15,6 +15,7 @@
 
 #include "dlog.h"
 #include "loop_internal.h"
+#include "loop_poll.h"
 
 #define ACCEPTS_PER_ROUND 64
 

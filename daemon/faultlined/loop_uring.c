@@ -35,6 +35,7 @@
 
 #include "dlog.h"
 #include "loop_internal.h"
+#include "loop_uring.h"
 
 #define SQ_ENTRIES 256
 
