@@ -1166,7 +1166,9 @@ static ssize_t list_records(uint64_t **out)
 		serials[n++] = s;
 	}
 	closedir(d);
-	qsort(serials, n, sizeof(*serials), cmp_serial);
+	/* serials is NULL when there are none, which qsort must not be given. */
+	if (n)
+		qsort(serials, n, sizeof(*serials), cmp_serial);
 	*out = serials;
 	return (ssize_t)n;
 }
