@@ -7,5 +7,5 @@
 #   make check-layers
 
 .PHONY: check-layers
-check-layers: $(LIB_OBJS) $(PRELOAD_OBJS) $(CLI_OBJS) $(FLD_OBJS)
+check-layers: $(LIB_OBJS) $(PRELOAD_OBJS) $(BPF_LOADER_OBJ) $(CLI_OBJS) $(FLD_OBJS)
 	$(Q)scripts/layers.sh $(B)/obj docs/architecture.md

@@ -10,10 +10,11 @@ $(B)/obj/daemon/cli/cmd_run.o: ALL_CFLAGS += -DFL_LIBDIR='"$(LIBDIR)"'
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB_A) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(BPF_LOADER_OBJ) $(LIB_A) $(PKG_LIBS)
 
 # faultline profile (cmd_profile.c, symbolize.c) loads the eBPF program
-# through its skeleton, so the tool links libbpf.
+# through bpf/loader.c and its skeleton, so the tool links both and libbpf.
 $(B)/obj/daemon/cli/cmd_profile.o: $(BPF_SKEL)
 $(B)/obj/daemon/cli/cmd_profile.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
 $(CLI): PKG_LIBS += $(BPF_TEST_LIBS)
+$(CLI): $(BPF_LOADER_OBJ)

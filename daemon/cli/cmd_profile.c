@@ -9,7 +9,7 @@
  * (bpf/faultline.bpf.c), independent of the daemon's: PID goes into
  * fl_registered (without FL_REG_INHERIT: its children are not profiled), or
  * profile_all counts every process; the counts are read from fl_faults at
- * the end.
+ * the end.  The program is loaded by bpf/loader.c, as faultlined loads it.
  *
  * Exit status: 0, 1 when the program cannot be loaded (not privileged, no
  * BTF, ...) or PID does not exist, 2 for a bad command line.
@@ -24,11 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/capability.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -36,6 +34,7 @@
 
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
+#include "loader.h"
 
 #include "cli.h"
 #include "client.h"
@@ -187,24 +186,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 }
 
 /*
- * Loading and attaching need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which
- * implies both and is what kernels before 5.8 want).  Checked first, so that
- * the message names what is missing instead of libbpf's EPERM.
- * Returns 0, or 1 after saying what is missing.
+ * Loading and attaching need CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN):
+ * checked first (bpf/loader.h), so that the message names what is missing
+ * instead of libbpf's EPERM.  Returns 0, or 1 after saying what is missing.
  */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
-	bool sys_admin, bpf, perfmon;
+	unsigned missing;
+	int err = fl_bpf_missing_caps(&missing);
+	bool bpf, perfmon;
 
-	if (syscall(SYS_capget, &hdr, data))
-		return fail("cannot read this process's capabilities: %s", strerror(errno));
-#define HAS(cap) (!!(data[(cap) / 32].effective & (1u << ((cap) % 32))))
-	sys_admin = HAS(CAP_SYS_ADMIN);
-	bpf = sys_admin || HAS(CAP_BPF);
-	perfmon = sys_admin || HAS(CAP_PERFMON);
-#undef HAS
+	if (err)
+		return fail("cannot read this process's capabilities: %s", strerror(-err));
+	bpf = !(missing & FL_BPF_NEED_BPF);
+	perfmon = !(missing & FL_BPF_NEED_PERFMON);
 	if (bpf && perfmon)
 		return 0;
 	return fail("needs root, or CAP_BPF and CAP_PERFMON: %s %s missing",
@@ -576,6 +571,7 @@ static void wait_and_watch(const struct opts *o, struct faultline_bpf *skel,
 int cmd_profile(int argc, char **argv)
 {
 	struct faultline_bpf *skel = NULL;
+	enum fl_bpf_step step;
 	struct cli_sym *sym = NULL;
 	struct opts o = { 0 };
 	struct summary sm = { 0 };
@@ -608,26 +604,20 @@ int cmd_profile(int argc, char **argv)
 				"addresses will not be named\n", o.pid, strerror(-err));
 	}
 
-	libbpf_set_print(print_libbpf);
-	skel = faultline_bpf__open();
-	if (!skel) {
-		fail("cannot open the eBPF program: %s", strerror(errno));
-		goto out;
-	}
-	skel->rodata->profile_all = o.all;
 	/* No fault samples: only fl_faults is read. */
-	skel->rodata->sample_every = 0;
-	err = faultline_bpf__load(skel);
+	err = fl_bpf_load(&(struct fl_bpf_load_opts){ .sample_every = 0, .profile_all = o.all,
+						     .print = print_libbpf },
+			  &skel, &step);
 	if (err) {
-		fail("cannot load the eBPF program: %s%s", strerror(-err),
-		     err == -EPERM ? " (locked down kernel, or unprivileged BPF disabled?)" :
-		     err == -ENOENT || err == -ESRCH ?
-		     " (does the kernel have BTF, /sys/kernel/btf/vmlinux?)" : "");
-		goto out;
-	}
-	err = faultline_bpf__attach(skel);
-	if (err) {
-		fail("cannot attach the eBPF program: %s", strerror(-err));
+		if (step == FL_BPF_OPEN)
+			fail("cannot open the eBPF program: %s", strerror(-err));
+		else if (step == FL_BPF_LOAD)
+			fail("cannot load the eBPF program: %s%s", strerror(-err),
+			     err == -EPERM ? " (locked down kernel, or unprivileged BPF disabled?)" :
+			     err == -ENOENT || err == -ESRCH ?
+			     " (does the kernel have BTF, /sys/kernel/btf/vmlinux?)" : "");
+		else
+			fail("cannot attach the eBPF program: %s", strerror(-err));
 		goto out;
 	}
 	if (!o.all) {

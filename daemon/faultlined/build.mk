@@ -16,8 +16,11 @@ $(B)/obj/daemon/faultlined/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
 $(FLD): $(FLD_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(BPF_LOADER_OBJ) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
 
-# faultlined loads the program through the skeleton (kbpf.c).
-$(B)/obj/daemon/faultlined/kbpf.o: $(BPF_SKEL)
-$(B)/obj/daemon/faultlined/kbpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+$(FLD): $(BPF_LOADER_OBJ)
+
+# faultlined's eBPF side (kbpf*.c) uses the program's maps through the skeleton.
+KBPF_OBJS := $(filter $(B)/obj/daemon/faultlined/kbpf%,$(FLD_OBJS))
+$(KBPF_OBJS): $(BPF_SKEL)
+$(KBPF_OBJS): ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)

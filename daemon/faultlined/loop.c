@@ -25,12 +25,14 @@
 #include "core/opts.h"
 #include "dlog.h"
 #include "loop_internal.h"
+#include "loop_poll.h"
+#include "loop_uring.h"
 #include "proto/proto.h"
 
 _Static_assert(FLD_LOOP_MAX_FDS <= FL_PROTO_MAX_FDS,
 	       "fl_proto_send carries every descriptor a message may queue");
 
-uint64_t fld_loop__now_ns(void)
+static uint64_t core_now_ns(void)
 {
 	struct timespec ts;
 
@@ -110,7 +112,7 @@ void fld_client_drop(struct fld_client *c, const char *why)
 	drop(c, FL_LOG_INFO, why);
 }
 
-void fld_loop__reap(struct fld_loop *l)
+static void core_reap(struct fld_loop *l)
 {
 	struct fld_client *c, *next;
 
@@ -124,7 +126,7 @@ void fld_loop__reap(struct fld_loop *l)
 	}
 }
 
-void fld_loop__accepted(struct fld_loop *l, int fd)
+static void core_accepted(struct fld_loop *l, int fd)
 {
 	struct fld_client *c;
 	struct ucred cred;
@@ -132,7 +134,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	bool privileged;
 
 	if (l->nclients >= l->o.max_clients) {
-		uint64_t now = fld_loop__now_ns();
+		uint64_t now = core_now_ns();
 
 		/* At most one line a second however fast they come. */
 		if (now - l->rejected_logged_ns >= 1000000000u) {
@@ -158,7 +160,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	 */
 	privileged = cred.uid == 0 || cred.uid == geteuid();
 	if (!privileged && l->nclients + l->o.root_reserve >= l->o.max_clients) {
-		uint64_t now = fld_loop__now_ns();
+		uint64_t now = core_now_ns();
 
 		if (now - l->rejected_logged_ns >= 1000000000u) {
 			fld_warn("%u clients: the last %u are kept for root: refusing uid %u",
@@ -175,7 +177,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 		for (c = l->live; c; c = c->next)
 			same += c->uid == cred.uid;
 		if (same >= half) {
-			uint64_t now = fld_loop__now_ns();
+			uint64_t now = core_now_ns();
 
 			if (now - l->rejected_logged_ns >= 1000000000u) {
 				fld_warn("uid %u has %u clients, half of --max-clients: "
@@ -199,7 +201,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 	c->gid = cred.gid;
 	c->id = ++l->next_id;
 	c->tokens = l->o.msg_burst;
-	c->last_ns = fld_loop__now_ns();
+	c->last_ns = core_now_ns();
 	c->connected_ns = c->last_ns;
 	c->active_ns = c->last_ns;
 	c->qtail = &c->qhead;
@@ -219,7 +221,7 @@ void fld_loop__accepted(struct fld_loop *l, int fd)
 		l->ops->on_connect(c, l->ctx);
 }
 
-void fld_loop__accept_failed(struct fld_loop *l, int err)
+static void core_accept_failed(struct fld_loop *l, int err)
 {
 	switch (err) {
 	case EINTR:
@@ -262,13 +264,13 @@ static int take_token(struct fld_loop *l, struct fld_client *c, uint64_t now)
 	return 1;
 }
 
-void fld_loop__readable(struct fld_loop *l, struct fld_client *c)
+static void core_readable(struct fld_loop *l, struct fld_client *c)
 {
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(sizeof(int) * FLD_LOOP_MAX_FDS)];
 	} cbuf;
-	uint64_t now = fld_loop__now_ns();
+	uint64_t now = core_now_ns();
 	char why[128];
 
 	/* Until it would block: a multishot poll reports only new data. */
@@ -389,7 +391,7 @@ static void send_failed(struct fld_client *c, int err)
 	drop(c, FL_LOG_INFO, why);
 }
 
-void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
+static void core_writable(struct fld_loop *l, struct fld_client *c)
 {
 	struct fld_out *o;
 	int err;
@@ -411,7 +413,7 @@ void fld_loop__writable(struct fld_loop *l, struct fld_client *c)
 			c->qtail = &c->qhead;
 		c->qlen--;
 		c->qbytes -= o->len;
-		c->active_ns = fld_loop__now_ns();
+		c->active_ns = core_now_ns();
 		close_fds(o->fds, o->nfds);
 		free(o);
 		if (!c->qhead && l->ops->on_drained)
@@ -445,7 +447,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 	if (!c->qhead) {
 		err = fl_proto_send(c->fd, buf, len, fds, nfds, MSG_DONTWAIT);
 		if (err == 0) {
-			c->active_ns = fld_loop__now_ns();
+			c->active_ns = core_now_ns();
 			return 0;
 		}
 		if (err == -EMSGSIZE)
@@ -490,7 +492,7 @@ int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int
 	return 0;
 }
 
-void fld_loop__signal(struct fld_loop *l, int signo)
+static void core_signal(struct fld_loop *l, int signo)
 {
 	switch (signo) {
 	case SIGTERM:
@@ -516,7 +518,7 @@ void fld_loop__signal(struct fld_loop *l, int signo)
  */
 static void drop_silent(struct fld_loop *l)
 {
-	uint64_t now = fld_loop__now_ns(), limit = (uint64_t)l->o.silent_ms * 1000000u;
+	uint64_t now = core_now_ns(), limit = (uint64_t)l->o.silent_ms * 1000000u;
 	struct fld_client *c, *next;
 	char why[96];
 
@@ -537,7 +539,7 @@ static void drop_silent(struct fld_loop *l)
 	}
 }
 
-void fld_loop__tick(struct fld_loop *l)
+static void core_tick(struct fld_loop *l)
 {
 	drop_silent(l);
 	if (l->accept_paused) {
@@ -548,10 +550,24 @@ void fld_loop__tick(struct fld_loop *l)
 		l->ops->on_tick(l->ctx);
 }
 
-int fld_loop__work(struct fld_loop *l)
+static int core_work(struct fld_loop *l)
 {
 	return !l->stop && l->ops->on_work ? l->ops->on_work(l->ctx) : 0;
 }
+
+/* How the backends call the core (loop_internal.h). */
+static const struct fld_loop_events core_events = {
+	.now_ns = core_now_ns,
+	.accepted = core_accepted,
+	.accept_failed = core_accept_failed,
+	.readable = core_readable,
+	.writable = core_writable,
+	.signal = core_signal,
+	.tick = core_tick,
+	.work = core_work,
+	.reap = core_reap,
+	.drop = fld_client_drop,
+};
 
 int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 		 const struct fld_loop_opts *opts, struct fld_loop **loopp)
@@ -564,6 +580,7 @@ int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	l->ev = &core_events;
 	if (fl_opts_copy(&l->o, sizeof(l->o), opts)) {
 		free(l);
 		return -EINVAL;
@@ -663,7 +680,7 @@ void fld_loop_free(struct fld_loop *l)
 	l->be->fini(l); /* no request names a client any more */
 	for (c = l->dead; c; c = c->next)
 		c->refs = 0;
-	fld_loop__reap(l);
+	core_reap(l);
 	close(l->sfd);
 	sigprocmask(SIG_SETMASK, &l->oldmask, NULL);
 	free(l->rbuf);
@@ -673,11 +690,6 @@ void fld_loop_free(struct fld_loop *l)
 const char *fld_loop_backend(const struct fld_loop *l)
 {
 	return l->be->name;
-}
-
-unsigned fld_loop_clients(const struct fld_loop *l)
-{
-	return l->nclients;
 }
 
 void fld_client_keep(struct fld_client *c)
@@ -693,11 +705,6 @@ pid_t fld_client_pid(const struct fld_client *c)
 uid_t fld_client_uid(const struct fld_client *c)
 {
 	return c->uid;
-}
-
-gid_t fld_client_gid(const struct fld_client *c)
-{
-	return c->gid;
 }
 
 unsigned long fld_client_id(const struct fld_client *c)

@@ -94,9 +94,6 @@ int fld_loop_watch(struct fld_loop *loop, int fd, void (*fn)(void *ctx), void *c
 /* "io_uring" or "poll". */
 const char *fld_loop_backend(const struct fld_loop *loop);
 
-/* Number of connected clients. */
-unsigned fld_loop_clients(const struct fld_loop *loop);
-
 /*
  * Sends one message to c, with up to FLD_LOOP_MAX_FDS descriptors (the
  * caller keeps its own: they are duplicated).  Sent at once when the socket
@@ -135,7 +132,6 @@ void fld_client_keep(struct fld_client *c);
 /* The peer's credentials, read with SO_PEERCRED at accept. */
 pid_t fld_client_pid(const struct fld_client *c);
 uid_t fld_client_uid(const struct fld_client *c);
-gid_t fld_client_gid(const struct fld_client *c);
 
 /* A number unique among this loop's clients, for log lines. */
 unsigned long fld_client_id(const struct fld_client *c);

@@ -79,14 +79,38 @@ struct fld_backend {
 	void (*accept_resume)(struct fld_loop *l);
 };
 
-extern const struct fld_backend fld_backend_uring;
-extern const struct fld_backend fld_backend_poll;
+/*
+ * What a backend tells the loop's core (loop.c), which fills this in: the
+ * backends call the core through it, never by name, so that the core may
+ * name the backends (loop_uring.h, loop_poll.h) without a circle.
+ */
+struct fld_loop_events {
+	uint64_t (*now_ns)(void);
+	/* A new connection; takes ownership of fd. */
+	void (*accepted)(struct fld_loop *l, int fd);
+	/* accept failed with -err: pauses accepting until the next tick when it may recur. */
+	void (*accept_failed)(struct fld_loop *l, int err);
+	/* c's socket is readable (or hung up): receives until it would block. */
+	void (*readable)(struct fld_loop *l, struct fld_client *c);
+	/* c's socket is writable: sends what is queued. */
+	void (*writable)(struct fld_loop *l, struct fld_client *c);
+	void (*signal)(struct fld_loop *l, int signo);
+	void (*tick)(struct fld_loop *l);
+	/* After a round of events: ops->on_work.  Returns nonzero while work is left. */
+	int (*work)(struct fld_loop *l);
+	/* Frees dropped clients no backend request names any more. */
+	void (*reap)(struct fld_loop *l);
+	/* fld_client_drop. */
+	void (*drop)(struct fld_client *c, const char *why);
+};
+
 
 struct fld_loop {
 	const struct fld_loop_ops *ops;
 	void *ctx;
 	struct fld_loop_opts o;
 	const struct fld_backend *be;
+	const struct fld_loop_events *ev;
 	int lfd;
 	int sfd;
 	sigset_t oldmask;
@@ -114,21 +138,5 @@ struct fld_loop {
 	struct pollfd *pfds;
 	struct fld_client **pcl;
 };
-
-uint64_t fld_loop__now_ns(void);
-/* A new connection; takes ownership of fd. */
-void fld_loop__accepted(struct fld_loop *l, int fd);
-/* accept failed with -err: pauses accepting until the next tick when it may recur. */
-void fld_loop__accept_failed(struct fld_loop *l, int err);
-/* c's socket is readable (or hung up): receives until it would block. */
-void fld_loop__readable(struct fld_loop *l, struct fld_client *c);
-/* c's socket is writable: sends what is queued. */
-void fld_loop__writable(struct fld_loop *l, struct fld_client *c);
-void fld_loop__signal(struct fld_loop *l, int signo);
-void fld_loop__tick(struct fld_loop *l);
-/* After a round of events: ops->on_work.  Returns nonzero while work is left. */
-int fld_loop__work(struct fld_loop *l);
-/* Frees dropped clients no backend request names any more. */
-void fld_loop__reap(struct fld_loop *l);
 
 #endif /* FLD_LOOP_INTERNAL_H */

@@ -15,6 +15,7 @@
 
 #include "dlog.h"
 #include "loop_internal.h"
+#include "loop_poll.h"
 
 #define ACCEPTS_PER_ROUND 64
 
@@ -70,17 +71,17 @@ static void accept_some(struct fld_loop *l)
 		if (fd < 0) {
 			if (errno == EAGAIN)
 				return;
-			fld_loop__accept_failed(l, errno);
+			l->ev->accept_failed(l, errno);
 			continue;
 		}
-		fld_loop__accepted(l, fd);
+		l->ev->accepted(l, fd);
 	}
 }
 
 static int poll_run(struct fld_loop *l)
 {
 	uint64_t tick_ns = (uint64_t)l->o.tick_ms * 1000000u;
-	uint64_t next_tick = fld_loop__now_ns() + tick_ns;
+	uint64_t next_tick = l->ev->now_ns() + tick_ns;
 	int busy = 0;
 
 	while (!l->stop) {
@@ -104,29 +105,29 @@ static int poll_run(struct fld_loop *l)
 				.events = POLLIN | POLLRDHUP | (c->want_write ? POLLOUT : 0),
 			};
 		}
-		now = fld_loop__now_ns();
+		now = l->ev->now_ns();
 		timeout = now >= next_tick || busy ? 0 : (int)((next_tick - now + 999999) / 1000000);
 		r = poll(l->pfds, n, timeout);
 		if (r < 0 && errno != EINTR) {
 			fld_err("poll: %s", strerror(errno));
 			return -errno;
 		}
-		now = fld_loop__now_ns();
+		now = l->ev->now_ns();
 		if (now >= next_tick) {
 			next_tick += tick_ns;
 			if (next_tick <= now)
 				next_tick = now + tick_ns;
-			fld_loop__tick(l);
+			l->ev->tick(l);
 		}
 		if (r <= 0) {
-			busy = fld_loop__work(l);
+			busy = l->ev->work(l);
 			continue;
 		}
 		if (l->pfds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(l->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				fld_loop__signal(l, (int)si.ssi_signo);
+				l->ev->signal(l, (int)si.ssi_signo);
 		}
 		if (listening && l->pfds[1].revents)
 			accept_some(l);
@@ -139,13 +140,13 @@ static int poll_run(struct fld_loop *l)
 			if (!ev || c->dead)
 				continue;
 			if (ev & POLLOUT)
-				fld_loop__writable(l, c);
+				l->ev->writable(l, c);
 			if (!c->dead && (ev & ~POLLOUT))
-				fld_loop__readable(l, c);
+				l->ev->readable(l, c);
 		}
-		fld_loop__reap(l);
-		busy = fld_loop__work(l);
-		fld_loop__reap(l);
+		l->ev->reap(l);
+		busy = l->ev->work(l);
+		l->ev->reap(l);
 	}
 	return 0;
 }

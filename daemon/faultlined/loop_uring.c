@@ -25,7 +25,7 @@
  *
  * A client's struct lives while a request names it: c->refs counts the
  * POLLIN and POLLOUT polls in flight, dropped by their last completion (the
- * one without IORING_CQE_F_MORE), and fld_loop__reap frees the client only
+ * one without IORING_CQE_F_MORE), and the core's reap frees the client only
  * at 0, so no completion ever reads freed memory.
  */
 #include <errno.h>
@@ -35,6 +35,7 @@
 
 #include "dlog.h"
 #include "loop_internal.h"
+#include "loop_uring.h"
 
 #define SQ_ENTRIES 256
 
@@ -163,7 +164,7 @@ static void uring_want_write(struct fld_loop *l, struct fld_client *c)
 	struct io_uring_sqe *sqe = get_sqe(l);
 
 	if (!sqe) {
-		fld_client_drop(c, "io_uring submission queue full");
+		l->ev->drop(c, "io_uring submission queue full");
 		return;
 	}
 	io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
@@ -205,12 +206,12 @@ static void on_accept(struct fld_loop *l, struct io_uring_cqe *cqe)
 	if (!(cqe->flags & IORING_CQE_F_MORE))
 		l->accept_armed = 0;
 	if (cqe->res >= 0) {
-		fld_loop__accepted(l, cqe->res);
+		l->ev->accepted(l, cqe->res);
 	} else if (cqe->res == -EINVAL && !l->accept_single) {
 		fld_info("io_uring: no multishot accept: re-arming a single accept");
 		l->accept_single = 1;
 	} else {
-		fld_loop__accept_failed(l, -cqe->res);
+		l->ev->accept_failed(l, -cqe->res);
 	}
 	if (!l->accept_armed && !l->accept_paused && arm_accept(l) < 0)
 		l->accept_paused = 1;
@@ -226,17 +227,17 @@ static void on_client(struct fld_loop *l, struct fld_uop *op, struct io_uring_cq
 			char why[96];
 
 			snprintf(why, sizeof(why), "poll: %s", strerror(-cqe->res));
-			fld_client_drop(c, why);
+			l->ev->drop(c, why);
 		} else if (op->kind == FLD_UOP_READ) {
-			fld_loop__readable(l, c);
+			l->ev->readable(l, c);
 		} else {
-			fld_loop__writable(l, c);
+			l->ev->writable(l, c);
 		}
 	}
 	if (last) {
 		/* Re-arm a multishot poll the kernel ended (e.g. CQ overflow). */
 		if (op->kind == FLD_UOP_READ && !c->dead && arm_read(l, c) < 0)
-			fld_client_drop(c, "io_uring submission queue full");
+			l->ev->drop(c, "io_uring submission queue full");
 		c->refs--;
 	}
 }
@@ -253,12 +254,12 @@ static int handle(struct fld_loop *l, struct io_uring_cqe *cqe)
 		return 0;
 	case FLD_UOP_SIGNAL:
 		if (cqe->res == (int)sizeof(l->ssi))
-			fld_loop__signal(l, (int)l->ssi.ssi_signo);
+			l->ev->signal(l, (int)l->ssi.ssi_signo);
 		else if (cqe->res < 0 && cqe->res != -EINTR && cqe->res != -EAGAIN)
 			return cqe->res;
 		return arm_signal(l);
 	case FLD_UOP_TICK:
-		fld_loop__tick(l);
+		l->ev->tick(l);
 		return arm_tick(l);
 	case FLD_UOP_READ:
 	case FLD_UOP_WRITE:
@@ -303,9 +304,9 @@ static int uring_run(struct fld_loop *l)
 			}
 		}
 		io_uring_cq_advance(&l->ring, n);
-		fld_loop__reap(l);
-		busy = fld_loop__work(l);
-		fld_loop__reap(l);
+		l->ev->reap(l);
+		busy = l->ev->work(l);
+		l->ev->reap(l);
 	}
 	return 0;
 }

@@ -20,11 +20,15 @@
 
 #include "dlog.h"
 #include "safedir.h"
-#include "echo.h"
 #include "kbpf.h"
 #include "keeper.h"
 #include "session.h"
+#include "state.h"
 #include "loop.h"
+#ifdef FLD_TRANSPORT_TEST
+/* The transport tests' build (selftests/daemon/echo.h): PING/PONG. */
+#include "echo.h"
+#endif
 
 #ifndef FL_VERSION
 #define FL_VERSION "unknown"

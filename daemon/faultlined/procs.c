@@ -20,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "keeper.h"
-#include "kbpf.h"
 #include "procs.h"
 
 /* include/linux/sched.h: set in do_exit() before the process's files are closed. */
@@ -30,7 +28,36 @@
 struct fld_proc **fld_procs;
 size_t fld_num_procs;
 static uint64_t next_serial = 1;
-void (*fld_proc_on_free)(struct fld_proc *p);
+static const struct fld_proc_observer *observers[FLD_PROC_OBSERVERS];
+static size_t num_observers;
+
+void fld_proc_observe(const struct fld_proc_observer *o)
+{
+	if (num_observers == FLD_PROC_OBSERVERS)
+		abort();
+	observers[num_observers++] = o;
+}
+
+static void tell_gone(struct fld_proc *p)
+{
+	for (size_t i = 0; i < num_observers; i++)
+		if (observers[i]->gone)
+			observers[i]->gone(p);
+}
+
+static void tell_module_gone(struct fld_module *m)
+{
+	for (size_t i = 0; i < num_observers; i++)
+		if (observers[i]->module_gone)
+			observers[i]->module_gone(m);
+}
+
+static void tell_let_go(const struct fld_proc *p)
+{
+	for (size_t i = 0; i < num_observers; i++)
+		if (observers[i]->let_go)
+			observers[i]->let_go(p);
+}
 
 static uint64_t now_ms(void)
 {
@@ -446,7 +473,7 @@ void fld_proc_saved(struct fld_proc *p)
 		if (p->mods[k]->ack)
 			p->mods[k]->ack = p->region && !ack_slots(p, p->mods[k]);
 	if (p->kept && p->exited && !p->region) {
-		fld_keeper_release(p);
+		tell_let_go(p);
 		p->kept = false;
 	}
 }
@@ -461,6 +488,7 @@ void fld_module_free(struct fld_module *m)
 {
 	if (!m)
 		return;
+	tell_module_gone(m);
 	for (uint32_t i = 0; i < m->num_sites; i++)
 		free(m->sites[i].function);
 	free(m->sites);
@@ -474,15 +502,13 @@ void fld_module_free(struct fld_module *m)
 
 static void proc_free(struct fld_proc *p)
 {
-	if (fld_proc_on_free)
-		fld_proc_on_free(p);
+	tell_gone(p);
 	for (size_t i = 0; i < p->num_mods; i++)
 		fld_module_free(p->mods[i]);
 	free(p->mods);
 	free(p->gone);
-	fld_kproc_free(p->k);
 	if (p->kept)
-		fld_keeper_release(p);
+		tell_let_go(p);
 	if (p->region)
 		munmap(p->region, p->layout.size);
 	free(p);

@@ -17,7 +17,6 @@
 #include "proto/proto.h"
 
 struct fld_client;
-struct fld_kproc;	/* kbpf.c */
 
 struct fld_site {
 	uint64_t faulting_pc;
@@ -27,7 +26,6 @@ struct fld_site {
 	char *function;		/* from SYMBOLS, or NULL */
 	uint64_t frozen;	/* the count once it can no longer change */
 	uint64_t frozen_populations;	/* and its region pages populated (proto.h) */
-	uint64_t kernel_frozen;	/* the eBPF program's, once the process exited (kbpf.c) */
 };
 
 struct fld_module {
@@ -39,10 +37,6 @@ struct fld_module {
 	uint32_t num_sites;
 	struct fld_site *sites;
 	bool removed;		/* counts frozen */
-	/* Sites mirrored into the eBPF program's map (the first ones: kbpf.c). */
-	uint32_t kernel_sites;
-	/* Loaded when its process exited: its sites' kernel_frozen are set. */
-	bool kernel_counted;
 	/*
 	 * Found in the region's site table, never described by a MODULE_ADD
 	 * (the process exited first): its name is not known.
@@ -128,7 +122,6 @@ struct fld_proc {
 	uint64_t name_bytes;
 	struct fld_record rec;
 	uint32_t next_seq;		/* requests */
-	struct fld_kproc *k;		/* the eBPF program's view (kbpf.c), or NULL */
 };
 
 /* All processes, live and exited, in registration order (restored ones first). */
@@ -231,8 +224,28 @@ void fld_module_free(struct fld_module *m);
 /* Removes p from the list and frees it. */
 void fld_proc_remove(struct fld_proc *p);
 
-/* Called for each process about to be freed, when set (state.c: its record goes). */
-extern void (*fld_proc_on_free)(struct fld_proc *p);
+/*
+ * What the files above this one are told of the processes: they subscribe
+ * (fld_proc_observe), and procs.c names none of them.  Any may be NULL.
+ */
+struct fld_proc_observer {
+	/* p is about to be freed (state.c: its record goes; kbpf_procs.c: its kernel view). */
+	void (*gone)(struct fld_proc *p);
+	/*
+	 * The keeper may let go of p's region (p->kept): its final counts are
+	 * saved, or p is freed (session.c subscribes the keeper).
+	 */
+	void (*let_go)(const struct fld_proc *p);
+	/* m is about to be freed (fld_module_free), a module of p or not (yet). */
+	void (*module_gone)(struct fld_module *m);
+};
+
+#define FLD_PROC_OBSERVERS 4
+/*
+ * o (kept, not copied) is told from now on, after the observers added
+ * before it.  At most FLD_PROC_OBSERVERS; one more is a bug (aborts).
+ */
+void fld_proc_observe(const struct fld_proc_observer *o);
 
 /*
  * Removes and frees uid's process that exited first (see fld_proc_exit).

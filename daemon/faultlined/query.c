@@ -24,9 +24,13 @@
 #include <faultline/format.h>
 
 #include "dlog.h"
-#include "kbpf.h"
+#include "kbpf_json.h"
+#include "kbpf_load.h"
+#include "kbpf_view.h"
 #include "procs.h"
-#include "session.h"
+#include "query.h"
+#include "reply.h"
+#include "requests.h"
 #include "work.h"
 
 /* Sites listed per process in an answer about every process. */
@@ -563,7 +567,7 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 			return;
 		}
 	}
-	fld_session_poll_completions();
+	fld_requests_poll();
 	/* A pid means the live process, else its latest exited one. */
 	for (size_t i = 0; pid && i < fld_num_procs; i++) {
 		const struct fld_proc *p = fld_procs[i];

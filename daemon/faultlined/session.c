@@ -7,15 +7,12 @@
  * A violation drops that client only.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +24,12 @@
 #include "loop.h"
 #include "procs.h"
 #include "kbpf.h"
+#include "kbpf_mirror.h"
+#include "query.h"
+#include "reply.h"
+#include "requests.h"
 #include "session.h"
+#include "state.h"
 #include "work.h"
 
 /* What a connection is: nothing yet, a registered process, or a CLI. */
@@ -38,25 +40,6 @@ struct session {
 	struct fld_job *query;		/* its answer being built (query.c), or NULL */
 };
 
-/* A request waiting for its completion in a process's ring. */
-struct pending {
-	struct fld_client *from;	/* NULL once the requester is gone */
-	uid_t uid;			/* the requester's */
-	uint32_t from_seq;
-	pid_t pid;
-	uint32_t seq;			/* in the process's ring */
-	uint32_t kind;
-	uint64_t deadline_ms;
-};
-
-/*
- * Requests in flight: at most this many from one uid other than root (its
- * connections together), so that one user's requests to a process that
- * never answers do not keep the others' out.
- */
-#define PENDING_PER_UID 64
-static struct pending pendings[1024];
-static size_t num_pendings;
 static struct fld_session_opts opts;
 
 static uint64_t mono_ms(void)
@@ -65,59 +48,6 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void fld_send_error(struct fld_client *c, uint32_t seq, int err, const char *fmt, ...)
-{
-	char buf[sizeof(struct fl_msg_error) + 512];
-	struct fl_msg_error e;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf + sizeof(e), sizeof(buf) - sizeof(e), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(buf) - sizeof(e))
-		n = (int)(sizeof(buf) - sizeof(e) - 1);
-	memset(&e, 0, sizeof(e));
-	fl_proto_header(&e, FL_MSG_ERROR, sizeof(e) + (size_t)n, seq);
-	e.err = err;
-	e.len = (uint32_t)n;
-	memcpy(buf, &e, sizeof(e));
-	fld_client_send(c, buf, sizeof(e) + (size_t)n, NULL, 0);
-}
-
-int fld_send_reply(struct fld_client *c, uint32_t seq, const char *text, size_t len)
-{
-	static char buf[FL_PROTO_MAX_MESSAGE];
-	const size_t room = sizeof(buf) - sizeof(struct fl_msg_reply);
-	int err;
-
-	do {
-		struct fl_msg_reply r;
-		size_t n = len > room ? room : len;
-
-		memset(&r, 0, sizeof(r));
-		fl_proto_header(&r, FL_MSG_REPLY, sizeof(r) + n, seq);
-		r.flags = len > n ? FL_REPLY_MORE : 0;
-		r.len = (uint32_t)n;
-		memcpy(buf, &r, sizeof(r));
-		memcpy(buf + sizeof(r), text, n);
-		err = fld_client_send(c, buf, sizeof(r) + n, NULL, 0);
-		if (err)
-			break;
-		/*
-		 * The first message met the queue limits: the rest of the
-		 * answer is queued whole (a big host's stats is megabytes).
-		 */
-		fld_client_bulk(c, 1);
-		text += n;
-		len -= n;
-	} while (len);
-	fld_client_bulk(c, 0);
-	return err;
 }
 
 static void drop(struct fld_client *c, const char *what, const char *detail)
@@ -243,8 +173,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		/* Registered again: the same entry, live again. */
 		p->exited = false;
 		p->restored_live = false;
-		fld_kproc_free(p->k);
-		p->k = NULL;
+		fld_bpf_proc_again(p);
 	}
 	memcpy(p->comm, m->hello.comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;
@@ -255,7 +184,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	s->proc = p;
 	s->first = m->hello.flags & FL_HELLO_FIRST;
 	/* Counted by the kernel before the process hears WELCOME. */
-	if (!p->k)
+	if (!fld_bpf_proc_counted(p))
 		fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
 	/* Kept by the keeper before the process hears WELCOME too (keeper.h). */
 	if (fld_keeper_hold(p, fds[0]) == 0)
@@ -267,7 +196,8 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 		fl_proto_header(&w, FL_MSG_WELCOME, sizeof(w), m->seq);
 		w.daemon_pid = (uint32_t)getpid();
 		/* Only to a client that knows the flags (proto.h, FL_HELLO_SYNC). */
-		w.flags = p->k && (m->hello.flags & FL_HELLO_SYNC) ? FL_WELCOME_BPF : 0;
+		w.flags = fld_bpf_proc_counted(p) && (m->hello.flags & FL_HELLO_SYNC) ?
+			  FL_WELCOME_BPF : 0;
 		fld_client_send(c, &w, sizeof(w), NULL, 0);
 	}
 	fld_info("pid %d (%s, uid %u) registered%s", (int)pid, p->comm, (unsigned)p->uid,
@@ -632,138 +562,6 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 }
 
 /* ------------------------------------------------------------------------
- * REQUEST and completions
- */
-
-static void on_request(struct fld_client *c, struct session *s, const struct fl_msg *m)
-{
-	struct fld_proc *p = fld_proc_find_live((pid_t)m->request.pid);
-	struct fl_shm_header *h;
-	struct fl_shm_entry e;
-	uid_t uid = fld_client_uid(c);
-
-	s->querier = true;
-	if (!p || !fld_proc_visible(p, uid)) {
-		/* The same answer for "no such process" and "not yours". */
-		fld_send_error(c, m->seq, -ESRCH, "no registered process %u", m->request.pid);
-		return;
-	}
-	if (uid != 0) {
-		size_t mine = 0;
-
-		for (size_t i = 0; i < num_pendings; i++)
-			mine += pendings[i].uid == uid;
-		if (mine >= PENDING_PER_UID) {
-			fld_send_error(c, m->seq, -EBUSY, "%d requests of uid %u in flight",
-				       PENDING_PER_UID, (unsigned)uid);
-			return;
-		}
-	}
-	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
-		fld_send_error(c, m->seq, -EBUSY, "too many requests in flight");
-		return;
-	}
-	h = p->region;
-	memset(&e, 0, sizeof(e));
-	e.seq = ++p->next_seq;
-	e.status = (int32_t)m->request.kind;
-	e.value = m->request.arg;
-	if (fl_ring_push(&h->request_head, &h->request_tail,
-			 (char *)p->region + p->layout.requests_offset,
-			 p->layout.request_entries, &e) != 0) {
-		fld_send_error(c, m->seq, -EAGAIN, "pid %d is not taking requests", (int)p->pid);
-		return;
-	}
-	/*
-	 * Ring the doorbell: the increment is ordered after the push's release
-	 * of head; the agent loads the doorbell with acquire before popping.
-	 */
-	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
-	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
-	pendings[num_pendings++] = (struct pending){
-		.from = c, .uid = uid, .from_seq = m->seq, .pid = p->pid, .seq = e.seq,
-		.kind = m->request.kind, .deadline_ms = mono_ms() + opts.request_timeout_ms,
-	};
-}
-
-static void finish(size_t i, int status, uint64_t value)
-{
-	struct pending *q = &pendings[i];
-
-	if (q->from) {
-		if (status < 0) {
-			fld_send_error(q->from, q->from_seq, status, "request to pid %d: %s",
-				       (int)q->pid, strerror(-status));
-		} else {
-			char text[160];
-			int n = snprintf(text, sizeof(text),
-					 "{\"pid\":%d,\"request\":\"%s\",\"status\":0,\"value\":%llu}",
-					 (int)q->pid, q->kind == FL_REQ_PING ? "ping" : "heal_threshold",
-					 (unsigned long long)value);
-
-			fld_send_reply(q->from, q->from_seq, text, (size_t)n);
-		}
-	}
-	pendings[i] = pendings[--num_pendings];
-}
-
-/*
- * A completion's status as the requester sees it: 0 or a negative errno
- * (the kernel's range, 1 to 4095), as the protocol says; anything else the
- * process wrote is a broken answer (and would index strerror with
- * -INT32_MIN).
- */
-static int completion_status(int32_t status)
-{
-	return status <= 0 && status >= -4095 ? status : -EPROTO;
-}
-
-void fld_session_poll_completions(void)
-{
-	uint64_t now = mono_ms();
-
-	for (size_t i = 0; i < num_pendings;) {
-		struct pending *q = &pendings[i];
-		struct fld_proc *p = fld_proc_find_live(q->pid);
-		struct fl_shm_entry e;
-		int r = 0;
-
-		if (!p) {
-			finish(i, -ESRCH, 0);
-			continue;
-		}
-		/*
-		 * Completions of this process: match them to their requests.  At
-		 * most a ring's worth per visit: the process writes head (and
-		 * can write our tail too), and one that keeps moving it while we
-		 * pop must not hold the daemon here.
-		 */
-		for (uint32_t n = 0; n < p->layout.completion_entries; n++) {
-			r = fl_ring_pop(&((struct fl_shm_header *)p->region)->completion_head,
-					&((struct fl_shm_header *)p->region)->completion_tail,
-					(char *)p->region + p->layout.completions_offset,
-					p->layout.completion_entries, &e);
-			if (r <= 0)
-				break;
-			for (size_t k = 0; k < num_pendings; k++) {
-				if (pendings[k].pid == p->pid && pendings[k].seq == e.seq) {
-					finish(k, completion_status(e.status), e.value);
-					break;
-				}
-			}
-		}
-		if (r < 0 && p->client) {
-			drop(p->client, "completion ring", "implausible head");
-			continue;
-		}
-		if (i < num_pendings && pendings[i].pid == q->pid && now >= pendings[i].deadline_ms)
-			finish(i, -ETIMEDOUT, 0);
-		else
-			i++;
-	}
-}
-
-/* ------------------------------------------------------------------------
  * The loop's callbacks
  */
 
@@ -847,7 +645,8 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 				       "being answered");
 			return;
 		}
-		on_request(c, s, &m);
+		s->querier = true;
+		fld_request(c, &m, opts.request_timeout_ms);
 		break;
 	default:
 		drop(c, "protocol", "a daemon's message from a client");
@@ -860,9 +659,7 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 	struct session *s = fld_client_get_data(c);
 
 	(void)ctx;
-	for (size_t i = 0; i < num_pendings; i++)
-		if (pendings[i].from == c)
-			pendings[i].from = NULL;
+	fld_requests_forget(c);
 	if (s && s->query)
 		fld_query_cancel(s->query);
 	if (s && s->proc) {
@@ -971,7 +768,7 @@ static void on_tick(void *ctx)
 {
 	(void)ctx;
 	check_lingering();
-	fld_session_poll_completions();
+	fld_requests_poll();
 	fld_state_tick();
 	fld_bpf_tick();
 }
@@ -1005,6 +802,10 @@ void fld_session_init(const struct fld_session_opts *o)
 {
 	struct fld_budget_opts b = { .max_sites = o->max_user_sites, .max_bytes = o->max_user_bytes };
 
+	static const struct fld_proc_observer keeper_observer = { .let_go = fld_keeper_release };
+
 	opts = *o;
 	fld_budget_init(&b);
+	/* A kept region the process's entry no longer needs goes back. */
+	fld_proc_observe(&keeper_observer);
 }

@@ -63,7 +63,7 @@
 
 #include "dlog.h"
 #include "procs.h"
-#include "session.h"
+#include "state.h"
 #include "work.h"
 
 #define LEGACY_NAME "state.json"
@@ -448,6 +448,9 @@ static void write_record(struct fld_proc *p, bool check, bool now)
 
 
 /* A process is freed: its record goes with it. */
+static void on_free(struct fld_proc *p);
+static const struct fld_proc_observer state_observer = { .gone = on_free };
+
 static void on_free(struct fld_proc *p)
 {
 	char name[64];
@@ -1163,7 +1166,9 @@ static ssize_t list_records(uint64_t **out)
 		serials[n++] = s;
 	}
 	closedir(d);
-	qsort(serials, n, sizeof(*serials), cmp_serial);
+	/* serials is NULL when there are none, which qsort must not be given. */
+	if (n)
+		qsort(serials, n, sizeof(*serials), cmp_serial);
 	*out = serials;
 	return (ssize_t)n;
 }
@@ -1211,7 +1216,7 @@ int fld_state_load(int dfd, const char *dir)
 		load_legacy(tok);
 	json_tokener_free(tok);
 	/* From now on a process that goes takes its record along. */
-	fld_proc_on_free = on_free;
+	fld_proc_observe(&state_observer);
 	fld_info("state: %zu processes restored from %s%s", fld_num_procs, dir,
 		 failed ? " (some left out)" : "");
 	return 0;

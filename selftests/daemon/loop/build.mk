@@ -16,16 +16,20 @@ $(FLD_TEST_OUT)/%: $(B)/obj/$(FLD_TEST_DIR)/%.o
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
 
 # The transport tests run a build of the daemon that answers PING with PONG
-# (echo.c) instead of speaking the protocol (session.c).
+# (selftests/daemon/echo.c, not part of faultlined) instead of speaking the
+# protocol (session.c).
 FLD_ECHO := $(B)/tests/daemon/faultlined-echo
 
-$(B)/obj/daemon/faultlined/main-echo.o: daemon/faultlined/main.c | deps
+$(B)/obj/selftests/daemon/main-echo.o: daemon/faultlined/main.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(FLD_CFLAGS) -DFL_VERSION='"$(VERSION)"' -DFLD_TRANSPORT_TEST \
-		-MMD -MP -c $< -o $@
+		-Iselftests/daemon -Idaemon/faultlined -MMD -MP -c $< -o $@
 
-$(FLD_ECHO): $(filter-out %/main.o,$(FLD_OBJS)) $(B)/obj/daemon/faultlined/main-echo.o $(LIB_A)
+$(B)/obj/selftests/daemon/echo.o: ALL_CFLAGS += $(FLD_CFLAGS) -Idaemon/faultlined
+
+$(FLD_ECHO): $(filter-out %/main.o,$(FLD_OBJS)) $(B)/obj/selftests/daemon/main-echo.o \
+		$(B)/obj/selftests/daemon/echo.o $(BPF_LOADER_OBJ) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIB_LIBS) $(FLD_LIBS)

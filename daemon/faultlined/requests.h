@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * REQUEST (requests.c): a client's request to a registered process (heal
+ * threshold, ping), pushed into the process's request ring, and its answer
+ * when the process's completion comes back (or the timeout, or the process
+ * is gone).  Loop thread only.
+ */
+#ifndef FLD_REQUESTS_H
+#define FLD_REQUESTS_H
+
+#include "loop.h"
+#include "proto/proto.h"
+
+/*
+ * A decoded REQUEST from c: pushed into the process's ring (the doorbell
+ * rung), or answered at once with an ERROR (no such process visible to c,
+ * too many in flight, ring full).  Its answer waits at most timeout_ms.
+ */
+void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms);
+/* Matches the completions in the processes' rings to their requests, and times them out. */
+void fld_requests_poll(void);
+/* c is gone: its requests' answers are not sent (the requests stay in flight). */
+void fld_requests_forget(struct fld_client *c);
+
+#endif /* FLD_REQUESTS_H */
