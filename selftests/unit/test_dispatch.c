@@ -24,71 +24,17 @@
 #include "proto/proto.h"
 #include "table/table.h"
 
+#include "jitcode.h"
 #include "suites.h"
-#include "vec.h"
-
-/*
- * Machine code, one page:
- *   +0   load:  mov (%rdi),%eax; ret        handler +3:  mov $-1,%eax; ret
- *   +16  store: movl $1,(%rdi); xor %eax,%eax; ret
- *                                            handler +25: mov $-2,%eax; ret
- */
-static const unsigned char code_bytes[] = {
-	0x8b, 0x07, 0xc3, 0xb8, 0xff, 0xff, 0xff, 0xff, 0xc3,
-	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
-	0xc7, 0x07, 0x01, 0x00, 0x00, 0x00, 0x31, 0xc0, 0xc3,
-	0xb8, 0xfe, 0xff, 0xff, 0xff, 0xc3,
-};
 
 /* The kernel's flag for sa_restorer (x86-64); glibc does not export it. */
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000
 #endif
 
-typedef int (*fn_t)(int *p);
-
-struct jit {
-	unsigned char *code;
-	fn_t load;
-	fn_t store;
-	struct vec map;
-};
-
-static void jit_make(struct jit *j)
-{
-	j->code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(j->code, MAP_FAILED);
-	memcpy(j->code, code_bytes, sizeof(code_bytes));
-	j->load = (fn_t)(void *)j->code;
-	j->store = (fn_t)(void *)(j->code + 16);
-}
-
-/* A fault map for j: the load as load_kind, the store as store_kind. */
-static void jit_map(struct jit *j, uint32_t load_kind, uint32_t store_kind)
-{
-	struct vec *v = &j->map;
-
-	vec_init(v, 0);
-	put8(v, 1); put8(v, 0); put16(v, 0); put32(v, 2);
-	put64(v, (uint64_t)(uintptr_t)j->code); put32(v, 1); put32(v, 0);
-	put32(v, load_kind); put32(v, 0); put32(v, 3);
-	put64(v, (uint64_t)(uintptr_t)j->code + 16); put32(v, 1); put32(v, 0);
-	put32(v, store_kind); put32(v, 0); put32(v, 9);
-}
-
 static int jit_register(struct jit *j, struct fl_diag *d)
 {
-	struct fl_jit_reg reg = {
-		.sz = sizeof(reg),
-		.name = "unit-jit",
-		.faultmap = j->map.buf,
-		.faultmap_size = j->map.len,
-		.code_start = (uint64_t)(uintptr_t)j->code,
-		.code_size = 4096,
-	};
-
-	return fl_jit_register(&reg, d);
+	return jit_register_as(j, "unit-jit", d);
 }
 
 static void init_jit_only(void)

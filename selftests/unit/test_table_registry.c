@@ -23,62 +23,19 @@
 #include "dispatch/dispatch.h"
 #include "table/table.h"
 
+#include "jitcode.h"
 #include "suites.h"
-#include "vec.h"
-
-/*
- * Machine code, as test_dispatch.c's:
- *   +0   load:  mov (%rdi),%eax; ret        handler +3:  mov $-1,%eax; ret
- *   +16  store: movl $1,(%rdi); xor %eax,%eax; ret
- *                                            handler +25: mov $-2,%eax; ret
- */
-static const unsigned char code_bytes[] = {
-	0x8b, 0x07, 0xc3, 0xb8, 0xff, 0xff, 0xff, 0xff, 0xc3,
-	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
-	0xc7, 0x07, 0x01, 0x00, 0x00, 0x00, 0x31, 0xc0, 0xc3,
-	0xb8, 0xfe, 0xff, 0xff, 0xff, 0xc3,
-};
-
-typedef int (*fn_t)(int *p);
-
-struct jit {
-	unsigned char *code;
-	fn_t load;
-	fn_t store;
-	struct vec map;
-};
 
 /* JIT code with a fault map: the load as a load, the store as a store. */
-static void jit_make(struct jit *j)
+static void jit_make_mapped(struct jit *j)
 {
-	struct vec *v = &j->map;
-
-	j->code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(j->code, MAP_FAILED);
-	memcpy(j->code, code_bytes, sizeof(code_bytes));
-	j->load = (fn_t)(void *)j->code;
-	j->store = (fn_t)(void *)(j->code + 16);
-	vec_init(v, 0);
-	put8(v, 1); put8(v, 0); put16(v, 0); put32(v, 2);
-	put64(v, (uint64_t)(uintptr_t)j->code); put32(v, 1); put32(v, 0);
-	put32(v, FL_FAULT_LOAD); put32(v, 0); put32(v, 3);
-	put64(v, (uint64_t)(uintptr_t)j->code + 16); put32(v, 1); put32(v, 0);
-	put32(v, FL_FAULT_STORE); put32(v, 0); put32(v, 9);
+	jit_make(j);
+	jit_map(j, FL_FAULT_LOAD, FL_FAULT_STORE);
 }
 
 static int jit_register(struct jit *j, const char *name)
 {
-	struct fl_jit_reg reg = {
-		.sz = sizeof(reg),
-		.name = name,
-		.faultmap = j->map.buf,
-		.faultmap_size = j->map.len,
-		.code_start = (uint64_t)(uintptr_t)j->code,
-		.code_size = 4096,
-	};
-
-	return fl_jit_register(&reg, NULL);
+	return jit_register_as(j, name, NULL);
 }
 
 static void init_alone(void)
@@ -118,7 +75,7 @@ START_TEST(registration_needs_init_and_publishes_the_sites)
 	uint64_t at;
 	int id;
 
-	jit_make(&j);
+	jit_make_mapped(&j);
 	at = (uint64_t)(uintptr_t)j.code;
 	ck_assert(!fl_table_ready());
 	ck_assert_int_eq(jit_register(&j, "before-init"), -ENODEV);
@@ -157,7 +114,7 @@ START_TEST(unregistration_unpublishes_the_sites_once)
 	int id;
 
 	init_alone();
-	jit_make(&j);
+	jit_make_mapped(&j);
 	id = jit_register(&j, "unit-table");
 	ck_assert_int_gt(id, 0);
 	ck_assert_int_eq(fl_jit_unregister(id), 0);
@@ -180,7 +137,7 @@ START_TEST(overlapping_registration_is_refused)
 	int id;
 
 	init_alone();
-	jit_make(&j);
+	jit_make_mapped(&j);
 	id = jit_register(&j, "first");
 	ck_assert_int_gt(id, 0);
 	reg = (struct fl_jit_reg){
@@ -221,7 +178,7 @@ START_TEST(site_walk_and_stats_count_the_claimed_faults)
 	int calls = 0;
 
 	init_alone();
-	jit_make(&j);
+	jit_make_mapped(&j);
 	ck_assert_int_gt(jit_register(&j, "unit-table"), 0);
 	ck_assert_int_eq(j.load(NULL), -1);
 	ck_assert_int_eq(j.store(NULL), -2);
@@ -341,7 +298,7 @@ START_TEST(observers_are_told_in_subscription_order)
 	ck_assert_int_eq(fl_table_observe(&observer_a), 0);
 	ck_assert_int_eq(fl_table_observe(&observer_b), 0);
 	init_alone();
-	jit_make(&j);
+	jit_make_mapped(&j);
 	id = jit_register(&j, "one");
 	ck_assert_int_gt(id, 0);
 	snprintf(want, sizeof(want), "prepare:A:one prepare:B:one added:A:%d added:B:%d ", id, id);
@@ -359,7 +316,7 @@ START_TEST(observers_are_told_in_subscription_order)
 
 	/* A module without sites is nothing to the observers. */
 	events[0] = 0;
-	jit_make(&k);
+	jit_make_mapped(&k);
 	k.map.len = 0;
 	put8(&k.map, 1); put8(&k.map, 0); put16(&k.map, 0); put32(&k.map, 0);
 	ck_assert_int_gt(jit_register(&k, "empty"), 0);
@@ -385,7 +342,7 @@ START_TEST(observers_fork_handlers_nest_inside_the_table_locks)
 				   "fork-child:B:0 ") != 0)
 			_exit(3);
 		/* The child has the table's locks back: it registers. */
-		jit_make(&j);
+		jit_make_mapped(&j);
 		_exit(jit_register(&j, "child") > 0 ? 0 : 4);
 	}
 	ck_assert_str_eq(events, "fork-prepare:A fork-prepare:B fork-parent:B fork-parent:A ");
@@ -406,7 +363,7 @@ START_TEST(observers_are_limited)
 	{
 		struct jit j;
 
-		jit_make(&j);
+		jit_make_mapped(&j);
 		ck_assert_int_gt(jit_register(&j, "unit-table"), 0);
 	}
 }
@@ -425,7 +382,7 @@ START_TEST(fork_child_counts_on_its_own_counters_without_the_agent)
 	int status;
 
 	init_alone();
-	jit_make(&j);
+	jit_make_mapped(&j);
 	ck_assert_int_gt(jit_register(&j, "fork-counts"), 0);
 	ck_assert_int_eq(j.load(NULL), -1);
 	ck_assert_uint_eq(faults(), 1);
