@@ -28,7 +28,7 @@ $(BPF_SKEL): $(BPF_OBJ)
 	$(Q)bpftool gen skeleton $< > $@
 
 # One loader (bpf/loader.c: capabilities, open, load, attach) for faultlined
-# (kbpf.c) and faultline profile (cmd_profile.c); both link it.
+# (kbpf_load.c) and faultline profile (cmd_profile.c); both link it.
 BPF_LOADER_OBJ := $(B)/obj/bpf/loader.o
 $(BPF_LOADER_OBJ): $(BPF_SKEL)
 $(BPF_LOADER_OBJ): ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loading the eBPF program (loader.c): the capability check, and the
- * skeleton's open, load and attach.  One loader for faultlined (kbpf.c)
+ * skeleton's open, load and attach.  One loader for faultlined (kbpf_load.c)
  * and faultline profile (cmd_profile.c); what each does with the maps
  * afterwards is its own.  Not thread-safe (libbpf_set_print is global).
  */

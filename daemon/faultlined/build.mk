@@ -1,6 +1,6 @@
 # faultlined (daemon/faultlined/): one io_uring event loop (liburing), a
 # poll(2) fallback, the protocol (session.c), the eBPF program's counts
-# (kbpf.c).  Its unit files (faultlined.service, faultlined.socket) are
+# (kbpf*.c).  Its unit files (faultlined.service, faultlined.socket) are
 # installed with @BINDIR@ replaced.
 
 FLD_SRCS := $(wildcard daemon/faultlined/*.c)

@@ -74,7 +74,7 @@ struct fld_backend {
 	int (*run)(struct fld_loop *l);
 	int (*client_add)(struct fld_loop *l, struct fld_client *c);
 	void (*want_write)(struct fld_loop *l, struct fld_client *c);
-	/* Stop watching c; c->refs reaching 0 lets fld_loop__reap free it. */
+	/* Stop watching c; c->refs reaching 0 lets the core's reap (core_reap in loop.c) free it. */
 	void (*client_remove)(struct fld_loop *l, struct fld_client *c);
 	void (*accept_resume)(struct fld_loop *l);
 };
