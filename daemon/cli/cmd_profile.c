@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * faultline profile [--seconds S] [-n N] [--json] PID|--all
+ * faultline profile [-s|--seconds S] [-n|--top N] [--json] PID|--all
  *
  * The instructions that take the most page faults, in one process
  * (registered with faultlined or not) or in all of them, named with their
@@ -16,9 +16,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
+#include <float.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,10 +37,14 @@
 
 #include "cli.h"
 #include "client.h"
+#include "opts.h"
 #include "symbolize.h"
 
-#define DEFAULT_SECONDS 5.0
+/* Numbers, for --help's text too (STR). */
+#define DEFAULT_SECONDS 5
 #define DEFAULT_TOP 20
+#define STR_(x) #x
+#define STR(x) STR_(x)
 /* How often the target's maps are read again (and, with --all, the new
  * processes in fl_faults looked for). */
 #define SNAPSHOT_MS_PID 200
@@ -70,30 +73,20 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
-static void profile_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: faultline profile [OPTIONS] PID\n"
-		"       faultline profile [OPTIONS] --all\n"
-		"\n"
-		"Counts the page faults of process PID (registered with faultlined or\n"
-		"not), or of every process, per faulting instruction, for a while, then\n"
-		"prints the instructions with the most: their module and function, or\n"
-		"for JIT code the name its compiler wrote to /tmp/perf-PID.map.  Ends\n"
-		"early on Ctrl-C (and still prints) or when PID exits.  Needs root, or\n"
-		"CAP_BPF and CAP_PERFMON.\n"
-		"\n"
-		"Options:\n"
-		"  --all             every process (except this one)\n"
-		"  -s, --seconds S   how long to count (default %g; decimals allowed)\n"
-		"  -n, --top N       how many addresses to print (default %d)\n"
-		"  --json            print a JSON document (see faultline(1))\n"
-		"  -h, --help        show this help\n"
-		"\n"
-		"Exit status: 0 on success, 1 if the eBPF program cannot be loaded or\n"
-		"PID does not exist, 2 for usage errors.\n",
-		DEFAULT_SECONDS, DEFAULT_TOP);
-}
+static const char profile_usage[] =
+	"Usage: faultline profile [OPTIONS] PID\n"
+	"       faultline profile [OPTIONS] --all\n"
+	"\n"
+	"Counts the page faults of process PID (registered with faultlined or\n"
+	"not), or of every process, per faulting instruction, for a while, then\n"
+	"prints the instructions with the most: their module and function, or\n"
+	"for JIT code the name its compiler wrote to /tmp/perf-PID.map.  Ends\n"
+	"early on Ctrl-C (and still prints) or when PID exits.  Needs root, or\n"
+	"CAP_BPF and CAP_PERFMON.\n";
+
+static const char profile_epilogue[] =
+	"Exit status: 0 on success, 1 if the eBPF program cannot be loaded or\n"
+	"PID does not exist, 2 for usage errors.\n";
 
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
@@ -107,82 +100,53 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/*
+ * Returns CLI_OPTS_GO with *o filled in, or the exit status: 0 after
+ * --help, EXIT_USAGE after a usage error.
+ */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option options[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	uint64_t top = DEFAULT_TOP;
+	const struct cli_opt opts[] = {
+		{ "all", CLI_OPT_FLAG, &o->all, .help = "every process (except this one)" },
+		/*
+		 * Above 0: DBL_TRUE_MIN is the least positive double.  A year
+		 * is long enough; more is surely a typo.
+		 */
+		{ "seconds", CLI_OPT_DOUBLE, &o->seconds, .letter = 's', .lo = DBL_TRUE_MIN,
+		  .hi = 366 * 86400.0, .expect = "a positive number of seconds", .arg = "S",
+		  .help = "how long to count (default " STR(DEFAULT_SECONDS)
+			  "; decimals allowed)" },
+		{ "top", CLI_OPT_U64, &top, .letter = 'n', .base = 10, .min = 1, .max = 1000000,
+		  .expect = "a number of addresses from 1 to 1000000", .arg = "N",
+		  .help = "how many addresses to print (default " STR(DEFAULT_TOP) ")" },
+		{ "json", CLI_OPT_FLAG, &o->json,
+		  .help = "print a JSON document (see faultline(1))" },
+		{ NULL },
 	};
-	char *end;
-	int opt;
+	const struct cli_opts cli = { "profile", profile_usage, profile_epilogue, opts,
+				      .needs = "a value" };
+	int first, ret;
 
 	o->seconds = DEFAULT_SECONDS;
-	o->top = DEFAULT_TOP;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":hs:n:", options, NULL)) != -1) {
-		switch (opt) {
-		case 'a':
-			o->all = true;
-			break;
-		case 's':
-			errno = 0;
-			o->seconds = strtod(optarg, &end);
-			/* A year is long enough; more is surely a typo. */
-			if (errno || end == optarg || *end || !isfinite(o->seconds) ||
-			    o->seconds <= 0 || o->seconds > 366 * 86400.0) {
-				usage_error("profile", "--seconds: expected a positive number of seconds, not '%s'",
-					    optarg);
-				return -1;
-			}
-			break;
-		case 'n': {
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || errno || *end || v == 0 ||
-			    v > 1000000) {
-				usage_error("profile", "--top: expected a number of addresses from 1 to 1000000, not '%s'",
-					    optarg);
-				return -1;
-			}
-			o->top = v;
-			break;
-		}
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			profile_usage(stdout);
-			return 1;
-		case ':':
-			usage_error("profile", "option '%s' needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			usage_error("profile", "unknown option '%s'", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (o->all && optind < argc) {
+	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
+		return ret;
+	o->top = (size_t)top;
+	if (o->all && first < argc) {
 		usage_error("profile", "give either PID or --all, not both");
-		return -1;
+		return EXIT_USAGE;
 	}
-	if (!o->all && optind >= argc) {
+	if (!o->all && first >= argc) {
 		usage_error("profile", "no PID given (or --all)");
-		return -1;
+		return EXIT_USAGE;
 	}
-	if (optind + 1 < argc) {
-		usage_error("profile", "one PID only, not '%s' too", argv[optind + 1]);
-		return -1;
+	if (first + 1 < argc) {
+		usage_error("profile", "one PID only, not '%s' too", argv[first + 1]);
+		return EXIT_USAGE;
 	}
-	if (!o->all && cli_parse_pid("profile", "PID", argv[optind], &o->pid))
-		return -1;
-	return 0;
+	if (!o->all && cli_parse_pid("profile", "PID", argv[first], &o->pid))
+		return EXIT_USAGE;
+	return CLI_OPTS_GO;
 }
 
 /*
@@ -580,9 +544,8 @@ int cmd_profile(int argc, char **argv)
 	long n;
 	int err, status = 1;
 
-	err = parse_opts(argc, argv, &o);
-	if (err)
-		return err > 0 ? 0 : EXIT_USAGE;
+	if ((err = parse_opts(argc, argv, &o)) != CLI_OPTS_GO)
+		return err;
 	if (!o.all && kill((pid_t)o.pid, 0) && errno == ESRCH)
 		return fail("no process with PID %u", o.pid);
 	if (check_privileges())

@@ -166,15 +166,16 @@ static void print_option(FILE *out, const char *name, const char *arg, const cha
 
 /*
  * --help: the command's usage, then its options, their help starting in
- * one column: two blanks after the longest "--name ARG", and no sooner than
- * 16 columns in.
+ * one column: two blanks after the longest "-l, --name ARG", and no sooner
+ * than 16 columns in.
  */
 static void print_usage(const struct cli_opts *o, FILE *out)
 {
 	int width = 16;
 
 	for (const struct cli_opt *opt = o->opts; opt->name; opt++) {
-		int w = 2 + (int)strlen(opt->name) + (opt->arg ? 1 + (int)strlen(opt->arg) : 0);
+		int w = (opt->letter ? 4 : 0) + 2 + (int)strlen(opt->name) +
+			(opt->arg ? 1 + (int)strlen(opt->arg) : 0);
 
 		if (w + 2 > width)
 			width = w + 2;
@@ -184,7 +185,10 @@ static void print_usage(const struct cli_opts *o, FILE *out)
 	for (const struct cli_opt *opt = o->opts; opt->name; opt++) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "--%s", opt->name);
+		if (opt->letter)
+			snprintf(name, sizeof(name), "-%c, --%s", opt->letter, opt->name);
+		else
+			snprintf(name, sizeof(name), "--%s", opt->name);
 		print_option(out, name, opt->arg, opt->help, width);
 	}
 	print_option(out, "-h, --help", NULL, "show this help", width);
@@ -192,24 +196,47 @@ static void print_usage(const struct cli_opts *o, FILE *out)
 		fprintf(out, "\n%s", o->epilogue);
 }
 
+/* The table entry whose letter is c, or NULL. */
+static const struct cli_opt *by_letter(const struct cli_opt *opts, int c)
+{
+	for (const struct cli_opt *opt = opts; opt->name; opt++) {
+		if (opt->letter && opt->letter == c)
+			return opt;
+	}
+	return NULL;
+}
+
 int cli_opts_parse(const struct cli_opts *o, int argc, char **argv, int *first)
 {
 	struct option lopts[MAX_OPTS + 2];
-	char optstring[8];
-	size_t n = 0;
+	/* "+:" and "l:" per option and "h". */
+	char optstring[2 + 2 * MAX_OPTS + 2];
+	const struct cli_opt *opt;
+	size_t n = 0, len;
 	int c;
 
+	len = (size_t)snprintf(optstring, sizeof(optstring), "%s%s", o->in_order ? "+" : "",
+			       o->missing_is_unknown ? "" : ":");
 	for (; o->opts[n].name; n++) {
+		opt = &o->opts[n];
 		if (n == MAX_OPTS)
 			abort();
-		lopts[n] = (struct option){ o->opts[n].name,
-					    takes_argument(o->opts[n].kind) ? required_argument :
+		lopts[n] = (struct option){ opt->name,
+					    takes_argument(opt->kind) ? required_argument :
 					    no_argument, NULL, OPT_VAL(n) };
+		if (opt->letter) {
+			/* Not help's, getopt's own or a letter twice. */
+			if (strchr("h:+-?", opt->letter) || by_letter(o->opts, opt->letter) != opt)
+				abort();
+			optstring[len++] = opt->letter;
+			if (takes_argument(opt->kind))
+				optstring[len++] = ':';
+		}
 	}
+	optstring[len++] = 'h';
+	optstring[len] = 0;
 	lopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
-	snprintf(optstring, sizeof(optstring), "%s%sh", o->in_order ? "+" : "",
-		 o->missing_is_unknown ? "" : ":");
 
 	optind = 1;
 	opterr = 0;
@@ -219,14 +246,19 @@ int cli_opts_parse(const struct cli_opts *o, int argc, char **argv, int *first)
 			return 0;
 		}
 		if (c == ':') {
-			usage_error(o->cmd, "option '%s' needs an argument", argv[optind - 1]);
+			usage_error(o->cmd, "option '%s' needs %s", argv[optind - 1],
+				    o->needs ? o->needs : "an argument");
 			return EXIT_USAGE;
 		}
-		if (c < OPT_VAL(0) || c >= OPT_VAL(MAX_OPTS)) {
+		if (c >= OPT_VAL(0) && c < OPT_VAL(MAX_OPTS))
+			opt = &o->opts[c - OPT_VAL(0)];
+		else
+			opt = c == '?' ? NULL : by_letter(o->opts, c);
+		if (!opt) {
 			usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
-		if (take(&o->opts[c - OPT_VAL(0)], o->cmd, optarg) != 0)
+		if (take(opt, o->cmd, optarg) != 0)
 			return EXIT_USAGE;
 	}
 	*first = optind;

@@ -11,7 +11,8 @@
  * and exits EXIT_USAGE.  -h and --help are every command's: its usage on
  * stdout, exit 0, with the options listed from the same table.  Options
  * take their argument as "--name ARG" or "--name=ARG", and may be
- * abbreviated while unambiguous (getopt_long).
+ * abbreviated while unambiguous (getopt_long); one with a letter is also
+ * "-l ARG" or "-lARG".
  */
 #ifndef FL_CLI_OPTS_H
 #define FL_CLI_OPTS_H
@@ -54,6 +55,11 @@ struct cli_opt {
 	int (*check)(const struct cli_opt *opt, const char *cmd, const char *arg);
 	const char *arg;	/* what --help calls the argument: "PATH" */
 	const char *help;	/* what --help says of it; '\n' starts a line */
+	/*
+	 * A short option too ('s' for -s), listed as "-s, --name"; 0: none.
+	 * Not 'h', which is --help's.  The messages still say "--name".
+	 */
+	char letter;
 };
 
 struct cli_opts {
@@ -75,6 +81,11 @@ struct cli_opts {
 	 * always said it, not "needs an argument".
 	 */
 	bool missing_is_unknown;
+	/*
+	 * What a missing argument is called: "option '--seconds' needs NEEDS".
+	 * NULL: "an argument"; profile has always said "a value".
+	 */
+	const char *needs;
 };
 
 /* cli_opts_parse's "go on": the options were good. */
