@@ -18,6 +18,7 @@
 #define FL_CLI_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cli_sym;
