@@ -121,6 +121,7 @@ include selftests/fuzz/build.mk
 include selftests/jit/build.mk
 include selftests/runtimes/build.mk
 include selftests/region/build.mk
+include selftests/patch/build.mk
 include selftests/shim/build.mk
 include selftests/bpf/build.mk
 include selftests/daemon/loop/build.mk
@@ -149,7 +150,7 @@ check-san: | deps
 		check-discovery check-jit check-stress
 
 CHECKS := check-layers check-unit check-cli check-docs check-install check-conformance check-discovery \
-	check-shim check-jit check-region check-runtimes check-stress check-stress-tsan \
+	check-shim check-jit check-region check-patch check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
 	check-daemon-fair check-bpf check-profile check-vm \
 	check-fuzz check-san
@@ -191,6 +192,7 @@ $(PC_FILE): Makefile
 		'Description: Runtime support for LLVM implicit checks, stack maps and patch points' \
 		'Version: $(VERSION)' \
 		'Requires.private: $(LIB_PKGS)' \
+		'Libs.private: -lZydis' \
 		'Libs: -L$${libdir} -lfaultline' \
 		'Cflags: -I$${includedir}' > $@
 

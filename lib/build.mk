@@ -7,9 +7,10 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a
 LIB_MAP := lib/libfaultline.map
-# The library needs only libelf; json-c is for the command-line tool.
+# The library needs libelf and Zydis; json-c is for the command-line tool.
 LIB_PKGS := libelf
-LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS))
+# Zydis 4 (the patch layer's decoder) has no pkg-config file in Debian 12.
+LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -lZydis
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)

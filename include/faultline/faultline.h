@@ -8,6 +8,7 @@
 #include <faultline/format.h>
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
+#include <faultline/patch.h>
 #include <faultline/region.h>
 
 #endif /* FAULTLINE_FAULTLINE_H */

@@ -2,11 +2,12 @@
 /*
  * Signal context (see dispatch.h for the rules): the chain.
  *
- * The kernel keeps faultline's handler for SIGSEGV and SIGBUS.  What the
- * application asks for with sigaction (or signal, sigset, ...) is recorded
- * here and answered as if it had taken effect; a fault faultline does not
- * claim is delivered to the recorded action the way the kernel would have
- * delivered it.
+ * The kernel keeps faultline's handler for SIGSEGV and SIGBUS, and for
+ * SIGTRAP once code patching is enabled (fl_dispatch_install_trap).  What
+ * the application asks for with sigaction (or signal, sigset, ...) is
+ * recorded here and answered as if it had taken effect; a signal faultline
+ * does not claim is delivered to the recorded action the way the kernel
+ * would have delivered it.
  *
  * Records are written by fl_sigaction, which must stay async-signal-safe
  * (a handler may call sigaction, and a thread may be interrupted in the
@@ -50,8 +51,14 @@ struct chain {
 	struct chain_slot slots[CHAIN_SLOTS];
 };
 
-/* [0] SIGSEGV, [1] SIGBUS.  Slot 0 starts as SIG_DFL (all zero). */
-static struct chain chains[2];
+/* [0] SIGSEGV, [1] SIGBUS, [2] SIGTRAP.  Slot 0 starts as SIG_DFL (all zero). */
+static struct chain chains[3];
+
+/*
+ * SIGTRAP is faultline's, and recorded here, only from
+ * fl_dispatch_install_trap on; before, sigaction for it goes to the kernel.
+ */
+static _Atomic int trap_chained;
 
 static struct chain *chain_of(int sig)
 {
@@ -59,6 +66,8 @@ static struct chain *chain_of(int sig)
 		return &chains[0];
 	if (sig == SIGBUS)
 		return &chains[1];
+	if (sig == SIGTRAP && atomic_load_explicit(&trap_chained, memory_order_acquire))
+		return &chains[2];
 	return NULL;
 }
 
@@ -151,6 +160,32 @@ void fl_chain_record(int sig, const struct sigaction *act)
 
 	if (c)
 		slot_publish(c, act);
+}
+
+/*
+ * SIGTRAP joins the chain.  From the store of trap_chained on, the
+ * application's sigaction calls are recorded instead of reaching the
+ * kernel; the exchange that installs ours hands back the action in effect
+ * just before.  That one becomes the chain's, unless an application call
+ * was recorded in between, which is newer.
+ */
+int fl_chain_take_trap(const struct sigaction *ours)
+{
+	struct chain *c = &chains[2];
+	uint32_t before = atomic_load_explicit(&c->next, memory_order_acquire);
+	struct sigaction prev;
+
+	atomic_store_explicit(&trap_chained, 1, memory_order_seq_cst);
+	if (fl_real_sigaction(SIGTRAP, ours, &prev) != 0) {
+		int err = -errno;
+
+		atomic_store_explicit(&trap_chained, 0, memory_order_seq_cst);
+		return err;
+	}
+	if (atomic_load_explicit(&c->next, memory_order_acquire) == before &&
+	    !((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == fl_dispatch_handler))
+		slot_publish(c, &prev);
+	return 0;
 }
 
 void fl_chain_set_restorer(void (*restorer)(void))
@@ -316,8 +351,14 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	struct chain *c = chain_of(sig);
 	struct sigaction act;
-	/* A fault the kernel raised: returning re-executes the instruction. */
+	/* The kernel raised it (a fault or a trap), nobody sent it. */
 	int synchronous = si->si_code > 0;
+	/*
+	 * A fault: returning re-executes the instruction.  Not a trap: the
+	 * kernel's SIGTRAP (int3, a single step, a breakpoint) reports what
+	 * already executed, and returning goes on after it.
+	 */
+	bool refaults = synchronous && sig != SIGTRAP;
 	sigset_t mask;
 
 	slot_read(c, &act);
@@ -329,14 +370,15 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 			return;
 		/*
 		 * The kernel forces the default action for a synchronous fault
-		 * whose handler is SIG_IGN (force_sig_info_to_task), and SIG_DFL
-		 * is the default: restore it and let the fault happen again,
-		 * so the process dies by this signal with its core dump.  A
-		 * signal that was sent is sent again: it is delivered when
-		 * this handler returns (or now; ours runs with SA_NODEFER).
+		 * or trap whose handler is SIG_IGN (force_sig_info_to_task), and
+		 * SIG_DFL is the default: restore it and let the fault happen
+		 * again, so the process dies by this signal with its core dump.
+		 * A trap does not happen again, and a signal that was sent is
+		 * sent again: either is delivered when this handler returns (or
+		 * now; ours runs with SA_NODEFER).
 		 */
 		fl_chain_restore_default(sig);
-		if (!synchronous)
+		if (!refaults)
 			syscall(SYS_tgkill, getpid(), gettid(), sig);
 		return;
 	}

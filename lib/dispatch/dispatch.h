@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The signal-context room: everything the SIGSEGV/SIGBUS handler can reach
- * lives in lib/dispatch/ and keeps these rules.
+ * The signal-context room: everything the SIGSEGV/SIGBUS/SIGTRAP handler
+ * can reach lives in lib/dispatch/ and keeps these rules.
  *
  *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
  *    errno preserved, a few hundred bytes of stack.
@@ -9,10 +9,12 @@
  *    and the chain records of chain.c.  It writes only the site counters,
  *    the statistics and, for SA_RESETHAND, a chain record.
  *  - Syscalls: ioctl on a region's userfaultfd, rt_sigprocmask,
- *    rt_sigaction (to restore a default action), tgkill.
+ *    rt_sigaction (to restore a default action), tgkill, sched_yield (a
+ *    thread at an instruction being patched lets the patcher go on).
  *
  * The writers (lib/table/, lib/region/) build immutable snapshots and
- * publish them here; see "Snapshots" below for the protocol.
+ * publish them here; see "Snapshots" below for the protocol.  The patcher
+ * (lib/patch/) publishes the sites it is changing in fl_pokes.
  */
 #ifndef FL_DISPATCH_DISPATCH_H
 #define FL_DISPATCH_DISPATCH_H
@@ -221,6 +223,46 @@ struct fl_region_forward {
  */
 int fl_region_forwarded(siginfo_t *si, const void *uc);
 
+/*
+ * Code being patched (lib/patch/, the writer; trap.c, the handler side).
+ *
+ * While the patcher changes an instruction, an int3 stands at its first
+ * byte, and a thread that runs into it takes SIGTRAP at addr + 1.  Each
+ * site of a patch is a slot here, published (addr, release) before its
+ * int3 is written and retired (done_gen set) after its new first byte
+ * is written and every thread was serialized.  A retired slot is freed
+ * only once a later serialization has happened (gen > done_gen), so a
+ * SIGTRAP still in flight at the time finds it; and a trap at an int3
+ * that is no longer there is known to have been a patch's (see trap.c).
+ */
+#define FL_POKE_SLOTS 256
+
+struct fl_poke_slot {
+	_Atomic uint64_t addr;		/* 0: free */
+	/* 0 while the patch is in progress; then the generation it ended in */
+	_Atomic uint64_t done_gen;
+	_Atomic uint32_t new0;		/* the new first byte */
+};
+
+struct fl_pokes {
+	/* Serializations so far (membarrier SYNC_CORE), bumped after each. */
+	_Atomic uint64_t gen;
+	/* Set by the first patch: from then on a vanished int3 was ours. */
+	_Atomic int ever;
+	/* Statistics: traps at a site being patched, resumed. */
+	_Atomic uint64_t trapped;
+	struct fl_poke_slot slots[FL_POKE_SLOTS];
+};
+
+extern struct fl_pokes fl_pokes;
+
+/*
+ * The handler side of patching, for a SIGTRAP (trap.c): returns true when
+ * the trap was at an int3 of a patch, and uc resumes at the instruction
+ * (which is then the old one or the new one, whole); false: chain it.
+ */
+bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc);
+
 /* The handler, installed by fl_dispatch_install. */
 void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
 
@@ -231,6 +273,13 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
  */
 int fl_dispatch_install(void);
 
+/*
+ * Installs fl_dispatch_handler for SIGTRAP too, with the same chain (code
+ * patching needs it: lib/patch/).  Idempotent.  Returns 0 or -errno.  Not
+ * signal context.
+ */
+int fl_dispatch_install_trap(void);
+
 /* Returns true when the kernel's action for sig is still ours. */
 bool fl_dispatch_installed(int sig);
 
@@ -238,6 +287,12 @@ bool fl_dispatch_installed(int sig);
 
 /* Delivers an unclaimed fault to the recorded action, as the kernel would. */
 void fl_chain_deliver(int sig, siginfo_t *si, void *uc);
+
+/*
+ * Makes SIGTRAP part of the chain and installs ours for it (see chain.c);
+ * returns 0 or -errno.
+ */
+int fl_chain_take_trap(const struct sigaction *ours);
 
 /* Sets the recorded action (the initial one, from fl_dispatch_install). */
 void fl_chain_record(int sig, const struct sigaction *act);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Signal context (see dispatch.h for the rules): the SIGSEGV/SIGBUS
- * handler.  This is where a faulting PC becomes a handler PC.
+ * handler, and SIGTRAP's once code patching is enabled (trap.c).  This is
+ * where a faulting PC becomes a handler PC.
  *
  * A fault is claimed only when all four rules of DESIGN.md hold:
  *  1. the kernel raised it: SIGSEGV with SEGV_MAPERR/SEGV_ACCERR, or SIGBUS
@@ -155,7 +156,10 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	}
 
 	in_handler = 1;
-	v = claim(sig, si, ucv);
+	if (sig == SIGTRAP)
+		v = fl_trap_claim(si, ucv) ? CLAIMED : CHAIN;
+	else
+		v = claim(sig, si, ucv);
 	in_handler = 0;
 
 	errno = saved_errno;
@@ -176,6 +180,29 @@ bool fl_dispatch_installed(int sig)
 	return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == fl_dispatch_handler;
 }
 
+/*
+ * Our action: SA_NODEFER with an empty mask (chain.c sets the mask the
+ * application's action asks for); SA_ONSTACK: a stack overflow can only
+ * be handled on an alternate stack.
+ */
+static void our_action(struct sigaction *ours)
+{
+	memset(ours, 0, sizeof(*ours));
+	ours->sa_sigaction = fl_dispatch_handler;
+	ours->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+	sigemptyset(&ours->sa_mask);
+}
+
+int fl_dispatch_install_trap(void)
+{
+	struct sigaction ours;
+
+	if (fl_dispatch_installed(SIGTRAP))
+		return 0;
+	our_action(&ours);
+	return fl_chain_take_trap(&ours);
+}
+
 int fl_dispatch_install(void)
 {
 	static const int sigs[] = { SIGSEGV, SIGBUS };
@@ -183,15 +210,7 @@ int fl_dispatch_install(void)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction ours, old;
 
-		memset(&ours, 0, sizeof(ours));
-		ours.sa_sigaction = fl_dispatch_handler;
-		/*
-		 * SA_NODEFER with an empty mask: chain.c sets the mask the
-		 * application's action asks for.  SA_ONSTACK: a stack overflow
-		 * can only be handled on an alternate stack.
-		 */
-		ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
-		sigemptyset(&ours.sa_mask);
+		our_action(&ours);
 		if (fl_real_sigaction(sigs[i], NULL, &old) != 0)
 			return -errno;
 		if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == fl_dispatch_handler))

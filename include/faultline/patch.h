@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Code patching: changing the code of the running process, inside the
+ * process (never through ptrace or another process's writes), while its
+ * other threads run that code.
+ *
+ * fl_patch_enable makes the process ready once: it registers for
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE), which serializes
+ * every thread of the process, and installs faultline's SIGTRAP handler
+ * (chained like SIGSEGV and SIGBUS: the application's own SIGTRAP handlers
+ * keep working, through fl_sigaction or the preload shim).
+ *
+ * fl_patch_text replaces instructions with the protocol of the kernel's
+ * text_poke_bp (see lib/patch/patch.c): an int3 first, then the tail, then
+ * the new first byte, with every thread serialized after each step.  A
+ * thread that reaches an instruction while it is being changed runs either
+ * the old instruction or the new one, whole, never a mix.
+ */
+#ifndef FAULTLINE_PATCH_H
+#define FAULTLINE_PATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <faultline/format.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The longest change: the longest x86 instruction. */
+#define FL_PATCH_MAX_LEN 15
+/* The most sites one fl_patch_text call changes together. */
+#define FL_PATCH_MAX_BATCH 256
+
+/*
+ * Enables code patching, after fl_init.  Idempotent.  Returns 0, or:
+ *   -ENODEV   before fl_init;
+ *   -ENOSYS   membarrier's SYNC_CORE command is not offered (Linux before
+ *             4.16, or membarrier filtered out by seccomp): patching is
+ *             refused, and nothing else changes;
+ *   -errno    of the registration or of installing the SIGTRAP handler.
+ * diag (may be NULL) says which.  Thread-safe; not async-signal-safe.
+ */
+int fl_patch_enable(struct fl_diag *diag);
+
+/* One change: len bytes at addr, from old_bytes to new_bytes. */
+struct fl_patch {
+	void *addr;
+	const void *old_bytes;	/* what must be at addr now */
+	const void *new_bytes;
+	size_t len;		/* 1 .. FL_PATCH_MAX_LEN */
+};
+
+/*
+ * Makes the n changes of p (1 .. FL_PATCH_MAX_BATCH, not overlapping) with
+ * one set of serializations: all or none.  Each change must lie within one
+ * instruction of the code as it is (its first len bytes, at most all of
+ * them): that is what keeps every other thread on an instruction boundary.
+ * Returns 0, or, with nothing changed:
+ *   -ENOTSUP  fl_patch_enable has not succeeded;
+ *   -EINVAL   n, a len, an address (NULL, overlapping another change);
+ *   -ESTALE   the bytes at an addr are not its old_bytes;
+ *   -EBUSY    a change would move instruction boundaries: it spans more
+ *             than the instruction at addr (or no instruction decodes
+ *             there), and threads could be inside it;
+ *   -EFAULT   an address is not in executable memory of this process;
+ *   -EPERM    an address is in a shared mapping of a file (writing would
+ *             change the file);
+ *   -EACCES   the kernel refused to make the page writable (an SELinux
+ *             execmod denial, or a PaX-style MPROTECT policy): the process
+ *             needs that permission to be patched.
+ * diag (may be NULL) names the change and the reason.
+ *
+ * The pages stay executable throughout; they are writable only while the
+ * changes are made (W^X otherwise: their protection is restored).  Calls
+ * are serialized with each other.  Thread-safe; not async-signal-safe.
+ */
+int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FAULTLINE_PATCH_H */

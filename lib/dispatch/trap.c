@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal context (see dispatch.h for the rules): a thread that ran into
+ * the int3 of an instruction being patched (lib/patch/patch.c states the
+ * protocol).
+ *
+ * The int3 stands at the instruction's first byte from step 1 of the
+ * protocol until its new first byte replaces it in step 3.  A thread that
+ * executes it takes SIGTRAP with its PC one past it; the instruction is
+ * then half written, so the thread must not go on: it yields the CPU to
+ * let the patcher progress, and goes back to the instruction's first
+ * byte.  If the int3 is still there it traps again; once it is gone it
+ * runs the new instruction, whole (the new first byte is written last).
+ *
+ * A trap at an int3 that faultline did not write goes down the chain: the
+ * si_code is not the kernel's int3 (SI_KERNEL), or the address is no
+ * site being patched and its byte is still an int3 (the application's own
+ * breakpoint, or new code that holds one).  A trap whose int3 is gone was
+ * a patch's whose slot is already free: it goes back, too.
+ */
+#include <sched.h>
+
+#include "dispatch/dispatch.h"
+
+struct fl_pokes fl_pokes;
+
+#define INT3 0xcc
+
+bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
+{
+	uint64_t pc;
+	bool ours = false;
+
+	if (si->si_code != SI_KERNEL || !atomic_load_explicit(&fl_pokes.ever, memory_order_acquire))
+		return false;
+	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+
+	for (size_t i = 0; i < FL_POKE_SLOTS; i++) {
+		struct fl_poke_slot *s = &fl_pokes.slots[i];
+
+		if (atomic_load_explicit(&s->addr, memory_order_acquire) != pc)
+			continue;
+		/*
+		 * Retired, and the new code's own first byte is an int3: this
+		 * trap is the new code's, not the patch's.
+		 */
+		if (atomic_load_explicit(&s->done_gen, memory_order_acquire) &&
+		    atomic_load_explicit(&s->new0, memory_order_relaxed) == INT3)
+			return false;
+		ours = true;
+		break;
+	}
+	/* No slot (any more): ours only if the int3 has gone. */
+	if (!ours && *(const volatile uint8_t *)(uintptr_t)pc == INT3)
+		return false;
+
+	atomic_fetch_add_explicit(&fl_pokes.trapped, 1, memory_order_relaxed);
+	sched_yield();
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	return true;
+}
