@@ -54,16 +54,20 @@ struct fl_patch {
 
 /*
  * Makes the n changes of p (1 .. FL_PATCH_MAX_BATCH, not overlapping) with
- * one set of serializations: all or none.  Each change must lie within one
- * instruction of the code as it is (its first len bytes, at most all of
- * them): that is what keeps every other thread on an instruction boundary.
+ * one set of serializations: all or none.  Each addr is the first byte of
+ * an instruction.  Changes within the instruction at addr use the int3
+ * protocol: other threads run on.  A change over more than that moves
+ * instruction boundaries: every other thread is stopped (a SIGTRAP
+ * handshake) and must be outside it, by its PC and by the return
+ * addresses on its stack, or the call tries again a while, then refuses.
  * Returns 0, or, with nothing changed:
  *   -ENOTSUP  fl_patch_enable has not succeeded;
  *   -EINVAL   n, a len, an address (NULL, overlapping another change);
  *   -ESTALE   the bytes at an addr are not its old_bytes;
- *   -EBUSY    a change would move instruction boundaries: it spans more
- *             than the instruction at addr (or no instruction decodes
- *             there), and threads could be inside it;
+ *   -EBUSY    a change moves instruction boundaries and a thread stayed
+ *             inside it, or would return into it, or did not stop (its
+ *             SIGTRAP blocked);
+ *   -E2BIG    more than 1024 other threads to stop;
  *   -EFAULT   an address is not in executable memory of this process;
  *   -EPERM    an address is in a shared mapping of a file (writing would
  *             change the file);

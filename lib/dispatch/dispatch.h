@@ -9,8 +9,9 @@
  *    and the chain records of chain.c.  It writes only the site counters,
  *    the statistics and, for SA_RESETHAND, a chain record.
  *  - Syscalls: ioctl on a region's userfaultfd, rt_sigprocmask,
- *    rt_sigaction (to restore a default action), tgkill, sched_yield (a
- *    thread at an instruction being patched lets the patcher go on).
+ *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
+ *    sched_yield (a thread at an instruction being patched, or stopped
+ *    for the patcher's handshake, lets the patcher go on).
  *
  * The writers (lib/table/, lib/region/) build immutable snapshots and
  * publish them here; see "Snapshots" below for the protocol.  The patcher
@@ -255,6 +256,42 @@ struct fl_pokes {
 };
 
 extern struct fl_pokes fl_pokes;
+
+/*
+ * The thread handshake (lib/patch/, the writer; trap.c, the handler side):
+ * before a change that moves instruction boundaries, the patcher stops
+ * every other thread where it is and looks at its PC and stack.  It sends
+ * each thread a SIGTRAP with si_code SI_QUEUE and the value key + gen
+ * (key: random, this process's; gen: this handshake's).  The thread's
+ * handler writes its PC and stack pointer into a slot of who[] and waits
+ * until gen is no longer the one running; then it returns, to code that
+ * may have changed meanwhile (sigreturn serializes).  A late signal of an
+ * earlier handshake only returns.
+ */
+#define FL_PARK_MAX 1024
+
+struct fl_park_slot {
+	_Atomic int32_t tid;		/* 0 until pc and sp are written */
+	_Atomic uint64_t pc;
+	_Atomic uint64_t sp;
+};
+
+struct fl_park {
+	uint64_t key;			/* set once by fl_patch_enable */
+	_Atomic uint64_t running;	/* the gen of the handshake under way, 0: none */
+	_Atomic uint32_t arrived;
+	struct fl_park_slot who[FL_PARK_MAX];
+};
+
+extern struct fl_park fl_park;
+
+/*
+ * The handshake's side of the handler, for a SIGTRAP (trap.c), before
+ * anything else: returns true when si is a handshake's (then this thread
+ * has been stopped and let go, or that handshake was over).  Reentrant: a
+ * thread on its way out of one handshake may be stopped by the next.
+ */
+bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc);
 
 /*
  * The handler side of patching, for a SIGTRAP (trap.c): returns true when

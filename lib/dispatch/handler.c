@@ -150,6 +150,11 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	enum verdict v;
 
+	/* Not a fault: the patcher's handshake may stop a thread anywhere. */
+	if (sig == SIGTRAP && fl_trap_park(si, ucv)) {
+		errno = saved_errno;
+		return;
+	}
 	if (in_handler) {
 		fl_chain_restore_default(sig);
 		return;

@@ -12,6 +12,10 @@
  * byte.  If the int3 is still there it traps again; once it is gone it
  * runs the new instruction, whole (the new first byte is written last).
  *
+ * The same handler stops a thread for the patcher's handshake (see
+ * struct fl_park in dispatch.h): a SIGTRAP with si_code SI_QUEUE and the
+ * value key + gen, from this process.
+ *
  * A trap at an int3 that faultline did not write goes down the chain: the
  * si_code is not the kernel's int3 (SI_KERNEL), or the address is no
  * site being patched and its byte is still an int3 (the application's own
@@ -19,10 +23,37 @@
  * a patch's whose slot is already free: it goes back, too.
  */
 #include <sched.h>
+#include <unistd.h>
 
 #include "dispatch/dispatch.h"
 
 struct fl_pokes fl_pokes;
+struct fl_park fl_park;
+
+bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
+{
+	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr, gen, i;
+
+	if (si->si_code != SI_QUEUE || si->si_pid != getpid() || !fl_park.key ||
+	    v - fl_park.key >= (1ull << 32))
+		return false;
+	gen = v - fl_park.key;
+	if (atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
+		return true;		/* late: that handshake is over */
+	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
+	if (i < FL_PARK_MAX) {
+		struct fl_park_slot *s = &fl_park.who[i];
+
+		atomic_store_explicit(&s->pc, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->sp, (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->tid, (int32_t)gettid(), memory_order_release);
+	}
+	while (atomic_load_explicit(&fl_park.running, memory_order_acquire) == gen)
+		sched_yield();
+	return true;
+}
 
 #define INT3 0xcc
 

@@ -55,14 +55,44 @@
  * Why within one instruction: a thread is only ever at an instruction
  * boundary.  If a change covers only (part of) the instruction at addr,
  * the one boundary inside its range is addr itself, which steps 1-3
- * guard.  A change over several instructions could find a thread
- * stopped at one of their boundaries, inside the range, or returning to
- * one: that needs every thread's PC and return addresses proven outside
- * the range first, and is refused here (-EBUSY).
+ * guard.
+ *
+ * A change over several instructions (it moves instruction boundaries)
+ * could find a thread stopped at one of their boundaries, inside the
+ * range, or returning to one.  For those, the threads are stopped instead
+ * (the handshake, struct fl_park in lib/dispatch/dispatch.h):
+ *
+ *   H1. Send every other thread of the process (/proc/self/task, read
+ *       with getdents64: no allocation while threads are stopped, one of
+ *       them may hold malloc's lock) a SIGTRAP carrying this handshake's
+ *       value; each stops in the handler, after writing its PC and stack
+ *       pointer.  Wait until all have; list the threads again and stop
+ *       the new ones, until no thread is missing.
+ *       Why: a stopped thread runs no code, and its PC and stack say
+ *       where it will run when it goes on.
+ *   H2. Check each thread: its PC must not be inside a change (its first
+ *       byte is fine: the thread runs the new instruction from there),
+ *       and no word of its stack, from its stack pointer to the end of
+ *       the mapping, may point inside one (a return address would land
+ *       in the middle of the new code).  The patching thread's stack too.
+ *       Why: these are the only ways a thread can come back into the
+ *       range other than through its first byte.
+ *   H3. If every thread is clear: write the changes, serialize, let the
+ *       threads go (sigreturn serializes each of them too).  If not: let
+ *       them go, wait a millisecond, and try again, up to PARK_TRIES
+ *       times; then refuse (-EBUSY) naming the thread and why.  A thread
+ *       that does not stop within PARK_WAIT_MS (SIGTRAP blocked, or in an
+ *       uninterruptible sleep) is refused at once.
+ *
+ * The stack scan is conservative: a stale word that happens to point
+ * inside a change refuses it too, which is safe.  It does not see
+ * frames on another stack than the one the thread is on (an alternate
+ * signal stack's interrupted code): say so in the man page.
  *
  * The patching thread blocks every signal while it patches: a handler of
  * its own that ran into a site would wait for the patch forever.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -74,7 +104,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <Zydis/Zydis.h>
@@ -135,6 +167,12 @@ int fl_patch_enable(struct fl_diag *diag)
 			  strerror(errno));
 		goto out;
 	}
+	/* The handshake's key: only this process can send its signals. */
+	while (!fl_park.key || fl_park.key > UINT64_MAX - (1ull << 33))
+		if (getrandom(&fl_park.key, sizeof(fl_park.key), 0) != sizeof(fl_park.key)) {
+			err = say(diag, -errno, "getrandom: %s", strerror(errno));
+			goto out;
+		}
 	err = fl_dispatch_install_trap();
 	if (err) {
 		say(diag, err, "installing the SIGTRAP handler: %s", strerror(-err));
@@ -259,6 +297,10 @@ struct batch {
 	struct page pages[2 * FL_PATCH_MAX_BATCH];
 	size_t num_pages;
 	size_t slots[FL_PATCH_MAX_BATCH];
+	/* A change moves instruction boundaries: the handshake, not int3s. */
+	bool moves;
+	/* Why the last handshake failed. */
+	char why[160];
 };
 
 static bool page_listed(const struct batch *b, uint64_t page)
@@ -311,16 +353,14 @@ static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64
 		return say(diag, -ESTALE, "change %zu at 0x%llx: the code is not its old bytes",
 			   i, (unsigned long long)a);
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	/*
+	 * More than the instruction at addr, or no instruction there: the
+	 * boundaries move, and the threads must be proven outside.
+	 */
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, p->addr,
 			avail < ZYDIS_MAX_INSTRUCTION_LENGTH ? avail : ZYDIS_MAX_INSTRUCTION_LENGTH,
-			&insn)))
-		return say(diag, -EBUSY, "change %zu at 0x%llx: no instruction decodes there, "
-			   "so its boundaries are unknown", i, (unsigned long long)a);
-	if (p->len > insn.length)
-		return say(diag, -EBUSY, "change %zu at 0x%llx: %zu bytes span more than the "
-			   "%u-byte instruction there (it would move instruction boundaries, "
-			   "with threads possibly inside)", i, (unsigned long long)a, p->len,
-			   (unsigned)insn.length);
+			&insn)) || p->len > insn.length)
+		b->moves = true;
 	return 0;
 }
 
@@ -431,6 +471,262 @@ static void poke(struct batch *b)
 				      memory_order_release);
 }
 
+/* The handshake (H1 to H3 above). */
+#define PARK_TRIES 100
+#define PARK_WAIT_MS 2000
+
+static uint64_t park_gen;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The threads stopped so far, by tid. */
+struct stopped {
+	pid_t tid[FL_PARK_MAX];
+	size_t n;
+};
+
+static bool stopped_has(const struct stopped *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tid[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Sends the handshake's SIGTRAP to every thread of /proc/self/task not yet
+ * in s, but this one.  Returns how many it sent to, or -errno.  No
+ * allocation: getdents64 into a buffer on the stack.
+ */
+static int stop_new_threads(struct stopped *s, uint64_t gen)
+{
+	char buf[4096];
+	pid_t self = gettid(), pid = getpid();
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), sent = 0;
+	long r;
+
+	if (fd < 0)
+		return -errno;
+	while ((r = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < r;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
+			siginfo_t si;
+
+			off += d->d_reclen;
+			if (tid <= 0 || tid == self || stopped_has(s, tid))
+				continue;
+			if (s->n == FL_PARK_MAX) {
+				close(fd);
+				return -E2BIG;
+			}
+			memset(&si, 0, sizeof(si));
+			si.si_signo = SIGTRAP;
+			si.si_code = SI_QUEUE;
+			si.si_pid = pid;
+			si.si_uid = getuid();
+			si.si_value.sival_ptr = (void *)(uintptr_t)(fl_park.key + gen);
+			if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGTRAP, &si) != 0) {
+				if (errno == ESRCH)	/* it has exited */
+					continue;
+				close(fd);
+				return -errno;
+			}
+			s->tid[s->n++] = tid;
+			sent++;
+		}
+	}
+	close(fd);
+	return sent;
+}
+
+/* Whether v points inside a change: after its first byte, before its end. */
+static bool inside(const struct batch *b, uint64_t v, size_t *which)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)b->p[i].addr;
+
+		if (v > a && v < a + b->p[i].len) {
+			*which = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Scans the stack from sp to the end of its mapping for a word inside a
+ * change.  Returns 1 (found, at *at), 0, or -1 when sp is in no mapping.
+ */
+__attribute__((no_sanitize_address))	/* other threads' frames hold ASan's redzones */
+static int scan_stack(const struct batch *b, const struct maps *maps, uint64_t sp,
+		      uint64_t *at, size_t *which)
+{
+	const struct mapping *m = maps_find(maps, sp);
+
+	if (!m)
+		return -1;
+	for (uint64_t w = sp & ~(uint64_t)7; w + 8 <= m->end; w += 8)
+		if (inside(b, *(const volatile uint64_t *)(uintptr_t)w, which)) {
+			*at = w;
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * H2: the stopped threads and this one.  Returns 0 when all are clear,
+ * else a reason in b->why: -EAGAIN (try again), -ESTALE (the maps are
+ * older than a stack: read them again).
+ */
+static int check_threads(struct batch *b, const struct maps *maps, uint32_t stopped)
+{
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0), at;
+	size_t which;
+	int r;
+
+	for (uint32_t i = 0; i < stopped && i < FL_PARK_MAX; i++) {
+		const struct fl_park_slot *s = &fl_park.who[i];
+		pid_t tid = atomic_load_explicit(&s->tid, memory_order_acquire);
+		uint64_t pc = atomic_load_explicit(&s->pc, memory_order_relaxed);
+		uint64_t sp = atomic_load_explicit(&s->sp, memory_order_relaxed);
+
+		if (inside(b, pc, &which)) {
+			fl_fmt(b->why, sizeof(b->why), "thread %d is at 0x%llx, inside change %zu",
+			       (int)tid, (unsigned long long)pc, which);
+			return -EAGAIN;
+		}
+		r = scan_stack(b, maps, sp, &at, &which);
+		if (r < 0) {
+			fl_fmt(b->why, sizeof(b->why), "thread %d's stack at 0x%llx is in no mapping "
+			       "read before", (int)tid, (unsigned long long)sp);
+			return -ESTALE;
+		}
+		if (r > 0) {
+			fl_fmt(b->why, sizeof(b->why), "thread %d would return inside change %zu "
+			       "(a return address at 0x%llx on its stack)", (int)tid, which,
+			       (unsigned long long)at);
+			return -EAGAIN;
+		}
+	}
+	r = scan_stack(b, maps, here, &at, &which);
+	if (r != 0) {
+		fl_fmt(b->why, sizeof(b->why), "the patching thread %s change %zu", r > 0 ?
+		       "would return inside" : "has its stack in no mapping, near", which);
+		return r > 0 ? -EBUSY : -ESTALE;
+	}
+	return 0;
+}
+
+/*
+ * One handshake: stop every thread, check, and write the changes if all
+ * are clear.  Returns 0 (written), or -errno with b->why.
+ */
+static int handshake_once(struct batch *b, const struct maps *maps)
+{
+	struct stopped *s = calloc(1, sizeof(*s));
+	uint64_t gen = ++park_gen, deadline = now_ms() + PARK_WAIT_MS;
+	uint32_t arrived;
+	int sent, err = 0;
+
+	if (!s) {
+		fl_fmt(b->why, sizeof(b->why), "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < FL_PARK_MAX; i++)
+		atomic_store_explicit(&fl_park.who[i].tid, 0, memory_order_relaxed);
+	atomic_store_explicit(&fl_park.arrived, 0, memory_order_relaxed);
+	atomic_store_explicit(&fl_park.running, gen, memory_order_seq_cst);
+
+	/* H1: until a listing finds no thread that is not stopped. */
+	while ((sent = stop_new_threads(s, gen)) != 0) {
+		if (sent < 0) {
+			err = sent;
+			fl_fmt(b->why, sizeof(b->why), "stopping the threads: %s", strerror(-err));
+			goto release;
+		}
+		for (;;) {
+			uint32_t have = 0;
+
+			arrived = atomic_load_explicit(&fl_park.arrived, memory_order_acquire);
+			for (uint32_t i = 0; i < arrived && i < FL_PARK_MAX; i++)
+				have += atomic_load_explicit(&fl_park.who[i].tid,
+							     memory_order_acquire) != 0;
+			if (have == s->n)
+				break;
+			if (now_ms() > deadline) {
+				pid_t late = 0;
+
+				for (size_t i = 0; i < s->n && !late; i++) {
+					bool found = false;
+
+					for (uint32_t k = 0; k < arrived && k < FL_PARK_MAX; k++)
+						found |= atomic_load(&fl_park.who[k].tid) == s->tid[i];
+					if (!found)
+						late = s->tid[i];
+				}
+				err = -EBUSY;
+				fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms "
+				       "(SIGTRAP blocked, or an uninterruptible sleep)", (int)late,
+				       PARK_WAIT_MS);
+				goto release;
+			}
+			sched_yield();
+		}
+	}
+
+	/* H2, H3. */
+	err = check_threads(b, maps, (uint32_t)s->n);
+	if (!err) {
+		for (size_t i = 0; i < b->n; i++)
+			for (size_t k = 0; k < b->p[i].len; k++)
+				write_byte((uint8_t *)b->p[i].addr + k,
+					   ((const uint8_t *)b->p[i].new_bytes)[k]);
+		serialize();
+	}
+release:
+	atomic_store_explicit(&fl_park.running, 0, memory_order_release);
+	free(s);
+	return err;
+}
+
+/* The handshake, with its bounded retry.  Returns 0 or -errno (said). */
+static int handshake(struct batch *b, struct maps *maps, struct fl_diag *diag)
+{
+	int err = 0, t;
+
+	for (t = 0; t < PARK_TRIES; t++) {
+		struct timespec ms = { 0, 1000000 };
+
+		err = handshake_once(b, maps);
+		if (err != -EAGAIN && err != -ESTALE)
+			break;
+		if (err == -ESTALE) {
+			free(maps->m);
+			err = maps_read(maps);
+			if (err) {
+				fl_fmt(b->why, sizeof(b->why), "reading /proc/self/maps: %s",
+				       strerror(-err));
+				break;
+			}
+			err = -ESTALE;
+		}
+		nanosleep(&ms, NULL);
+	}
+	if (err == -EAGAIN || err == -ESTALE)
+		err = -EBUSY;
+	if (err)
+		say(diag, err, "changes that move instruction boundaries, after %d tr%s: %s",
+		    t < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
+	return err;
+}
+
 int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 {
 	uint64_t pagesz = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -453,6 +749,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_mutex_lock(&patch_lock);
+	maps.m = NULL;
 	err = maps_read(&maps);
 	if (err) {
 		say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
@@ -460,9 +757,16 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	}
 	for (size_t i = 0; i < n && !err; i++)
 		err = check_site(b, i, &maps, pagesz, diag);
-	free(maps.m);
 	if (err)
 		goto out;
+	if (b->moves) {
+		err = pages_writable(b, pagesz, diag);
+		if (!err) {
+			err = handshake(b, &maps, diag);
+			pages_restore(b, pagesz);
+		}
+		goto out;
+	}
 	/* Every slot is freed by the time a patch returns, but one generation. */
 	err = slots_take(b);
 	if (err) {
@@ -479,6 +783,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	poke(b);
 	pages_restore(b, pagesz);
 out:
+	free(maps.m);
 	pthread_mutex_unlock(&patch_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(b);

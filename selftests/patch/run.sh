@@ -8,6 +8,8 @@ set -u
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 bin=$1
 rewrites=${2:-100000}
+# Rewrites that move boundaries (each stops every thread): a fiftieth.
+moves=$((rewrites / 50 > 0 ? rewrites / 50 : 1))
 # ASan must leave SIGSEGV, SIGBUS and SIGTRAP to faultline and the kernel:
 # the tests check how processes die.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_sigtrap=0
@@ -20,6 +22,7 @@ tests=(
 	"bad_changes_are_refused"
 	"sigtrap_reaches_the_application"
 	"no_membarrier_no_patching"
+	"boundary_moves_with_threads_running $moves"
 )
 
 passed=0
