@@ -115,9 +115,10 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag);
 int fl_jit_unregister(int id);
 
 /*
- * Records an action for SIGSEGV or SIGBUS the way sigaction(2) would, but
- * leaves faultline's handler installed: unclaimed faults are delivered to
- * the recorded action.  Any other signal goes straight to sigaction.
+ * Records an action for SIGSEGV or SIGBUS (and SIGTRAP once code patching
+ * is enabled, see patch.h) the way sigaction(2) would, but leaves
+ * faultline's handler installed: unclaimed signals are delivered to the
+ * recorded action.  Any other signal goes straight to sigaction.
  * Returns 0 on success, -1 with errno set on failure (as sigaction).
  * Thread-safe and async-signal-safe (no locks: a handler may call it).
  */

@@ -109,7 +109,8 @@ __attribute__((constructor)) static void preload_init(void)
 
 /* ------------------------------------------------------------------------
  * Signals.  The same semantics as glibc's own functions, built on
- * fl_sigaction (which passes every signal but SIGSEGV and SIGBUS through).
+ * fl_sigaction (which passes every signal through but SIGSEGV, SIGBUS and,
+ * once code patching is enabled, SIGTRAP).
  */
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
