@@ -17,6 +17,9 @@
 # bench_region: userfaultfd guard faults past the committed limit (SIGBUS
 # mode, helper thread) vs an mprotect guard page, and first touches vs
 # fresh anonymous memory.
+# bench_patch: code patching's latency (int3 protocol, one site and 100,
+# the thread handshake) with 1, 2 and 8 threads running the code, and a
+# patch storm's cost for a running thread.
 # bench_daemon: faultlined's registration latency, stats query p50/p99 with
 # 1,000 registered processes, its memory per process and idle CPU.
 # Startup: a non-PIE program with about 100,000 fault map entries, run with
@@ -30,7 +33,8 @@ BENCH_RUNS ?= 7
 BENCH_STARTUP_RUNS ?= 21
 BENCH_OUT := $(B)/bench
 BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec \
-	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon
+	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon \
+	$(BENCH_OUT)/bench_patch
 # llc-14 leaves a few checks explicit: this many functions of gen-many.sh
 # give 100,008 fault map entries.
 BENCH_STARTUP_FUNCTIONS := 59410
@@ -46,7 +50,8 @@ $(BENCH_OUT)/bench_exec: $(B)/obj/selftests/bench/bench_exec.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
 
-$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon: $(BENCH_OUT)/%: \
+$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon \
+		$(BENCH_OUT)/bench_patch: $(BENCH_OUT)/%: \
 		$(B)/obj/selftests/bench/%.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

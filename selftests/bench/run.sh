@@ -43,6 +43,9 @@
 #     (default 1), its work directory OUTDIR/vm sharing the kernel that
 #     make vmtest downloaded into build/vm/kernel; and the per-test times of
 #     the last full make vmtest (build/vm/console.log), when there is one.
+#  9. Code patching: bench_patch (one call's latency, one site and 100 by
+#     the int3 protocol, one site by the thread handshake, with 1, 2 and 8
+#     threads running the code; a patch storm's cost for a running thread).
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -211,4 +214,8 @@ if [ -s "$log" ] && grep -q '^vmtest: kernel .*passed' "$log"; then
 	sed -n 's/^vmtest: kernel \(.*\) (uptime \([0-9.]*\) s)$/    \1; guest uptime at the result \2 s/p' \
 		"$log" | tail -n 1
 fi
+
+echo
+echo "== 9. Code patching (bench_patch -n $repeat)"
+"$out/bench_patch" -n "$repeat" || status=1
 exit $status
