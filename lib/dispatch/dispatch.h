@@ -288,8 +288,10 @@ extern struct fl_park fl_park;
 /*
  * The handshake's side of the handler, for a SIGTRAP (trap.c), before
  * anything else: returns true when si is a handshake's (then this thread
- * has been stopped and let go, or that handshake was over).  Reentrant: a
- * thread on its way out of one handshake may be stopped by the next.
+ * has been stopped and let go, or that handshake was over).  It may stop a
+ * thread that is in another handler of ours (a fault being claimed), so it
+ * comes before the handler's recursion guard; it blocks SIGTRAP while the
+ * thread waits, so handshakes do not nest.
  */
 bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc);
 

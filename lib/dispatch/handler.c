@@ -150,7 +150,10 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	enum verdict v;
 
-	/* Not a fault: the patcher's handshake may stop a thread anywhere. */
+	/*
+	 * Not a fault: the patcher's handshake may stop a thread anywhere,
+	 * in a handler of ours too (see fl_trap_park).
+	 */
 	if (sig == SIGTRAP && fl_trap_park(si, ucv)) {
 		errno = saved_errno;
 		return;

@@ -23,12 +23,16 @@
  * a patch's whose slot is already free: it goes back, too.
  */
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dispatch/dispatch.h"
 
 struct fl_pokes fl_pokes;
 struct fl_park fl_park;
+
+/* SIGTRAP in the kernel's 64-bit signal set. */
+static const uint64_t trap_bit = 1ull << (SIGTRAP - 1);
 
 bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
 {
@@ -40,6 +44,13 @@ bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
 	gen = v - fl_park.key;
 	if (atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
 		return true;		/* late: that handshake is over */
+	/*
+	 * No nesting: the next handshake's signal waits until this handler
+	 * has returned (sigreturn restores the interrupted mask).  Otherwise
+	 * back-to-back handshakes could stack handler frames on a thread
+	 * faster than it unwinds them, until its stack overflows.
+	 */
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &trap_bit, NULL, sizeof(trap_bit));
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
 		struct fl_park_slot *s = &fl_park.who[i];

@@ -8,7 +8,9 @@
 
 PT_DIR := selftests/patch
 PT_OUT := $(B)/tests/patch
-PT_SRCS := $(wildcard $(PT_DIR)/*.c)
+# sigtrap_program is an unmodified program: it links nothing of faultline.
+PT_PROG := $(PT_OUT)/sigtrap_program
+PT_SRCS := $(filter-out $(PT_DIR)/sigtrap_program.c,$(wildcard $(PT_DIR)/*.c))
 PT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(PT_SRCS))
 PT_BINS := $(patsubst $(PT_DIR)/%.c,$(PT_OUT)/%,$(PT_SRCS))
 .SECONDARY: $(PT_OBJS)
@@ -18,10 +20,15 @@ $(PT_OUT)/%: $(B)/obj/$(PT_DIR)/%.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LIBS)
 
+$(PT_PROG): $(B)/obj/$(PT_DIR)/sigtrap_program.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
+
 .PHONY: check-patch
 # The sanitizer build rewrites 10,000 times: it runs several times slower.
-check-patch: $(PT_BINS)
-	$(Q)$(PT_DIR)/run.sh $(PT_OUT) $(if $(filter 1,$(SAN)),10000)
+check-patch: $(PT_BINS) $(PT_PROG) $(PRELOAD_SO)
+	$(Q)$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(if $(filter 1,$(SAN)),10000)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-patch
 endif
