@@ -41,8 +41,7 @@ int cmd_request(int argc, char **argv)
 		{ "json", CLI_OPT_FLAG, &json,
 		  .help = "the daemon's reply as JSON: {\"pid\", \"request\", \"status\",\n"
 			  "\"value\"}" },
-		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
-		  .help = "faultlined's socket (see faultline stats --help)" },
+		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
 	const struct cli_opts cli = { "request", request_usage, request_epilogue, opts };

@@ -28,9 +28,8 @@ int cmd_sites(int argc, char **argv)
 	bool json = false;
 	const char *socket = NULL;
 	const struct cli_opt opts[] = {
-		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
-		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
-		  .help = "faultlined's socket (see faultline stats --help)" },
+		CLI_OPT_JSON(&json),
+		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
 	const struct cli_opts cli = { "sites", sites_usage, NULL, opts };

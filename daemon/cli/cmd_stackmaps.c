@@ -91,9 +91,8 @@ int cmd_stackmaps(int argc, char **argv)
 		  .help = "only the records with this stack map ID" },
 		{ "pc", CLI_OPT_U64, &id, &by_pc, .arg = "PC",
 		  .help = "only the records at this runtime PC (e.g. 0x401a2b)" },
-		{ "json", CLI_OPT_FLAG, &json, .help = "the daemon's JSON document (see faultline(1))" },
-		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
-		  .help = "faultlined's socket (see faultline stats --help)" },
+		CLI_OPT_JSON(&json),
+		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
 	const struct cli_opts cli = { "stackmaps", stackmaps_usage, stackmaps_epilogue, opts };

@@ -364,8 +364,7 @@ int cmd_top(int argc, char **argv)
 		{ "iterations", CLI_OPT_U64, &iterations, .base = 10, .min = 1,
 		  .expect = "a positive number", .arg = "N",
 		  .help = "stop after N frames (default: until quit)" },
-		{ "socket", CLI_OPT_STRING, &socket, .arg = "PATH",
-		  .help = "faultlined's socket (see faultline stats --help)" },
+		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
 	const struct cli_opts cli = { "top", top_usage, NULL, opts };

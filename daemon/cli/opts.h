@@ -62,6 +62,14 @@ struct cli_opt {
 	char letter;
 };
 
+/* The options every command that asks faultlined shares. */
+#define CLI_OPT_SOCKET(target)						\
+	{ "socket", CLI_OPT_STRING, (target), .arg = "PATH",		\
+	  .help = "faultlined's socket (see faultline stats --help)" }
+#define CLI_OPT_JSON(target)						\
+	{ "json", CLI_OPT_FLAG, (target),				\
+	  .help = "the daemon's JSON document (see faultline(1))" }
+
 struct cli_opts {
 	const char *cmd;		/* "stats", for the messages */
 	/*

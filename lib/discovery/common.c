@@ -1,27 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* Helpers shared by the discovery layer: diagnostics, options, libelf setup. */
+/* Helpers shared by the discovery layer: libelf setup, section names. */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include <libelf.h>
 
 #include "core/fmt.h"
 #include "discovery/internal.h"
-
-int fl_disc_diag(struct fl_diag *diag, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!diag)
-		return err;
-	diag->err = err;
-	va_start(ap, fmt);
-	fl_vfmt(diag->msg, sizeof(diag->msg), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
 static int libelf_ok;

@@ -102,7 +102,7 @@ static bool within(uint64_t off, uint64_t size, uint64_t limit)
 
 static int libelf_error(const struct fl_elf *f, struct fl_diag *diag, const char *what)
 {
-	return fl_disc_diag(diag, -EINVAL, "%s: %s: %s", f->label, what, elf_errmsg(-1));
+	return fl_diag_say(diag, -EINVAL, "%s: %s: %s", f->label, what, elf_errmsg(-1));
 }
 
 /*
@@ -117,23 +117,23 @@ static int check_header(struct fl_elf *f, const unsigned char *h, size_t n,
 	uint64_t shoff, phoff;
 
 	if (n < SELFMAG || memcmp(h, ELFMAG, SELFMAG))
-		return fl_disc_diag(diag, -ENOEXEC, "%s: not an ELF file", f->label);
+		return fl_diag_say(diag, -ENOEXEC, "%s: not an ELF file", f->label);
 	if (n < EI_NIDENT)
-		return fl_disc_diag(diag, -EMSGSIZE, "%s: truncated ELF header (%zu bytes)",
-				    f->label, n);
+		return fl_diag_say(diag, -EMSGSIZE, "%s: truncated ELF header (%zu bytes)",
+				   f->label, n);
 	if (h[EI_CLASS] == ELFCLASS32)
-		return fl_disc_diag(diag, -ENOEXEC,
-				    "%s: 32-bit ELF file (ELFCLASS32): only 64-bit x86-64 is supported",
-				    f->label);
+		return fl_diag_say(diag, -ENOEXEC,
+				   "%s: 32-bit ELF file (ELFCLASS32): only 64-bit x86-64 is supported",
+				   f->label);
 	if (h[EI_CLASS] != ELFCLASS64)
-		return fl_disc_diag(diag, -ENOEXEC, "%s: bad ELF class %u", f->label,
-				    h[EI_CLASS]);
+		return fl_diag_say(diag, -ENOEXEC, "%s: bad ELF class %u", f->label,
+				   h[EI_CLASS]);
 	if (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB)
-		return fl_disc_diag(diag, -ENOEXEC, "%s: bad ELF data encoding %u", f->label,
-				    h[EI_DATA]);
+		return fl_diag_say(diag, -ENOEXEC, "%s: bad ELF data encoding %u", f->label,
+				   h[EI_DATA]);
 	if (n < sizeof(eh))
-		return fl_disc_diag(diag, -EMSGSIZE, "%s: truncated ELF header (%zu bytes)",
-				    f->label, n);
+		return fl_diag_say(diag, -EMSGSIZE, "%s: truncated ELF header (%zu bytes)",
+				   f->label, n);
 
 	f->big = h[EI_DATA] == ELFDATA2MSB;
 	memcpy(&eh, h, sizeof(eh));
@@ -147,35 +147,35 @@ static int check_header(struct fl_elf *f, const unsigned char *h, size_t n,
 	phentsize = fix16(f, eh.e_phentsize);
 
 	if (f->machine != EM_X86_64 && !(flags & FL_ELF_ANY_MACHINE))
-		return fl_disc_diag(diag, -ENOEXEC,
-				    "%s: e_machine %u is not x86-64 (EM_X86_64 = 62)",
-				    f->label, f->machine);
+		return fl_diag_say(diag, -ENOEXEC,
+				   "%s: e_machine %u is not x86-64 (EM_X86_64 = 62)",
+				   f->label, f->machine);
 	if (f->type != ET_REL && f->type != ET_EXEC && f->type != ET_DYN)
-		return fl_disc_diag(diag, -ENOEXEC,
-				    "%s: e_type %u: only ET_REL, ET_EXEC and ET_DYN files have maps",
-				    f->label, f->type);
+		return fl_diag_say(diag, -ENOEXEC,
+				   "%s: e_type %u: only ET_REL, ET_EXEC and ET_DYN files have maps",
+				   f->label, f->type);
 	/* shnum 0 with shoff set: extended numbering, libelf checks the rest. */
 	if (shoff && shnum) {
 		if (shentsize != sizeof(Elf64_Shdr))
-			return fl_disc_diag(diag, -EINVAL, "%s: e_shentsize %u, expected %zu",
-					    f->label, shentsize, sizeof(Elf64_Shdr));
+			return fl_diag_say(diag, -EINVAL, "%s: e_shentsize %u, expected %zu",
+					   f->label, shentsize, sizeof(Elf64_Shdr));
 		if (!within(shoff, (uint64_t)shnum * sizeof(Elf64_Shdr), f->fsize))
-			return fl_disc_diag(diag, -EMSGSIZE,
-					    "%s: section header table (offset 0x%lx, %u entries) reaches past the end of the file (%lu bytes)",
-					    f->label, shoff, shnum, f->fsize);
+			return fl_diag_say(diag, -EMSGSIZE,
+					   "%s: section header table (offset 0x%lx, %u entries) reaches past the end of the file (%lu bytes)",
+					   f->label, shoff, shnum, f->fsize);
 	} else if (shoff && !within(shoff, sizeof(Elf64_Shdr), f->fsize)) {
-		return fl_disc_diag(diag, -EMSGSIZE,
-				    "%s: section header table (offset 0x%lx) is past the end of the file (%lu bytes)",
-				    f->label, shoff, f->fsize);
+		return fl_diag_say(diag, -EMSGSIZE,
+				   "%s: section header table (offset 0x%lx) is past the end of the file (%lu bytes)",
+				   f->label, shoff, f->fsize);
 	}
 	if (phoff && phnum && phnum != PN_XNUM) {
 		if (phentsize != sizeof(Elf64_Phdr))
-			return fl_disc_diag(diag, -EINVAL, "%s: e_phentsize %u, expected %zu",
-					    f->label, phentsize, sizeof(Elf64_Phdr));
+			return fl_diag_say(diag, -EINVAL, "%s: e_phentsize %u, expected %zu",
+					   f->label, phentsize, sizeof(Elf64_Phdr));
 		if (!within(phoff, (uint64_t)phnum * sizeof(Elf64_Phdr), f->fsize))
-			return fl_disc_diag(diag, -EMSGSIZE,
-					    "%s: program header table (offset 0x%lx, %u entries) reaches past the end of the file (%lu bytes)",
-					    f->label, phoff, phnum, f->fsize);
+			return fl_diag_say(diag, -EMSGSIZE,
+					   "%s: program header table (offset 0x%lx, %u entries) reaches past the end of the file (%lu bytes)",
+					   f->label, phoff, phnum, f->fsize);
 	}
 	return 0;
 }
@@ -200,16 +200,16 @@ static int check_in_file(const struct fl_elf *f, const GElf_Shdr *sh, const char
 			 struct fl_diag *diag)
 {
 	if (sh->sh_type == SHT_NOBITS)
-		return fl_disc_diag(diag, -EINVAL,
-				    "%s: %s: section is SHT_NOBITS: it has no bytes in the file",
-				    f->label, name);
+		return fl_diag_say(diag, -EINVAL,
+				   "%s: %s: section is SHT_NOBITS: it has no bytes in the file",
+				   f->label, name);
 	if (!within(sh->sh_offset, sh->sh_size, f->fsize))
-		return fl_disc_diag(diag, -EMSGSIZE,
-				    "%s: %s: section (offset 0x%lx, size 0x%lx) reaches past the end of the file (%lu bytes)",
-				    f->label, name, sh->sh_offset, sh->sh_size, f->fsize);
+		return fl_diag_say(diag, -EMSGSIZE,
+				   "%s: %s: section (offset 0x%lx, size 0x%lx) reaches past the end of the file (%lu bytes)",
+				   f->label, name, sh->sh_offset, sh->sh_size, f->fsize);
 	if (sh->sh_flags & SHF_COMPRESSED)
-		return fl_disc_diag(diag, -EINVAL, "%s: %s: compressed sections are not supported",
-				    f->label, name);
+		return fl_diag_say(diag, -EINVAL, "%s: %s: compressed sections are not supported",
+				   f->label, name);
 	return 0;
 }
 
@@ -237,16 +237,16 @@ static int find_maps(struct fl_elf *f, struct fl_diag *diag)
 			continue;
 		m = &f->map[k];
 		if (m->present)
-			return fl_disc_diag(diag, -EINVAL,
-					    "%s: %s: two sections of that name (%u and %zu)",
-					    f->label, name, m->sec.index, i);
+			return fl_diag_say(diag, -EINVAL,
+					   "%s: %s: two sections of that name (%u and %zu)",
+					   f->label, name, m->sec.index, i);
 		err = check_in_file(f, &sh, name, diag);
 		if (err)
 			return err;
 		if (sh.sh_type != SHT_PROGBITS)
-			return fl_disc_diag(diag, -EINVAL,
-					    "%s: %s: section type %u, expected SHT_PROGBITS",
-					    f->label, name, sh.sh_type);
+			return fl_diag_say(diag, -EINVAL,
+					   "%s: %s: section type %u, expected SHT_PROGBITS",
+					   f->label, name, sh.sh_type);
 		m->present = true;
 		m->sec.size = sh.sh_size;
 		m->sec.addr = sh.sh_addr;
@@ -375,18 +375,18 @@ static int add_reloc(const struct fl_elf *f, struct map_section *m,
 	 * file (RELR can name 63 fields in 8 bytes), not one to spend memory on.
 	 */
 	if (m->nrel >= m->sec.size / 4 + 1)
-		return fl_disc_diag(diag, -EINVAL,
-				    "%s: %s: more relocations against %s than a %zu-byte map can hold",
-				    f->label, rname,
-				    m == &f->map[FL_SECTION_FAULTMAP] ? FL_FAULTMAP_SECTION
+		return fl_diag_say(diag, -EINVAL,
+				   "%s: %s: more relocations against %s than a %zu-byte map can hold",
+				   f->label, rname,
+				   m == &f->map[FL_SECTION_FAULTMAP] ? FL_FAULTMAP_SECTION
 								       : FL_STACKMAP_SECTION,
-				    m->sec.size);
+				   m->sec.size);
 	if (m->nrel == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 8;
 		struct reloc *p = realloc(m->rel, cap * sizeof(*p));
 
 		if (!p)
-			return fl_disc_diag(diag, -ENOMEM, "%s: out of memory", f->label);
+			return fl_diag_say(diag, -ENOMEM, "%s: out of memory", f->label);
 		m->rel = p;
 		m->cap = cap;
 	}
@@ -442,15 +442,15 @@ static int open_symtab(const struct fl_elf *f, size_t link, const char *rname,
 	scn = link < f->shnum ? elf_getscn(f->e, link) : NULL;
 	if (!scn || !gelf_getshdr(scn, &sh) ||
 	    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-		return fl_disc_diag(diag, -EINVAL,
-				    "%s: %s: sh_link %zu is not a symbol table",
-				    f->label, rname, link);
+		return fl_diag_say(diag, -EINVAL,
+				   "%s: %s: sh_link %zu is not a symbol table",
+				   f->label, rname, link);
 	err = check_in_file(f, &sh, "symbol table", diag);
 	if (err)
 		return err;
 	if (sh.sh_entsize != sizeof(Elf64_Sym))
-		return fl_disc_diag(diag, -EINVAL, "%s: %s: symbol table entry size %lu",
-				    f->label, rname, sh.sh_entsize);
+		return fl_diag_say(diag, -EINVAL, "%s: %s: symbol table entry size %lu",
+				   f->label, rname, sh.sh_entsize);
 	st->data = elf_getdata(scn, NULL);
 	if (!st->data)
 		return libelf_error(f, diag, rname);
@@ -470,9 +470,9 @@ static int fill_symbol(const struct fl_elf *f, const struct symtab *st, size_t s
 	if (sym == 0)
 		return 0;
 	if (sym >= st->count || !gelf_getsym(st->data, sym, &s))
-		return fl_disc_diag(diag, -EINVAL,
-				    "%s: %s: relocation %zu: symbol index %zu out of range (%zu symbols)",
-				    f->label, rname, i, sym, st->count);
+		return fl_diag_say(diag, -EINVAL,
+				   "%s: %s: relocation %zu: symbol index %zu out of range (%zu symbols)",
+				   f->label, rname, i, sym, st->count);
 	if (GELF_ST_TYPE(s.st_info) == STT_SECTION)
 		name = section_name(f, s.st_shndx);
 	else
@@ -503,8 +503,8 @@ static int load_rel_section(struct fl_elf *f, Elf_Scn *scn, const GElf_Shdr *sh,
 	if (err)
 		return err;
 	if (sh->sh_entsize != entsize)
-		return fl_disc_diag(diag, -EINVAL, "%s: %s: entry size %lu, expected %zu",
-				    f->label, rname, sh->sh_entsize, entsize);
+		return fl_diag_say(diag, -EINVAL, "%s: %s: entry size %lu, expected %zu",
+				   f->label, rname, sh->sh_entsize, entsize);
 	err = open_symtab(f, sh->sh_link, rname, &st, diag);
 	if (err)
 		return err;
@@ -550,10 +550,10 @@ static int load_rel_section(struct fl_elf *f, Elf_Scn *scn, const GElf_Shdr *sh,
 				}
 			}
 			if (ra.r_offset >= m->sec.size)
-				return fl_disc_diag(diag, -EINVAL,
-						    "%s: %s: relocation %zu: offset 0x%lx is past the end of %s (%zu bytes)",
-						    f->label, rname, i, ra.r_offset,
-						    map_name(k), m->sec.size);
+				return fl_diag_say(diag, -EINVAL,
+						   "%s: %s: relocation %zu: offset 0x%lx is past the end of %s (%zu bytes)",
+						   f->label, rname, i, ra.r_offset,
+						   map_name(k), m->sec.size);
 			r.offset = ra.r_offset;
 		}
 		r.type = GELF_R_TYPE(ra.r_info);
@@ -748,8 +748,8 @@ static int load(struct fl_elf *f, struct fl_diag *diag)
 	if (f->shnum > 0 && elf_getshdrstrndx(f->e, &f->shstrndx))
 		return libelf_error(f, diag, "section name string table");
 	if (f->shnum > 0 && f->shstrndx >= f->shnum)
-		return fl_disc_diag(diag, -EINVAL, "%s: e_shstrndx %zu is not a section (%zu sections)",
-				    f->label, f->shstrndx, f->shnum);
+		return fl_diag_say(diag, -EINVAL, "%s: e_shstrndx %zu is not a section (%zu sections)",
+				   f->label, f->shstrndx, f->shnum);
 	err = find_maps(f, diag);
 	if (!err)
 		err = load_functions(f);
@@ -758,7 +758,7 @@ static int load(struct fl_elf *f, struct fl_diag *diag)
 	if (!err)
 		err = load_phdrs(f, diag);
 	if (err == -ENOMEM)
-		fl_disc_diag(diag, err, "%s: out of memory", f->label);
+		fl_diag_say(diag, err, "%s: out of memory", f->label);
 	return err;
 }
 
@@ -766,10 +766,10 @@ static int get_opts(struct fl_elf_opts *o, const struct fl_elf_opts *opts,
 		    struct fl_diag *diag)
 {
 	if (fl_opts_copy(o, sizeof(*o), opts))
-		return fl_disc_diag(diag, -EINVAL, "struct fl_elf_opts: bad sz or unknown fields set");
+		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: bad sz or unknown fields set");
 	if (o->flags & ~(uint32_t)FL_ELF_ANY_MACHINE)
-		return fl_disc_diag(diag, -EINVAL, "struct fl_elf_opts: unknown flags 0x%x",
-				    o->flags);
+		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: unknown flags 0x%x",
+				   o->flags);
 	return 0;
 }
 
@@ -789,27 +789,27 @@ int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 		return err;
 	err = fl_disc_libelf_init();
 	if (err)
-		return fl_disc_diag(diag, err, "%s: libelf does not work", path);
+		return fl_diag_say(diag, err, "%s: libelf does not work", path);
 	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
-		return fl_disc_diag(diag, err, "%s: %s", path, strerror(-err));
+		return fl_diag_say(diag, err, "%s: %s", path, strerror(-err));
 	}
 	if (fstat(fd, &stb) || !S_ISREG(stb.st_mode)) {
 		close(fd);
-		return fl_disc_diag(diag, -EINVAL, "%s: not a regular file", path);
+		return fl_diag_say(diag, -EINVAL, "%s: not a regular file", path);
 	}
 	n = pread(fd, hdr, sizeof(hdr), 0);
 	if (n < 0) {
 		err = -errno;
 		close(fd);
-		return fl_disc_diag(diag, err, "%s: %s", path, strerror(-err));
+		return fl_diag_say(diag, err, "%s: %s", path, strerror(-err));
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		close(fd);
-		return fl_disc_diag(diag, -ENOMEM, "%s: out of memory", path);
+		return fl_diag_say(diag, -ENOMEM, "%s: out of memory", path);
 	}
 	f->label = path;
 	f->fsize = (uint64_t)stb.st_size;
@@ -847,13 +847,13 @@ int fl_elf_open_mem(const void *data, size_t size, const struct fl_elf_opts *opt
 	if (err)
 		return err;
 	if (!data && size)
-		return fl_disc_diag(diag, -EINVAL, "(memory): NULL buffer");
+		return fl_diag_say(diag, -EINVAL, "(memory): NULL buffer");
 	err = fl_disc_libelf_init();
 	if (err)
-		return fl_disc_diag(diag, err, "(memory): libelf does not work");
+		return fl_diag_say(diag, err, "(memory): libelf does not work");
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return fl_disc_diag(diag, -ENOMEM, "(memory): out of memory");
+		return fl_diag_say(diag, -ENOMEM, "(memory): out of memory");
 	/*
 	 * A private copy: libelf may convert data in place in an image it was
 	 * given, and the caller's buffer need not outlive this call.
@@ -861,7 +861,7 @@ int fl_elf_open_mem(const void *data, size_t size, const struct fl_elf_opts *opt
 	f->image = malloc(size ? size : 1);
 	if (!f->image) {
 		free(f);
-		return fl_disc_diag(diag, -ENOMEM, "(memory): out of memory");
+		return fl_diag_say(diag, -ENOMEM, "(memory): out of memory");
 	}
 	if (size)
 		memcpy(f->image, data, size);

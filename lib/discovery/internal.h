@@ -10,12 +10,7 @@
 
 #include <faultline/discovery.h>
 
-/*
- * Fills *diag (if not NULL) with the formatted text (fl_fmt directives) and
- * returns err.
- */
-int fl_disc_diag(struct fl_diag *diag, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#include "format/diag.h"
 
 /* elf_version(EV_CURRENT), once per process.  Returns 0 or -ENOSYS. */
 int fl_disc_libelf_init(void);

@@ -923,11 +923,11 @@ static int open_found(struct find_ctx *c, struct fl_module **out, struct fl_diag
 
 	dl_iterate_phdr(find_cb, c);
 	if (!c->found)
-		return fl_disc_diag(diag, -ENOENT, "no loaded module contains %s", what);
+		return fl_diag_say(diag, -ENOENT, "no loaded module contains %s", what);
 	if (c->err == 1)
-		return fl_disc_diag(diag, -ENOENT, "%s is in the vDSO", what);
+		return fl_diag_say(diag, -ENOENT, "%s is in the vDSO", what);
 	if (c->err)
-		return fl_disc_diag(diag, c->err, "out of memory");
+		return fl_diag_say(diag, c->err, "out of memory");
 	if (c->m->pub.err) {
 		err = c->m->pub.err;
 		if (diag)
@@ -947,7 +947,7 @@ int fl_module_open_addr(const void *addr, const struct fl_module_opts *opts,
 
 	*out = NULL;
 	if (get_opts(&o, opts))
-		return fl_disc_diag(diag, -EINVAL, "struct fl_module_opts: bad sz, fields or flags");
+		return fl_diag_say(diag, -EINVAL, "struct fl_module_opts: bad sz, fields or flags");
 	return open_found(&c, out, diag, "that address");
 }
 
@@ -960,11 +960,11 @@ int fl_module_open_handle(void *handle, const struct fl_module_opts *opts,
 
 	*out = NULL;
 	if (get_opts(&o, opts))
-		return fl_disc_diag(diag, -EINVAL, "struct fl_module_opts: bad sz, fields or flags");
+		return fl_diag_say(diag, -EINVAL, "struct fl_module_opts: bad sz, fields or flags");
 	if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
-		return fl_disc_diag(diag, -ENOENT, "not a dlopen handle");
+		return fl_diag_say(diag, -ENOENT, "not a dlopen handle");
 	if (!lm->l_ld)
-		return fl_disc_diag(diag, -ENOENT, "the handle's module has no dynamic section");
+		return fl_diag_say(diag, -ENOENT, "the handle's module has no dynamic section");
 	c.dynamic = (uintptr_t)lm->l_ld;
 	return open_found(&c, out, diag, "the handle's dynamic section");
 }

@@ -5,6 +5,19 @@
 #include "core/fmt.h"
 #include "format/diag.h"
 
+int fl_diag_say(struct fl_diag *diag, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!diag)
+		return err;
+	diag->err = err;
+	va_start(ap, fmt);
+	fl_vfmt(diag->msg, sizeof(diag->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
 int fl_diag_set(struct fl_diag *diag, int err, const char *section,
 		uint32_t table, const char *fmt, ...)
 {

@@ -14,4 +14,12 @@ int fl_diag_set(struct fl_diag *diag, int err, const char *section,
 		uint32_t table, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/*
+ * Fills *diag (if not NULL) with the formatted text (fl_fmt directives)
+ * and err, and returns err: the diagnostic of a layer above this one,
+ * which names what failed itself.  Async-signal-safe.
+ */
+int fl_diag_say(struct fl_diag *diag, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* FL_FORMAT_DIAG_H */

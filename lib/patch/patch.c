@@ -98,7 +98,6 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,26 +114,12 @@
 
 #include "core/fmt.h"
 #include "dispatch/dispatch.h"
+#include "format/diag.h"
 
 #define INT3 0xcc
 
 static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int enabled;
-
-static int say(struct fl_diag *diag, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int say(struct fl_diag *diag, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!diag)
-		return err;
-	diag->err = err;
-	va_start(ap, fmt);
-	fl_vfmt(diag->msg, sizeof(diag->msg), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 static long membarrier(int cmd)
 {
@@ -147,35 +132,35 @@ int fl_patch_enable(struct fl_diag *diag)
 	int err = 0;
 
 	if (!atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire))
-		return say(diag, -ENODEV, "fl_patch_enable: fl_init has not run");
+		return fl_diag_say(diag, -ENODEV, "fl_patch_enable: fl_init has not run");
 	pthread_mutex_lock(&patch_lock);
 	if (atomic_load_explicit(&enabled, memory_order_relaxed))
 		goto out;
 	offered = membarrier(MEMBARRIER_CMD_QUERY);
 	if (offered < 0) {
-		err = say(diag, -ENOSYS, "code patching needs membarrier(2) (Linux 4.16 or later): %s",
-			  strerror(errno));
+		err = fl_diag_say(diag, -ENOSYS, "code patching needs membarrier(2) "
+				  "(Linux 4.16 or later): %s", strerror(errno));
 		goto out;
 	}
 	if (!(offered & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE)) {
-		err = say(diag, -ENOSYS, "code patching needs membarrier's "
-			  "PRIVATE_EXPEDITED_SYNC_CORE command, which this kernel does not offer");
+		err = fl_diag_say(diag, -ENOSYS, "code patching needs membarrier's "
+				  "PRIVATE_EXPEDITED_SYNC_CORE command, which this kernel does not offer");
 		goto out;
 	}
 	if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) != 0) {
-		err = say(diag, -errno, "membarrier(REGISTER_PRIVATE_EXPEDITED_SYNC_CORE): %s",
-			  strerror(errno));
+		err = fl_diag_say(diag, -errno, "membarrier(REGISTER_PRIVATE_EXPEDITED_SYNC_CORE): %s",
+				  strerror(errno));
 		goto out;
 	}
 	/* The handshake's key: only this process can send its signals. */
 	while (!fl_park.key || fl_park.key > UINT64_MAX - (1ull << 33))
 		if (getrandom(&fl_park.key, sizeof(fl_park.key), 0) != sizeof(fl_park.key)) {
-			err = say(diag, -errno, "getrandom: %s", strerror(errno));
+			err = fl_diag_say(diag, -errno, "getrandom: %s", strerror(errno));
 			goto out;
 		}
 	err = fl_dispatch_install_trap();
 	if (err) {
-		say(diag, err, "installing the SIGTRAP handler: %s", strerror(-err));
+		fl_diag_say(diag, err, "installing the SIGTRAP handler: %s", strerror(-err));
 		goto out;
 	}
 	atomic_store_explicit(&enabled, 1, memory_order_release);
@@ -328,11 +313,11 @@ static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64
 		uint64_t page = at & ~(pagesz - 1);
 
 		if (!m || !(m->prot & PROT_EXEC) || !(m->prot & PROT_READ))
-			return say(diag, -EFAULT, "change %zu at 0x%llx: not in executable memory",
-				   i, (unsigned long long)at);
+			return fl_diag_say(diag, -EFAULT, "change %zu at 0x%llx: not in executable memory",
+					   i, (unsigned long long)at);
 		if (m->shared_file)
-			return say(diag, -EPERM, "change %zu at 0x%llx: a shared mapping of a file "
-				   "(writing it would change the file)", i, (unsigned long long)at);
+			return fl_diag_say(diag, -EPERM, "change %zu at 0x%llx: a shared mapping of a file "
+					   "(writing it would change the file)", i, (unsigned long long)at);
 		if (!page_listed(b, page)) {
 			b->pages[b->num_pages].addr = page;
 			b->pages[b->num_pages].prot = m->prot;
@@ -350,8 +335,8 @@ static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64
 		at = page + pagesz < end ? page + pagesz : end;
 	}
 	if (memcmp(p->addr, p->old_bytes, p->len) != 0)
-		return say(diag, -ESTALE, "change %zu at 0x%llx: the code is not its old bytes",
-			   i, (unsigned long long)a);
+		return fl_diag_say(diag, -ESTALE, "change %zu at 0x%llx: the code is not its old bytes",
+				   i, (unsigned long long)a);
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	/*
 	 * More than the instruction at addr, or no instruction there: the
@@ -367,20 +352,20 @@ static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64
 static int check_args(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 {
 	if (!p || n == 0 || n > FL_PATCH_MAX_BATCH)
-		return say(diag, -EINVAL, "fl_patch_text: %zu changes (1 to %d)", n,
-			   FL_PATCH_MAX_BATCH);
+		return fl_diag_say(diag, -EINVAL, "fl_patch_text: %zu changes (1 to %d)", n,
+				   FL_PATCH_MAX_BATCH);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = (uint64_t)(uintptr_t)p[i].addr;
 
 		if (!p[i].addr || !p[i].old_bytes || !p[i].new_bytes ||
 		    p[i].len == 0 || p[i].len > FL_PATCH_MAX_LEN || a + p[i].len < a)
-			return say(diag, -EINVAL, "change %zu: a NULL pointer, or len %zu "
-				   "(1 to %d)", i, p[i].len, FL_PATCH_MAX_LEN);
+			return fl_diag_say(diag, -EINVAL, "change %zu: a NULL pointer, or len %zu "
+					   "(1 to %d)", i, p[i].len, FL_PATCH_MAX_LEN);
 		for (size_t j = 0; j < i; j++) {
 			uint64_t b = (uint64_t)(uintptr_t)p[j].addr;
 
 			if (a < b + p[j].len && b < a + p[i].len)
-				return say(diag, -EINVAL, "changes %zu and %zu overlap", j, i);
+				return fl_diag_say(diag, -EINVAL, "changes %zu and %zu overlap", j, i);
 		}
 	}
 	return 0;
@@ -413,10 +398,10 @@ static int pages_writable(struct batch *b, uint64_t pagesz, struct fl_diag *diag
 
 			while (i-- > 0)
 				mprotect((void *)(uintptr_t)b->pages[i].addr, pagesz, b->pages[i].prot);
-			return say(diag, err, "mprotect(PROT_WRITE|PROT_EXEC) of the page at 0x%llx: "
-				   "%s%s", (unsigned long long)at, strerror(-err),
-				   err == -EACCES ? " (an SELinux execmod denial or a "
-				   "PaX-style MPROTECT policy: the process may not write its code)" : "");
+			return fl_diag_say(diag, err, "mprotect(PROT_WRITE|PROT_EXEC) of the page at 0x%llx: "
+					   "%s%s", (unsigned long long)at, strerror(-err),
+					   err == -EACCES ? " (an SELinux execmod denial or a "
+					   "PaX-style MPROTECT policy: the process may not write its code)" : "");
 		}
 	}
 	return 0;
@@ -722,8 +707,8 @@ static int handshake(struct batch *b, struct maps *maps, struct fl_diag *diag)
 	if (err == -EAGAIN || err == -ESTALE)
 		err = -EBUSY;
 	if (err)
-		say(diag, err, "changes that move instruction boundaries, after %d tr%s: %s",
-		    t < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
+		fl_diag_say(diag, err, "changes that move instruction boundaries, after %d tr%s: %s",
+			    t < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
 	return err;
 }
 
@@ -736,13 +721,13 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	int err;
 
 	if (!atomic_load_explicit(&enabled, memory_order_acquire))
-		return say(diag, -ENOTSUP, "code patching is not enabled (fl_patch_enable)");
+		return fl_diag_say(diag, -ENOTSUP, "code patching is not enabled (fl_patch_enable)");
 	err = check_args(p, n, diag);
 	if (err)
 		return err;
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return say(diag, -ENOMEM, "fl_patch_text: out of memory");
+		return fl_diag_say(diag, -ENOMEM, "fl_patch_text: out of memory");
 	b->p = p;
 	b->n = n;
 
@@ -752,7 +737,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	maps.m = NULL;
 	err = maps_read(&maps);
 	if (err) {
-		say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
+		fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
 		goto out;
 	}
 	for (size_t i = 0; i < n && !err; i++)
@@ -774,7 +759,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 		err = slots_take(b);
 	}
 	if (err) {
-		say(diag, err, "fl_patch_text: no free slot for %zu changes", n);
+		fl_diag_say(diag, err, "fl_patch_text: no free slot for %zu changes", n);
 		goto out;
 	}
 	err = pages_writable(b, pagesz, diag);

@@ -10,8 +10,8 @@
 
 #include <faultline/dispatch.h>
 
-#include "core/fmt.h"
 #include "core/opts.h"
+#include "format/diag.h"
 #include "table/modules.h"
 #include "table/sites.h"
 #include "table/table.h"
@@ -33,10 +33,9 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	if (!r.faultmap || r.faultmap_size == 0 || r.code_size == 0 ||
 	    r.code_start + r.code_size < r.code_start ||
 	    (r.stackmap_size && !r.stackmap)) {
-		diag->err = -EINVAL;
-		fl_fmt(diag->msg, sizeof(diag->msg), "fl_jit_register: %s",
-		       !r.faultmap || !r.faultmap_size ? "no fault map" : "bad code or stack map range");
-		return -EINVAL;
+		return fl_diag_say(diag, -EINVAL, "fl_jit_register: %s",
+				   !r.faultmap || !r.faultmap_size ? "no fault map" :
+				   "bad code or stack map range");
 	}
 	if (!fl_table_ready())
 		return -ENODEV;
@@ -67,11 +66,8 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	err = fl_table_mod_add(m);
 	pthread_mutex_unlock(&fl_table_lock);
 	if (err < 0) {
-		if (err == -EEXIST) {
-			diag->err = err;
-			fl_fmt(diag->msg, sizeof(diag->msg),
-			       "fl_jit_register: code range overlaps a registered module");
-		}
+		if (err == -EEXIST)
+			fl_diag_say(diag, err, "fl_jit_register: code range overlaps a registered module");
 		fl_table_mod_free(m);
 	}
 	return err;

@@ -10,7 +10,6 @@
 #define FL_TEST_PATCH_COMMON_H
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,29 +21,7 @@
 #include <faultline/log.h>
 #include <faultline/patch.h>
 
-static const char *t_name = "?";
-
-static inline void t_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static inline void t_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s: ", t_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-#define t_check(cond, ...) do { if (!(cond)) t_fail(__VA_ARGS__); } while (0)
-
-static inline void t_log(enum fl_log_level level, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (level <= FL_LOG_WARN)
-		fprintf(stderr, "%s: libfaultline: %s\n", t_name, msg);
-}
+#include "../common/t.h"
 
 static inline void t_start(char **argv)
 {

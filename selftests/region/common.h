@@ -32,6 +32,8 @@
 #include <faultline/log.h>
 #include <faultline/region.h>
 
+#include "../common/t.h"
+
 /*
  * How long something that must happen may take before the test calls it
  * a hang: minutes, for QEMU's TCG on a busy machine (run.sh's limit for a
@@ -39,37 +41,7 @@
  */
 #define T_HANG_S 300
 
-static const char *t_name = "?";
 static size_t t_page;
-
-static inline void t_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static inline void t_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s: ", t_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static inline void t_skip(const char *why) __attribute__((noreturn));
-static inline void t_skip(const char *why)
-{
-	printf("SKIP %s: %s\n", t_name, why);
-	exit(77);
-}
-
-#define t_check(cond, ...) do { if (!(cond)) t_fail(__VA_ARGS__); } while (0)
-
-static inline void t_log(enum fl_log_level level, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (level <= FL_LOG_WARN)
-		fprintf(stderr, "%s: libfaultline: %s\n", t_name, msg);
-}
 
 /* Names the test (argv[0]'s base name) and returns the mode's flags. */
 static inline uint32_t t_start(int argc, char **argv)
