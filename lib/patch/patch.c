@@ -90,7 +90,8 @@
  * signal stack's interrupted code): say so in the man page.
  *
  * The patching thread blocks every signal while it patches: a handler of
- * its own that ran into a site would wait for the patch forever.
+ * its own that ran into a site would wait for the patch forever.  And a
+ * fork waits until the patch is done (fork_prepare below).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -120,6 +121,22 @@
 
 static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int enabled;
+
+/*
+ * fork waits for a patch under way: the child gets the code whole, old or
+ * new.  Forked in the middle, its copy would keep the int3s of a patch
+ * that nobody finishes in it, and a thread of the child that ran there
+ * would trap for ever.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&patch_lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&patch_lock);
+}
 
 static long membarrier(int cmd)
 {
@@ -161,6 +178,11 @@ int fl_patch_enable(struct fl_diag *diag)
 	err = fl_dispatch_install_trap();
 	if (err) {
 		fl_diag_say(diag, err, "installing the SIGTRAP handler: %s", strerror(-err));
+		goto out;
+	}
+	err = -pthread_atfork(fork_prepare, fork_done, fork_done);
+	if (err) {
+		fl_diag_say(diag, err, "pthread_atfork: %s", strerror(-err));
 		goto out;
 	}
 	atomic_store_explicit(&enabled, 1, memory_order_release);

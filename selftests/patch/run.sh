@@ -25,6 +25,7 @@ tests=(
 	"bad_changes_are_refused"
 	"sigtrap_reaches_the_application"
 	"no_membarrier_no_patching"
+	"fork_while_patching"
 	"boundary_moves_with_threads_running $moves"
 )
 
