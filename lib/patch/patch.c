@@ -292,6 +292,15 @@ static const struct mapping *maps_find(const struct maps *maps, uint64_t addr)
 	return NULL;
 }
 
+/* A batch fits the slots even when the one before has not been freed yet. */
+_Static_assert(FL_PATCH_MAX_BATCH <= FL_POKE_SLOTS, "a batch takes a slot per site");
+
+/* The threads stopped so far, by tid. */
+struct stopped {
+	pid_t tid[FL_PARK_MAX];
+	size_t n;
+};
+
 /* A page made writable for the patch, and the protection to give back. */
 struct page {
 	uint64_t addr;
@@ -306,7 +315,8 @@ struct batch {
 	size_t slots[FL_PATCH_MAX_BATCH];
 	/* A change moves instruction boundaries: the handshake, not int3s. */
 	bool moves;
-	/* Why the last handshake failed. */
+	/* The handshake's threads, and why the last one failed. */
+	struct stopped stopped;
 	char why[160];
 };
 
@@ -492,11 +502,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The threads stopped so far, by tid. */
-struct stopped {
-	pid_t tid[FL_PARK_MAX];
-	size_t n;
-};
 
 static bool stopped_has(const struct stopped *s, pid_t tid)
 {
@@ -631,21 +636,43 @@ static int check_threads(struct batch *b, const struct maps *maps, uint32_t stop
 	return 0;
 }
 
+/* How many of the threads signalled have written their PC and stack pointer. */
+static size_t threads_stopped(void)
+{
+	uint32_t arrived = atomic_load_explicit(&fl_park.arrived, memory_order_acquire);
+	size_t have = 0;
+
+	for (uint32_t i = 0; i < arrived && i < FL_PARK_MAX; i++)
+		have += atomic_load_explicit(&fl_park.who[i].tid, memory_order_acquire) != 0;
+	return have;
+}
+
+/* A thread of s that has not stopped, or 0. */
+static pid_t thread_not_stopped(const struct stopped *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		bool found = false;
+
+		for (uint32_t k = 0; k < FL_PARK_MAX && !found; k++)
+			found = atomic_load_explicit(&fl_park.who[k].tid, memory_order_acquire) ==
+				s->tid[i];
+		if (!found)
+			return s->tid[i];
+	}
+	return 0;
+}
+
 /*
  * One handshake: stop every thread, check, and write the changes if all
  * are clear.  Returns 0 (written), or -errno with b->why.
  */
 static int handshake_once(struct batch *b, const struct maps *maps)
 {
-	struct stopped *s = calloc(1, sizeof(*s));
+	struct stopped *s = &b->stopped;
 	uint64_t gen = ++park_gen, deadline = now_ms() + PARK_WAIT_MS;
-	uint32_t arrived;
 	int sent, err = 0;
 
-	if (!s) {
-		fl_fmt(b->why, sizeof(b->why), "out of memory");
-		return -ENOMEM;
-	}
+	s->n = 0;
 	for (size_t i = 0; i < FL_PARK_MAX; i++)
 		atomic_store_explicit(&fl_park.who[i].tid, 0, memory_order_relaxed);
 	atomic_store_explicit(&fl_park.arrived, 0, memory_order_relaxed);
@@ -658,30 +685,12 @@ static int handshake_once(struct batch *b, const struct maps *maps)
 			fl_fmt(b->why, sizeof(b->why), "stopping the threads: %s", strerror(-err));
 			goto release;
 		}
-		for (;;) {
-			uint32_t have = 0;
-
-			arrived = atomic_load_explicit(&fl_park.arrived, memory_order_acquire);
-			for (uint32_t i = 0; i < arrived && i < FL_PARK_MAX; i++)
-				have += atomic_load_explicit(&fl_park.who[i].tid,
-							     memory_order_acquire) != 0;
-			if (have == s->n)
-				break;
+		while (threads_stopped() < s->n) {
 			if (now_ms() > deadline) {
-				pid_t late = 0;
-
-				for (size_t i = 0; i < s->n && !late; i++) {
-					bool found = false;
-
-					for (uint32_t k = 0; k < arrived && k < FL_PARK_MAX; k++)
-						found |= atomic_load(&fl_park.who[k].tid) == s->tid[i];
-					if (!found)
-						late = s->tid[i];
-				}
 				err = -EBUSY;
 				fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms "
-				       "(SIGTRAP blocked, or an uninterruptible sleep)", (int)late,
-				       PARK_WAIT_MS);
+				       "(SIGTRAP blocked, or an uninterruptible sleep)",
+				       (int)thread_not_stopped(s), PARK_WAIT_MS);
 				goto release;
 			}
 			sched_yield();
@@ -699,7 +708,6 @@ static int handshake_once(struct batch *b, const struct maps *maps)
 	}
 release:
 	atomic_store_explicit(&fl_park.running, 0, memory_order_release);
-	free(s);
 	return err;
 }
 
