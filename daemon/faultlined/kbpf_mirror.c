@@ -47,7 +47,7 @@ static void sites_add(const struct fld_proc *p, struct fld_module *m)
 {
 	struct faultline_bpf *skel = fld_kskel();
 	uint64_t room = bpf_map__max_entries(skel->maps.fl_sites), mine;
-	struct fld_kmod *km = fld_kmod_get(p, m);
+	struct fld_kmod *km = fld_kmod_get(m);
 
 	if (!km) {
 		fld_warn("eBPF: pid %d: out of memory: module %u's sites are not told from "
@@ -177,7 +177,7 @@ void fld_bpf_proc_exit(struct fld_proc *p)
 			struct fld_kmod *km;
 
 			sites_remove(p, p->mods[i]);
-			km = fld_kmod_get(p, p->mods[i]);
+			km = fld_kmod_get(p->mods[i]);
 			if (km)
 				km->counted = true;
 		}

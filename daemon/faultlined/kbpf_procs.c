@@ -11,109 +11,41 @@ size_t fld_num_kprocs;
 static size_t cap_kprocs;
 static struct fld_kproc *last;	/* the latest looked up: a query asks per site */
 
-/* Module states, by module: open addressing, linear probing. */
-struct kmod_slot {
-	const struct fld_module *m;	/* NULL: empty */
-	struct fld_kmod *km;
-};
-static struct kmod_slot *kmods;
-static size_t cap_kmods, num_kmods;
-
-static size_t kmod_hash(const struct fld_module *m)
-{
-	return (size_t)(((uintptr_t)m >> 4) * 0x9e3779b97f4a7c15ull);
-}
-
-static struct kmod_slot *kmod_slot(const struct fld_module *m)
-{
-	size_t i;
-
-	if (!cap_kmods)
-		return NULL;
-	for (i = kmod_hash(m) & (cap_kmods - 1); kmods[i].m; i = (i + 1) & (cap_kmods - 1))
-		if (kmods[i].m == m)
-			return &kmods[i];
-	return NULL;
-}
-
 struct fld_kmod *fld_kmod_of(const struct fld_module *m)
 {
-	struct kmod_slot *s = kmod_slot(m);
-
-	return s ? s->km : NULL;
+	return m->kbpf;
 }
 
-static void kmod_put(const struct fld_module *m, struct fld_kmod *km)
+struct fld_kmod *fld_kmod_get(struct fld_module *m)
 {
-	size_t i = kmod_hash(m) & (cap_kmods - 1);
-
-	while (kmods[i].m)
-		i = (i + 1) & (cap_kmods - 1);
-	kmods[i] = (struct kmod_slot){ .m = m, .km = km };
-	num_kmods++;
-}
-
-struct fld_kmod *fld_kmod_get(const struct fld_proc *p, const struct fld_module *m)
-{
-	struct fld_kmod *km = fld_kmod_of(m);
-
-	if (km)
-		return km;
-	if (2 * (num_kmods + 1) > cap_kmods) {
-		size_t cap = cap_kmods ? 2 * cap_kmods : 64, old_cap = cap_kmods;
-		struct kmod_slot *old = kmods, *grown = calloc(cap, sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		kmods = grown;
-		cap_kmods = cap;
-		num_kmods = 0;
-		for (size_t i = 0; i < old_cap; i++)
-			if (old[i].m)
-				kmod_put(old[i].m, old[i].km);
-		free(old);
-	}
-	km = calloc(1, sizeof(*km));
-	if (!km)
-		return NULL;
-	km->uid = p->uid;
-	kmod_put(m, km);
-	return km;
+	if (!m->kbpf)
+		m->kbpf = calloc(1, sizeof(struct fld_kmod));
+	return m->kbpf;
 }
 
 uint64_t fld_kmod_sites_of(uid_t uid)
 {
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < cap_kmods; i++)
-		if (kmods[i].m && kmods[i].km->uid == uid)
-			n += kmods[i].km->kernel_sites;
+	for (size_t i = 0; i < fld_num_procs; i++)
+		for (size_t k = 0; fld_procs[i]->uid == uid && k < fld_procs[i]->num_mods; k++) {
+			const struct fld_kmod *km = fld_procs[i]->mods[k]->kbpf;
+
+			n += km ? km->kernel_sites : 0;
+		}
 	return n;
 }
 
-/* m is gone (procs.c): its state goes; the slots after it move back into place. */
+/* m is gone (procs.c): its state goes. */
 static void on_module_gone(struct fld_module *m)
 {
-	struct kmod_slot *s = kmod_slot(m);
-	size_t i, j;
+	struct fld_kmod *km = m->kbpf;
 
-	if (!s)
+	if (!km)
 		return;
-	free(s->km->frozen);
-	free(s->km);
-	i = (size_t)(s - kmods);
-	kmods[i].m = NULL;
-	num_kmods--;
-	/* Backward shift: an entry whose probe passed i moves into it. */
-	for (j = (i + 1) & (cap_kmods - 1); kmods[j].m; j = (j + 1) & (cap_kmods - 1)) {
-		size_t home = kmod_hash(kmods[j].m) & (cap_kmods - 1);
-
-		if (((j - home) & (cap_kmods - 1)) >= ((j - i) & (cap_kmods - 1))) {
-			kmods[i] = kmods[j];
-			kmods[j].m = NULL;
-			i = j;
-		}
-	}
+	free(km->frozen);
+	free(km);
+	m->kbpf = NULL;
 }
 
 struct fld_kproc *fld_kproc_of(const struct fld_proc *p)

@@ -2,10 +2,10 @@
 /*
  * The eBPF side's own state of the processes (kbpf_procs.c): a view per
  * registered process (struct fld_kproc) and, per module, what went into
- * the kernel's map and the counts frozen at exit (struct fld_kmod).  Kept
- * here, keyed by the registry's entries, never written into them: procs.c
- * tells (fld_proc_observe) when a process or a module is gone, and its
- * state goes with it.  Loop thread only.
+ * the kernel's map and the counts frozen at exit (struct fld_kmod, held
+ * by the module's opaque kbpf pointer).  procs.c tells (fld_proc_observe)
+ * when a process or a module is gone, and its state goes with it.  Loop
+ * thread only.
  */
 #ifndef FLD_KBPF_PROCS_H
 #define FLD_KBPF_PROCS_H
@@ -73,7 +73,6 @@ struct fld_kproc {
 
 /* The kernel's side of one module of a process. */
 struct fld_kmod {
-	uid_t uid;		/* its process's */
 	/* Sites mirrored into the program's fl_sites (the first ones). */
 	uint32_t kernel_sites;
 	/* Loaded when its process exited: frozen[] holds its sites' counts. */
@@ -99,7 +98,7 @@ extern size_t fld_num_kprocs;
 /* m's state, or NULL when it has none. */
 struct fld_kmod *fld_kmod_of(const struct fld_module *m);
 /* m's state, made (zeroed) when it has none.  NULL when out of memory. */
-struct fld_kmod *fld_kmod_get(const struct fld_proc *p, const struct fld_module *m);
+struct fld_kmod *fld_kmod_get(struct fld_module *m);
 /* The entries uid's modules have in fl_sites. */
 uint64_t fld_kmod_sites_of(uid_t uid);
 

@@ -54,6 +54,12 @@ struct fld_module {
 	size_t sections_size;
 	struct fl_stackmap *sm;
 	uint64_t *record_pc;	/* per record, in section order */
+	/*
+	 * The eBPF side's own state of this module (struct fld_kmod,
+	 * kbpf_procs.c): opaque here; it goes when the module_gone observers
+	 * are told.
+	 */
+	void *kbpf;
 };
 
 struct fld_job;
