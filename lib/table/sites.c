@@ -10,7 +10,7 @@
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
 
-#include "core/fmt.h"
+#include "format/diag.h"
 #include "table/sites.h"
 
 static int cmp_site(const void *a, const void *b)
@@ -44,15 +44,11 @@ static int sites_finish(struct fl_sites *s, struct fl_diag *diag)
 	/* No sites: s->v is NULL, which qsort must not be given. */
 	if (s->n)
 		qsort(s->v, s->n, sizeof(*s->v), cmp_site);
-	for (size_t i = 1; i < s->n; i++) {
-		if (s->v[i].faulting_pc == s->v[i - 1].faulting_pc) {
-			diag->err = -EINVAL;
-			fl_fmt(diag->msg, sizeof(diag->msg),
-			       ".llvm_faultmaps: two entries for faulting PC 0x%llx",
-			       (unsigned long long)s->v[i].faulting_pc);
-			return -EINVAL;
-		}
-	}
+	for (size_t i = 1; i < s->n; i++)
+		if (s->v[i].faulting_pc == s->v[i - 1].faulting_pc)
+			return fl_diag_say(diag, -EINVAL,
+					   ".llvm_faultmaps: two entries for faulting PC 0x%llx",
+					   (unsigned long long)s->v[i].faulting_pc);
 	return 0;
 }
 
@@ -78,14 +74,10 @@ int fl_sites_of_elf(const struct fl_module *fm, struct fl_sites *out, struct fl_
 			uint64_t at = fn_addr + ev.fault.faulting_pc_offset;
 			uint64_t to = fn_addr + ev.fault.handler_pc_offset;
 
-			if (!fl_module_text_contains(fm, at) || !fl_module_text_contains(fm, to)) {
-				diag->err = -EINVAL;
-				fl_fmt(diag->msg, sizeof(diag->msg),
-				       ".llvm_faultmaps: table %u: function %u: fault %u: "
-				       "a PC outside the module's code",
-				       ev.table, ev.fault.function, ev.fault.index);
-				return -EINVAL;
-			}
+			if (!fl_module_text_contains(fm, at) || !fl_module_text_contains(fm, to))
+				return fl_diag_set(diag, -EINVAL, ".llvm_faultmaps", ev.table,
+						   "function %u: fault %u: a PC outside the module's code",
+						   ev.fault.function, ev.fault.index);
 			if (sites_push(out, at, to, ev.fault.kind))
 				return -ENOMEM;
 		}
@@ -113,15 +105,11 @@ int fl_sites_of_jit(const struct fl_jit_reg *reg, struct fl_sites *out,
 		at = ev.fault.function_address + ev.fault.faulting_pc_offset;
 		to = ev.fault.function_address + ev.fault.handler_pc_offset;
 		if (at < lo || at >= hi || to < lo || to >= hi ||
-		    at < ev.fault.function_address || to < ev.fault.function_address) {
-			diag->err = -EINVAL;
-			fl_fmt(diag->msg, sizeof(diag->msg),
-			       ".llvm_faultmaps: table %u: function %u: fault %u: "
-			       "PC outside the code range [0x%llx, 0x%llx)",
-			       ev.table, ev.fault.function, ev.fault.index,
-			       (unsigned long long)lo, (unsigned long long)hi);
-			return -EINVAL;
-		}
+		    at < ev.fault.function_address || to < ev.fault.function_address)
+			return fl_diag_set(diag, -EINVAL, ".llvm_faultmaps", ev.table,
+					   "function %u: fault %u: PC outside the code range "
+					   "[0x%llx, 0x%llx)", ev.fault.function, ev.fault.index,
+					   (unsigned long long)lo, (unsigned long long)hi);
 		if (sites_push(out, at, to, ev.fault.kind))
 			return -ENOMEM;
 	}
