@@ -9,6 +9,7 @@
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
 #include <faultline/patch.h>
+#include <faultline/points.h>
 #include <faultline/region.h>
 
 #endif /* FAULTLINE_FAULTLINE_H */
