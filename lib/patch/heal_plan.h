@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How an implicit null check is healed in place (heal_plan.c): which
+ * bytes change, where the stubs go and what they hold.  Pure: it reads
+ * the code it is given and asks its caller where stubs may go, so the
+ * same plan serves the running process (heal.c) and `faultline healable`
+ * on a file.
+ */
+#ifndef FL_PATCH_HEAL_PLAN_H
+#define FL_PATCH_HEAL_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The tactics, after E9Patch's names. */
+enum fl_heal_tactic {
+	FL_HEAL_NONE = 0,
+	FL_HEAL_B1,	/* jmp rel32 over the site (5 bytes or more) */
+	FL_HEAL_B2,	/* punned jmp: its rel32 runs into the next bytes */
+	FL_HEAL_T1,	/* punned jmp behind redundant prefixes */
+	FL_HEAL_T3,	/* jmp rel8 into an evicted neighbour's bytes */
+	FL_HEAL_TACTICS,
+};
+
+/* "B1", "B2", "T1", "T3", or "none". */
+const char *fl_heal_tactic_name(enum fl_heal_tactic t);
+
+/* The largest stub the plans ask for. */
+#define FL_HEAL_STUB_MAX 96
+
+/* What the planner may look at and ask. */
+struct fl_heal_env {
+	/* The code: len bytes at runtime address base (a whole text segment). */
+	uint64_t base;
+	const uint8_t *code;
+	size_t len;
+	/*
+	 * Finds where a stub of size bytes may start, somewhere in [lo, hi]:
+	 * returns true with *at set.  It does not take the place yet.
+	 */
+	bool (*place)(void *ctx, uint64_t lo, uint64_t hi, size_t size, uint64_t *at);
+	/*
+	 * Whether [addr, addr + len) may neither change nor be relied on as
+	 * it is (another implicit-check site, bytes another patch changed or
+	 * relies on).  May be NULL: nothing is.
+	 */
+	bool (*busy)(void *ctx, uint64_t addr, size_t len);
+	void *ctx;
+};
+
+/* One instruction's change. */
+struct fl_heal_change {
+	uint64_t addr;
+	uint8_t len;
+	uint8_t old[15];
+	uint8_t new[15];
+};
+
+struct fl_heal_plan {
+	enum fl_heal_tactic tactic;
+	/* FL_HEAL_NONE: why, in words ("a 1-byte instruction, no neighbour in reach"). */
+	char why[112];
+	/* The site: the faulting instruction, and what it becomes. */
+	struct fl_heal_change site;
+	/* The site's stub: where, and its size (fl_heal_site_stub writes it). */
+	uint64_t stub;
+	size_t stub_size;
+	/* Bytes a punned jump reads that do not change: [pin, pin + pin_len). */
+	uint64_t pin;
+	uint8_t pin_len;
+	/* T3: the evicted neighbour, its change and its stub. */
+	bool evicts;
+	struct fl_heal_change nb;
+	uint64_t nb_stub;
+	size_t nb_stub_size;
+	/* For the stub: the register tested, 32-bit addressing. */
+	int base_reg;		/* a ZydisRegister, 64-bit */
+	bool addr32;
+};
+
+/*
+ * Plans the healing of the implicit-check site at runtime address site,
+ * in the function that starts at fn (instruction boundaries are found by
+ * decoding from there).  Returns 0 with *plan filled in (plan->tactic
+ * FL_HEAL_NONE and plan->why when it cannot be healed in place), or
+ * -EINVAL when site or fn is not in env's code.
+ */
+int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
+		 struct fl_heal_plan *plan);
+
+/*
+ * Writes the site's stub (plan->stub_size bytes, for address plan->stub)
+ * into out: a null base register bumps the 64-bit counter at counter
+ * (atomically) and goes to handler; any other runs the site's instruction
+ * and goes back after it.  Flags and every register are preserved on both
+ * paths, the red zone is not touched.
+ */
+void fl_heal_site_stub(const struct fl_heal_plan *plan, uint64_t handler, uint64_t counter,
+		       uint8_t *out);
+
+/* Writes the evicted neighbour's stub (plan->nb_stub_size bytes) into out. */
+void fl_heal_nb_stub(const struct fl_heal_plan *plan, uint8_t *out);
+
+#endif /* FL_PATCH_HEAL_PLAN_H */
