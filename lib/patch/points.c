@@ -40,7 +40,7 @@
 struct rec {
 	uint64_t pc;
 	uint64_t id;
-	uint64_t limit;		/* the end of the code the record is in */
+	uint64_t limit;		/* the end of its code, or the next record */
 	uint32_t size;		/* declared size, or 0 */
 	uint32_t compiled_len;	/* 0 until first looked at */
 	uint8_t *compiled;
@@ -163,6 +163,16 @@ static struct source *source_make(const char *name, const void *sm, size_t size,
 	fl_stackmap_free(map);
 	if (source_index(s))
 		goto fail;
+	/*
+	 * A region or shadow ends at the next record at the latest: llc-14
+	 * puts null-target patch points back to back, their nops one run.
+	 */
+	for (size_t i = 0, next = 0; i < s->n; i++) {
+		while (next < s->n && s->recs[next].pc <= s->recs[i].pc)
+			next++;
+		if (next < s->n && s->recs[next].pc < s->recs[i].limit)
+			s->recs[i].limit = s->recs[next].pc;
+	}
 	return s;
 fail:
 	fl_stackmap_free(map);
@@ -600,7 +610,7 @@ static int declare(uint64_t id, const void *pc, size_t size, enum kind kind,
 		goto out;
 	if (size > r->compiled_len)
 		err = fl_diag_say(diag, -EINVAL, "the %s at 0x%llx: %zu bytes would pass the end "
-				  "of its code (%u bytes left)", kind_name(kind),
+				  "of its code or the next record (%u bytes left)", kind_name(kind),
 				  (unsigned long long)r->pc, size, r->compiled_len);
 	else if (r->size && r->size != size)
 		err = fl_diag_say(diag, -EEXIST, "the %s at 0x%llx was declared with %u bytes, "
