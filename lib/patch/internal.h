@@ -22,6 +22,16 @@ void fl_patch_unlock(const sigset_t *old);
 /* fl_patch_text, with the patch lock held. */
 int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *diag);
 
+/*
+ * With the patch lock held: stops every other thread (the handshake of
+ * patch.c) to prove that none is in any of the ranges (addr, len of each;
+ * the bytes are not looked at), their first byte included, and none has a
+ * return address into one; tries again a while.  Returns 0 (then no thread
+ * can be in them any more, for code no longer reachable), -EBUSY (said
+ * in diag), or the handshake's other errors.
+ */
+int fl_patch_quiesce_locked(const struct fl_patch *ranges, size_t n, struct fl_diag *diag);
+
 /* fl_patch_enable has succeeded. */
 bool fl_patch_enabled(void);
 

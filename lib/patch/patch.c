@@ -118,6 +118,7 @@
 #include "dispatch/dispatch.h"
 #include "format/diag.h"
 #include "patch/internal.h"
+#include "patch/maps.h"
 
 #define INT3 0xcc
 
@@ -240,96 +241,6 @@ static void serialize(void)
 }
 
 /* A mapping of /proc/self/maps. */
-struct mapping {
-	uint64_t start;
-	uint64_t end;
-	int prot;
-	bool shared_file;
-};
-
-struct maps {
-	struct mapping *m;
-	size_t n;
-};
-
-/* Reads /proc/self/maps.  Returns 0 or -errno. */
-static int maps_read(struct maps *out)
-{
-	size_t cap = 1 << 16, len = 0, mcap = 0;
-	char *buf = malloc(cap), *line, *next;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	out->m = NULL;
-	out->n = 0;
-	if (!buf || fd < 0) {
-		int err = fd < 0 ? -errno : -ENOMEM;
-
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	while ((r = read(fd, buf + len, cap - len - 1)) > 0 || (r < 0 && errno == EINTR)) {
-		if (r < 0)
-			continue;
-		len += (size_t)r;
-		if (cap - len - 1 == 0) {
-			char *bigger = realloc(buf, cap * 2);
-
-			if (!bigger) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	for (line = buf; line && *line; line = next) {
-		unsigned long long start, end;
-		char perms[5];
-		int path = 0;
-		struct mapping *m;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (sscanf(line, "%llx-%llx %4s %*s %*s %*s %n", &start, &end, perms, &path) < 3)
-			continue;
-		if (out->n == mcap) {
-			struct mapping *more = realloc(out->m, (mcap ? mcap * 2 : 64) * sizeof(*more));
-
-			if (!more) {
-				free(out->m);
-				free(buf);
-				return -ENOMEM;
-			}
-			out->m = more;
-			mcap = mcap ? mcap * 2 : 64;
-		}
-		m = &out->m[out->n++];
-		m->start = start;
-		m->end = end;
-		m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-			  (perms[2] == 'x' ? PROT_EXEC : 0);
-		/* A shared mapping of a file, but a memfd's (a JIT's double mapping). */
-		m->shared_file = perms[3] == 's' && path > 0 && line[path] == '/' &&
-				 strncmp(line + path, "/memfd:", 7) != 0;
-	}
-	free(buf);
-	return 0;
-}
-
-static const struct mapping *maps_find(const struct maps *maps, uint64_t addr)
-{
-	for (size_t i = 0; i < maps->n; i++)
-		if (addr >= maps->m[i].start && addr < maps->m[i].end)
-			return &maps->m[i];
-	return NULL;
-}
 
 /* A batch fits the slots even when the one before has not been freed yet. */
 _Static_assert(FL_PATCH_MAX_BATCH <= FL_POKE_SLOTS, "a batch takes a slot per site");
@@ -354,6 +265,11 @@ struct batch {
 	size_t slots[FL_PATCH_MAX_BATCH];
 	/* A change moves instruction boundaries: the handshake, not int3s. */
 	bool moves;
+	/*
+	 * fl_patch_quiesce_locked: the handshake only proves that no thread
+	 * is in the ranges (their first byte included) nor returns into them.
+	 */
+	bool quiesce;
 	/* The handshake's threads, and why the last one failed. */
 	struct stopped stopped;
 	char why[160];
@@ -371,7 +287,7 @@ static bool page_listed(const struct batch *b, uint64_t page)
  * Checks change i against the mappings and the code: returns 0 or the
  * error, said in diag.  Collects its pages.
  */
-static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64_t pagesz,
+static int check_site(struct batch *b, size_t i, const struct fl_maps *maps, uint64_t pagesz,
 		      struct fl_diag *diag)
 {
 	const struct fl_patch *p = &b->p[i];
@@ -380,7 +296,7 @@ static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64
 	ZydisDecodedInstruction insn;
 
 	for (uint64_t at = a; at < end;) {
-		const struct mapping *m = maps_find(maps, at);
+		const struct fl_mapping *m = fl_maps_find(maps, at);
 		uint64_t page = at & ~(pagesz - 1);
 
 		if (!m || !(m->prot & PROT_EXEC) || !(m->prot & PROT_READ))
@@ -396,11 +312,11 @@ static int check_site(struct batch *b, size_t i, const struct maps *maps, uint64
 		}
 		if (at == a) {
 			/* How much code follows addr in this and the next mappings. */
-			const struct mapping *c = m;
+			const struct fl_mapping *c = m;
 
 			avail = c->end - a;
 			while (avail < ZYDIS_MAX_INSTRUCTION_LENGTH &&
-			       (c = maps_find(maps, c->end)) && (c->prot & PROT_EXEC))
+			       (c = fl_maps_find(maps, c->end)) && (c->prot & PROT_EXEC))
 				avail = c->end - a;
 		}
 		at = page + pagesz < end ? page + pagesz : end;
@@ -604,7 +520,7 @@ static bool inside(const struct batch *b, uint64_t v, size_t *which)
 	for (size_t i = 0; i < b->n; i++) {
 		uint64_t a = (uint64_t)(uintptr_t)b->p[i].addr;
 
-		if (v > a && v < a + b->p[i].len) {
+		if ((v > a || (b->quiesce && v == a)) && v < a + b->p[i].len) {
 			*which = i;
 			return true;
 		}
@@ -617,10 +533,10 @@ static bool inside(const struct batch *b, uint64_t v, size_t *which)
  * change.  Returns 1 (found, at *at), 0, or -1 when sp is in no mapping.
  */
 __attribute__((no_sanitize_address))	/* other threads' frames hold ASan's redzones */
-static int scan_stack(const struct batch *b, const struct maps *maps, uint64_t sp,
+static int scan_stack(const struct batch *b, const struct fl_maps *maps, uint64_t sp,
 		      uint64_t *at, size_t *which)
 {
-	const struct mapping *m = maps_find(maps, sp);
+	const struct fl_mapping *m = fl_maps_find(maps, sp);
 
 	if (!m)
 		return -1;
@@ -637,7 +553,7 @@ static int scan_stack(const struct batch *b, const struct maps *maps, uint64_t s
  * else a reason in b->why: -EAGAIN (try again), -ESTALE (the maps are
  * older than a stack: read them again).
  */
-static int check_threads(struct batch *b, const struct maps *maps, uint32_t stopped)
+static int check_threads(struct batch *b, const struct fl_maps *maps, uint32_t stopped)
 {
 	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0), at;
 	size_t which;
@@ -706,7 +622,7 @@ static pid_t thread_not_stopped(const struct stopped *s)
  * One handshake: stop every thread, check, and write the changes if all
  * are clear.  Returns 0 (written), or -errno with b->why.
  */
-static int handshake_once(struct batch *b, const struct maps *maps)
+static int handshake_once(struct batch *b, const struct fl_maps *maps)
 {
 	struct stopped *s = &b->stopped;
 	uint64_t gen = ++park_gen, deadline = now_ms() + PARK_WAIT_MS;
@@ -739,7 +655,7 @@ static int handshake_once(struct batch *b, const struct maps *maps)
 
 	/* H2, H3. */
 	err = check_threads(b, maps, (uint32_t)s->n);
-	if (!err) {
+	if (!err && !b->quiesce) {
 		for (size_t i = 0; i < b->n; i++)
 			for (size_t k = 0; k < b->p[i].len; k++)
 				write_byte((uint8_t *)b->p[i].addr + k,
@@ -752,7 +668,7 @@ release:
 }
 
 /* The handshake, with its bounded retry.  Returns 0 or -errno (said). */
-static int handshake(struct batch *b, struct maps *maps, struct fl_diag *diag)
+static int handshake(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
 {
 	int err = 0, t;
 
@@ -764,7 +680,7 @@ static int handshake(struct batch *b, struct maps *maps, struct fl_diag *diag)
 			break;
 		if (err == -ESTALE) {
 			free(maps->m);
-			err = maps_read(maps);
+			err = fl_maps_read(maps);
 			if (err) {
 				fl_fmt(b->why, sizeof(b->why), "reading /proc/self/maps: %s",
 				       strerror(-err));
@@ -777,7 +693,8 @@ static int handshake(struct batch *b, struct maps *maps, struct fl_diag *diag)
 	if (err == -EAGAIN || err == -ESTALE)
 		err = -EBUSY;
 	if (err)
-		fl_diag_say(diag, err, "changes that move instruction boundaries, after %d tr%s: %s",
+		fl_diag_say(diag, err, "%s, after %d tr%s: %s", b->quiesce ?
+			    "code that no thread may be in" : "changes that move instruction boundaries",
 			    t < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
 	return err;
 }
@@ -786,7 +703,7 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *dia
 {
 	uint64_t pagesz = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct batch *b;
-	struct maps maps;
+	struct fl_maps maps;
 	int err;
 
 	if (!atomic_load_explicit(&enabled, memory_order_acquire))
@@ -801,7 +718,7 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *dia
 	b->n = n;
 
 	maps.m = NULL;
-	err = maps_read(&maps);
+	err = fl_maps_read(&maps);
 	if (err) {
 		fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
 		goto out;
@@ -848,5 +765,32 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 		return err;
 	err = fl_patch_text_locked(p, n, diag);
 	fl_patch_unlock(&old);
+	return err;
+}
+
+int fl_patch_quiesce_locked(const struct fl_patch *ranges, size_t n, struct fl_diag *diag)
+{
+	struct batch *b;
+	struct fl_maps maps;
+	int err;
+
+	if (!atomic_load_explicit(&enabled, memory_order_acquire))
+		return fl_diag_say(diag, -ENOTSUP, "code patching is not enabled (fl_patch_enable)");
+	if (n == 0 || n > FL_PATCH_MAX_BATCH)
+		return fl_diag_say(diag, -EINVAL, "fl_patch_quiesce: %zu ranges", n);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return fl_diag_say(diag, -ENOMEM, "fl_patch_quiesce: out of memory");
+	b->p = ranges;
+	b->n = n;
+	b->quiesce = true;
+	maps.m = NULL;
+	err = fl_maps_read(&maps);
+	if (err)
+		fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
+	else
+		err = handshake(b, &maps, diag);
+	free(maps.m);
+	free(b);
 	return err;
 }

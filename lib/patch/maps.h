@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to lib/patch/: the process's mappings (maps.c). */
+#ifndef FL_PATCH_MAPS_H
+#define FL_PATCH_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fl_mapping {
+	uint64_t start;
+	uint64_t end;
+	int prot;		/* PROT_* */
+	bool shared_file;	/* a shared mapping of a file (not a memfd) */
+	bool heap;		/* [heap] */
+	bool stack;		/* [stack] */
+};
+
+/* In address order, as the kernel lists them. */
+struct fl_maps {
+	struct fl_mapping *m;
+	size_t n;
+};
+
+/*
+ * Reads /proc/self/maps.  Returns 0 with *out filled in (free out->m), or
+ * -errno (out->m is then NULL).
+ */
+int fl_maps_read(struct fl_maps *out);
+
+/* The mapping that holds addr, or NULL. */
+const struct fl_mapping *fl_maps_find(const struct fl_maps *maps, uint64_t addr);
+
+#endif /* FL_PATCH_MAPS_H */
