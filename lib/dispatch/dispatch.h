@@ -39,6 +39,7 @@ struct fl_site_entry {
 	uint64_t handler_pc;
 	uint32_t kind;		/* enum fl_fault_kind */
 	uint32_t counter;	/* index into fl_dispatch.counters */
+	uint64_t function;	/* the start of its function (healing decodes from there) */
 };
 
 /* One module's sites; [start, end) covers all its faulting PCs. */

@@ -20,7 +20,8 @@ static int cmp_site(const void *a, const void *b)
 	return x->faulting_pc < y->faulting_pc ? -1 : x->faulting_pc > y->faulting_pc;
 }
 
-static int sites_push(struct fl_sites *s, uint64_t faulting, uint64_t handler, uint32_t kind)
+static int sites_push(struct fl_sites *s, uint64_t function, uint64_t faulting, uint64_t handler,
+		      uint32_t kind)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
@@ -31,7 +32,8 @@ static int sites_push(struct fl_sites *s, uint64_t faulting, uint64_t handler, u
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->n++] = (struct fl_site_entry){ faulting, handler, kind, 0 };
+	s->v[s->n++] = (struct fl_site_entry){ .faulting_pc = faulting, .handler_pc = handler,
+					       .kind = kind, .function = function };
 	return 0;
 }
 
@@ -78,7 +80,7 @@ int fl_sites_of_elf(const struct fl_module *fm, struct fl_sites *out, struct fl_
 				return fl_diag_set(diag, -EINVAL, ".llvm_faultmaps", ev.table,
 						   "function %u: fault %u: a PC outside the module's code",
 						   ev.fault.function, ev.fault.index);
-			if (sites_push(out, at, to, ev.fault.kind))
+			if (sites_push(out, fn_addr, at, to, ev.fault.kind))
 				return -ENOMEM;
 		}
 	}
@@ -110,7 +112,7 @@ int fl_sites_of_jit(const struct fl_jit_reg *reg, struct fl_sites *out,
 					   "function %u: fault %u: PC outside the code range "
 					   "[0x%llx, 0x%llx)", ev.fault.function, ev.fault.index,
 					   (unsigned long long)lo, (unsigned long long)hi);
-		if (sites_push(out, at, to, ev.fault.kind))
+		if (sites_push(out, ev.fault.function_address, at, to, ev.fault.kind))
 			return -ENOMEM;
 	}
 	if (r < 0)

@@ -110,6 +110,13 @@ struct fl_table_observer {
 int fl_table_observe(const struct fl_table_observer *o);
 
 /*
+ * The registered sites whose faulting PC is in [lo, hi): copies at most
+ * cap of them into out, in address order within a module, and returns how
+ * many there are.  Takes the table's lock; not signal context.
+ */
+size_t fl_table_sites_in(uint64_t lo, uint64_t hi, struct fl_site_entry *out, size_t cap);
+
+/*
  * Publishes a snapshot that includes region r (r->start, r->size set).
  * Returns 0, -EEXIST when it overlaps a registered region, -ENODEV before
  * fl_init, -ENOMEM.
