@@ -79,6 +79,8 @@ static void expect(int err, int want, const struct fl_diag *d, const char *what)
 	if (want) {
 		t_check(d->err == want && d->msg[0], "%s: no diagnostic", what);
 		unchanged(what);
+	} else {
+		snapshot();
 	}
 }
 
