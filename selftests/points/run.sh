@@ -21,6 +21,7 @@ tests=(
 	"a_thread_in_the_way_stops_a_boundary_move"
 	"refused_writes_change_nothing"
 	"invalidated_frames_return_into_the_target"
+	"neighbouring_regions_stay_apart"
 	"jit_patch_points_are_rewritten $jit"
 )
 
