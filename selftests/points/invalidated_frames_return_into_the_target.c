@@ -198,33 +198,47 @@ static void near_call(uint8_t out[5], uint64_t pc, const void *target)
 	memcpy(out + 1, &rel, 4);
 }
 
-/* A page more than 2 GiB from pc: movabs $sm_target, %rax; jmp *%rax. */
+static bool out_of_reach(uint64_t pc, const void *p)
+{
+	int64_t d = (int64_t)((uintptr_t)p - pc);
+
+	return d > (4ll << 30) || d < -(4ll << 30);
+}
+
+/*
+ * A page more than 2 GiB from pc (4, to be clear of it): where mmap puts
+ * it (the libraries' end of the address space, far from a -no-pie
+ * program), else at hints above pc (ASan's shadow takes most of those).
+ * In it: movabs $sm_target, %rax; jmp *%rax.
+ */
 static void *far_page(uint64_t pc)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t target = (uintptr_t)sm_target;
+	uint8_t *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	for (uint64_t gib = 8; gib < 1024; gib *= 2) {
+	for (uint64_t gib = 8; (p == MAP_FAILED || !out_of_reach(pc, p)) && gib < 1024; gib *= 2) {
 		uintptr_t want = ((uintptr_t)pc + (gib << 30)) & ~(uintptr_t)(page - 1);
-		uint8_t *p = mmap((void *)want, page, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 
-		if (p == MAP_FAILED)
-			continue;
-		if ((uintptr_t)p != want) {
+		if (p != MAP_FAILED)
 			munmap(p, page);
-			continue;
+		p = mmap((void *)want, page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && (uintptr_t)p != want) {
+			munmap(p, page);	/* a kernel before 4.17: a hint only */
+			p = MAP_FAILED;
 		}
-		memset(p, 0xcc, page);
-		p[0] = 0x48;
-		p[1] = 0xb8;
-		memcpy(p + 2, &target, 8);
-		p[10] = 0xff;
-		p[11] = 0xe0;
-		t_check(mprotect(p, page, PROT_READ | PROT_EXEC) == 0, "mprotect: %s", strerror(errno));
-		return p;
 	}
-	t_fail("no page could be mapped 8 GiB to 512 GiB above %#llx", (unsigned long long)pc);
+	t_check(p != MAP_FAILED && out_of_reach(pc, p),
+		"no page could be mapped 4 GiB or more from %#llx", (unsigned long long)pc);
+	memset(p, 0xcc, page);
+	p[0] = 0x48;
+	p[1] = 0xb8;
+	memcpy(p + 2, &target, 8);
+	p[10] = 0xff;
+	p[11] = 0xe0;
+	t_check(mprotect(p, page, PROT_READ | PROT_EXEC) == 0, "mprotect: %s", strerror(errno));
+	return p;
 }
 
 int main(int argc, char **argv)
