@@ -63,7 +63,7 @@ VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
 VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
 	$(filter $(B)/%,$(VMTEST_DAEMON_PROGS))
-VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) $(PTS_DIR)/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
+VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) $(PTS_DIR)/run.sh selftests/common/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
 	/usr/bin/$(LLVM_OBJDUMP) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS)
 VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
 	'patch::$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \

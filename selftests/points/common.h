@@ -12,6 +12,9 @@
 #ifndef FL_TEST_POINTS_COMMON_H
 #define FL_TEST_POINTS_COMMON_H
 
+#include <sched.h>
+#include <stdbool.h>
+
 #include <faultline/points.h>
 
 /* t_start, t_enable, t_prot: the patcher's tests' helpers. */
@@ -26,30 +29,45 @@ static inline void t_init_discovering(void)
 	t_check(err == 0, "fl_init: %s", strerror(-err));
 }
 
-/* The patch point with this id (pc NULL) or at pc; fails the test if none. */
-static inline void t_read_point(uint64_t id, const void *pc, struct fl_point *out)
+/* fl_patchpoint_read or fl_stackmap_read of a record; fails the test if none. */
+static inline void t_read(int (*read)(uint64_t, const void *, struct fl_point *, struct fl_diag *),
+			  const char *what, uint64_t id, const void *pc, struct fl_point *out)
 {
 	struct fl_diag d = { 0 };
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	out->sz = sizeof(*out);
-	err = fl_patchpoint_read(id, pc, out, &d);
-	t_check(err == 0, "fl_patchpoint_read(%llu, %p): %d %s", (unsigned long long)id, pc,
-		err, d.msg);
+	err = read(id, pc, out, &d);
+	t_check(err == 0, "%s(%llu, %p): %d %s", what, (unsigned long long)id, pc, err, d.msg);
 }
 
+/* The patch point with this id (pc NULL) or at pc. */
+#define t_read_point(id, pc, out) t_read(fl_patchpoint_read, "fl_patchpoint_read", id, pc, out)
 /* The stack map record with this id (pc NULL) or at pc. */
-static inline void t_read_shadow(uint64_t id, const void *pc, struct fl_point *out)
-{
-	struct fl_diag d = { 0 };
-	int err;
+#define t_read_shadow(id, pc, out) t_read(fl_stackmap_read, "fl_stackmap_read", id, pc, out)
 
-	memset(out, 0, sizeof(*out));
-	out->sz = sizeof(*out);
-	err = fl_stackmap_read(id, pc, out, &d);
-	t_check(err == 0, "fl_stackmap_read(%llu, %p): %d %s", (unsigned long long)id, pc,
-		err, d.msg);
+/*
+ * fl_patchpoint_write by ID while threads call the code.  A write that
+ * moves instruction boundaries (moving) is tried again on -EBUSY: a caller
+ * may be in its way through all of one call's tries (its return address
+ * inside the region, while it runs the callee).  *busy counts those
+ * refusals.  Returns the last call's result.
+ */
+#define T_BUSY_TRIES 50
+static inline int t_write_under_load(uint64_t id, const void *bytes, size_t len, bool moving,
+				     long *busy, struct fl_diag *d)
+{
+	int err = 0;
+
+	for (int t = 0; t < T_BUSY_TRIES; t++) {
+		err = fl_patchpoint_write(id, NULL, bytes, len, NULL, d);
+		if (err != -EBUSY || !moving)
+			break;
+		(*busy)++;
+		sched_yield();
+	}
+	return err;
 }
 
 /*

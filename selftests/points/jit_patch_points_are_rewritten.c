@@ -17,9 +17,7 @@
  * its patch points are unknown (-ENOENT).
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 
 #include <faultline/dispatch.h>
 
@@ -27,7 +25,6 @@
 #include "../jit/mcjit.h"
 
 #define THREADS 2
-#define BUSY_TRIES 50
 
 int64_t pt_one(void);
 int64_t pt_two(void);
@@ -98,15 +95,8 @@ static void *caller(void *arg)
 static void write_id(uint64_t id, const uint8_t *bytes, size_t len, bool moving, long *busy)
 {
 	struct fl_diag d = { 0 };
-	int err;
+	int err = t_write_under_load(id, bytes, len, moving, busy, &d);
 
-	for (int t = 0; t < BUSY_TRIES; t++) {
-		err = fl_patchpoint_write(id, NULL, bytes, len, NULL, &d);
-		if (err != -EBUSY || !moving)
-			break;
-		(*busy)++;
-		sched_yield();
-	}
 	if (err) {
 		atomic_store(&stop, 1);
 		t_fail("write %llu: %d %s", (unsigned long long)id, err, d.msg);

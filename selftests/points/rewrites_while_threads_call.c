@@ -27,7 +27,6 @@
  * as compiled.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -38,8 +37,6 @@
 #define VERSIONS 6
 /* Rewrites within a pair before moving to the next pair. */
 #define PAIR_RUN 25
-/* A boundary move refused (-EBUSY: a thread was in the way) is tried again. */
-#define BUSY_TRIES 50
 
 int64_t pt_one(void);
 int64_t pt_two(void);
@@ -124,15 +121,8 @@ static void *caller(void *arg)
 static void write_version(int r, int v, bool moving, uint64_t k, long *busy)
 {
 	struct fl_diag d = { 0 };
-	int err;
+	int err = t_write_under_load(REGION_ID(r), version_bytes[v], version_len[v], moving, busy, &d);
 
-	for (int t = 0; t < BUSY_TRIES; t++) {
-		err = fl_patchpoint_write(REGION_ID(r), NULL, version_bytes[v], version_len[v], NULL, &d);
-		if (err != -EBUSY || !moving)
-			break;
-		(*busy)++;
-		sched_yield();
-	}
 	if (err) {
 		atomic_store(&stop, 1);
 		t_fail("region %d (%u bytes), write %llu (version %c): %d %s", r, sizes[r],

@@ -6,6 +6,7 @@
 # REWRITES (default 100000): rewrites_while_threads_call's count (fewer
 # under QEMU's TCG); the JIT test rewrites a fiftieth of it.
 set -u
+. "$(dirname "$0")/../common/run.sh"
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 bin=$1
 rewrites=${2:-100000}
@@ -25,22 +26,8 @@ tests=(
 	"jit_patch_points_are_rewritten $jit"
 )
 
-passed=0
-failed=()
 for entry in "${tests[@]}"; do
 	read -r -a words <<<"$entry"
-	name=${words[0]}
-	timeout "$TIMEOUT" "$bin/$name" "${words[@]:1}"
-	rc=$?
-	case $rc in
-	0)	passed=$((passed + 1)) ;;
-	124)	echo "FAIL $name: no result after ${TIMEOUT}s"; failed+=("$name") ;;
-	*)	echo "FAIL $name: exit status $rc"; failed+=("$name") ;;
-	esac
+	t_run "$TIMEOUT" "$bin/${words[0]}" "${words[@]:1}"
 done
-
-echo "check-points: $passed passed, ${#failed[@]} failed"
-if [ ${#failed[@]} -ne 0 ]; then
-	for f in "${failed[@]}"; do echo "  FAILED: $f"; done
-	exit 1
-fi
+t_summary check-points
