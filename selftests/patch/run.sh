@@ -7,6 +7,7 @@
 # REWRITES (default 100000): rewrites_while_threads_call's count (fewer
 # under QEMU's TCG).
 set -u
+. "$(dirname "$0")/../common/run.sh"
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 bin=$1
 preload=$2
@@ -29,18 +30,9 @@ tests=(
 	"boundary_moves_with_threads_running $moves"
 )
 
-passed=0
-failed=()
 for entry in "${tests[@]}"; do
 	read -r -a words <<<"$entry"
-	name=${words[0]}
-	timeout "$TIMEOUT" "$bin/$name" "${words[@]:1}"
-	rc=$?
-	case $rc in
-	0)	passed=$((passed + 1)) ;;
-	124)	echo "FAIL $name: no result after ${TIMEOUT}s"; failed+=("$name") ;;
-	*)	echo "FAIL $name: exit status $rc"; failed+=("$name") ;;
-	esac
+	t_run "$TIMEOUT" "$bin/${words[0]}" "${words[@]:1}"
 done
 
 # The unmodified program: what it prints and how it ends, without and with
@@ -64,8 +56,4 @@ else
 	failed+=("$name")
 fi
 
-echo "check-patch: $passed passed, ${#failed[@]} failed"
-if [ ${#failed[@]} -ne 0 ]; then
-	for f in "${failed[@]}"; do echo "  FAILED: $f"; done
-	exit 1
-fi
+t_summary check-patch

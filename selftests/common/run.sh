@@ -1,0 +1,30 @@
+# Sourced by the one-program-per-property suites' run.sh (selftests/patch,
+# selftests/points): runs a test program and counts how it ended.
+#   t_run TIMEOUT PROGRAM [ARGS...]   runs it; exit 0 is a pass, 124 (from
+#                                     timeout) a hang, anything else a fail
+#   t_summary SUITE                   prints the counts; returns 1 if any
+#                                     test failed
+# timeout signals the test's whole process group, its children too.
+
+passed=0
+failed=()
+
+t_run() {
+	local limit=$1 prog=$2 rc
+	shift 2
+	timeout "$limit" "$prog" "$@"
+	rc=$?
+	case $rc in
+	0)	passed=$((passed + 1)) ;;
+	124)	echo "FAIL ${prog##*/}: no result after ${limit}s"; failed+=("${prog##*/}") ;;
+	*)	echo "FAIL ${prog##*/}: exit status $rc"; failed+=("${prog##*/}") ;;
+	esac
+}
+
+t_summary() {
+	echo "$1: $passed passed, ${#failed[@]} failed"
+	if [ ${#failed[@]} -ne 0 ]; then
+		for f in "${failed[@]}"; do echo "  FAILED: $f"; done
+		return 1
+	fi
+}
