@@ -28,8 +28,12 @@
 extern "C" {
 #endif
 
-/* The longest change: the longest x86 instruction. */
-#define FL_PATCH_MAX_LEN 15
+/*
+ * The longest change.  One within the instruction at its address is at
+ * most 15 bytes (the longest x86 instruction); a longer one moves
+ * instruction boundaries (the thread handshake below).
+ */
+#define FL_PATCH_MAX_LEN 256
 /* The most sites one fl_patch_text call changes together. */
 #define FL_PATCH_MAX_BATCH 256
 

@@ -830,6 +830,19 @@ static void *agent_thread(void *arg)
 	return NULL;
 }
 
+/* What an agent thread runs: fn, outside the patcher's handshake. */
+static void *exempt_thread(void *arg)
+{
+	void *(*fn)(void *) = (void *(*)(void *))(uintptr_t)arg;
+	int err = fl_park_exempt(true);
+
+	/* Then a boundary-moving patch waits for it, and is refused. */
+	if (err)
+		fl_log(FL_LOG_WARN, "agent thread: %s: patches that move instruction "
+		       "boundaries are refused while it runs", strerror(-err));
+	return fn(NULL);
+}
+
 int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack)
 {
 	pthread_attr_t attr;
@@ -842,7 +855,7 @@ int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, stack);
-	err = pthread_create(&t, &attr, fn, NULL);
+	err = pthread_create(&t, &attr, exempt_thread, (void *)(uintptr_t)fn);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)

@@ -276,11 +276,19 @@ struct fl_park_slot {
 	_Atomic uint64_t sp;
 };
 
+/*
+ * At most this many of faultline's own threads (the agent's, the region
+ * helpers') are exempt from the handshake.
+ */
+#define FL_PARK_EXEMPT 64
+
 struct fl_park {
 	uint64_t key;			/* set once by fl_patch_enable */
 	_Atomic uint64_t running;	/* the gen of the handshake under way, 0: none */
 	_Atomic uint32_t arrived;
 	struct fl_park_slot who[FL_PARK_MAX];
+	/* Threads the handshake does not stop (fl_park_exempt), 0: free. */
+	_Atomic int32_t exempt[FL_PARK_EXEMPT];
 };
 
 extern struct fl_park fl_park;
@@ -301,6 +309,22 @@ bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc);
  * (which is then the old one or the new one, whole); false: chain it.
  */
 bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc);
+
+/*
+ * Not signal context.  The calling thread is (on) or is no longer (off)
+ * one of faultline's own threads that block every signal and never run
+ * code that can be patched (the agent's threads, a region's helper): the
+ * handshake leaves it running instead of waiting for it to stop.  A
+ * thread marks itself first thing, and unmarks itself before it exits (a
+ * later thread may get its tid).  Returns 0, or -ENOSPC (on, with
+ * FL_PARK_EXEMPT threads marked: then handshakes are refused while the
+ * thread runs, as for any thread that blocks SIGTRAP).
+ */
+int fl_park_exempt(bool on);
+/* Whether tid is marked.  Allocation-free. */
+bool fl_park_is_exempt(int32_t tid);
+/* In a forked child (the table's fork handler): no thread is marked. */
+void fl_park_fork_child(void);
 
 /* The handler, installed by fl_dispatch_install. */
 void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);

@@ -22,6 +22,7 @@
  * breakpoint, or new code that holds one).  A trap whose int3 is gone was
  * a patch's whose slot is already free: it goes back, too.
  */
+#include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -100,4 +101,32 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 	sched_yield();
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	return true;
+}
+
+/* Not signal context: faultline's own threads, outside the handshake. */
+int fl_park_exempt(bool on)
+{
+	int32_t self = (int32_t)syscall(SYS_gettid);
+
+	for (size_t i = 0; i < FL_PARK_EXEMPT; i++) {
+		int32_t want = on ? 0 : self;
+
+		if (atomic_compare_exchange_strong(&fl_park.exempt[i], &want, on ? self : 0))
+			return 0;
+	}
+	return on ? -ENOSPC : 0;
+}
+
+bool fl_park_is_exempt(int32_t tid)
+{
+	for (size_t i = 0; i < FL_PARK_EXEMPT; i++)
+		if (atomic_load_explicit(&fl_park.exempt[i], memory_order_relaxed) == tid)
+			return true;
+	return false;
+}
+
+void fl_park_fork_child(void)
+{
+	for (size_t i = 0; i < FL_PARK_EXEMPT; i++)
+		atomic_store_explicit(&fl_park.exempt[i], 0, memory_order_relaxed);
 }

@@ -2,9 +2,10 @@
 /*
  * fl_init: the library's layers wired together, bottom up.  The table
  * (its counters, first snapshot and fork handlers) and the handler first;
- * then the agent subscribes to the table's changes, so that it hears of
- * every module the first rescan finds; then the rescan; then the agent
- * connects to the daemon.
+ * then the patch layer's registry of stack map records and the agent
+ * subscribe to the table's changes, so that they hear of every module the
+ * first rescan finds; then the rescan; then the agent connects to the
+ * daemon.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include "agent/agent.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "patch/points.h"
 #include "table/table.h"
 
 /*
@@ -54,6 +56,11 @@ int fl_init(const struct fl_init_opts *opts)
 		fl_log(FL_LOG_ERROR, "fl_init: %s", strerror(-err));
 		return err;
 	}
+	err = fl_points_subscribe();
+	if (err)
+		fl_log(FL_LOG_WARN, "the stack maps of JIT code cannot be patched: %s",
+		       strerror(-err));
+	err = 0;
 	if (!(o.flags & FL_INIT_NO_AGENT)) {
 		int r = fl_agent_subscribe();
 

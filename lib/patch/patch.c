@@ -65,7 +65,8 @@
  *   H1. Send every other thread of the process (/proc/self/task, read
  *       with getdents64: no allocation while threads are stopped, one of
  *       them may hold malloc's lock) a SIGTRAP carrying this handshake's
- *       value; each stops in the handler, after writing its PC and stack
+ *       value, but faultline's own, which block every signal and never
+ *       run code that can be patched (fl_park_exempt, dispatch.h); each stops in the handler, after writing its PC and stack
  *       pointer.  Wait until all have; list the threads again and stop
  *       the new ones, until no thread is missing.
  *       Why: a stopped thread runs no code, and its PC and stack say
@@ -116,6 +117,7 @@
 #include "core/fmt.h"
 #include "dispatch/dispatch.h"
 #include "format/diag.h"
+#include "patch/internal.h"
 
 #define INT3 0xcc
 
@@ -125,8 +127,10 @@ static _Atomic int enabled;
 /*
  * fork waits for a patch under way: the child gets the code whole, old or
  * new.  Forked in the middle, its copy would keep the int3s of a patch
- * that nobody finishes in it, and a thread of the child that ran there
- * would trap for ever.
+ * that nobody finishes in it, and a thread of it that ran there would trap
+ * for ever.  The handlers are registered at the lock's first use, so that
+ * the points API (points.c), which takes the lock before patching is
+ * enabled, is covered too.
  */
 static void fork_prepare(void)
 {
@@ -136,6 +140,42 @@ static void fork_prepare(void)
 static void fork_done(void)
 {
 	pthread_mutex_unlock(&patch_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_err;
+
+static void atfork_register(void)
+{
+	atfork_err = -pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+int fl_patch_lock(sigset_t *old, struct fl_diag *diag)
+{
+	sigset_t all;
+
+	if (diag) {
+		diag->err = 0;
+		diag->msg[0] = 0;
+	}
+	pthread_once(&atfork_once, atfork_register);
+	if (atfork_err)
+		return fl_diag_say(diag, atfork_err, "pthread_atfork: %s", strerror(-atfork_err));
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	pthread_mutex_lock(&patch_lock);
+	return 0;
+}
+
+void fl_patch_unlock(const sigset_t *old)
+{
+	pthread_mutex_unlock(&patch_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+bool fl_patch_enabled(void)
+{
+	return atomic_load_explicit(&enabled, memory_order_acquire);
 }
 
 static long membarrier(int cmd)
@@ -148,9 +188,13 @@ int fl_patch_enable(struct fl_diag *diag)
 	long offered;
 	int err = 0;
 
+	sigset_t old;
+
 	if (!atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire))
 		return fl_diag_say(diag, -ENODEV, "fl_patch_enable: fl_init has not run");
-	pthread_mutex_lock(&patch_lock);
+	err = fl_patch_lock(&old, diag);
+	if (err)
+		return err;
 	if (atomic_load_explicit(&enabled, memory_order_relaxed))
 		goto out;
 	offered = membarrier(MEMBARRIER_CMD_QUERY);
@@ -180,14 +224,9 @@ int fl_patch_enable(struct fl_diag *diag)
 		fl_diag_say(diag, err, "installing the SIGTRAP handler: %s", strerror(-err));
 		goto out;
 	}
-	err = -pthread_atfork(fork_prepare, fork_done, fork_done);
-	if (err) {
-		fl_diag_say(diag, err, "pthread_atfork: %s", strerror(-err));
-		goto out;
-	}
 	atomic_store_explicit(&enabled, 1, memory_order_release);
 out:
-	pthread_mutex_unlock(&patch_lock);
+	fl_patch_unlock(&old);
 	return err;
 }
 
@@ -532,7 +571,8 @@ static int stop_new_threads(struct stopped *s, uint64_t gen)
 			siginfo_t si;
 
 			off += d->d_reclen;
-			if (tid <= 0 || tid == self || stopped_has(s, tid))
+			if (tid <= 0 || tid == self || stopped_has(s, tid) ||
+			    fl_park_is_exempt(tid))
 				continue;
 			if (s->n == FL_PARK_MAX) {
 				close(fd);
@@ -742,12 +782,11 @@ static int handshake(struct batch *b, struct maps *maps, struct fl_diag *diag)
 	return err;
 }
 
-int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
+int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 {
 	uint64_t pagesz = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct batch *b;
 	struct maps maps;
-	sigset_t all, old;
 	int err;
 
 	if (!atomic_load_explicit(&enabled, memory_order_acquire))
@@ -761,9 +800,6 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	b->p = p;
 	b->n = n;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_mutex_lock(&patch_lock);
 	maps.m = NULL;
 	err = maps_read(&maps);
 	if (err) {
@@ -799,8 +835,18 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	pages_restore(b, pagesz);
 out:
 	free(maps.m);
-	pthread_mutex_unlock(&patch_lock);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(b);
+	return err;
+}
+
+int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
+{
+	sigset_t old;
+	int err = fl_patch_lock(&old, diag);
+
+	if (err)
+		return err;
+	err = fl_patch_text_locked(p, n, diag);
+	fl_patch_unlock(&old);
 	return err;
 }

@@ -243,9 +243,8 @@ static void handle(struct fl_region_priv *p, const struct uffd_msg *m, struct ba
 	forward(p, m, b);
 }
 
-static void *helper_main(void *arg)
+static void *serve(struct fl_region_priv *p)
 {
-	struct fl_region_priv *p = arg;
 	struct backlog *b = calloc(1, sizeof(*b));
 	struct pollfd pfd[2] = {
 		{ .fd = p->r.uffd, .events = POLLIN },
@@ -279,6 +278,19 @@ static void *helper_main(void *arg)
 		}
 	}
 	free(b);
+	return NULL;
+}
+
+/* The helper never runs code that can be patched: no handshake stops it. */
+static void *helper_main(void *arg)
+{
+	int err = fl_park_exempt(true);
+
+	if (err)
+		fl_log(FL_LOG_WARN, "region helper: %s: patches that move instruction "
+		       "boundaries are refused while it runs", strerror(-err));
+	serve(arg);
+	fl_park_exempt(false);
 	return NULL;
 }
 

@@ -321,7 +321,8 @@ static void fork_parent(void)
  * The child's only thread is not between fl_snapshot_enter and leave (a
  * chained handler that forks runs after claim left): any count in readers
  * belongs to a thread that did not come along, and would keep the child's
- * first grace period waiting for ever.  The child counts on counters of
+ * first grace period waiting for ever.  The threads exempt from the
+ * patcher's handshake were the parent's.  The child counts on counters of
  * its own from zero, whether an agent is there or not.
  */
 static void fork_child(void)
@@ -330,6 +331,7 @@ static void fork_child(void)
 
 	atomic_store(&fl_dispatch.readers[0], 0);
 	atomic_store(&fl_dispatch.readers[1], 0);
+	fl_park_fork_child();
 	err = fl_counters_fork_child();
 	for (size_t i = 0; i < fl_table_observers_count(); i++)
 		if (observers[i]->fork_child)

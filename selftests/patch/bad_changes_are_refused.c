@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 	p[0] = (struct fl_patch){ .addr = page, .old_bytes = code, .new_bytes = mov2, .len = 0 };
 	expect(p, 1, -EINVAL, "len 0");
 	p[0].len = FL_PATCH_MAX_LEN + 1;
-	expect(p, 1, -EINVAL, "len 16");
+	expect(p, 1, -EINVAL, "len 257");
 	p[0].len = 5;
 	p[0].new_bytes = NULL;
 	expect(p, 1, -EINVAL, "NULL new bytes");
