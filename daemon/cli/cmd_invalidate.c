@@ -50,15 +50,7 @@ int cmd_invalidate(int argc, char **argv)
 	memset(&q, 0, sizeof(q));
 	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
 		return ret;
-	if (argc - first < 1) {
-		usage_error("invalidate", "no PID given");
-		return EXIT_USAGE;
-	}
-	if (argc - first > 1) {
-		usage_error("invalidate", "unexpected argument '%s'", argv[first + 1]);
-		return EXIT_USAGE;
-	}
-	if (cli_parse_pid("invalidate", "PID", argv[first], &q.pid) != 0)
+	if (cli_point_pid("invalidate", argc, argv, first, &q.pid) != 0)
 		return EXIT_USAGE;
 	if (given_id + given_pc != 1) {
 		usage_error("invalidate", given_id + given_pc ? "give --id or --pc, not both" :

@@ -62,15 +62,7 @@ int cmd_patch(int argc, char **argv)
 	memset(&q, 0, sizeof(q));
 	if ((ret = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
 		return ret;
-	if (argc - first < 1) {
-		usage_error("patch", "no PID given");
-		return EXIT_USAGE;
-	}
-	if (argc - first > 1) {
-		usage_error("patch", "unexpected argument '%s'", argv[first + 1]);
-		return EXIT_USAGE;
-	}
-	if (cli_parse_pid("patch", "PID", argv[first], &q.pid) != 0)
+	if (cli_point_pid("patch", argc, argv, first, &q.pid) != 0)
 		return EXIT_USAGE;
 	if (given_id + given_pc != 1) {
 		usage_error("patch", given_id + given_pc ? "give --patchpoint or --pc, not both" :

@@ -52,6 +52,19 @@ int cli_opt_hex(const struct cli_opt *opt, const char *cmd, const char *arg)
 	return 0;
 }
 
+int cli_point_pid(const char *cmd, int argc, char **argv, int first, uint32_t *pid)
+{
+	if (argc - first < 1) {
+		usage_error(cmd, "no PID given");
+		return -EINVAL;
+	}
+	if (argc - first > 1) {
+		usage_error(cmd, "unexpected argument '%s'", argv[first + 1]);
+		return -EINVAL;
+	}
+	return cli_parse_pid(cmd, "PID", argv[first], pid);
+}
+
 static const char *what_of(uint32_t kind)
 {
 	return kind == FL_REQ_STACKMAP_INVALIDATE ? "stack map record" : "patch point";

@@ -24,6 +24,12 @@ struct cli_hex {
 int cli_opt_hex(const struct cli_opt *opt, const char *cmd, const char *arg);
 
 /*
+ * The operands of cmd from argv[first] on: exactly one, the PID.  Returns 0
+ * with *pid set, or prints a usage error and returns -EINVAL.
+ */
+int cli_point_pid(const char *cmd, int argc, char **argv, int first, uint32_t *pid);
+
+/*
  * Sends q (its pid, kind, id or pc, target, and the lengths of bytes and
  * expect) through faultlined at socket and prints the answer: the record
  * before and now (hex, with its id, pc and size), as JSON with json.  A
