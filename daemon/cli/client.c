@@ -293,6 +293,22 @@ int cli_request(const char *path, uint32_t pid, uint32_t kind, uint64_t arg,
 	return call(path, &q, sizeof(q), seq, r);
 }
 
+int cli_point_request(const char *path, const struct fl_msg_point *q, const void *bytes,
+		      const void *expect, struct cli_reply *r)
+{
+	unsigned char msg[sizeof(*q) + 2 * FL_PROTO_POINT_MAX];
+	uint32_t seq = next_seq();
+	size_t len = sizeof(*q) + q->len + q->expect_len;
+
+	if (q->len > FL_PROTO_POINT_MAX || q->expect_len > FL_PROTO_POINT_MAX)
+		return fail(r, -E2BIG, "more than %u bytes", FL_PROTO_POINT_MAX);
+	memcpy(msg, q, sizeof(*q));
+	fl_proto_header(msg, FL_MSG_POINT, len, seq);
+	memcpy(msg + sizeof(*q), bytes, q->len);
+	memcpy(msg + sizeof(*q) + q->len, expect, q->expect_len);
+	return call(path, msg, len, seq, r);
+}
+
 int cli_reply_fail(const char *cmd, const struct cli_reply *r)
 {
 	fprintf(stderr, "faultline: %s: ", cmd);

@@ -42,6 +42,16 @@ int cli_query(const char *path, uint32_t what, uint32_t pid, uint64_t arg,
 int cli_request(const char *path, uint32_t pid, uint32_t kind, uint64_t arg,
 		struct cli_reply *r);
 
+struct fl_msg_point;
+
+/*
+ * The same for a POINT: q's fields (its header is filled in here), then
+ * q->len bytes and q->expect_len expect bytes (each at most
+ * FL_PROTO_POINT_MAX).
+ */
+int cli_point_request(const char *path, const struct fl_msg_point *q, const void *bytes,
+		      const void *expect, struct cli_reply *r);
+
 /*
  * Prints r's error as "faultline: CMD: ..." on stderr.  Returns 1, the exit
  * status for it.

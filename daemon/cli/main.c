@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	{ "sites", cmd_sites, "list a registered process's implicit check sites" },
 	{ "stackmaps", cmd_stackmaps, "print a registered process's stack map records" },
 	{ "request", cmd_request, "send a request to a registered process" },
+	{ "patch", cmd_patch, "rewrite or reset a patch point of a registered process" },
+	{ "invalidate", cmd_invalidate, "invalidate a stack map record of a registered process" },
 	{ "profile", cmd_profile, "the instructions that take the most page faults (eBPF)" },
 };
 

@@ -128,6 +128,8 @@ struct fld_proc {
 	uint64_t name_bytes;
 	struct fld_record rec;
 	uint32_t next_seq;		/* requests */
+	/* Its latest HELLO had FL_HELLO_ALLOW_PATCH: root may write its patch points. */
+	bool allow_patch;
 };
 
 /* All processes, live and exited, in registration order (restored ones first). */

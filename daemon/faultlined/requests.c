@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "procs.h"
 #include "reply.h"
 #include "requests.h"
@@ -20,7 +22,7 @@ struct pending {
 	uint32_t from_seq;
 	pid_t pid;
 	uint32_t seq;			/* in the process's ring */
-	uint32_t kind;
+	uint32_t kind;			/* FL_REQ_*: what we asked, not what the process says */
 	uint64_t deadline_ms;
 };
 
@@ -41,17 +43,30 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms)
+/*
+ * Who may ask what of p (docs/protocol.md): anything of a process of one's
+ * own uid, root anything, and raw code bytes only root, only to a process
+ * that opted in.  Then the bounds on requests in flight.  Returns 0, or
+ * answers c with the ERROR and returns -1.
+ */
+static int admit(struct fld_client *c, uint32_t seq, struct fld_proc *p, uint32_t pid,
+		 uint32_t kind)
 {
-	struct fld_proc *p = fld_proc_find_live((pid_t)m->request.pid);
-	struct fl_shm_header *h;
-	struct fl_shm_entry e;
 	uid_t uid = fld_client_uid(c);
 
 	if (!p || !fld_proc_visible(p, uid)) {
 		/* The same answer for "no such process" and "not yours". */
-		fld_send_error(c, m->seq, -ESRCH, "no registered process %u", m->request.pid);
-		return;
+		fld_send_error(c, seq, -ESRCH, "no registered process %u", pid);
+		return -1;
+	}
+	if (kind == FL_REQ_PATCHPOINT_WRITE && uid != 0) {
+		fld_send_error(c, seq, -EPERM, "raw code bytes (a patch point write) only from root");
+		return -1;
+	}
+	if (kind == FL_REQ_PATCHPOINT_WRITE && !p->allow_patch) {
+		fld_send_error(c, seq, -EPERM, "pid %u did not opt in to raw code bytes "
+			       "(FAULTLINE_ALLOW_PATCH=1 or FL_INIT_ALLOW_PATCH)", pid);
+		return -1;
 	}
 	if (uid != 0) {
 		size_t mine = 0;
@@ -59,24 +74,31 @@ void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_
 		for (size_t i = 0; i < num_pendings; i++)
 			mine += pendings[i].uid == uid;
 		if (mine >= PENDING_PER_UID) {
-			fld_send_error(c, m->seq, -EBUSY, "%d requests of uid %u in flight",
+			fld_send_error(c, seq, -EBUSY, "%d requests of uid %u in flight",
 				       PENDING_PER_UID, (unsigned)uid);
-			return;
+			return -1;
 		}
 	}
 	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
-		fld_send_error(c, m->seq, -EBUSY, "too many requests in flight");
-		return;
+		fld_send_error(c, seq, -EBUSY, "too many requests in flight");
+		return -1;
 	}
-	h = p->region;
-	memset(&e, 0, sizeof(e));
-	e.seq = ++p->next_seq;
-	e.status = (int32_t)m->request.kind;
-	e.value = m->request.arg;
-	if (fl_ring_push(&h->request_head, &h->request_tail,
-			 (char *)p->region + p->layout.requests_offset,
-			 p->layout.request_entries, &e) != 0) {
-		fld_send_error(c, m->seq, -EAGAIN, "pid %d is not taking requests", (int)p->pid);
+	return 0;
+}
+
+/* Pushes e (and slot, when not NULL) into p's ring and rings the doorbell; then it is pending. */
+static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct fl_shm_entry *e,
+		 const struct fl_shm_point_req *slot, unsigned timeout_ms)
+{
+	struct fl_shm_header *h = p->region;
+
+	e->seq = ++p->next_seq;
+	if (fl_ring_push_slot(&h->request_head, &h->request_tail,
+			      (char *)p->region + p->layout.requests_offset,
+			      p->layout.request_entries, e,
+			      (char *)p->region + p->layout.request_slots_offset,
+			      sizeof(*slot), slot) != 0) {
+		fld_send_error(c, seq, -EAGAIN, "pid %d is not taking requests", (int)p->pid);
 		return;
 	}
 	/*
@@ -86,16 +108,121 @@ void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_
 	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 	pendings[num_pendings++] = (struct pending){
-		.from = c, .uid = uid, .from_seq = m->seq, .pid = p->pid, .seq = e.seq,
-		.kind = m->request.kind, .deadline_ms = mono_ms() + timeout_ms,
+		.from = c, .uid = fld_client_uid(c), .from_seq = seq, .pid = p->pid,
+		.seq = e->seq, .kind = (uint32_t)e->status,
+		.deadline_ms = mono_ms() + timeout_ms,
 	};
 }
 
-static void finish(size_t i, int status, uint64_t value)
+void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms)
+{
+	struct fld_proc *p = fld_proc_find_live((pid_t)m->request.pid);
+	struct fl_shm_entry e;
+
+	if (admit(c, m->seq, p, m->request.pid, m->request.kind))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.status = (int32_t)m->request.kind;
+	e.value = m->request.arg;
+	push(c, m->seq, p, &e, NULL, timeout_ms);
+}
+
+void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms)
+{
+	const struct fl_msg_point *q = &m->point;
+	struct fld_proc *p = fld_proc_find_live((pid_t)q->pid);
+	struct fl_shm_point_req slot;
+	struct fl_shm_entry e;
+
+	if (admit(c, m->seq, p, q->pid, q->kind))
+		return;
+	/* fl_proto_decode checked the kind and the lengths (fl_point_args_why). */
+	memset(&slot, 0, sizeof(slot));
+	slot.id = q->id;
+	slot.pc = q->pc;
+	slot.target = q->target;
+	slot.len = q->len;
+	slot.expect_len = q->expect_len;
+	memcpy(slot.bytes, m->bytes, q->len);
+	memcpy(slot.expect, m->expect, q->expect_len);
+	memset(&e, 0, sizeof(e));
+	e.status = (int32_t)q->kind;
+	push(c, m->seq, p, &e, &slot, timeout_ms);
+}
+
+static const char *kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case FL_REQ_PING:
+		return "ping";
+	case FL_REQ_HEAL_THRESHOLD:
+		return "heal_threshold";
+	case FL_REQ_PATCHPOINT_WRITE:
+		return "patchpoint_write";
+	case FL_REQ_PATCHPOINT_RESET:
+		return "patchpoint_reset";
+	default:
+		return "stackmap_invalidate";
+	}
+}
+
+static json_object *point_json(const struct fl_shm_point *pt)
+{
+	static const char hex[] = "0123456789abcdef";
+	char text[2 * FL_PROTO_POINT_MAX + 1];
+	json_object *o = json_object_new_object();
+
+	for (uint32_t i = 0; i < pt->size; i++) {
+		text[2 * i] = hex[pt->bytes[i] >> 4];
+		text[2 * i + 1] = hex[pt->bytes[i] & 15];
+	}
+	text[2 * pt->size] = 0;
+	json_object_object_add(o, "id", json_object_new_uint64(pt->id));
+	json_object_object_add(o, "pc", json_object_new_uint64(pt->pc));
+	json_object_object_add(o, "size", json_object_new_uint64(pt->size));
+	json_object_object_add(o, "declared", json_object_new_boolean(pt->flags & 1));
+	json_object_object_add(o, "changed", json_object_new_boolean(pt->flags & 2));
+	json_object_object_add(o, "bytes", json_object_new_string(text));
+	return o;
+}
+
+/*
+ * A point request's answer: a REPLY whatever the process answered (its
+ * refusal too: the record as it is, and why), docs/json.md.
+ */
+static void send_point(struct pending *q, int status, const struct fl_shm_point_done *d)
+{
+	json_object *o = json_object_new_object();
+	const char *text;
+	size_t len;
+
+	json_object_object_add(o, "pid", json_object_new_int(q->pid));
+	json_object_object_add(o, "request", json_object_new_string(kind_name(q->kind)));
+	json_object_object_add(o, "status", json_object_new_int(status));
+	json_object_object_add(o, "error", json_object_new_string(status ? strerror(-status) : ""));
+	json_object_object_add(o, "message", json_object_new_string(d->diag));
+	json_object_object_add(o, "before", d->have & FL_SHM_POINT_BEFORE ?
+			       point_json(&d->before) : NULL);
+	json_object_object_add(o, "now", d->have & FL_SHM_POINT_NOW ? point_json(&d->now) : NULL);
+	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	if (text)
+		fld_send_reply(q->from, q->from_seq, text, len);
+	else
+		fld_send_error(q->from, q->from_seq, -ENOMEM, "out of memory");
+	json_object_put(o);
+}
+
+/*
+ * Answers pending request i and forgets it.  d: the completion's slot, as
+ * checked (NULL: the process did not complete it, or its slot is broken).
+ */
+static void finish(size_t i, int status, uint64_t value, const struct fl_shm_point_done *d)
 {
 	struct pending *q = &pendings[i];
 
-	if (q->from) {
+	if (q->from && d) {
+		send_point(q, status, d);
+	} else if (q->from) {
 		if (status < 0) {
 			fld_send_error(q->from, q->from_seq, status, "request to pid %d: %s",
 				       (int)q->pid, strerror(-status));
@@ -103,7 +230,7 @@ static void finish(size_t i, int status, uint64_t value)
 			char text[160];
 			int n = snprintf(text, sizeof(text),
 					 "{\"pid\":%d,\"request\":\"%s\",\"status\":0,\"value\":%llu}",
-					 (int)q->pid, q->kind == FL_REQ_PING ? "ping" : "heal_threshold",
+					 (int)q->pid, kind_name(q->kind),
 					 (unsigned long long)value);
 
 			fld_send_reply(q->from, q->from_seq, text, (size_t)n);
@@ -123,6 +250,29 @@ static int completion_status(int32_t status)
 	return status <= 0 && status >= -4095 ? status : -EPROTO;
 }
 
+static bool point_kind(uint32_t kind)
+{
+	return kind >= FL_REQ_PATCHPOINT_WRITE && kind <= FL_REQ_STACKMAP_INVALIDATE;
+}
+
+/* A completion for pending request k, with its slot's copy d. */
+static void complete(size_t k, const struct fl_shm_entry *e, const struct fl_shm_point_done *d)
+{
+	int status = completion_status(e->status);
+	struct fl_diag diag;
+
+	if (!point_kind(pendings[k].kind)) {
+		finish(k, status, e->value, NULL);
+		return;
+	}
+	/* Read once (the copy), checked: the process is a peer. */
+	if (status == -EPROTO || fl_shm_point_done_check(d, &diag) != 0) {
+		finish(k, -EPROTO, 0, NULL);
+		return;
+	}
+	finish(k, status, 0, d);
+}
+
 void fld_requests_poll(void)
 {
 	uint64_t now = mono_ms();
@@ -131,10 +281,11 @@ void fld_requests_poll(void)
 		struct pending *q = &pendings[i];
 		struct fld_proc *p = fld_proc_find_live(q->pid);
 		struct fl_shm_entry e;
+		struct fl_shm_point_done d;
 		int r = 0;
 
 		if (!p) {
-			finish(i, -ESRCH, 0);
+			finish(i, -ESRCH, 0, NULL);
 			continue;
 		}
 		/*
@@ -144,15 +295,17 @@ void fld_requests_poll(void)
 		 * pop must not hold the daemon here.
 		 */
 		for (uint32_t n = 0; n < p->layout.completion_entries; n++) {
-			r = fl_ring_pop(&((struct fl_shm_header *)p->region)->completion_head,
-					&((struct fl_shm_header *)p->region)->completion_tail,
-					(char *)p->region + p->layout.completions_offset,
-					p->layout.completion_entries, &e);
+			r = fl_ring_pop_slot(&((struct fl_shm_header *)p->region)->completion_head,
+					     &((struct fl_shm_header *)p->region)->completion_tail,
+					     (char *)p->region + p->layout.completions_offset,
+					     p->layout.completion_entries, &e,
+					     (char *)p->region + p->layout.completion_slots_offset,
+					     sizeof(d), &d);
 			if (r <= 0)
 				break;
 			for (size_t k = 0; k < num_pendings; k++) {
 				if (pendings[k].pid == p->pid && pendings[k].seq == e.seq) {
-					finish(k, completion_status(e.status), e.value);
+					complete(k, &e, &d);
 					break;
 				}
 			}
@@ -162,7 +315,7 @@ void fld_requests_poll(void)
 			continue;
 		}
 		if (i < num_pendings && pendings[i].pid == q->pid && now >= pendings[i].deadline_ms)
-			finish(i, -ETIMEDOUT, 0);
+			finish(i, -ETIMEDOUT, 0, NULL);
 		else
 			i++;
 	}

@@ -17,6 +17,14 @@
  * too many in flight, ring full).  Its answer waits at most timeout_ms.
  */
 void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms);
+/*
+ * A decoded POINT from c (a patch point write or reset, a stack map
+ * invalidation): refused at once with an ERROR when c may not ask it of the
+ * process (docs/protocol.md), else pushed with its slot as fld_request
+ * does.  Its answer is a REPLY with the record before and now
+ * (docs/json.md), also when the process refused it.
+ */
+void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms);
 /* Matches the completions in the processes' rings to their requests, and times them out. */
 void fld_requests_poll(void);
 /* c is gone: its requests' answers are not sent (the requests stay in flight). */

@@ -183,6 +183,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	fld_client_keep(c);
 	s->proc = p;
 	s->first = m->hello.flags & FL_HELLO_FIRST;
+	p->allow_patch = m->hello.flags & FL_HELLO_ALLOW_PATCH;
 	/* Counted by the kernel before the process hears WELCOME. */
 	if (!fld_bpf_proc_counted(p))
 		fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
@@ -636,8 +637,9 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 		fld_query(c, &m, &s->query);
 		break;
 	case FL_MSG_REQUEST:
+	case FL_MSG_POINT:
 		if (s->proc) {
-			drop(c, "REQUEST", "from a registered process");
+			drop(c, m.type == FL_MSG_POINT ? "POINT" : "REQUEST", "from a registered process");
 			return;
 		}
 		if (s->query) {
@@ -646,7 +648,10 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 			return;
 		}
 		s->querier = true;
-		fld_request(c, &m, opts.request_timeout_ms);
+		if (m.type == FL_MSG_POINT)
+			fld_request_point(c, &m, opts.request_timeout_ms);
+		else
+			fld_request(c, &m, opts.request_timeout_ms);
 		break;
 	default:
 		drop(c, "protocol", "a daemon's message from a client");

@@ -34,6 +34,13 @@ enum {
 	FL_INIT_NO_DISCOVERY = 1u << 0,
 	/* fl_init: do not register with faultlined. */
 	FL_INIT_NO_AGENT = 1u << 1,
+	/*
+	 * fl_init: root may write raw bytes into this process's patch points
+	 * through faultlined (faultline patch); so does FAULTLINE_ALLOW_PATCH=1
+	 * in the environment.  Without it such requests are refused, by the
+	 * daemon and by the process.
+	 */
+	FL_INIT_ALLOW_PATCH = 1u << 2,
 };
 
 /* Options: the first field is the struct's size (sizeof). */

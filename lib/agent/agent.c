@@ -79,6 +79,8 @@ static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
 static struct fl_ownfd sock = FL_OWNFD_NONE;	/* owned by the fl-agent thread */
 static uint32_t seq;
 static bool started;
+/* fl_agent_allow_patch: read by the request thread (started after it is set). */
+static _Atomic bool patch_allowed;
 /* Registered: HELLO and the modules went on the connection in sock (read at exit). */
 static _Atomic bool welcomed;
 static size_t num_unsent_removed;
@@ -318,6 +320,17 @@ static int region_fd_or_say(void)
 	return fd;
 }
 
+void fl_agent_allow_patch(void)
+{
+	atomic_store_explicit(&patch_allowed, true, memory_order_relaxed);
+}
+
+bool fl_agent_patch_allowed(void)
+{
+	/* Set once, before the threads start (their creation orders it). */
+	return atomic_load_explicit(&patch_allowed, memory_order_relaxed);
+}
+
 static int send_hello(int fd, uint32_t flags)
 {
 	struct fl_msg_hello h;
@@ -330,7 +343,7 @@ static int send_hello(int fd, uint32_t flags)
 	fl_counters_region(&l);
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
 	h.pid = (uint32_t)getpid();
-	h.flags = flags | FL_HELLO_SYNC;
+	h.flags = flags | FL_HELLO_SYNC | (fl_agent_patch_allowed() ? FL_HELLO_ALLOW_PATCH : 0);
 	h.region_size = l.size;
 	memcpy(h.comm, comm, sizeof(h.comm));
 	h.comm[FL_PROTO_COMM - 1] = 0;

@@ -28,4 +28,11 @@ int fl_agent_subscribe(void);
  */
 int fl_agent_start(const char *path);
 
+/*
+ * The process opted in to raw code bytes from the daemon: its HELLO says
+ * so (FL_HELLO_ALLOW_PATCH), and its request thread applies patch point
+ * writes.  Before fl_agent_start; there is no way back.
+ */
+void fl_agent_allow_patch(void);
+
 #endif /* FL_AGENT_AGENT_H */

@@ -3,10 +3,14 @@
 #ifndef FL_AGENT_INTERNAL_H
 #define FL_AGENT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct fl_table_source;
+struct fl_shm_entry;
+struct fl_shm_point_req;
+struct fl_shm_point_done;
 
 /*
  * The daemon-only data of a module (sections.c), made by the agent's
@@ -54,5 +58,19 @@ int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack);
 
 /* Starts the fl-requests thread.  Returns 0 or -errno. */
 int fl_agent_requests_start(void);
+
+/* Whether the process opted in to raw code bytes (fl_agent_allow_patch).  Thread-safe. */
+bool fl_agent_patch_allowed(void);
+
+/*
+ * Runs a point request (point_requests.c): req and r are the process's
+ * copies of the request entry and its slot, allowed whether the process
+ * opted in to raw code bytes.  Fills in the completion (*done: status 0
+ * or -errno) and its slot (*out: the record before and now, the reason of
+ * a refusal).  Changes nothing unless every check passed.  Not
+ * async-signal-safe; serialized with the points API.
+ */
+void fl_agent_point_run(const struct fl_shm_entry *req, const struct fl_shm_point_req *r,
+			bool allowed, struct fl_shm_entry *done, struct fl_shm_point_done *out);
 
 #endif /* FL_AGENT_INTERNAL_H */

@@ -17,28 +17,42 @@
 #include "proto/proto.h"
 #include "table/table.h"
 
-static int run(const struct fl_shm_entry *req, struct fl_shm_header *h, struct fl_shm_entry *done)
+/*
+ * Runs one request into its completion; returns true when the completion
+ * has a slot (a point request's).
+ */
+static bool run(const struct fl_shm_entry *req, const struct fl_shm_point_req *slot,
+		struct fl_shm_header *h, struct fl_shm_entry *done, struct fl_shm_point_done *out)
 {
 	memset(done, 0, sizeof(*done));
 	done->seq = req->seq;
 	switch (req->status) {
 	case FL_REQ_PING:
 		done->value = req->value;
-		return 0;
+		return false;
 	case FL_REQ_HEAL_THRESHOLD:
 		if (req->value > UINT32_MAX) {
 			done->status = -EINVAL;
-			return 0;
+			return false;
 		}
 		/* The heal policy (a later issue) reads it; relaxed is enough. */
 		done->value = atomic_exchange_explicit(&h->heal_threshold, (uint32_t)req->value,
 						       memory_order_relaxed);
-		return 0;
+		return false;
+	case FL_REQ_PATCHPOINT_WRITE:
+	case FL_REQ_PATCHPOINT_RESET:
+	case FL_REQ_STACKMAP_INVALIDATE:
+		fl_agent_point_run(req, slot, fl_agent_patch_allowed(), done, out);
+		return true;
 	default:
 		done->status = -EOPNOTSUPP;
-		return 0;
+		return false;
 	}
 }
+
+/* The slots' copies: too large for the thread's stack together with the points API's. */
+static struct fl_shm_point_req slot;
+static struct fl_shm_point_done out;
 
 static void *requests_thread(void *arg)
 {
@@ -52,13 +66,17 @@ static void *requests_thread(void *arg)
 		struct fl_shm_entry req, done;
 		int r;
 
-		while ((r = fl_ring_pop(&h->request_head, &h->request_tail,
-					base + l.requests_offset, l.request_entries, &req)) > 0) {
-			run(&req, h, &done);
+		/* The entry and its slot copied once; run() reads only the copies. */
+		while ((r = fl_ring_pop_slot(&h->request_head, &h->request_tail,
+					     base + l.requests_offset, l.request_entries, &req,
+					     base + l.request_slots_offset, sizeof(slot), &slot)) > 0) {
+			bool with_slot = run(&req, &slot, h, &done, &out);
+
 			/* A full completion ring: the daemon is not reading; drop it. */
-			if (fl_ring_push(&h->completion_head, &h->completion_tail,
-					 base + l.completions_offset, l.completion_entries,
-					 &done) != 0)
+			if (fl_ring_push_slot(&h->completion_head, &h->completion_tail,
+					      base + l.completions_offset, l.completion_entries,
+					      &done, base + l.completion_slots_offset, sizeof(out),
+					      with_slot ? &out : NULL) != 0)
 				fl_log(FL_LOG_WARN, "faultlined: completion ring full; "
 				       "request %u dropped", req.seq);
 		}

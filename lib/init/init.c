@@ -8,6 +8,8 @@
  * daemon.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <faultline/dispatch.h>
@@ -18,6 +20,25 @@
 #include "patch/points.h"
 #include "table/table.h"
 
+/*
+ * Whether the process opted in to raw code bytes from faultlined:
+ * FL_INIT_ALLOW_PATCH, or FAULTLINE_ALLOW_PATCH=1 (read here, so that the
+ * preload shim and every runtime honour it alike).
+ */
+static bool allow_patch(uint32_t flags)
+{
+	const char *env = getenv("FAULTLINE_ALLOW_PATCH");
+
+	if (flags & FL_INIT_ALLOW_PATCH)
+		return true;
+	if (!env || !*env || !strcmp(env, "0"))
+		return false;
+	if (!strcmp(env, "1"))
+		return true;
+	fl_log(FL_LOG_WARN, "FAULTLINE_ALLOW_PATCH: expected 1 or 0, not '%s': not allowed", env);
+	return false;
+}
+
 int fl_init(const struct fl_init_opts *opts)
 {
 	struct fl_init_opts o;
@@ -25,7 +46,7 @@ int fl_init(const struct fl_init_opts *opts)
 
 	if (fl_opts_copy(&o, sizeof(o), opts))
 		return -EINVAL;
-	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT))
+	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT | FL_INIT_ALLOW_PATCH))
 		return -EINVAL;
 
 	err = fl_table_init(&o);
@@ -52,7 +73,11 @@ int fl_init(const struct fl_init_opts *opts)
 			err = 0;
 	}
 	if (!err && !(o.flags & FL_INIT_NO_AGENT)) {
-		int r = fl_agent_start(o.socket_path);
+		int r;
+
+		if (allow_patch(o.flags))
+			fl_agent_allow_patch();
+		r = fl_agent_start(o.socket_path);
 
 		/* Dispatch works without the daemon: say so, go on. */
 		if (r < 0)

@@ -16,6 +16,7 @@ _Static_assert(sizeof(struct fl_msg_module_remove) == 24, "MODULE_REMOVE layout"
 _Static_assert(sizeof(struct fl_msg_symbols) == 24, "SYMBOLS layout");
 _Static_assert(sizeof(struct fl_msg_query) == 32, "QUERY layout");
 _Static_assert(sizeof(struct fl_msg_request) == 32, "REQUEST layout");
+_Static_assert(sizeof(struct fl_msg_point) == 56, "POINT layout");
 _Static_assert(sizeof(struct fl_msg_welcome) == 24, "WELCOME layout");
 _Static_assert(sizeof(struct fl_msg_error) == 24, "ERROR layout");
 _Static_assert(sizeof(struct fl_msg_reply) == 24, "REPLY layout");
@@ -107,7 +108,8 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->hello))
 			return bad(diag, -EBADMSG, "HELLO of the wrong size", m, len);
 		fixed(p, len, sizeof(m->hello), &m->hello);
-		if (m->hello.pid == 0 || (m->hello.flags & ~(FL_HELLO_FIRST | FL_HELLO_SYNC)))
+		if (m->hello.pid == 0 ||
+		    (m->hello.flags & ~(FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH)))
 			return bad(diag, -EBADMSG, "HELLO pid 0 or unknown flags set", m,
 				   m->hello.flags);
 		if (m->hello.region_size < FL_SHM_HEADER_SIZE ||
@@ -194,6 +196,24 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 			return bad(diag, -EBADMSG, "REQUEST pid 0 or unknown kind", m,
 				   m->request.kind);
 		break;
+	case FL_MSG_POINT: {
+		struct fl_msg_point *q = &m->point;
+		const char *why;
+
+		if (fixed(p, len, sizeof(*q), q))
+			return bad(diag, -EBADMSG, "POINT too short", m, len);
+		if (q->pid == 0)
+			return bad(diag, -EBADMSG, "POINT pid 0", m, 0);
+		why = fl_point_args_why(q->kind, q->target, q->len, q->expect_len);
+		if (why)
+			return bad(diag, -EBADMSG, why, m, q->kind);
+		if (len - sizeof(*q) != (size_t)q->len + q->expect_len)
+			return bad(diag, -EBADMSG, "POINT byte counts do not match the message", m,
+				   len - sizeof(*q));
+		m->bytes = p + sizeof(*q);
+		m->expect = m->bytes + q->len;
+		break;
+	}
 	case FL_MSG_WELCOME:
 		if (len != sizeof(m->welcome))
 			return bad(diag, -EBADMSG, "WELCOME of the wrong size", m, len);

@@ -34,6 +34,7 @@ enum fl_msg_type {
 	FL_MSG_COMPLETE = 6,
 	FL_MSG_QUERY = 16,
 	FL_MSG_REQUEST = 17,
+	FL_MSG_POINT = 18,
 	FL_MSG_WELCOME = 64,
 	FL_MSG_ERROR = 65,
 	FL_MSG_REPLY = 66,
@@ -50,7 +51,17 @@ enum fl_query_what {
 enum fl_request_kind {
 	FL_REQ_PING = 1,
 	FL_REQ_HEAL_THRESHOLD = 2,
+	/*
+	 * The patch point and stack map record requests: sent as POINT
+	 * messages (struct fl_msg_point), with a payload slot in the rings.
+	 */
+	FL_REQ_PATCHPOINT_WRITE = 3,	/* raw bytes: root, to a process that opted in */
+	FL_REQ_PATCHPOINT_RESET = 4,
+	FL_REQ_STACKMAP_INVALIDATE = 5,
 };
+
+/* The largest patch point region or stack map shadow (points.h's FL_POINT_MAX_SIZE). */
+#define FL_PROTO_POINT_MAX 256u
 
 #define FL_REPLY_MORE 1u
 
@@ -69,6 +80,13 @@ enum fl_request_kind {
  * WELCOME of a daemon whose eBPF program runs.
  */
 #define FL_HELLO_SYNC 2u
+/*
+ * FL_HELLO_ALLOW_PATCH: the process opted in to raw code bytes from the
+ * daemon (FAULTLINE_ALLOW_PATCH=1 or FL_INIT_ALLOW_PATCH): root may write
+ * its patch points.  Without it the daemon refuses such a request, and the
+ * process refuses it too.
+ */
+#define FL_HELLO_ALLOW_PATCH 4u
 
 struct fl_msg_header {
 	uint32_t magic;
@@ -134,6 +152,26 @@ struct fl_msg_request {
 };
 
 /*
+ * POINT: a request about a patch point or a stack map record (kind
+ * FL_REQ_PATCHPOINT_*, FL_REQ_STACKMAP_INVALIDATE).  The record is named by
+ * pc when it is not 0, else by id.  len bytes of new code (WRITE only: 1 to
+ * FL_PROTO_POINT_MAX), then expect_len bytes that must be there now (WRITE
+ * only, 0: no check) follow.  target: INVALIDATE's call target (not 0),
+ * else 0.
+ */
+struct fl_msg_point {
+	struct fl_msg_header h;
+	uint32_t pid;
+	uint32_t kind;
+	uint64_t id;
+	uint64_t pc;
+	uint64_t target;
+	uint32_t len;
+	uint32_t expect_len;
+	/* len bytes, then expect_len bytes */
+};
+
+/*
  * WELCOME flags.  FL_WELCOME_BPF: the daemon's eBPF program counts this
  * process's faults; a registration that wants its modules' sites known to
  * it before going on sends SYNC and waits for the answer.
@@ -190,6 +228,7 @@ struct fl_msg {
 		struct fl_msg_symbols symbols;
 		struct fl_msg_query query;
 		struct fl_msg_request request;
+		struct fl_msg_point point;
 		struct fl_msg_welcome welcome;
 		struct fl_msg_sync sync;
 		struct fl_msg_complete complete;
@@ -199,6 +238,8 @@ struct fl_msg {
 	const char *name;	/* MODULE_ADD: name_len bytes, no NUL inside */
 	const char *text;	/* ERROR, REPLY: len bytes */
 	const unsigned char *entries;	/* SYMBOLS: checked, walk with fl_symbols_next */
+	const unsigned char *bytes;	/* POINT: len bytes */
+	const unsigned char *expect;	/* POINT: expect_len bytes */
 	size_t entries_size;
 	size_t nfds;		/* fds the message must carry */
 };
@@ -260,7 +301,7 @@ int fl_proto_send(int fd, const void *buf, size_t len, const int *fds, size_t nf
  */
 
 #define FL_SHM_MAGIC 0x484c4c46u	/* "FLLH" */
-#define FL_SHM_VERSION 1
+#define FL_SHM_VERSION 2
 #define FL_SHM_HEADER_SIZE 256u
 #define FL_SHM_ALIGN 64u
 
@@ -284,7 +325,13 @@ struct fl_shm_header {
 	 * acquire) to find modules it was never told of.
 	 */
 	_Atomic uint32_t sites_high;
-	uint8_t pad0[12];
+	/*
+	 * Version 2: the payload slots, one per ring entry (entry i's slot is
+	 * i & (entries - 1) too), written by the producer before the entry.
+	 */
+	uint32_t request_slots_offset;		/* struct fl_shm_point_req each */
+	uint32_t completion_slots_offset;	/* struct fl_shm_point_done each */
+	uint8_t pad0[4];
 	/* 64: the daemon's cache line */
 	_Atomic uint32_t request_head;
 	_Atomic uint32_t request_tail;	/* written by the process */
@@ -331,6 +378,48 @@ struct fl_shm_entry {
 	uint64_t reserved[2];
 };
 
+/*
+ * A point request's payload slot (the request entry's kind is
+ * FL_REQ_PATCHPOINT_* or FL_REQ_STACKMAP_INVALIDATE, its value 0): the
+ * fields of struct fl_msg_point, checked by the daemon before it wrote
+ * them, and by the process again on its copy (fl_shm_point_req_check).
+ */
+struct fl_shm_point_req {
+	uint64_t id;
+	uint64_t pc;		/* 0: the record is named by id */
+	uint64_t target;
+	uint32_t len;
+	uint32_t expect_len;
+	uint64_t reserved[4];
+	uint8_t bytes[FL_PROTO_POINT_MAX];
+	uint8_t expect[FL_PROTO_POINT_MAX];
+};
+
+/* A record's region or shadow in a completion (struct fl_point's fields). */
+struct fl_shm_point {
+	uint64_t id;
+	uint64_t pc;
+	uint32_t size;		/* 1 .. FL_PROTO_POINT_MAX */
+	uint32_t flags;		/* FL_POINT_* of points.h */
+	uint8_t bytes[FL_PROTO_POINT_MAX];	/* size of them count */
+};
+
+/* What the record held before the request */
+#define FL_SHM_POINT_BEFORE 1u
+/* and after it (both: when the process could read it). */
+#define FL_SHM_POINT_NOW 2u
+#define FL_SHM_POINT_DIAG 200u
+
+/* A point request's completion slot. */
+struct fl_shm_point_done {
+	uint32_t have;		/* FL_SHM_POINT_BEFORE | FL_SHM_POINT_NOW */
+	uint32_t reserved;
+	struct fl_shm_point before;
+	struct fl_shm_point now;
+	/* Why the process refused, NUL-terminated ("" when it did not). */
+	char diag[FL_SHM_POINT_DIAG];
+};
+
 /* The layout of a region, as computed by fl_shm_layout or checked. */
 struct fl_shm_layout {
 	uint64_t size;
@@ -341,6 +430,8 @@ struct fl_shm_layout {
 	uint32_t request_entries;
 	uint32_t completions_offset;
 	uint32_t completion_entries;
+	uint32_t request_slots_offset;
+	uint32_t completion_slots_offset;
 };
 
 /*
@@ -371,5 +462,44 @@ int fl_ring_push(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
 		 uint32_t n, const struct fl_shm_entry *e);
 int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entries,
 		uint32_t n, struct fl_shm_entry *e);
+
+/*
+ * The same with the entry's payload slot (slots: n of slot_size bytes):
+ * push writes *slot into the entry's slot before it publishes the entry;
+ * pop copies the slot into *slot before it gives the entry back.  slot may
+ * be NULL (push leaves the slot as it is, pop does not copy it).
+ */
+int fl_ring_push_slot(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
+		      uint32_t n, const struct fl_shm_entry *e, void *slots, size_t slot_size,
+		      const void *slot);
+int fl_ring_pop_slot(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entries,
+		     uint32_t n, struct fl_shm_entry *e, const void *slots, size_t slot_size,
+		     void *slot);
+
+/*
+ * The fields a point request of kind carries, whether in a POINT message
+ * or a request slot: NULL when they fit the kind (WRITE: 1 ..
+ * FL_PROTO_POINT_MAX bytes, at most as many expected ones, no target;
+ * RESET: no bytes, no target; INVALIDATE: no bytes, a target), else what
+ * is wrong.  Async-signal-safe.
+ */
+const char *fl_point_args_why(uint32_t kind, uint64_t target, uint32_t len,
+			      uint32_t expect_len);
+
+/*
+ * Checks a process's copy of a request entry of a point kind and its slot
+ * (the entry's value and reserved fields, the slot's reserved fields, the
+ * lengths for the kind).  Returns 0, or -EINVAL with *diag saying what is
+ * wrong.  Async-signal-safe.
+ */
+int fl_shm_point_req_check(const struct fl_shm_entry *e, const struct fl_shm_point_req *r,
+			   struct fl_diag *diag);
+
+/*
+ * Checks the daemon's copy of a point completion's slot (have, sizes,
+ * reserved fields, a terminated diag).  Returns 0, or -EBADMSG with *diag
+ * saying what is wrong.  Async-signal-safe.
+ */
+int fl_shm_point_done_check(const struct fl_shm_point_done *d, struct fl_diag *diag);
 
 #endif /* FL_PROTO_PROTO_H */

@@ -15,6 +15,9 @@ _Static_assert(offsetof(struct fl_shm_header, request_head) == 64, "daemon's lin
 _Static_assert(offsetof(struct fl_shm_header, completion_head) == 128, "process's line");
 _Static_assert(sizeof(struct fl_shm_site) == 32, "site layout");
 _Static_assert(sizeof(struct fl_shm_entry) == 32, "ring entry layout");
+_Static_assert(offsetof(struct fl_shm_header, request_slots_offset) == 52, "slots' offsets");
+_Static_assert(sizeof(struct fl_shm_point_req) == 576, "request slot layout");
+_Static_assert(sizeof(struct fl_shm_point_done) == 768, "completion slot layout");
 
 #define MAX_CAPACITY (1u << 22)
 #define MAX_RING (1u << 12)
@@ -49,6 +52,10 @@ int fl_shm_layout(uint32_t capacity, uint32_t request_entries,
 	l->completions_offset = (uint32_t)at;
 	l->completion_entries = completion_entries;
 	at = align(at + (uint64_t)completion_entries * sizeof(struct fl_shm_entry));
+	l->request_slots_offset = (uint32_t)at;
+	at = align(at + (uint64_t)request_entries * sizeof(struct fl_shm_point_req));
+	l->completion_slots_offset = (uint32_t)at;
+	at = align(at + (uint64_t)completion_entries * sizeof(struct fl_shm_point_done));
 	l->size = at;
 	return l->size <= FL_PROTO_MAX_REGION ? 0 : -EINVAL;
 }
@@ -69,6 +76,8 @@ void fl_shm_init(void *region, const struct fl_shm_layout *l, uint32_t pid)
 	h->request_entries = l->request_entries;
 	h->completions_offset = l->completions_offset;
 	h->completion_entries = l->completion_entries;
+	h->request_slots_offset = l->request_slots_offset;
+	h->completion_slots_offset = l->completion_slots_offset;
 }
 
 static int bad(struct fl_diag *diag, const char *what, unsigned long long v)
@@ -99,14 +108,17 @@ int fl_shm_check(const struct fl_shm_header *c, uint64_t real_size, uint32_t pid
 	if (want.size != c->size || want.sites_offset != c->sites_offset ||
 	    want.counters_offset != c->counters_offset ||
 	    want.requests_offset != c->requests_offset ||
-	    want.completions_offset != c->completions_offset)
+	    want.completions_offset != c->completions_offset ||
+	    want.request_slots_offset != c->request_slots_offset ||
+	    want.completion_slots_offset != c->completion_slots_offset)
 		return bad(diag, "offsets do not match the layout", c->sites_offset);
 	*l = want;
 	return 0;
 }
 
-int fl_ring_push(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
-		 uint32_t n, const struct fl_shm_entry *e)
+int fl_ring_push_slot(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
+		      uint32_t n, const struct fl_shm_entry *e, void *slots, size_t slot_size,
+		      const void *slot)
 {
 	/* Only the producer writes head: relaxed.  Pairs with pop's release of tail. */
 	uint32_t h = atomic_load_explicit(head, memory_order_relaxed);
@@ -114,14 +126,17 @@ int fl_ring_push(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
 
 	if (h - t >= n)
 		return -EAGAIN;
+	if (slot)
+		memcpy((char *)slots + (size_t)(h & (n - 1)) * slot_size, slot, slot_size);
 	memcpy((struct fl_shm_entry *)entries + (h & (n - 1)), e, sizeof(*e));
-	/* Release: the entry is written before the consumer sees the new head. */
+	/* Release: the entry and its slot are written before the consumer sees the new head. */
 	atomic_store_explicit(head, h + 1, memory_order_release);
 	return 0;
 }
 
-int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entries,
-		uint32_t n, struct fl_shm_entry *e)
+int fl_ring_pop_slot(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entries,
+		     uint32_t n, struct fl_shm_entry *e, const void *slots, size_t slot_size,
+		     void *slot)
 {
 	/* Only the consumer writes tail: relaxed.  Pairs with push's release of head. */
 	uint32_t t = atomic_load_explicit(tail, memory_order_relaxed);
@@ -132,7 +147,21 @@ int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entr
 	if (h - t > n)
 		return -EBADMSG;
 	memcpy(e, (const struct fl_shm_entry *)entries + (t & (n - 1)), sizeof(*e));
-	/* Release: the copy is taken before the producer may overwrite the entry. */
+	if (slot)
+		memcpy(slot, (const char *)slots + (size_t)(t & (n - 1)) * slot_size, slot_size);
+	/* Release: the copies are taken before the producer may overwrite entry and slot. */
 	atomic_store_explicit(tail, t + 1, memory_order_release);
 	return 1;
+}
+
+int fl_ring_push(_Atomic uint32_t *head, _Atomic uint32_t *tail, void *entries,
+		 uint32_t n, const struct fl_shm_entry *e)
+{
+	return fl_ring_push_slot(head, tail, entries, n, e, NULL, 0, NULL);
+}
+
+int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entries,
+		uint32_t n, struct fl_shm_entry *e)
+{
+	return fl_ring_pop_slot(head, tail, entries, n, e, NULL, 0, NULL);
 }

@@ -63,7 +63,7 @@ $(BENCH_STARTUP): selftests/bench/startup-prog.sh selftests/bench/startup_main.c
 	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_FUNCTIONS)
 
 .PHONY: bench
-bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD) bench-bpf
+bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD) bench-bpf bench-remote-patch
 	$(Q)BENCH_REPEAT=$(BENCH_REPEAT) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_STARTUP_RUNS=$(BENCH_STARTUP_RUNS) PRELOAD=$(PRELOAD_SO) \
 		LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
@@ -88,3 +88,9 @@ $(BENCH_BPF): $(B)/obj/selftests/bench/bench_bpf.o
 
 .PHONY: bench-bpf
 bench-bpf: $(BENCH_BPF) $(BPF_TEST)
+
+# Latency of a remote patch request (selftests/bench/remote_patch.sh):
+# POINT to REPLY and a whole faultline patch run, 0 and 3 busy threads.
+.PHONY: bench-remote-patch
+bench-remote-patch: $(CLI) $(FLD) $(B)/tests/daemon/patch/patch-prog
+	$(Q)selftests/bench/remote_patch.sh $(CLI) $(FLD) $(B)/tests/daemon/patch/patch-prog

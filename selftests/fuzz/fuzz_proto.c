@@ -6,8 +6,8 @@
  *
  * The input: one selector byte, then the message.  The selector's bits 0-3
  * modulo 5 are the number of file descriptors that came with it; bit 4
- * takes the region's real size from the header's padding at 48 (else from
- * its own size field), bit 5 the peer's pid from the padding at 56 (else
+ * takes the region's real size from the header's bytes at 48 (else from
+ * its own size field), bit 5 the peer's pid from its bytes at 56 (else
  * from its own pid field).  What must hold:
  *  - fl_proto_decode accepts exactly what a reference validator written
  *    here from docs/protocol.md accepts;
@@ -73,8 +73,8 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		return false;
 	switch (le(d + 6, 2)) {
 	case 1:		/* HELLO */
-		/* flags: FIRST 1, SYNC 2 */
-		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~3ull) ||
+		/* flags: FIRST 1, SYNC 2, ALLOW_PATCH 4 */
+		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~7ull) ||
 		    le(d + 24, 8) < FL_SHM_HEADER_SIZE || le(d + 24, 8) > FL_PROTO_MAX_REGION ||
 		    !has_nul(d + 32, 16))
 			return false;
@@ -125,6 +125,31 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		if (n != 32 || !le(d + 16, 4) || le(d + 20, 4) < 1 || le(d + 20, 4) > 2)
 			return false;
 		break;
+	case 18: {	/* POINT: pid, kind, id, pc, target, len, expect_len; the bytes */
+		uint64_t kind, target, len, expect;
+
+		if (n < 56 || !le(d + 16, 4))
+			return false;
+		kind = le(d + 20, 4);
+		target = le(d + 40, 8);
+		len = le(d + 48, 4);
+		expect = le(d + 52, 4);
+		if (kind == 3) {	/* PATCHPOINT_WRITE: 1..256 bytes, 0..256 expected */
+			if (len < 1 || len > 256 || expect > 256 || target)
+				return false;
+		} else if (kind == 4) {	/* PATCHPOINT_RESET */
+			if (len || expect || target)
+				return false;
+		} else if (kind == 5) {	/* STACKMAP_INVALIDATE: a target */
+			if (len || expect || !target)
+				return false;
+		} else {
+			return false;
+		}
+		if (n - 56 != len + expect)
+			return false;
+		break;
+	}
 	case 64:	/* WELCOME; flags: BPF 1 */
 		if (n != 24 || (le(d + 20, 4) & ~1ull))
 			return false;
@@ -203,6 +228,13 @@ static void check_message(const struct fl_msg *m, const uint8_t *d, size_t n, si
 	case FL_MSG_REQUEST:
 		CHECK(memcmp(&m->request, d, sizeof(m->request)) == 0);
 		break;
+	case FL_MSG_POINT:
+		CHECK(memcmp(&m->point, d, sizeof(m->point)) == 0);
+		CHECK(m->bytes == d + sizeof(m->point));
+		CHECK(m->expect == m->bytes + m->point.len);
+		CHECK(m->expect + m->point.expect_len == end);
+		CHECK(m->point.len <= FL_PROTO_POINT_MAX && m->point.expect_len <= FL_PROTO_POINT_MAX);
+		break;
 	case FL_MSG_WELCOME:
 		CHECK(memcmp(&m->welcome, d, sizeof(m->welcome)) == 0);
 		break;
@@ -257,6 +289,10 @@ static void check_layout(const struct fl_shm_layout *l)
 		{ l->requests_offset, (uint64_t)l->request_entries * sizeof(struct fl_shm_entry) },
 		{ l->completions_offset,
 		  (uint64_t)l->completion_entries * sizeof(struct fl_shm_entry) },
+		{ l->request_slots_offset,
+		  (uint64_t)l->request_entries * sizeof(struct fl_shm_point_req) },
+		{ l->completion_slots_offset,
+		  (uint64_t)l->completion_entries * sizeof(struct fl_shm_point_done) },
 	};
 	size_t n = sizeof(p) / sizeof(p[0]);
 
@@ -304,6 +340,8 @@ static void fuzz_region(const uint8_t *d, uint8_t sel)
 	CHECK(l.request_entries == copy.request_entries);
 	CHECK(l.completions_offset == copy.completions_offset);
 	CHECK(l.completion_entries == copy.completion_entries);
+	CHECK(l.request_slots_offset == copy.request_slots_offset);
+	CHECK(l.completion_slots_offset == copy.completion_slots_offset);
 	check_layout(&l);
 }
 

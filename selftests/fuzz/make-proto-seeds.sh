@@ -7,7 +7,7 @@
 #
 # Each seed is fuzz_proto's input: one selector byte (bits 0-3: the number
 # of file descriptors modulo 5; bit 4: the region's real size from the
-# header's padding at 48; bit 5: the peer's pid from the padding at 56),
+# header's bytes at 48; bit 5: the peer's pid from its bytes at 56),
 # then a message (docs/protocol.md).  One well-formed message of every type
 # (the number of fds it takes in the selector), and a valid region header
 # (capacity 64, rings of 16) as such and with its real size and pid in the
@@ -100,6 +100,17 @@ msg request-ping 0 17
 u32 1234; u32 2; u64 1000
 msg request-heal-threshold 0 17
 
+# POINT: pid, kind, id, pc, target, len, expect_len; bytes, expected bytes
+u32 1234; u32 3; u64 7; u64 0; u64 0; u32 7; u32 16
+hex+=48c7c02a000000; hex+=2e660f1f840000020000660f1f440008
+msg point-write 0 18
+u32 1234; u32 3; u64 0; u64 0x401b94; u64 0; u32 1; u32 0; hex+=cc
+msg point-write-by-pc 0 18
+u32 1234; u32 4; u64 7; u64 0; u64 0; u32 0; u32 0
+msg point-reset 0 18
+u32 1234; u32 5; u64 9; u64 0; u64 0x401136; u32 0; u32 0
+msg point-invalidate 0 18
+
 # WELCOME: daemon pid, reserved
 u32 1; u32 0
 msg welcome 0 64
@@ -117,9 +128,10 @@ msg reply-last 0 66
 # A region header: capacity 64, rings of 16 entries.
 region() { # selector
 	u8 "$1"
-	u32 0x484c4c46; u16 1; u16 256; u32 1234; u32 64; u64 3840
+	u32 0x484c4c46; u16 2; u16 256; u32 1234; u32 64; u64 25344
 	u32 256; u32 2304; u32 2816; u32 16; u32 3328; u32 16
-	u64 3840; u32 1234; u32 0	# the padding at 48, read by selector bits 4, 5
+	# sites_high, the slots' offsets, padding (bits 4, 5 read 48 and 56)
+	u32 0; u32 3840; u32 13056; u32 0
 	zeros 192
 }
 region 0

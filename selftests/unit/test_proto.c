@@ -642,7 +642,7 @@ END_TEST
 
 START_TEST(unknown_type_is_a_protocol_error)
 {
-	uint16_t types[] = { 0, 7, 15, 18, 63, 67, 0x8000, 0xffff };
+	uint16_t types[] = { 0, 7, 15, 19, 63, 67, 0x8000, 0xffff };
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf *b = welcome(1, 0);
@@ -1170,6 +1170,9 @@ static void check_layout(const struct fl_shm_layout *l, uint32_t capacity,
 		{ l->counters_offset, (uint64_t)capacity * sizeof(uint64_t) },
 		{ l->requests_offset, (uint64_t)req * sizeof(struct fl_shm_entry) },
 		{ l->completions_offset, (uint64_t)comp * sizeof(struct fl_shm_entry) },
+		{ l->request_slots_offset, (uint64_t)req * sizeof(struct fl_shm_point_req) },
+		{ l->completion_slots_offset,
+		  (uint64_t)comp * sizeof(struct fl_shm_point_done) },
 	};
 	size_t n = sizeof(p) / sizeof(p[0]);
 
@@ -1307,7 +1310,8 @@ START_TEST(shm_check_rejects_each_tampered_field)
 	TAMPER(c.magic = FL_PROTO_MAGIC, size, "bad magic");
 	TAMPER(c.magic = 0, size, "bad magic");
 	TAMPER(c.version = 0, size, "unsupported version or header size");
-	TAMPER(c.version = 2, size, "unsupported version or header size");
+	TAMPER(c.version = 1, size, "unsupported version or header size");	/* no slots */
+	TAMPER(c.version = FL_SHM_VERSION + 1, size, "unsupported version or header size");
 	TAMPER(c.header_size = 128, size, "unsupported version or header size");
 	TAMPER(c.header_size = 512, size, "unsupported version or header size");
 	TAMPER(c.pid = PID + 1, size, "pid is not the peer's");
@@ -1329,6 +1333,11 @@ START_TEST(shm_check_rejects_each_tampered_field)
 	       "offsets do not match the layout");
 	TAMPER(c.completions_offset += 64, size, "offsets do not match the layout");
 	TAMPER(c.completions_offset = c.requests_offset, size,
+	       "offsets do not match the layout");
+	TAMPER(c.request_slots_offset += 64, size, "offsets do not match the layout");
+	TAMPER(c.request_slots_offset = 0, size, "offsets do not match the layout");
+	TAMPER(c.completion_slots_offset -= 64, size, "offsets do not match the layout");
+	TAMPER(c.completion_slots_offset = c.request_slots_offset, size,
 	       "offsets do not match the layout");
 	/* Valid capacities and ring sizes that are not this region's. */
 	TAMPER(c.capacity = 128, size, "offsets do not match the layout");

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Latency of a remote patch request (make bench-remote-patch, part of make
+# bench):
+#
+#   selftests/bench/remote_patch.sh CLI FAULTLINED PROG [RUNS]
+#
+# faultlined on a private socket, PROG (selftests/daemon/patch's
+# patch-prog, opted in) with 0, then 3 busy threads calling its patch point;
+# patch point 7 rewritten RUNS times (default 200), alternating two
+# contents, measured two ways: from the client's POINT message to the
+# daemon's REPLY (a raw client on the socket, Python's clock around
+# send/recv), and as a whole `faultline patch` run (fork, exec, connect,
+# request, print).  Prints the medians and p90s.  The daemon collects
+# completions on its 50 ms tick (requests.c, fld_requests_poll): that tick,
+# not the patch, is most of the figure.  Everything started here is
+# killed at the end.  Runs as root (raw bytes are root's).
+set -u
+CLI=$(realpath "$1")
+FLD=$(realpath "$2")
+PROG=$(realpath "$3")
+RUNS=${4:-200}
+[ "$(id -u)" = 0 ] || { echo "remote patch: skipped (raw bytes need root)"; exit 0; }
+W=$(mktemp -d /tmp/fl-bench-patch.XXXXXX)
+cleanup() {
+	local p
+	for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+SOCK=$W/fl.sock
+export FAULTLINE_SOCKET=$SOCK FAULTLINE_REGISTER_WAIT_MS=300000
+"$FLD" --socket "$SOCK" --state-dir "$W/state" --no-bpf --log-level warn 2>"$W/daemon.log" &
+for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.05; done
+
+for threads in 0 3; do
+	mkfifo "$W/in.$threads"
+	"$PROG" flag "$threads" <"$W/in.$threads" >"$W/out.$threads" 2>&1 &
+	exec 9>"$W/in.$threads"
+	for _ in $(seq 600); do grep -q '^ready' "$W/out.$threads" && break; sleep 0.05; done
+	pid=$(cut -d' ' -f2 "$W/out.$threads")
+	python3 - "$SOCK" "$pid" "$RUNS" "$threads" <<'PY'
+import socket, struct, sys, time
+path, pid, runs, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+codes = [bytes.fromhex("48c7c02a000000"), bytes.fromhex("48c7c007000000")]
+lat, refused = [], 0
+for i in range(runs):
+    b = codes[i & 1]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    body = struct.pack("<IIQQQII", pid, 3, 7, 0, 0, len(b), 0) + b
+    msg = struct.pack("<IHHII", 0x504C4C46, 1, 18, 16 + len(body), i + 1) + body
+    t0 = time.perf_counter()
+    s.send(msg)
+    r = s.recv(65536)
+    t1 = time.perf_counter()
+    s.close()
+    if struct.unpack_from("<H", r, 6)[0] != 66 or b'"status":0' not in r:
+        refused += 1
+        continue
+    lat.append((t1 - t0) * 1e6)
+lat.sort()
+if lat:
+    print("remote patch, %s busy threads: POINT to REPLY: median %.1f us, p90 %.1f us "
+          "(%d runs, %d refused)" % (threads, lat[len(lat) // 2], lat[len(lat) * 9 // 10],
+                                    len(lat), refused))
+else:
+    print("remote patch, %s busy threads: every request refused" % threads)
+PY
+	whole=()
+	for i in $(seq "$RUNS"); do
+		b=$([ $((i & 1)) = 1 ] && echo 48c7c02a000000 || echo 48c7c007000000)
+		t0=$(date +%s%N)
+		"$CLI" patch "$pid" --patchpoint 7 --bytes "$b" >/dev/null 2>&1 && \
+			whole+=($(( ($(date +%s%N) - t0) / 1000 )))
+	done
+	printf '%s\n' "${whole[@]}" | sort -n | awk -v t="$threads" -v runs="$RUNS" '
+		{ v[NR] = $1 }
+		END {
+			if (!NR) { print "remote patch, " t " busy threads: every faultline patch failed"; exit }
+			p90 = int(NR * 0.9); if (p90 < 1) p90 = 1
+			printf "remote patch, %s busy threads: whole faultline patch run: median %d us, p90 %d us (%d of %d ok)\n", t, v[int((NR + 1) / 2)], v[p90], NR, runs
+		}'
+	exec 9>&-
+done
