@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -569,6 +570,8 @@ static const struct fld_loop_events core_events = {
 	.drop = fld_client_drop,
 };
 
+static void watch_dispatch(void *ctx);
+
 int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 		 const struct fld_loop_opts *opts, struct fld_loop **loopp)
 {
@@ -607,7 +610,15 @@ int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 	l->ctx = ctx;
 	l->lfd = listen_fd;
 	l->sfd = -1;
-	l->watch_fd = -1;
+	/* The watched fds are in an epoll set: the backends watch it alone. */
+	l->watch_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->watch_fd < 0) {
+		err = -errno;
+		free(l);
+		return err;
+	}
+	l->watch_fn = watch_dispatch;
+	l->watch_ctx = l;
 	l->rbuf = malloc(l->o.max_msg);
 	if (!l->rbuf) {
 		free(l);
@@ -644,6 +655,7 @@ int fld_loop_new(int listen_fd, const struct fld_loop_ops *ops, void *ctx,
 	*loopp = l;
 	return 0;
 fail:
+	close(l->watch_fd);
 	if (l->sfd >= 0)
 		close(l->sfd);
 	sigprocmask(SIG_SETMASK, &l->oldmask, NULL);
@@ -654,14 +666,49 @@ fail:
 
 int fld_loop_watch(struct fld_loop *l, int fd, void (*fn)(void *ctx), void *ctx)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
+
 	if (fd < 0 || !fn)
 		return -EINVAL;
-	if (l->watch_fd >= 0)
-		return -EBUSY;
-	l->watch_fd = fd;
-	l->watch_fn = fn;
-	l->watch_ctx = ctx;
-	return 0;
+	for (size_t i = 0; i < FLD_LOOP_MAX_WATCHES; i++) {
+		struct fld_watch *w = &l->watches[i];
+
+		if (w->fn)
+			continue;
+		ev.data.ptr = w;
+		if (epoll_ctl(l->watch_fd, EPOLL_CTL_ADD, fd, &ev) != 0)
+			return -errno;
+		*w = (struct fld_watch){ .fd = fd, .fn = fn, .ctx = ctx };
+		return 0;
+	}
+	return -EBUSY;
+}
+
+void fld_loop_unwatch(struct fld_loop *l, int fd)
+{
+	for (size_t i = 0; i < FLD_LOOP_MAX_WATCHES; i++) {
+		struct fld_watch *w = &l->watches[i];
+
+		if (w->fn && w->fd == fd) {
+			epoll_ctl(l->watch_fd, EPOLL_CTL_DEL, fd, NULL);
+			*w = (struct fld_watch){ .fd = -1 };
+		}
+	}
+}
+
+/* The epoll set of the watched fds is readable: calls those that are. */
+static void watch_dispatch(void *ctx)
+{
+	struct fld_loop *l = ctx;
+	struct epoll_event ev[FLD_LOOP_MAX_WATCHES];
+	int n = epoll_wait(l->watch_fd, ev, FLD_LOOP_MAX_WATCHES, 0);
+
+	for (int i = 0; i < n; i++) {
+		struct fld_watch *w = ev[i].data.ptr;
+
+		if (w->fn)
+			w->fn(w->ctx);
+	}
 }
 
 int fld_loop_run(struct fld_loop *l)
@@ -682,6 +729,7 @@ void fld_loop_free(struct fld_loop *l)
 		c->refs = 0;
 	core_reap(l);
 	close(l->sfd);
+	close(l->watch_fd);
 	sigprocmask(SIG_SETMASK, &l->oldmask, NULL);
 	free(l->rbuf);
 	free(l);

@@ -83,13 +83,17 @@ int fld_loop_run(struct fld_loop *loop);
 void fld_loop_free(struct fld_loop *loop);
 
 /*
- * Watches fd (not a client: e.g. the eBPF ring buffer's epoll fd) for as
- * long as the loop runs: fn(ctx) is called from the loop's thread each time
- * it is readable, and must read until it would block.  One watch per loop;
- * call before fld_loop_run.  fd stays the caller's.  Returns 0, -EBUSY
- * when a watch is set, or -errno.
+ * Watches fd (not a client: e.g. the eBPF ring buffer's epoll fd, a
+ * timerfd) until fld_loop_unwatch: fn(ctx) is called from the loop's thread
+ * while it is readable, and should read until it would block.  At most
+ * FLD_LOOP_MAX_WATCHES at a time, before or while the loop runs.  fd stays
+ * the caller's.  Returns 0, -EBUSY when all watches are taken, or -errno.
  */
+#define FLD_LOOP_MAX_WATCHES 4
 int fld_loop_watch(struct fld_loop *loop, int fd, void (*fn)(void *ctx), void *ctx);
+
+/* Stops watching fd (before the caller closes it). */
+void fld_loop_unwatch(struct fld_loop *loop, int fd);
 
 /* "io_uring" or "poll". */
 const char *fld_loop_backend(const struct fld_loop *loop);

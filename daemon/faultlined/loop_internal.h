@@ -105,6 +105,13 @@ struct fld_loop_events {
 };
 
 
+/* An fd fld_loop_watch watches (fn NULL: a free slot). */
+struct fld_watch {
+	int fd;
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
 struct fld_loop {
 	const struct fld_loop_ops *ops;
 	void *ctx;
@@ -122,9 +129,11 @@ struct fld_loop {
 	unsigned char *rbuf; /* o.max_msg bytes: every client's receives land here */
 	uint64_t rejected_logged_ns;
 	uint64_t silent_checked_ns;
-	int watch_fd;            /* fld_loop_watch: -1 none */
+	/* The epoll set of the fld_loop_watch fds, which the backends watch. */
+	int watch_fd;
 	void (*watch_fn)(void *ctx);
 	void *watch_ctx;
+	struct fld_watch watches[FLD_LOOP_MAX_WATCHES];
 
 	/* io_uring backend */
 	struct io_uring ring;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dlog.h"
+#include "requests.h"
 #include "safedir.h"
 #include "kbpf.h"
 #include "keeper.h"
@@ -597,6 +598,9 @@ int main(int argc, char **argv)
 	bpf = false;
 #else
 	bpf = fld_bpf_start(loop, !cfg.no_bpf);
+	err = fld_requests_start(loop);
+	if (err < 0)
+		fld_warn("requests' answers wait for the loop's tick: %s", strerror(-err));
 #endif
 	fld_info("faultlined %s: listening on %s%s (%s loop, state in %s, eBPF %s)", FL_VERSION,
 		 activated ? "fd 3" : cfg.socket_path,
@@ -605,6 +609,9 @@ int main(int argc, char **argv)
 	if (fld_loop_run(loop) < 0)
 		status = 1;
 	/* Every client goes: the processes exit (for this daemon), then are saved. */
+#ifndef FLD_TRANSPORT_TEST
+	fld_requests_stop();
+#endif
 	fld_loop_free(loop);
 #ifndef FLD_TRANSPORT_TEST
 	fld_state_save();

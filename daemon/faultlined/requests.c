@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "loop.h"
 #include "procs.h"
 #include "reply.h"
 #include "requests.h"
@@ -34,6 +36,67 @@ struct pending {
 #define PENDING_PER_UID 64
 static struct pending pendings[1024];
 static size_t num_pendings;
+
+/*
+ * While requests are in flight, the rings are looked at every POLL_MS (a
+ * timerfd the loop watches), not only on the loop's tick: a request's
+ * answer then waits for its completion by a millisecond at most.
+ */
+#define POLL_MS 1
+static int timer_fd = -1;
+static struct fld_loop *timer_loop;
+static bool timer_armed;
+
+static void timer_arm(bool on)
+{
+	struct itimerspec it = { 0 };
+
+	if (timer_fd < 0 || on == timer_armed)
+		return;
+	if (on) {
+		it.it_interval.tv_nsec = POLL_MS * 1000000L;
+		it.it_value = it.it_interval;
+	}
+	if (timerfd_settime(timer_fd, 0, &it, NULL) == 0)
+		timer_armed = on;
+}
+
+static void on_timer(void *ctx)
+{
+	uint64_t expirations;
+
+	(void)ctx;
+	while (read(timer_fd, &expirations, sizeof(expirations)) == (ssize_t)sizeof(expirations))
+		;
+	fld_requests_poll();
+}
+
+int fld_requests_start(struct fld_loop *loop)
+{
+	int err;
+
+	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (timer_fd < 0)
+		return -errno;
+	err = fld_loop_watch(loop, timer_fd, on_timer, NULL);
+	if (err) {
+		close(timer_fd);
+		timer_fd = -1;
+		return err;
+	}
+	timer_loop = loop;
+	return 0;
+}
+
+void fld_requests_stop(void)
+{
+	if (timer_fd < 0)
+		return;
+	fld_loop_unwatch(timer_loop, timer_fd);
+	close(timer_fd);
+	timer_fd = -1;
+	timer_armed = false;
+}
 
 static uint64_t mono_ms(void)
 {
@@ -107,6 +170,7 @@ static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct 
 	 */
 	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
+	timer_arm(true);
 	pendings[num_pendings++] = (struct pending){
 		.from = c, .uid = fld_client_uid(c), .from_seq = seq, .pid = p->pid,
 		.seq = e->seq, .kind = (uint32_t)e->status,
@@ -319,6 +383,8 @@ void fld_requests_poll(void)
 		else
 			i++;
 	}
+	if (num_pendings == 0)
+		timer_arm(false);
 }
 
 void fld_requests_forget(struct fld_client *c)

@@ -25,6 +25,13 @@ void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_
  * (docs/json.md), also when the process refused it.
  */
 void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms);
+/*
+ * Starts looking at the rings every millisecond while requests are in
+ * flight (a timerfd watched by loop); without it, only on the loop's tick.
+ * Returns 0 or -errno.
+ */
+int fld_requests_start(struct fld_loop *loop);
+void fld_requests_stop(void);
 /* Matches the completions in the processes' rings to their requests, and times them out. */
 void fld_requests_poll(void);
 /* c is gone: its requests' answers are not sent (the requests stay in flight). */
