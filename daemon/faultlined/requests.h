@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * REQUEST (requests.c): a client's request to a registered process (heal
- * threshold, ping), pushed into the process's request ring, and its answer
+ * REQUEST and POINT (requests.c): a client's request to a registered
+ * process (heal threshold, ping; a patch point write or reset, a stack map
+ * invalidation), pushed into the process's request ring, and its answer
  * when the process's completion comes back (or the timeout, or the process
  * is gone).  Loop thread only.
  */
