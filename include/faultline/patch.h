@@ -86,6 +86,78 @@ struct fl_patch {
  */
 int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag);
 
+/* ------------------------------------------------------------------------
+ * Healing: an implicit null check that fails too often becomes an
+ * explicit one, in place (lib/patch/heal.c).  The faulting instruction
+ * becomes a jump to a stub that tests the base register of its access: a
+ * null one is counted (as a healed failure, see fl_site_heal_info) and
+ * goes to the handler PC without a signal; any other runs the instruction,
+ * relocated, and jumps back.  Flags, every register and the red zone are
+ * preserved on both paths.
+ */
+
+/* What a site is. */
+enum fl_heal_state {
+	FL_HEAL_IMPLICIT = 0,	/* as compiled: a null faults */
+	FL_HEAL_HEALED = 1,	/* an explicit check in a stub */
+	FL_HEAL_UNHEALABLE = 2,	/* healing was tried and cannot be done in place */
+};
+
+/* What a heal callback is told. */
+struct fl_heal_event {
+	size_t sz;
+	uint64_t faulting_pc;
+	int state;		/* enum fl_heal_state: what the site is now */
+	const char *tactic;	/* HEALED: "B1", "B2", "T1" or "T3" (E9Patch's names) */
+	const char *reason;	/* UNHEALABLE: why */
+};
+
+typedef void (*fl_heal_fn)(const struct fl_heal_event *ev, void *ctx);
+
+/*
+ * Sets the function told of every site healed, unhealed, or found
+ * unhealable (a runtime may then recompile the code, as HotSpot does);
+ * NULL: none.  It is called in the thread that healed, after the change,
+ * without faultline's locks: it may call fl_site_heal.  Thread-safe.
+ */
+void fl_set_heal_callback(fl_heal_fn fn, void *ctx);
+
+/*
+ * Heals the registered implicit-check site at faulting_pc.  Returns 0
+ * (also when it is healed already), or:
+ *   -ENOTSUP     fl_patch_enable has not succeeded;
+ *   -ENOENT      no registered site there;
+ *   -EOPNOTSUPP  it cannot be healed in place (diag and the callback say
+ *                why: no room for a stub within reach, bytes another
+ *                healed site relies on, an instruction without a base
+ *                register);
+ *   and fl_patch_text's errors.  Thread-safe; not async-signal-safe.
+ */
+int fl_site_heal(const void *faulting_pc, struct fl_diag *diag);
+
+/*
+ * Restores the implicit check at faulting_pc (the compiled bytes) and
+ * frees its stub once no thread can be in it.  Returns 0, -ENOENT (not
+ * healed), or fl_patch_text's errors.  Thread-safe; not async-signal-safe.
+ */
+int fl_site_unheal(const void *faulting_pc, struct fl_diag *diag);
+
+struct fl_heal_info {
+	size_t sz;			/* sizeof(struct fl_heal_info) */
+	int state;			/* enum fl_heal_state */
+	char tactic[4];			/* HEALED */
+	char reason[112];		/* UNHEALABLE */
+	uint64_t healed_at_ns;		/* HEALED: CLOCK_REALTIME */
+	uint64_t stub;			/* HEALED: the stub's address */
+	uint64_t healed_failures;	/* nulls the stub sent to the handler, ever */
+};
+
+/*
+ * Fills *out (out->sz set by the caller) for the site at faulting_pc.
+ * Returns 0, -EINVAL (out), -ENOENT (no registered site).  Thread-safe.
+ */
+int fl_site_heal_info(const void *faulting_pc, struct fl_heal_info *out);
+
 #ifdef __cplusplus
 }
 #endif

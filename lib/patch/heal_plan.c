@@ -35,6 +35,7 @@
 #include <Zydis/Zydis.h>
 
 #include "patch/heal_plan.h"
+#include "proto/proto.h"
 
 /* The highest user-space address a stub may end below (47-bit). */
 #define USER_END 0x7ffffffff000ull
@@ -446,6 +447,7 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, at(env, site), avail < 15 ? avail : 15,
 						 &insn, ops))) {
 		snprintf(p->why, sizeof(p->why), "no instruction decodes at the site");
+		p->why_code = FL_SHM_WHY_UNDECODED;
 		return 0;
 	}
 	p->site.addr = site;
@@ -459,14 +461,17 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
 	    mem->mem.segment == ZYDIS_REGISTER_FS || mem->mem.segment == ZYDIS_REGISTER_GS) {
 		snprintf(p->why, sizeof(p->why), "%s has no base register to test",
 			 ZydisMnemonicGetString(insn.mnemonic));
+		p->why_code = FL_SHM_WHY_NO_BASE;
 		return 0;
 	}
 	if (!relocatable(&insn, &why)) {
 		snprintf(p->why, sizeof(p->why), "the site is %s", why);
+		p->why_code = FL_SHM_WHY_BRANCH;
 		return 0;
 	}
 	if (busy(env, site, insn.length)) {
 		snprintf(p->why, sizeof(p->why), "its bytes are pinned by another patch");
+		p->why_code = FL_SHM_WHY_PINNED;
 		return 0;
 	}
 	p->base_reg = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, mem->mem.base);
@@ -480,5 +485,6 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
 	p->tactic = FL_HEAL_NONE;
 	snprintf(p->why, sizeof(p->why), "a %u-byte instruction: no free place for a stub in "
 		 "reach of a punned jump, and no neighbour to evict", (unsigned)insn.length);
+	p->why_code = FL_SHM_WHY_NO_ROOM;
 	return 0;
 }

@@ -59,8 +59,9 @@ struct fl_heal_change {
 
 struct fl_heal_plan {
 	enum fl_heal_tactic tactic;
-	/* FL_HEAL_NONE: why, in words ("a 1-byte instruction, no neighbour in reach"). */
+	/* FL_HEAL_NONE: why, in words, and as a code (FL_SHM_WHY_* of proto.h). */
 	char why[112];
+	int why_code;
 	/* The site: the faulting instruction, and what it becomes. */
 	struct fl_heal_change site;
 	/* The site's stub: where, and its size (fl_heal_site_stub writes it). */

@@ -331,7 +331,8 @@ struct fl_shm_header {
 	 */
 	uint32_t request_slots_offset;		/* struct fl_shm_point_req each */
 	uint32_t completion_slots_offset;	/* struct fl_shm_point_done each */
-	uint8_t pad0[4];
+	/* Version 2: per site slot, its healing (struct fl_shm_heal each). */
+	uint32_t heal_offset;
 	/* 64: the daemon's cache line */
 	_Atomic uint32_t request_head;
 	_Atomic uint32_t request_tail;	/* written by the process */
@@ -369,6 +370,37 @@ struct fl_shm_site {
 	 * the site; they are not failed checks.
 	 */
 	_Atomic uint32_t populations;
+};
+
+/*
+ * A site slot's healing (lib/patch/heal.c writes it, the daemon reads it):
+ * one per slot, cleared with the slot's counter.  failures is bumped by
+ * the healed site's stub (lock incq: exact), the other fields by the
+ * process when the state changes: the daemon reads state (acquire) before
+ * the rest, which the process writes before it (release).
+ */
+#define FL_SHM_HEAL_IMPLICIT 0u
+#define FL_SHM_HEAL_HEALED 1u
+#define FL_SHM_HEAL_UNHEALABLE 2u
+
+/* Why a site is unhealable (the planner's reasons, heal_plan.h). */
+enum fl_shm_unhealable {
+	FL_SHM_WHY_NONE = 0,
+	FL_SHM_WHY_UNDECODED = 1,	/* no instruction decodes at the site */
+	FL_SHM_WHY_NO_BASE = 2,		/* the access has no base register to test */
+	FL_SHM_WHY_BRANCH = 3,		/* the site is a branch */
+	FL_SHM_WHY_PINNED = 4,		/* its bytes are pinned by another patch */
+	FL_SHM_WHY_NO_ROOM = 5,		/* no free place for a stub in reach, no neighbour to evict */
+	FL_SHM_WHY_OTHER = 6,
+};
+
+struct fl_shm_heal {
+	_Atomic uint64_t failures;	/* nulls the stub sent to the handler */
+	uint32_t healed_at;		/* CLOCK_REALTIME seconds of the last heal */
+	_Atomic uint8_t state;		/* FL_SHM_HEAL_* */
+	uint8_t tactic;			/* heal_plan.h's enum fl_heal_tactic: 1 B1 2 B2 3 T1 4 T3 */
+	uint8_t why;			/* enum fl_shm_unhealable */
+	uint8_t reserved;
 };
 
 struct fl_shm_entry {
@@ -432,6 +464,7 @@ struct fl_shm_layout {
 	uint32_t completion_entries;
 	uint32_t request_slots_offset;
 	uint32_t completion_slots_offset;
+	uint32_t heal_offset;
 };
 
 /*

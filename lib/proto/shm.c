@@ -18,6 +18,7 @@ _Static_assert(sizeof(struct fl_shm_entry) == 32, "ring entry layout");
 _Static_assert(offsetof(struct fl_shm_header, request_slots_offset) == 52, "slots' offsets");
 _Static_assert(sizeof(struct fl_shm_point_req) == 576, "request slot layout");
 _Static_assert(sizeof(struct fl_shm_point_done) == 768, "completion slot layout");
+_Static_assert(sizeof(struct fl_shm_heal) == 16, "heal slot layout");
 
 #define MAX_CAPACITY (1u << 22)
 #define MAX_RING (1u << 12)
@@ -46,6 +47,8 @@ int fl_shm_layout(uint32_t capacity, uint32_t request_entries,
 	at = align(at + (uint64_t)capacity * sizeof(struct fl_shm_site));
 	l->counters_offset = (uint32_t)at;
 	at = align(at + (uint64_t)capacity * sizeof(uint64_t));
+	l->heal_offset = (uint32_t)at;
+	at = align(at + (uint64_t)capacity * sizeof(struct fl_shm_heal));
 	l->requests_offset = (uint32_t)at;
 	l->request_entries = request_entries;
 	at = align(at + (uint64_t)request_entries * sizeof(struct fl_shm_entry));
@@ -78,6 +81,7 @@ void fl_shm_init(void *region, const struct fl_shm_layout *l, uint32_t pid)
 	h->completion_entries = l->completion_entries;
 	h->request_slots_offset = l->request_slots_offset;
 	h->completion_slots_offset = l->completion_slots_offset;
+	h->heal_offset = l->heal_offset;
 }
 
 static int bad(struct fl_diag *diag, const char *what, unsigned long long v)
@@ -110,7 +114,8 @@ int fl_shm_check(const struct fl_shm_header *c, uint64_t real_size, uint32_t pid
 	    want.requests_offset != c->requests_offset ||
 	    want.completions_offset != c->completions_offset ||
 	    want.request_slots_offset != c->request_slots_offset ||
-	    want.completion_slots_offset != c->completion_slots_offset)
+	    want.completion_slots_offset != c->completion_slots_offset ||
+	    want.heal_offset != c->heal_offset)
 		return bad(diag, "offsets do not match the layout", c->sites_offset);
 	*l = want;
 	return 0;

@@ -75,11 +75,14 @@ static void point_handler(void *p, const struct fl_shm_layout *l)
 
 /*
  * Creates, sizes, seals and maps a region for max_sites; no other state.
- * Without a memfd, *fd_out is none and the region anonymous memory.
+ * Without a memfd, *fd_out is none and the region anonymous memory.  With
+ * at, it is mapped there, over what is there (MAP_FIXED): a forked child's
+ * region takes its parent's place, where healed sites' stubs count.
  */
-static int region_create(uint32_t max_sites, struct fl_ownfd *fd_out, void **map_out,
+static int region_create(uint32_t max_sites, void *at, struct fl_ownfd *fd_out, void **map_out,
 			 struct fl_shm_layout *l)
 {
+	int fixed = at ? MAP_FIXED : 0;
 	void *p;
 	int fd, err;
 
@@ -96,7 +99,7 @@ static int region_create(uint32_t max_sites, struct fl_ownfd *fd_out, void **map
 		else
 			fl_log(FL_LOG_WARN, "memfd_create: %s: counting in private memory, "
 			       "without faultlined", strerror(-err));
-		p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		p = mmap(at, l->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | fixed,
 			 -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
@@ -106,7 +109,7 @@ static int region_create(uint32_t max_sites, struct fl_ownfd *fd_out, void **map
 	if (ftruncate(fd, (off_t)l->size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
 		goto fail;
-	p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(at, l->size, PROT_READ | PROT_WRITE, MAP_SHARED | fixed, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
 done:
@@ -121,7 +124,7 @@ fail:
 
 int fl_counters_init(uint32_t max_sites)
 {
-	int err = region_create(max_sites, &region_fd, &region, &layout);
+	int err = region_create(max_sites, NULL, &region_fd, &region, &layout);
 
 	if (err)
 		return err;
@@ -149,14 +152,12 @@ int fl_counters_fork_child(void)
 	struct fl_shm_layout l;
 	uint32_t used = layout.capacity;
 	struct fl_ownfd fd;
-	void *p;
+	size_t sites_size, heal_size;
+	void *sites = NULL, *heal = NULL, *p;
 	int err;
 
 	if (!region)
 		return 0;
-	err = region_create(layout.capacity, &fd, &p, &l);
-	if (err)
-		return err;
 	/*
 	 * Only the slots below the last free block: the whole table is 32 MiB
 	 * by default, and copying it made every fork cost 200 ms and 32 MiB.
@@ -164,17 +165,43 @@ int fl_counters_fork_child(void)
 	if (num_free && free_blocks[num_free - 1].base + free_blocks[num_free - 1].len ==
 	    layout.capacity)
 		used = free_blocks[num_free - 1].base;
-	memcpy((char *)p + l.sites_offset, (char *)region + layout.sites_offset,
-	       (size_t)used * sizeof(struct fl_shm_site));
-	/* Its populations start from zero too (only the used ones were copied). */
-	for (uint32_t i = 0; i < used; i++)
-		((struct fl_shm_site *)((char *)p + l.sites_offset))[i].populations = 0;
 	/*
-	 * The child has one thread, this one, and it is not in the handler:
-	 * plain stores switch the handler to the new counters.
+	 * The new region goes where the parent's is (healed sites' stubs count
+	 * at its addresses, and the handler's pointers stay right): keep what
+	 * is copied aside first.
 	 */
+	sites_size = (size_t)used * sizeof(struct fl_shm_site);
+	heal_size = (size_t)used * sizeof(struct fl_shm_heal);
+	sites = malloc(sites_size ? sites_size : 1);
+	heal = malloc(heal_size ? heal_size : 1);
+	if (!sites || !heal) {
+		free(sites);
+		free(heal);
+		return -ENOMEM;
+	}
+	memcpy(sites, (char *)region + layout.sites_offset, sites_size);
+	memcpy(heal, (char *)region + layout.heal_offset, heal_size);
+	/*
+	 * The child has one thread, this one, and it is not in the handler
+	 * nor in a stub: the region may change under their addresses.
+	 */
+	err = region_create(layout.capacity, region, &fd, &p, &l);
+	if (err) {
+		free(sites);
+		free(heal);
+		/* MAP_FIXED failed: the parent's mapping is still there. */
+		return err;
+	}
+	memcpy((char *)p + l.sites_offset, sites, sites_size);
+	memcpy((char *)p + l.heal_offset, heal, heal_size);
+	free(sites);
+	free(heal);
+	/* Its populations and healed failures start from zero too. */
+	for (uint32_t i = 0; i < used; i++) {
+		((struct fl_shm_site *)((char *)p + l.sites_offset))[i].populations = 0;
+		((struct fl_shm_heal *)((char *)p + l.heal_offset))[i].failures = 0;
+	}
 	point_handler(p, &l);
-	munmap(region, layout.size);
 	/* The parent's; unless the program reused the number meanwhile. */
 	fl_ownfd_close(&region_fd);
 	region = p;
@@ -202,6 +229,13 @@ void *fl_counters_region(struct fl_shm_layout *l)
 static struct fl_shm_site *site_table(void)
 {
 	return (struct fl_shm_site *)((char *)region + layout.sites_offset);
+}
+
+struct fl_shm_heal *fl_counters_heal(uint32_t slot)
+{
+	if (!region || slot >= layout.capacity)
+		return NULL;
+	return (struct fl_shm_heal *)((char *)region + layout.heal_offset) + slot;
 }
 
 /* Describes slots [base, base + n) in the site table (kind 0: unused). */
@@ -237,6 +271,8 @@ static void release(struct block b)
 	fl_counters_describe(b.base, b.len, 0, NULL);
 	for (uint32_t k = 0; k < b.len; k++)
 		atomic_store_explicit(&fl_dispatch.counters[b.base + k], 0, memory_order_relaxed);
+	/* No stub counts there: the module's code is gone, its healing with it. */
+	memset(fl_counters_heal(b.base), 0, (size_t)b.len * sizeof(struct fl_shm_heal));
 	retired_sites -= b.len;
 	free_insert(b.base, b.len);
 }

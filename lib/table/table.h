@@ -152,6 +152,11 @@ int fl_counters_fd(void);
 /* The region and this process's own copy of its layout. */
 struct fl_shm_layout;
 void *fl_counters_region(struct fl_shm_layout *l);
+/*
+ * The healing slot of counter slot slot in the region (its address is
+ * stable: a forked child's region takes its parent's place), or NULL.
+ */
+struct fl_shm_heal *fl_counters_heal(uint32_t slot);
 void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
 			  const struct fl_site_entry *sites);
 int64_t fl_counters_alloc(uint32_t n);

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Healing implicit null checks in place (fl_site_heal, fl_site_unheal in
+ * include/faultline/patch.h): the plan is heal_plan.c's, the stubs'
+ * memory stubs.c's, the change of the code patch.c's.
+ *
+ * Healing a site, with the patch lock held:
+ *   1. Plan, with the mappings as they are: which bytes change, where the
+ *      stubs go.  The planner is told which bytes are taken: other sites'
+ *      instructions (evicting one would move its faulting PC) and what
+ *      healed sites changed or rely on (a punned jump reads bytes it does
+ *      not change: they are pinned while it is healed).
+ *   2. Write the stubs (stubs.c: in memory, executable, before any jump
+ *      to them exists).
+ *   3. Change the code: the neighbour (T3) and the site, each within its
+ *      own instruction, in one fl_patch_text batch (the int3 protocol).
+ *      The neighbour's bytes that the site's jump lands on are in the
+ *      tail of its change, written and serialized before any new first
+ *      byte, so no thread can take the site's jump before they are there.
+ * Unhealing: the old bytes back (the int3 protocol again), then the
+ * handshake proves no thread is in a stub or returns into one, and the
+ * stubs are freed.  If a thread stays in one (it was stopped there), the
+ * code is restored all the same and the stubs are freed by a later
+ * heal or unheal.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <faultline/patch.h>
+
+#include "format/diag.h"
+#include "patch/heal_plan.h"
+#include "patch/internal.h"
+#include "patch/maps.h"
+#include "patch/stubs.h"
+#include "proto/proto.h"
+#include "table/table.h"
+
+struct healed {
+	struct healed *next;	/* in its bucket */
+	struct fl_heal_plan plan;
+	uint64_t healed_at;	/* CLOCK_REALTIME, ns */
+	uint32_t counter;	/* the site's counter slot */
+};
+
+/* A site found unhealable, and why (for stats), until it is healed. */
+struct unhealable {
+	struct unhealable *next;
+	uint64_t pc;
+	char why[112];
+};
+
+/*
+ * Healed sites by bucket (pc / BUCKET): whatever a healed site changes or
+ * pins lies within REACH of its pc (T3's rel8 and a neighbour's 15 bytes),
+ * so the buckets around an address tell what is taken there.
+ */
+#define BUCKET 256u
+#define REACH 160u
+static struct healed **buckets;
+static size_t num_buckets;	/* a power of 2 */
+static size_t num_healed;
+static struct unhealable *unhealables;
+
+/* Stubs whose code was unhealed while a thread was in them: freed later. */
+struct zombie {
+	struct zombie *next;
+	struct fl_patch ranges[2];
+	size_t n;
+};
+static struct zombie *zombies;
+
+static fl_heal_fn callback;
+static void *callback_ctx;
+
+void fl_set_heal_callback(fl_heal_fn fn, void *ctx)
+{
+	sigset_t old;
+
+	if (fl_patch_lock(&old, NULL) != 0)
+		return;
+	callback = fn;
+	callback_ctx = ctx;
+	fl_patch_unlock(&old);
+}
+
+static size_t bucket_of(uint64_t pc)
+{
+	uint64_t k = pc / BUCKET;
+
+	k ^= k >> 29;
+	k *= 0xbf58476d1ce4e5b9ull;
+	k ^= k >> 32;
+	return (size_t)k & (num_buckets - 1);
+}
+
+static struct healed *healed_find(uint64_t pc)
+{
+	if (!num_buckets)
+		return NULL;
+	for (struct healed *h = buckets[bucket_of(pc)]; h; h = h->next)
+		if (h->plan.site.addr == pc)
+			return h;
+	return NULL;
+}
+
+static int healed_add(struct healed *h)
+{
+	size_t b;
+
+	if (num_healed + 1 > num_buckets / 2) {
+		size_t n = num_buckets ? 2 * num_buckets : 64;
+		struct healed **nb = calloc(n, sizeof(*nb)), **old = buckets;
+		size_t old_n = num_buckets;
+
+		if (!nb)
+			return -ENOMEM;
+		buckets = nb;
+		num_buckets = n;
+		for (size_t i = 0; i < old_n; i++)
+			while (old[i]) {
+				struct healed *x = old[i];
+
+				old[i] = x->next;
+				b = bucket_of(x->plan.site.addr);
+				x->next = buckets[b];
+				buckets[b] = x;
+			}
+		free(old);
+	}
+	b = bucket_of(h->plan.site.addr);
+	h->next = buckets[b];
+	buckets[b] = h;
+	num_healed++;
+	return 0;
+}
+
+static void healed_remove(struct healed *h)
+{
+	for (struct healed **p = &buckets[bucket_of(h->plan.site.addr)]; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			num_healed--;
+			return;
+		}
+}
+
+static bool overlaps(uint64_t a, size_t alen, uint64_t b, size_t blen)
+{
+	return blen && alen && a < b + blen && b < a + alen;
+}
+
+/* What a healed site changes or pins overlaps [a, a + len). */
+static bool healed_busy(uint64_t a, size_t len)
+{
+	if (!num_buckets)
+		return false;
+	for (uint64_t k = (a - REACH) / BUCKET; k <= (a + len + REACH) / BUCKET; k++)
+		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
+			const struct fl_heal_plan *p = &h->plan;
+
+			if (p->site.addr / BUCKET != k)
+				continue;
+			if (overlaps(a, len, p->site.addr, p->site.len) ||
+			    overlaps(a, len, p->pin, p->pin_len) ||
+			    (p->evicts && overlaps(a, len, p->nb.addr, p->nb.len)))
+				return true;
+		}
+	return false;
+}
+
+/* What the planner asks. */
+struct env_ctx {
+	struct fl_maps maps;
+	uint64_t site;
+	size_t site_len;
+};
+
+static bool env_place(void *ctx, uint64_t lo, uint64_t hi, size_t size, uint64_t *at)
+{
+	struct env_ctx *e = ctx;
+
+	return fl_stubs_find(&e->maps, lo, hi, size, e->site, at);
+}
+
+/*
+ * Bytes that are taken: another site's instruction (an evicted site would
+ * fault in a stub, where no handler knows it; changed, it could not be
+ * healed itself), or what a healed site changed or pins.
+ */
+static bool env_busy(void *ctx, uint64_t a, size_t len)
+{
+	struct env_ctx *e = ctx;
+	struct fl_site_entry near[8];
+	size_t n = fl_table_sites_in(a > 15 ? a - 15 : 0, a + len, near, 8);
+
+	if (n > 8)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		if (near[i].faulting_pc == e->site)
+			continue;
+		/* Its instruction is at most 15 bytes: conservative. */
+		if (overlaps(a, len, near[i].faulting_pc, 15))
+			return true;
+	}
+	return healed_busy(a, len);
+}
+
+static void say_unhealable(uint64_t pc, const char *why)
+{
+	struct unhealable *u;
+
+	for (u = unhealables; u; u = u->next)
+		if (u->pc == pc)
+			break;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return;
+		u->pc = pc;
+		u->next = unhealables;
+		unhealables = u;
+	}
+	snprintf(u->why, sizeof(u->why), "%s", why);
+}
+
+static void forget_unhealable(uint64_t pc)
+{
+	for (struct unhealable **p = &unhealables; *p; p = &(*p)->next)
+		if ((*p)->pc == pc) {
+			struct unhealable *u = *p;
+
+			*p = u->next;
+			free(u);
+			return;
+		}
+}
+
+/* Frees the zombies' stubs that no thread is in any more. */
+static void zombies_reap(void)
+{
+	for (struct zombie **p = &zombies; *p;) {
+		struct zombie *z = *p;
+
+		if (fl_patch_quiesce_locked(z->ranges, z->n, NULL) != 0) {
+			p = &z->next;
+			continue;
+		}
+		for (size_t i = 0; i < z->n; i++)
+			fl_stubs_free((uint64_t)(uintptr_t)z->ranges[i].addr, z->ranges[i].len);
+		*p = z->next;
+		free(z);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The event to tell once the lock is released. */
+struct event {
+	bool tell;
+	struct fl_heal_event ev;
+	char tactic[4];
+	char reason[112];
+};
+
+static void tell(struct event *e)
+{
+	fl_heal_fn fn;
+	void *ctx;
+	sigset_t old;
+
+	if (!e->tell || fl_patch_lock(&old, NULL) != 0)
+		return;
+	fn = callback;
+	ctx = callback_ctx;
+	fl_patch_unlock(&old);
+	if (!fn)
+		return;
+	e->ev.sz = sizeof(e->ev);
+	e->ev.tactic = e->tactic;
+	e->ev.reason = e->reason;
+	fn(&e->ev, ctx);
+}
+
+static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
+{
+	struct env_ctx e = { .site = pc };
+	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .ctx = &e };
+	struct fl_site_entry site;
+	const struct fl_mapping *m;
+	struct fl_patch changes[2];
+	uint8_t stub[FL_HEAL_STUB_MAX], nb_stub[FL_HEAL_STUB_MAX];
+	struct healed *h;
+	struct fl_shm_heal *slot;
+	size_t n = 0;
+	int err;
+
+	if (!fl_patch_enabled())
+		return fl_diag_say(diag, -ENOTSUP, "code patching is not enabled (fl_patch_enable)");
+	if (healed_find(pc))
+		return 0;
+	if (fl_table_sites_in(pc, pc + 1, &site, 1) != 1)
+		return fl_diag_say(diag, -ENOENT, "0x%llx is no registered implicit-check site",
+				   (unsigned long long)pc);
+	zombies_reap();
+	err = fl_maps_read(&e.maps);
+	if (err)
+		return fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
+	m = fl_maps_find(&e.maps, pc);
+	if (!m || !(m->prot & PROT_EXEC) || !(m->prot & PROT_READ) ||
+	    site.function < m->start || site.function > pc) {
+		err = fl_diag_say(diag, -EFAULT, "the site 0x%llx is not in readable code with its "
+				  "function", (unsigned long long)pc);
+		goto out;
+	}
+	env.base = m->start;
+	env.code = (const uint8_t *)(uintptr_t)m->start;
+	env.len = m->end - m->start;
+
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		err = fl_diag_say(diag, -ENOMEM, "out of memory");
+		goto out;
+	}
+	slot = fl_counters_heal(site.counter);
+	if (!slot) {
+		err = fl_diag_say(diag, -ENOSPC, "the site 0x%llx has no healing slot",
+				  (unsigned long long)pc);
+		goto fail;
+	}
+	err = fl_heal_plan(&env, pc, site.function, &h->plan);
+	if (!err && h->plan.tactic == FL_HEAL_NONE) {
+		say_unhealable(pc, h->plan.why);
+		slot->why = (uint8_t)h->plan.why_code;
+		/* Release: why is written before the daemon sees the state (acquire). */
+		atomic_store_explicit(&slot->state, FL_SHM_HEAL_UNHEALABLE, memory_order_release);
+		ev->tell = true;
+		ev->ev.faulting_pc = pc;
+		ev->ev.state = FL_HEAL_UNHEALABLE;
+		snprintf(ev->reason, sizeof(ev->reason), "%s", h->plan.why);
+		err = fl_diag_say(diag, -EOPNOTSUPP, "the site 0x%llx cannot be healed in place: %s",
+				  (unsigned long long)pc, h->plan.why);
+	}
+	if (err)
+		goto fail;
+
+	fl_heal_site_stub(&h->plan, site.handler_pc, (uint64_t)(uintptr_t)&slot->failures, stub);
+	err = fl_stubs_take(h->plan.stub, stub, h->plan.stub_size);
+	if (!err && h->plan.evicts) {
+		fl_heal_nb_stub(&h->plan, nb_stub);
+		err = fl_stubs_take(h->plan.nb_stub, nb_stub, h->plan.nb_stub_size);
+		if (err)
+			fl_stubs_free(h->plan.stub, h->plan.stub_size);
+	}
+	if (err) {
+		fl_diag_say(diag, err, "the stub of 0x%llx at 0x%llx: %s", (unsigned long long)pc,
+			    (unsigned long long)h->plan.stub, strerror(-err));
+		goto fail;
+	}
+	if (h->plan.evicts)
+		changes[n++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.old,
+						  h->plan.nb.new, h->plan.nb.len };
+	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old, h->plan.site.new,
+					  h->plan.site.len };
+	err = fl_patch_text_locked(changes, n, diag);
+	if (!err)
+		err = healed_add(h);
+	if (err) {
+		/* Nothing jumps to the stubs: the code is as it was. */
+		fl_stubs_free(h->plan.stub, h->plan.stub_size);
+		if (h->plan.evicts)
+			fl_stubs_free(h->plan.nb_stub, h->plan.nb_stub_size);
+		goto fail;
+	}
+	h->healed_at = now_ns();
+	h->counter = site.counter;
+	forget_unhealable(pc);
+	slot->healed_at = (uint32_t)(h->healed_at / 1000000000u);
+	slot->tactic = (uint8_t)h->plan.tactic;
+	slot->why = FL_SHM_WHY_NONE;
+	/* Release: the fields above before the state (the daemon's acquire). */
+	atomic_store_explicit(&slot->state, FL_SHM_HEAL_HEALED, memory_order_release);
+	ev->tell = true;
+	ev->ev.faulting_pc = pc;
+	ev->ev.state = FL_HEAL_HEALED;
+	snprintf(ev->tactic, sizeof(ev->tactic), "%s", fl_heal_tactic_name(h->plan.tactic));
+	goto out;
+fail:
+	free(h);
+out:
+	free(e.maps.m);
+	return err;
+}
+
+int fl_site_heal(const void *faulting_pc, struct fl_diag *diag)
+{
+	struct event ev = { 0 };
+	sigset_t old;
+	int err = fl_patch_lock(&old, diag);
+
+	if (err)
+		return err;
+	err = heal_locked((uint64_t)(uintptr_t)faulting_pc, &ev, diag);
+	fl_patch_unlock(&old);
+	tell(&ev);
+	return err;
+}
+
+static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
+{
+	struct healed *h = healed_find(pc);
+	struct fl_shm_heal *slot;
+	struct fl_patch changes[2];
+	struct zombie *z;
+	size_t n = 0;
+	int err;
+
+	if (!h)
+		return fl_diag_say(diag, -ENOENT, "the site 0x%llx is not healed",
+				   (unsigned long long)pc);
+	if (h->plan.evicts)
+		changes[n++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.new,
+						  h->plan.nb.old, h->plan.nb.len };
+	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.new, h->plan.site.old,
+					  h->plan.site.len };
+	err = fl_patch_text_locked(changes, n, diag);
+	if (err)
+		return err;
+	healed_remove(h);
+	slot = fl_counters_heal(h->counter);
+	if (slot)
+		atomic_store_explicit(&slot->state, FL_SHM_HEAL_IMPLICIT, memory_order_release);
+	ev->tell = true;
+	ev->ev.faulting_pc = pc;
+	ev->ev.state = FL_HEAL_IMPLICIT;
+
+	/* No jump reaches the stubs any more; free them once no thread is in one. */
+	z = calloc(1, sizeof(*z));
+	if (!z) {
+		free(h);	/* the stubs stay taken: safe, a leak */
+		return 0;
+	}
+	z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.stub,
+					       .len = h->plan.stub_size };
+	if (h->plan.evicts)
+		z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.nb_stub,
+						       .len = h->plan.nb_stub_size };
+	free(h);
+	z->next = zombies;
+	zombies = z;
+	zombies_reap();
+	return 0;
+}
+
+int fl_site_unheal(const void *faulting_pc, struct fl_diag *diag)
+{
+	struct event ev = { 0 };
+	sigset_t old;
+	int err = fl_patch_lock(&old, diag);
+
+	if (err)
+		return err;
+	err = unheal_locked((uint64_t)(uintptr_t)faulting_pc, &ev, diag);
+	fl_patch_unlock(&old);
+	tell(&ev);
+	return err;
+}
+
+int fl_site_heal_info(const void *faulting_pc, struct fl_heal_info *out)
+{
+	uint64_t pc = (uint64_t)(uintptr_t)faulting_pc;
+	struct fl_heal_info info = { .sz = sizeof(info) };
+	struct fl_site_entry site;
+	struct fl_shm_heal *slot;
+	struct healed *h;
+	sigset_t old;
+	int err;
+
+	if (!out || out->sz < sizeof(*out))
+		return -EINVAL;
+	if (fl_table_sites_in(pc, pc + 1, &site, 1) != 1)
+		return -ENOENT;
+	slot = fl_counters_heal(site.counter);
+	err = fl_patch_lock(&old, NULL);
+	if (err)
+		return err;
+	h = healed_find(pc);
+	if (h) {
+		info.state = FL_HEAL_HEALED;
+		snprintf(info.tactic, sizeof(info.tactic), "%s", fl_heal_tactic_name(h->plan.tactic));
+		info.healed_at_ns = h->healed_at;
+		info.stub = h->plan.stub;
+	} else {
+		for (struct unhealable *u = unhealables; u; u = u->next)
+			if (u->pc == pc) {
+				info.state = FL_HEAL_UNHEALABLE;
+				snprintf(info.reason, sizeof(info.reason), "%s", u->why);
+			}
+	}
+	fl_patch_unlock(&old);
+	info.healed_failures = slot ? atomic_load_explicit(&slot->failures, memory_order_relaxed) : 0;
+	*out = info;
+	return 0;
+}
