@@ -287,6 +287,12 @@ struct fl_park {
 	uint64_t key;			/* set once by fl_patch_enable */
 	_Atomic uint64_t running;	/* the gen of the handshake under way, 0: none */
 	_Atomic uint32_t arrived;
+	/*
+	 * Threads in the handshake's handler now (stopped, or on their way
+	 * out with SIGTRAP still blocked): a thread the patcher waits for may
+	 * be one of them, late, not one that blocks SIGTRAP for good.
+	 */
+	_Atomic uint32_t inside;
 	struct fl_park_slot who[FL_PARK_MAX];
 	/* Threads the handshake does not stop (fl_park_exempt), 0: free. */
 	_Atomic int32_t exempt[FL_PARK_EXEMPT];

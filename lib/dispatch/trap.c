@@ -51,6 +51,7 @@ bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
 	 * back-to-back handshakes could stack handler frames on a thread
 	 * faster than it unwinds them, until its stack overflows.
 	 */
+	atomic_fetch_add_explicit(&fl_park.inside, 1, memory_order_relaxed);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &trap_bit, NULL, sizeof(trap_bit));
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
@@ -64,6 +65,7 @@ bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
 	}
 	while (atomic_load_explicit(&fl_park.running, memory_order_acquire) == gen)
 		sched_yield();
+	atomic_fetch_sub_explicit(&fl_park.inside, 1, memory_order_relaxed);
 	return true;
 }
 

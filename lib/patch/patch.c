@@ -82,8 +82,11 @@
  *       threads go (sigreturn serializes each of them too).  If not: let
  *       them go, wait a millisecond, and try again, up to PARK_TRIES
  *       times; then refuse (-EBUSY) naming the thread and why.  A thread
- *       that does not stop within PARK_WAIT_MS (SIGTRAP blocked, or in an
- *       uninterruptible sleep) is refused at once.
+ *       that does not stop within PARK_WAIT_MS is refused at once when it
+ *       blocks SIGTRAP (and is not on its way out of an earlier
+ *       handshake's handler, which blocks it for a moment) or is stopped;
+ *       one that is only slow (a loaded machine, an emulator) is waited
+ *       for up to PARK_WAIT_MAX_MS.  One that exited is not waited for.
  *
  * The stack scan is conservative: a stale word that happens to point
  * inside a change refuses it too, which is safe.  It does not see
@@ -446,6 +449,7 @@ static void poke(struct batch *b)
 /* The handshake (H1 to H3 above). */
 #define PARK_TRIES 100
 #define PARK_WAIT_MS 2000
+#define PARK_WAIT_MAX_MS 30000
 
 static uint64_t park_gen;
 
@@ -618,6 +622,51 @@ static pid_t thread_not_stopped(const struct stopped *s)
 	return 0;
 }
 
+enum late { LATE_WAIT, LATE_GONE, LATE_REFUSE };
+
+/*
+ * A thread that has not stopped after PARK_WAIT_MS: whether to wait for it
+ * longer.  Reads /proc/self/task/TID/status into a buffer on the stack (no
+ * allocation while threads are stopped).
+ */
+static enum late late_thread(pid_t tid, size_t stopped)
+{
+	char path[64], buf[2048], *at;
+	unsigned long long blocked = 0;
+	ssize_t n;
+	int fd;
+
+	/* Someone is still leaving an earlier handshake's handler: it comes. */
+	if (atomic_load_explicit(&fl_park.inside, memory_order_relaxed) > stopped)
+		return LATE_WAIT;
+	fl_fmt(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return LATE_GONE;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return LATE_GONE;
+	buf[n] = '\0';
+	at = strstr(buf, "\nState:\t");
+	if (at && (at[8] == 'T' || at[8] == 't' || at[8] == 'Z' || at[8] == 'X'))
+		return at[8] == 'Z' || at[8] == 'X' ? LATE_GONE : LATE_REFUSE;
+	at = strstr(buf, "\nSigBlk:\t");
+	if (at)
+		blocked = strtoull(at + 9, NULL, 16);
+	return blocked & (1ull << (SIGTRAP - 1)) ? LATE_REFUSE : LATE_WAIT;
+}
+
+/* Forgets tid, which exited: it cannot be in a change. */
+static void stopped_drop(struct stopped *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tid[i] == tid) {
+			s->tid[i] = s->tid[--s->n];
+			return;
+		}
+}
+
 /*
  * One handshake: stop every thread, check, and write the changes if all
  * are clear.  Returns 0 (written), or -errno with b->why.
@@ -626,6 +675,7 @@ static int handshake_once(struct batch *b, const struct fl_maps *maps)
 {
 	struct stopped *s = &b->stopped;
 	uint64_t gen = ++park_gen, deadline = now_ms() + PARK_WAIT_MS;
+	uint64_t hard_deadline = deadline - PARK_WAIT_MS + PARK_WAIT_MAX_MS;
 	int sent, err = 0;
 
 	s->n = 0;
@@ -642,14 +692,33 @@ static int handshake_once(struct batch *b, const struct fl_maps *maps)
 			goto release;
 		}
 		while (threads_stopped() < s->n) {
-			if (now_ms() > deadline) {
-				err = -EBUSY;
-				fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms "
-				       "(SIGTRAP blocked, or an uninterruptible sleep)",
-				       (int)thread_not_stopped(s), PARK_WAIT_MS);
-				goto release;
+			uint64_t now = now_ms();
+			pid_t late;
+
+			if (now <= deadline) {
+				sched_yield();
+				continue;
 			}
-			sched_yield();
+			late = thread_not_stopped(s);
+			if (!late && now <= hard_deadline) {
+				sched_yield();
+				continue;
+			}
+			switch (now > hard_deadline ? LATE_REFUSE : late_thread(late, threads_stopped())) {
+			case LATE_GONE:
+				stopped_drop(s, late);
+				continue;
+			case LATE_WAIT:
+				sched_yield();
+				continue;
+			case LATE_REFUSE:
+				break;
+			}
+			err = -EBUSY;
+			fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms "
+			       "(SIGTRAP blocked, or stopped)", (int)late,
+			       (int)(now - (deadline - PARK_WAIT_MS)));
+			goto release;
 		}
 	}
 

@@ -107,12 +107,17 @@ start() {
 	PID=$(echo "$line" | cut -d' ' -f2)
 	TARGET=$(echo "$line" | cut -d' ' -f3)
 }
+# values_past NAME N: NAME has printed more than N values (counted at each
+# try: eventually expands its arguments once).
+values_past() {
+	[ "$(grep -c '^value ' "$W/$1.out")" -gt "$2" ]
+}
 # call NAME: what pp_value returns now in NAME
 call() {
 	local n
 	n=$(grep -c '^value ' "$W/$1.out")
 	echo call >&"${IN[$1]}"
-	eventually test "$(grep -c '^value ' "$W/$1.out")" -gt "$n" || return 1
+	eventually values_past "$1" "$n" || return 1
 	grep '^value ' "$W/$1.out" | tail -1 | cut -d' ' -f2
 }
 
