@@ -62,6 +62,19 @@ struct fl_init_opts {
 	 * background when none does; it works the same either way.
 	 */
 	const char *socket_path;
+	/*
+	 * The heal policy: a site whose check fails heal_after times within
+	 * heal_window_s seconds (0: ever) is healed (fl_site_heal, in patch.h)
+	 * by a thread of faultline's, never in signal context.  heal_after 0:
+	 * $FAULTLINE_HEAL_AFTER ("N" or "N/SECONDS"), else no policy.
+	 * unheal_after_s: a healed site that has not failed for that long is
+	 * unhealed; 0: $FAULTLINE_UNHEAL_AFTER (seconds), else never.
+	 * faultlined may set the policy too (faultline request PID
+	 * heal-threshold).
+	 */
+	uint32_t heal_after;
+	uint32_t heal_window_s;
+	uint32_t unheal_after_s;
 };
 
 /*

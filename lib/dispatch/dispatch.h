@@ -6,12 +6,17 @@
  *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
- *    and the chain records of chain.c.  It writes only the site counters,
- *    the statistics and, for SA_RESETHAND, a chain record.
+ *    the chain records of chain.c, fl_pokes, fl_park and fl_heal_trigger.
+ *    It writes only the site counters, the statistics, for SA_RESETHAND a
+ *    chain record, the patcher's handshake slots and the heal policy's
+ *    per-site watch and wanted bits.
  *  - Syscalls: ioctl on a region's userfaultfd, rt_sigprocmask,
  *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
  *    sched_yield (a thread at an instruction being patched, or stopped
- *    for the patcher's handshake, lets the patcher go on).
+ *    for the patcher's handshake, lets the patcher go on), futex
+ *    (a site to heal wakes the healer thread, and waits for it a moment:
+ *    FUTEX_WAKE, FUTEX_WAIT with a timeout), clock_gettime
+ *    (the vDSO's: the heal policy's window).
  *
  * The writers (lib/table/, lib/region/) build immutable snapshots and
  * publish them here; see "Snapshots" below for the protocol.  The patcher
@@ -33,7 +38,7 @@
 #define SA_RESTORER 0x04000000
 #endif
 
-/* One registered implicit check: 24 bytes, sorted by faulting_pc. */
+/* One registered implicit check: 32 bytes, sorted by faulting_pc. */
 struct fl_site_entry {
 	uint64_t faulting_pc;
 	uint64_t handler_pc;
@@ -332,6 +337,48 @@ int fl_park_exempt(bool on);
 bool fl_park_is_exempt(int32_t tid);
 /* In a forked child (the table's fork handler): no thread is marked. */
 void fl_park_fork_child(void);
+
+/*
+ * The heal policy's signal side (heal_note.c; the healer thread is
+ * lib/patch/heal_policy.c's): a claimed fault at a site counts in its
+ * watch; the fault that makes `after` failures within window_s seconds (0:
+ * ever) sets the site's wanted bit and wakes the healer.  Never in signal
+ * context: the healing itself.
+ */
+struct fl_heal_watch {
+	_Atomic uint32_t start;		/* the window's start, CLOCK_MONOTONIC_COARSE seconds */
+	_Atomic uint32_t count;		/* failures in it */
+};
+
+struct fl_heal_trigger {
+	/*
+	 * Set by the healer, watch and wanted before after (release; the
+	 * handler's acquire of after pairs with it); 0: no policy.
+	 */
+	_Atomic uint32_t after;
+	_Atomic uint32_t window_s;
+	struct fl_heal_watch *watch;	/* per counter slot */
+	_Atomic uint64_t *wanted;	/* a bit per counter slot */
+	uint32_t slots;
+	/* The healer's futex word: incremented after a wanted bit is set. */
+	_Atomic uint32_t bell;
+	/*
+	 * The healer's rounds: started is incremented before a round looks at
+	 * the wanted bits, done set to it (and woken) after the round.  The
+	 * thread whose failure made a site wanted waits (at most
+	 * FL_HEAL_WAIT_MS) for the first round that starts after its bit was
+	 * set, so that the site fails no more than `after` times.
+	 */
+	_Atomic uint32_t started;
+	_Atomic uint32_t done;
+};
+
+#define FL_HEAL_WAIT_MS 100
+
+extern struct fl_heal_trigger fl_heal_trigger;
+
+/* A claimed fault at counter slot slot: counts it for the heal policy. */
+void fl_heal_note(uint32_t slot);
 
 /* The handler, installed by fl_dispatch_install. */
 void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);

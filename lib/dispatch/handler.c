@@ -136,6 +136,7 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	/* Relaxed: a statistic; the daemon reads it whenever it likes. */
 	atomic_fetch_add_explicit(&fl_dispatch.counters[site->counter], 1,
 				  memory_order_relaxed);
+	fl_heal_note(site->counter);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)site->handler_pc;
 	atomic_fetch_add_explicit(&fl_dispatch.claimed, 1, memory_order_relaxed);
 	v = CLAIMED;

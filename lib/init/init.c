@@ -17,6 +17,7 @@
 #include "agent/agent.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "patch/heal_policy.h"
 #include "patch/points.h"
 #include "table/table.h"
 
@@ -37,6 +38,50 @@ static bool allow_patch(uint32_t flags)
 		return true;
 	fl_log(FL_LOG_WARN, "FAULTLINE_ALLOW_PATCH: expected 1 or 0, not '%s': not allowed", env);
 	return false;
+}
+
+/*
+ * Reads "N" or "N/SECONDS" (N > 0) from the environment variable name.
+ * Returns true with the values set, false (said) when unset or malformed.
+ */
+static bool env_policy(const char *name, bool window, uint32_t *n, uint32_t *s)
+{
+	const char *env = getenv(name);
+	char *end;
+	unsigned long v, w = 0;
+
+	if (!env || !*env)
+		return false;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (window && *end == '/' && end[1])
+		w = strtoul(end + 1, &end, 10);
+	if (errno || *end || !v || v > UINT32_MAX || w > UINT32_MAX || env[0] == '-') {
+		fl_log(FL_LOG_WARN, "%s: expected %s, not '%s': ignored", name,
+		       window ? "N or N/SECONDS (N > 0)" : "SECONDS (> 0)", env);
+		return false;
+	}
+	*n = (uint32_t)v;
+	*s = (uint32_t)w;
+	return true;
+}
+
+/* The heal policy of opts, or of the environment. */
+static void heal_policy(const struct fl_init_opts *o)
+{
+	uint32_t after = o->heal_after, window = o->heal_window_s, quiet = o->unheal_after_s, unused;
+	struct fl_diag d;
+	int err;
+
+	if (!after)
+		env_policy("FAULTLINE_HEAL_AFTER", true, &after, &window);
+	if (!quiet)
+		env_policy("FAULTLINE_UNHEAL_AFTER", false, &quiet, &unused);
+	err = fl_heal_policy_init();
+	if (!err && (after || quiet))
+		err = fl_heal_policy_set(after, after ? window : 0, quiet, &d);
+	if (err)
+		fl_log(FL_LOG_WARN, "no heal policy: %s", err == -EAGAIN ? strerror(-err) : d.msg);
 }
 
 int fl_init(const struct fl_init_opts *opts)
@@ -72,6 +117,8 @@ int fl_init(const struct fl_init_opts *opts)
 		if (err > 0)
 			err = 0;
 	}
+	if (!err)
+		heal_policy(&o);
 	if (!err && !(o.flags & FL_INIT_NO_AGENT)) {
 		int r;
 

@@ -34,6 +34,7 @@
 
 #include "format/diag.h"
 #include "patch/heal_plan.h"
+#include "patch/heal_policy.h"
 #include "patch/internal.h"
 #include "patch/maps.h"
 #include "patch/stubs.h"
@@ -45,6 +46,9 @@ struct healed {
 	struct fl_heal_plan plan;
 	uint64_t healed_at;	/* CLOCK_REALTIME, ns */
 	uint32_t counter;	/* the site's counter slot */
+	/* For the policy's unhealing: the failures last seen, and since when. */
+	uint64_t last_failures;
+	uint64_t quiet_since;	/* CLOCK_MONOTONIC, s */
 };
 
 /* A site found unhealable, and why (for stats), until it is healed. */
@@ -511,4 +515,50 @@ int fl_site_heal_info(const void *faulting_pc, struct fl_heal_info *out)
 	info.healed_failures = slot ? atomic_load_explicit(&slot->failures, memory_order_relaxed) : 0;
 	*out = info;
 	return 0;
+}
+
+static uint64_t mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+void fl_heal_unheal_quiet(uint32_t seconds)
+{
+	uint64_t now = mono_s(), *quiet = NULL;
+	size_t n = 0, cap = 0;
+	sigset_t old;
+
+	if (fl_patch_lock(&old, NULL) != 0)
+		return;
+	for (size_t b = 0; b < num_buckets; b++)
+		for (struct healed *h = buckets[b]; h; h = h->next) {
+			struct fl_shm_heal *slot = fl_counters_heal(h->counter);
+			uint64_t f = slot ? atomic_load_explicit(&slot->failures,
+								 memory_order_relaxed) : 0;
+
+			if (!h->quiet_since || f != h->last_failures) {
+				h->last_failures = f;
+				h->quiet_since = now;
+				continue;
+			}
+			if (now - h->quiet_since < seconds)
+				continue;
+			if (n == cap) {
+				uint64_t *v = realloc(quiet, (cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!v)
+					break;
+				quiet = v;
+				cap = cap ? 2 * cap : 16;
+			}
+			quiet[n++] = h->plan.site.addr;
+		}
+	fl_patch_unlock(&old);
+	/* Unhealed one by one: each tells the callback. */
+	for (size_t i = 0; i < n; i++)
+		fl_site_unheal((const void *)(uintptr_t)quiet[i], NULL);
+	free(quiet);
 }

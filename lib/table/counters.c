@@ -231,6 +231,17 @@ static struct fl_shm_site *site_table(void)
 	return (struct fl_shm_site *)((char *)region + layout.sites_offset);
 }
 
+uint64_t fl_counters_site_pc(uint32_t slot)
+{
+	const struct fl_shm_site *t;
+
+	if (!region || slot >= layout.capacity)
+		return 0;
+	t = &site_table()[slot];
+	return t->kind && atomic_load_explicit(&t->state, memory_order_relaxed) == FL_SHM_SITE_LIVE ?
+		t->faulting_pc : 0;
+}
+
 struct fl_shm_heal *fl_counters_heal(uint32_t slot)
 {
 	if (!region || slot >= layout.capacity)

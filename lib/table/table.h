@@ -157,6 +157,8 @@ void *fl_counters_region(struct fl_shm_layout *l);
  * stable: a forked child's region takes its parent's place), or NULL.
  */
 struct fl_shm_heal *fl_counters_heal(uint32_t slot);
+/* The faulting PC of a live slot's site, or 0. */
+uint64_t fl_counters_site_pc(uint32_t slot);
 void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,
 			  const struct fl_site_entry *sites);
 int64_t fl_counters_alloc(uint32_t n);

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The heal policy (fl_heal_policy_set in heal_policy.h): the healer
+ * thread, which heals the sites the signal handler marked wanted
+ * (lib/dispatch/heal_note.c: `after` failures within the window), and
+ * unheals the healed sites that have been quiet for unheal_after seconds.
+ * Healing happens here, in a thread of faultline's own, never in signal
+ * context.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <faultline/dispatch.h>
+#include <faultline/patch.h>
+
+#include "core/log.h"
+#include "dispatch/dispatch.h"
+#include "format/diag.h"
+#include "patch/heal_policy.h"
+#include "patch/internal.h"
+#include "table/table.h"
+
+static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool running;
+static _Atomic uint32_t unheal_after_s;
+
+/* Heals the wanted sites.  Returns how many were wanted. */
+static size_t heal_wanted(void)
+{
+	size_t n = 0, words = (fl_heal_trigger.slots + 63) / 64;
+
+	for (size_t w = 0; w < words; w++) {
+		/* Acquire: pairs with the handler's release of the bit. */
+		uint64_t bits = atomic_load_explicit(&fl_heal_trigger.wanted[w], memory_order_relaxed) ?
+			atomic_exchange_explicit(&fl_heal_trigger.wanted[w], 0, memory_order_acquire) : 0;
+
+		while (bits) {
+			uint32_t slot = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+			uint64_t pc = fl_counters_site_pc(slot);
+			struct fl_diag d;
+			int err;
+
+			bits &= bits - 1;
+			n++;
+			if (!pc)
+				continue;
+			err = fl_site_heal((const void *)(uintptr_t)pc, &d);
+			if (err && err != -EOPNOTSUPP)
+				fl_log(FL_LOG_WARN, "healing 0x%llx: %s", (unsigned long long)pc, d.msg);
+		}
+	}
+	return n;
+}
+
+static void *healer(void *arg)
+{
+	(void)arg;
+	fl_park_exempt(true);
+	for (;;) {
+		/* Acquire: pairs with the handler's release increment, after its bit. */
+		uint32_t bell = atomic_load_explicit(&fl_heal_trigger.bell, memory_order_acquire);
+		uint32_t quiet = atomic_load_explicit(&unheal_after_s, memory_order_relaxed);
+		struct timespec tick = { 1, 0 };
+		uint32_t round;
+
+		/* Seq_cst: before the bits are read (the handler's load pairs with it). */
+		round = atomic_fetch_add_explicit(&fl_heal_trigger.started, 1, memory_order_seq_cst) + 1;
+		heal_wanted();
+		/* Release: the healing before the waiting threads see the round end. */
+		atomic_store_explicit(&fl_heal_trigger.done, round, memory_order_release);
+		syscall(SYS_futex, &fl_heal_trigger.done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+		if (quiet)
+			fl_heal_unheal_quiet(quiet);
+		/* Until the bell moves from bell, or a second for the quiet ones. */
+		syscall(SYS_futex, &fl_heal_trigger.bell, FUTEX_WAIT_PRIVATE, bell, &tick, NULL, 0);
+	}
+	return NULL;
+}
+
+/* Starts the healer thread, signals blocked.  Under policy_lock. */
+static int start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	if (running)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	err = -pthread_create(&t, &attr, healer, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return err;
+	pthread_setname_np(t, "fl-healer");
+	running = true;
+	return 0;
+}
+
+/* The per-slot watch and wanted bits, once (anonymous memory, touched as used). */
+static int trigger_memory(void)
+{
+	uint32_t slots = fl_dispatch.max_sites;
+	size_t watch = (size_t)slots * sizeof(struct fl_heal_watch);
+	size_t wanted = ((size_t)slots + 63) / 64 * sizeof(uint64_t);
+	void *p;
+
+	if (fl_heal_trigger.watch)
+		return 0;
+	p = mmap(NULL, watch + wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	fl_heal_trigger.watch = p;
+	fl_heal_trigger.wanted = (_Atomic uint64_t *)((char *)p + watch);
+	fl_heal_trigger.slots = slots;
+	return 0;
+}
+
+int fl_heal_policy_set(uint32_t after, uint32_t window_s, uint32_t unheal_after,
+		       struct fl_diag *diag)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&policy_lock);
+	if (after || unheal_after) {
+		err = fl_patch_enable(diag);
+		if (!err) {
+			err = trigger_memory();
+			if (err)
+				fl_diag_say(diag, err, "heal policy: mmap: %s", strerror(-err));
+		}
+		if (!err) {
+			err = start();
+			if (err)
+				fl_diag_say(diag, err, "heal policy: the healer thread: %s",
+					    strerror(-err));
+		}
+	}
+	if (!err) {
+		atomic_store_explicit(&unheal_after_s, unheal_after, memory_order_relaxed);
+		atomic_store_explicit(&fl_heal_trigger.window_s, window_s, memory_order_relaxed);
+		/* Release: the memory above before the handler acquires after. */
+		atomic_store_explicit(&fl_heal_trigger.after, after, memory_order_release);
+		/* The healer looks at the quiet sites with the new setting now. */
+		atomic_fetch_add_explicit(&fl_heal_trigger.bell, 1, memory_order_release);
+		syscall(SYS_futex, &fl_heal_trigger.bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	pthread_mutex_unlock(&policy_lock);
+	return err;
+}
+
+void fl_heal_policy_get(uint32_t *after, uint32_t *window_s, uint32_t *unheal_after)
+{
+	*after = atomic_load_explicit(&fl_heal_trigger.after, memory_order_relaxed);
+	*window_s = atomic_load_explicit(&fl_heal_trigger.window_s, memory_order_relaxed);
+	*unheal_after = atomic_load_explicit(&unheal_after_s, memory_order_relaxed);
+}
+
+/* fork: the child has no healer thread; it gets one of its own if a policy is on. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&policy_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&policy_lock);
+}
+
+static void fork_child(void)
+{
+	bool was = running;
+
+	running = false;
+	if (was && start() != 0)
+		fl_log(FL_LOG_WARN, "heal policy: no healer thread in the forked child");
+	pthread_mutex_unlock(&policy_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int fl_heal_policy_init(void)
+{
+	return pthread_once(&atfork_once, atfork_register) ? -EAGAIN : 0;
+}
+
+struct over_ctx {
+	uint64_t over;
+	uint64_t *pcs;
+	size_t n, cap;
+	int err;
+};
+
+static int collect(const struct fl_site *s, void *arg)
+{
+	struct over_ctx *c = arg;
+
+	if (s->faults <= c->over)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		uint64_t *v = realloc(c->pcs, cap * sizeof(*v));
+
+		if (!v) {
+			c->err = -ENOMEM;
+			return 1;
+		}
+		c->pcs = v;
+		c->cap = cap;
+	}
+	c->pcs[c->n++] = s->faulting_pc;
+	return 0;
+}
+
+int fl_heal_over(uint64_t over, uint32_t *healed, uint32_t *unhealable)
+{
+	struct over_ctx c = { .over = over };
+	int err;
+
+	*healed = *unhealable = 0;
+	err = fl_site_for_each(collect, &c);
+	if (c.err)
+		err = c.err;
+	for (size_t i = 0; i < c.n && !err; i++) {
+		int r = fl_site_heal((const void *)(uintptr_t)c.pcs[i], NULL);
+
+		if (r == 0)
+			(*healed)++;
+		else if (r == -EOPNOTSUPP)
+			(*unhealable)++;
+		else
+			err = r;
+	}
+	free(c.pcs);
+	return err < 0 ? err : 0;
+}
