@@ -56,6 +56,15 @@ int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
  */
 int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack);
 
+/*
+ * Runs a healing request (FL_REQ_HEAL_THRESHOLD, FL_REQ_HEAL, ...: the
+ * agent's copy of its entry) and fills done's status and value.
+ */
+struct fl_shm_entry;
+struct fl_shm_header;
+void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
+		       struct fl_shm_entry *done);
+
 /* Starts the fl-requests thread.  Returns 0 or -errno. */
 int fl_agent_requests_start(void);
 

@@ -31,13 +31,11 @@ static bool run(const struct fl_shm_entry *req, const struct fl_shm_point_req *s
 		done->value = req->value;
 		return false;
 	case FL_REQ_HEAL_THRESHOLD:
-		if (req->value > UINT32_MAX) {
-			done->status = -EINVAL;
-			return false;
-		}
-		/* The heal policy (a later issue) reads it; relaxed is enough. */
-		done->value = atomic_exchange_explicit(&h->heal_threshold, (uint32_t)req->value,
-						       memory_order_relaxed);
+	case FL_REQ_HEAL:
+	case FL_REQ_UNHEAL:
+	case FL_REQ_HEAL_OVER:
+	case FL_REQ_UNHEAL_AFTER:
+		fl_agent_heal_run(req, h, done);
 		return false;
 	case FL_REQ_PATCHPOINT_WRITE:
 	case FL_REQ_PATCHPOINT_RESET:

@@ -26,11 +26,14 @@
 #include "format/diag.h"
 #include "patch/heal_policy.h"
 #include "patch/internal.h"
+#include "proto/proto.h"
 #include "table/table.h"
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
 static _Atomic uint32_t unheal_after_s;
+/* The process set its own policy (fl_init): the daemon's default does not replace it. */
+static bool own;
 
 /* Heals the wanted sites.  Returns how many were wanted. */
 static size_t heal_wanted(void)
@@ -129,12 +132,12 @@ static int trigger_memory(void)
 	return 0;
 }
 
-int fl_heal_policy_set(uint32_t after, uint32_t window_s, uint32_t unheal_after,
-		       struct fl_diag *diag)
+/* Sets the policy.  Under policy_lock. */
+static int set_locked(uint32_t after, uint32_t window_s, uint32_t unheal_after,
+		      struct fl_diag *diag)
 {
 	int err = 0;
 
-	pthread_mutex_lock(&policy_lock);
 	if (after || unheal_after) {
 		err = fl_patch_enable(diag);
 		if (!err) {
@@ -149,15 +152,63 @@ int fl_heal_policy_set(uint32_t after, uint32_t window_s, uint32_t unheal_after,
 					    strerror(-err));
 		}
 	}
-	if (!err) {
-		atomic_store_explicit(&unheal_after_s, unheal_after, memory_order_relaxed);
-		atomic_store_explicit(&fl_heal_trigger.window_s, window_s, memory_order_relaxed);
-		/* Release: the memory above before the handler acquires after. */
-		atomic_store_explicit(&fl_heal_trigger.after, after, memory_order_release);
-		/* The healer looks at the quiet sites with the new setting now. */
-		atomic_fetch_add_explicit(&fl_heal_trigger.bell, 1, memory_order_release);
-		syscall(SYS_futex, &fl_heal_trigger.bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	}
+	if (err)
+		return err;
+	atomic_store_explicit(&unheal_after_s, unheal_after, memory_order_relaxed);
+	atomic_store_explicit(&fl_heal_trigger.window_s, window_s, memory_order_relaxed);
+	/* Release: the memory above before the handler acquires after. */
+	atomic_store_explicit(&fl_heal_trigger.after, after, memory_order_release);
+	/* The healer looks at the quiet sites with the new setting now. */
+	atomic_fetch_add_explicit(&fl_heal_trigger.bell, 1, memory_order_release);
+	syscall(SYS_futex, &fl_heal_trigger.bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return 0;
+}
+
+int fl_heal_policy_set(uint32_t after, uint32_t window_s, uint32_t unheal_after,
+		       struct fl_diag *diag)
+{
+	int err;
+
+	pthread_mutex_lock(&policy_lock);
+	err = set_locked(after, window_s, unheal_after, diag);
+	if (!err)
+		own = true;
+	pthread_mutex_unlock(&policy_lock);
+	return err;
+}
+
+static uint64_t policy_arg(void)
+{
+	return atomic_load_explicit(&fl_heal_trigger.after, memory_order_relaxed) |
+	       (uint64_t)atomic_load_explicit(&fl_heal_trigger.window_s, memory_order_relaxed) << 32;
+}
+
+int fl_heal_policy_request(uint64_t arg, uint64_t *before, struct fl_diag *diag)
+{
+	bool is_default = arg & FL_HEAL_DEFAULT;
+	uint32_t after = (uint32_t)arg, window = (uint32_t)(arg >> 32) & 0x7fffffffu;
+	int err = 0;
+
+	if (!after && window)
+		return fl_diag_say(diag, -EINVAL, "a heal window (%u s) without a count", window);
+	pthread_mutex_lock(&policy_lock);
+	*before = policy_arg();
+	if (!(is_default && own))
+		err = set_locked(after, after ? window : 0,
+				 atomic_load_explicit(&unheal_after_s, memory_order_relaxed), diag);
+	pthread_mutex_unlock(&policy_lock);
+	return err;
+}
+
+int fl_heal_policy_unheal_after(uint32_t seconds, uint32_t *before, struct fl_diag *diag)
+{
+	int err;
+
+	pthread_mutex_lock(&policy_lock);
+	*before = atomic_load_explicit(&unheal_after_s, memory_order_relaxed);
+	err = set_locked(atomic_load_explicit(&fl_heal_trigger.after, memory_order_relaxed),
+			 atomic_load_explicit(&fl_heal_trigger.window_s, memory_order_relaxed),
+			 seconds, diag);
 	pthread_mutex_unlock(&policy_lock);
 	return err;
 }

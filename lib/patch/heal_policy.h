@@ -15,15 +15,27 @@
 int fl_heal_policy_init(void);
 
 /*
- * Heals a site once its check fails after times within window_s seconds
- * (0: ever; after 0: never), and unheals a healed site once its stub has
- * seen no failure for unheal_after seconds (0: never).  The first policy
- * enables code patching and starts the healer thread.  Returns 0 or -errno
- * (said in diag); thread-safe.
+ * The process's own policy (fl_init's): heals a site once its check fails
+ * after times within window_s seconds (0: ever; after 0: never), and
+ * unheals a healed site once its stub has seen no failure for
+ * unheal_after seconds (0: never).  The first policy enables code patching
+ * and starts the healer thread.  Returns 0 or -errno (said in diag);
+ * thread-safe.
  */
 int fl_heal_policy_set(uint32_t after, uint32_t window_s, uint32_t unheal_after,
 		       struct fl_diag *diag);
 void fl_heal_policy_get(uint32_t *after, uint32_t *window_s, uint32_t *unheal_after);
+
+/*
+ * faultlined's FL_REQ_HEAL_THRESHOLD (proto.h): arg's policy, unless it is
+ * a default (FL_HEAL_DEFAULT) and the process set its own (then nothing
+ * changes).  *before: the policy before, in arg's form.  Returns 0 or
+ * -errno (said in diag).
+ */
+int fl_heal_policy_request(uint64_t arg, uint64_t *before, struct fl_diag *diag);
+
+/* faultlined's FL_REQ_UNHEAL_AFTER: the quiet time; *before the one before. */
+int fl_heal_policy_unheal_after(uint32_t seconds, uint32_t *before, struct fl_diag *diag);
 
 /*
  * Heals every registered site whose trapped failures are more than over.

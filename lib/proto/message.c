@@ -191,8 +191,9 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->request))
 			return bad(diag, -EBADMSG, "REQUEST of the wrong size", m, len);
 		fixed(p, len, sizeof(m->request), &m->request);
-		if (m->request.pid == 0 || m->request.kind < FL_REQ_PING ||
-		    m->request.kind > FL_REQ_HEAL_THRESHOLD)
+		if (m->request.pid == 0 ||
+		    !((m->request.kind >= FL_REQ_PING && m->request.kind <= FL_REQ_HEAL_THRESHOLD) ||
+		      (m->request.kind >= FL_REQ_HEAL && m->request.kind <= FL_REQ_UNHEAL_AFTER)))
 			return bad(diag, -EBADMSG, "REQUEST pid 0 or unknown kind", m,
 				   m->request.kind);
 		break;

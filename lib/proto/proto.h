@@ -50,6 +50,12 @@ enum fl_query_what {
 
 enum fl_request_kind {
 	FL_REQ_PING = 1,
+	/*
+	 * The heal policy: arg bits 0-31 heal after N failures (0: never),
+	 * bits 32-62 within SECONDS (0: ever), bit 63 FL_HEAL_DEFAULT (the
+	 * daemon's --heal-after: a policy the process set itself wins).  The
+	 * completion's value: the policy before, in the same form.
+	 */
 	FL_REQ_HEAL_THRESHOLD = 2,
 	/*
 	 * The patch point and stack map record requests: sent as POINT
@@ -58,7 +64,22 @@ enum fl_request_kind {
 	FL_REQ_PATCHPOINT_WRITE = 3,	/* raw bytes: root, to a process that opted in */
 	FL_REQ_PATCHPOINT_RESET = 4,
 	FL_REQ_STACKMAP_INVALIDATE = 5,
+	/*
+	 * Healing, sent as REQUEST messages: heal or unheal the site whose
+	 * faulting PC is arg (completion value: the tactic, 1 B1 2 B2 3 T1
+	 * 4 T3; refused -EOPNOTSUPP: the reason's code, FL_SHM_WHY_*); heal
+	 * every site with more than arg trapped failures (value: healed, and
+	 * unhealable << 32); unheal a healed site quiet for arg seconds (0:
+	 * never; value: the setting before).
+	 */
+	FL_REQ_HEAL = 6,
+	FL_REQ_UNHEAL = 7,
+	FL_REQ_HEAL_OVER = 8,
+	FL_REQ_UNHEAL_AFTER = 9,
 };
+
+/* FL_REQ_HEAL_THRESHOLD's arg: a default, which the process's own policy overrides. */
+#define FL_HEAL_DEFAULT (1ull << 63)
 
 /* The largest patch point region or stack map shadow (points.h's FL_POINT_MAX_SIZE). */
 #define FL_PROTO_POINT_MAX 256u

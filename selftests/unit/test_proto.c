@@ -407,8 +407,13 @@ END_TEST
 
 START_TEST(request_decodes_every_kind)
 {
-	for (uint32_t kind = FL_REQ_PING; kind <= FL_REQ_HEAL_THRESHOLD; kind++) {
-		struct buf *b = request(4242, kind, 0xabcdef);
+	for (uint32_t kind = FL_REQ_PING; kind <= FL_REQ_UNHEAL_AFTER; kind++) {
+		struct buf *b;
+
+		/* The point kinds are POINT messages. */
+		if (kind >= FL_REQ_PATCHPOINT_WRITE && kind <= FL_REQ_STACKMAP_INVALIDATE)
+			continue;
+		b = request(4242, kind, 0xabcdef);
 		struct fl_msg m;
 
 		expect_ok(b, 0, &m);
@@ -960,8 +965,10 @@ static const struct body_case body_cases[] = {
 	  .set = { SET(query, what, UINT32_MAX) } },
 	{ "REQUEST kind 0", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),
 	  .set = { SET(request, kind, 0) } },
-	{ "REQUEST kind past the last", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),
+	{ "REQUEST kind of a POINT", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),
 	  .set = { SET(request, kind, FL_REQ_HEAL_THRESHOLD + 1) } },
+	{ "REQUEST kind past the last", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),
+	  .set = { SET(request, kind, FL_REQ_UNHEAL_AFTER + 1) } },
 	{ "REQUEST kind UINT32_MAX", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),
 	  .set = { SET(request, kind, UINT32_MAX) } },
 	{ "REQUEST pid 0", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),

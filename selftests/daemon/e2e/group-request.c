@@ -49,7 +49,7 @@ void group_request(void)
 	      "err %d value %" PRIu64, err, v);
 
 	err = request(0, (uint32_t)apid, FL_REQ_HEAL_THRESHOLD, 1ull << 40, &v);
-	check(err == -EINVAL, "heal threshold out of range: the process answers -EINVAL",
+	check(err == -EINVAL, "a heal window without a count: the process answers -EINVAL",
 	      "err %d", err);
 	{
 		const char *argv[] = { prog, "run", "0", "0", "0", NULL };
