@@ -22,6 +22,8 @@ int cmd_stackmaps(int argc, char **argv);
 int cmd_request(int argc, char **argv);
 int cmd_patch(int argc, char **argv);
 int cmd_invalidate(int argc, char **argv);
+int cmd_heal(int argc, char **argv);
+int cmd_unheal(int argc, char **argv);
 int cmd_profile(int argc, char **argv);	/* loads the eBPF program itself */
 
 /* "faultline: " + message on stderr, then "Try ..." */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * faultline request [--json] [--socket PATH] PID ping [VALUE] | heal-threshold N
+ * faultline request [--json] [--socket PATH] PID ping [VALUE] | heal-threshold N[/S] |
+ *                   unheal-after S
  *
  * Sends one REQUEST through the daemon to the process's request ring and
  * prints the completion.
@@ -18,7 +19,8 @@
 
 static const char request_usage[] =
 	"Usage: faultline request [--json] [--socket PATH] PID ping [VALUE]\n"
-	"       faultline request [--json] [--socket PATH] PID heal-threshold N\n"
+	"       faultline request [--json] [--socket PATH] PID heal-threshold N[/S]\n"
+	"       faultline request [--json] [--socket PATH] PID unheal-after S\n"
 	"\n"
 	"Sends a request to process PID through faultlined and its request ring,\n"
 	"and prints the process's answer.\n"
@@ -26,8 +28,12 @@ static const char request_usage[] =
 	"Requests:\n"
 	"  ping [VALUE]      the process answers with VALUE (default 0): shows\n"
 	"                    that it serves requests, and how fast\n"
-	"  heal-threshold N  sets the process's heal threshold to N; the answer\n"
-	"                    is the previous one\n";
+	"  heal-threshold N[/S]\n"
+	"                    the process heals a site in place once it fails N\n"
+	"                    times (within S seconds); 0: never; the answer is\n"
+	"                    the previous setting\n"
+	"  unheal-after S    the process unheals a healed site that has not\n"
+	"                    failed for S seconds; 0: never\n";
 
 static const char request_epilogue[] =
 	"Exit status: 0 on success, 1 if faultlined cannot be reached or the\n"
@@ -63,7 +69,7 @@ int cmd_request(int argc, char **argv)
 	if (cli_parse_pid("request", "PID", argv[first], &pid) != 0)
 		return EXIT_USAGE;
 	if (nargs < 2) {
-		usage_error("request", "no request given (ping or heal-threshold)");
+		usage_error("request", "no request given (ping, heal-threshold or unheal-after)");
 		return EXIT_USAGE;
 	}
 	what = argv[first + 1];
@@ -75,24 +81,40 @@ int cmd_request(int argc, char **argv)
 		}
 		if (nargs == 3 && cli_parse_u64("request", "ping", argv[first + 2], &arg) != 0)
 			return EXIT_USAGE;
-	} else if (!strcmp(what, "heal-threshold")) {
-		kind = FL_REQ_HEAL_THRESHOLD;
+	} else if (!strcmp(what, "heal-threshold") || !strcmp(what, "unheal-after")) {
+		bool heal = !strcmp(what, "heal-threshold");
+		uint64_t window = 0;
+		char *slash;
+
+		kind = heal ? FL_REQ_HEAL_THRESHOLD : FL_REQ_UNHEAL_AFTER;
 		if (nargs != 3) {
 			if (nargs < 3)
-				usage_error("request", "heal-threshold: no value given");
+				usage_error("request", "%s: no value given", what);
 			else
 				usage_error("request", "unexpected argument '%s'", argv[first + 3]);
 			return EXIT_USAGE;
 		}
-		if (cli_parse_u64("request", "heal-threshold", argv[first + 2], &arg) != 0)
+		slash = heal ? strchr(argv[first + 2], '/') : NULL;
+		if (slash) {
+			*slash = 0;
+			if (cli_parse_u64("request", "heal-threshold's seconds", slash + 1, &window) != 0)
+				return EXIT_USAGE;
+		}
+		if (cli_parse_u64("request", what, argv[first + 2], &arg) != 0)
 			return EXIT_USAGE;
-		if (arg > UINT32_MAX) {
-			usage_error("request", "heal-threshold: %s is more than %u", argv[first + 2],
-				    UINT32_MAX);
+		if (arg > UINT32_MAX || window > 0x7fffffffu) {
+			usage_error("request", "%s: more than %u", what,
+				    arg > UINT32_MAX ? UINT32_MAX : 0x7fffffffu);
 			return EXIT_USAGE;
 		}
+		if (window && !arg) {
+			usage_error("request", "heal-threshold: a window without a count");
+			return EXIT_USAGE;
+		}
+		arg |= window << 32;
 	} else {
-		usage_error("request", "unknown request '%s' (ping or heal-threshold)", what);
+		usage_error("request", "unknown request '%s' (ping, heal-threshold or "
+			    "unheal-after)", what);
 		return EXIT_USAGE;
 	}
 	if (cli_socket("request", socket, path, sizeof(path)) != 0)
@@ -107,9 +129,14 @@ int cmd_request(int argc, char **argv)
 	else if (kind == FL_REQ_PING)
 		printf("pid %u: ping %" PRIu64 ": answered %" PRIu64 " in %.3f ms\n", pid, arg,
 		       cli_u64(r.doc, "value"), ms);
-	else
-		printf("pid %u: heal threshold %" PRIu64 " (was %" PRIu64 ")\n", pid, arg,
+	else if (kind == FL_REQ_UNHEAL_AFTER)
+		printf("pid %u: unheal after %" PRIu64 " s (was %" PRIu64 ")\n", pid, arg,
 		       cli_u64(r.doc, "value"));
+	else
+		printf("pid %u: heal threshold %" PRIu64 "/%" PRIu64 " s (was %" PRIu64 "/%" PRIu64
+		       " s)\n", pid, arg & 0xffffffffu, arg >> 32,
+		       cli_u64(r.doc, "value") & 0xffffffffu,
+		       (cli_u64(r.doc, "value") >> 32) & 0x7fffffffu);
 	json_object_put(r.doc);
 	return cli_finish("request", 0);
 }

@@ -28,6 +28,8 @@ static const struct command commands[] = {
 	{ "request", cmd_request, "send a request to a registered process" },
 	{ "patch", cmd_patch, "rewrite or reset a patch point of a registered process" },
 	{ "invalidate", cmd_invalidate, "invalidate a stack map record of a registered process" },
+	{ "heal", cmd_heal, "heal implicit checks of a registered process in place" },
+	{ "unheal", cmd_unheal, "restore healed implicit checks of a registered process" },
 	{ "profile", cmd_profile, "the instructions that take the most page faults (eBPF)" },
 };
 

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "client.h"
 #include "tables.h"
@@ -53,8 +55,29 @@ void cli_print_proc_row(json_object *p)
 	       (unsigned long long)cli_u64(p, "faults"));
 }
 
+/* A site's healed failures and state: "implicit", "healed (B2) since ...", "unhealable: why". */
+static void print_healing(json_object *site)
+{
+	const char *state = cli_safe(cli_str(site, "state"));
+	time_t at = (time_t)cli_u64(site, "healed_at");
+	char when[32] = "";
+	struct tm tm;
+
+	printf(" %12llu  ", (unsigned long long)cli_u64(site, "healed"));
+	if (!strcmp(state, "healed")) {
+		if (at && localtime_r(&at, &tm))
+			strftime(when, sizeof(when), " since %Y-%m-%d %H:%M:%S", &tm);
+		printf("healed (%s)%s", cli_safe(cli_str(site, "tactic")), when);
+	} else if (!strcmp(state, "unhealable")) {
+		printf("unhealable: %s", cli_safe(cli_str(site, "why")));
+	} else {
+		printf("%s", state);
+	}
+}
+
 int cli_print_sites(json_object *p, const char *indent, bool handler)
 {
+	bool healing = false;
 	size_t kernel = 0;
 	json_object *arr, **v;
 	size_t n = cli_array(p, "sites", &arr);
@@ -70,10 +93,14 @@ int cli_print_sites(json_object *p, const char *indent, bool handler)
 	for (size_t i = 0; i < n; i++)
 		kernel += json_object_is_type(cli_get(v[i], "kernel_faults"), json_type_int);
 	kernel = kernel == n;
+	/* Healing's columns, once a site of the process was healed or tried. */
+	for (size_t i = 0; i < n; i++)
+		healing |= cli_u64(v[i], "healed") || strcmp(cli_safe(cli_str(v[i], "state")), "implicit");
 	printf("%s%-24s %-28s %-18s ", indent, "MODULE", "FUNCTION", "FAULTING PC");
 	if (handler)
 		printf("%-18s ", "HANDLER PC");
-	printf("%-10s %12s%s\n", "KIND", "FAULTS", kernel ? "       KERNEL" : "");
+	printf("%-10s %12s%s", "KIND", "FAULTS", kernel ? "       KERNEL" : "");
+	printf("%s\n", healing ? "       HEALED  STATE" : "");
 	for (size_t i = 0; i < n; i++) {
 		const char *fn = cli_str(v[i], "function");
 
@@ -88,6 +115,8 @@ int cli_print_sites(json_object *p, const char *indent, bool handler)
 			       cli_u64(v[i], "kernel_faults") !=
 			       cli_u64(v[i], "faults") + cli_u64(v[i], "populations") ?
 			       "  (differs: a fault dispatch missed or counted twice)" : "");
+		if (healing)
+			print_healing(v[i]);
 		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
 	}
 	free(v);

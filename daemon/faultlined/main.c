@@ -48,6 +48,8 @@ struct config {
 	unsigned silent_s;
 	uint64_t max_user_sites;
 	uint64_t max_user_bytes;
+	uint64_t heal_arg;	/* FL_REQ_HEAL_THRESHOLD's, 0: none */
+	uint32_t unheal_after_s;
 };
 
 static void usage(FILE *out)
@@ -80,6 +82,12 @@ static void usage(FILE *out)
 	      "  --max-user-section-bytes N\n"
 	      "                       the same for bytes of sections and site names\n"
 	      "                       (default 268435456, 256 MiB)\n"
+	      "  --heal-after N[/S]   heal a registered process's implicit-check site in\n"
+	      "                       place once it fails N times (within S seconds);\n"
+	      "                       a policy the process sets itself wins (default:\n"
+	      "                       none)\n"
+	      "  --unheal-after S     unheal a healed site that has not failed for S\n"
+	      "                       seconds (default: never)\n"
 	      "  -h, --help           show this help\n"
 	      "  --version            show the version\n"
 	      "\n"
@@ -379,7 +387,7 @@ static void lib_log(enum fl_log_level level, const char *msg, void *ctx)
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_NO_BPF, OPT_LOG_LEVEL, OPT_MAX_CLIENTS,
-	       OPT_SILENT, OPT_USER_SITES, OPT_USER_BYTES,
+	       OPT_SILENT, OPT_USER_SITES, OPT_USER_BYTES, OPT_HEAL_AFTER, OPT_UNHEAL_AFTER,
 	       OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -390,6 +398,8 @@ int main(int argc, char **argv)
 		{ "silent-timeout", required_argument, NULL, OPT_SILENT },
 		{ "max-user-sites", required_argument, NULL, OPT_USER_SITES },
 		{ "max-user-section-bytes", required_argument, NULL, OPT_USER_BYTES },
+		{ "heal-after", required_argument, NULL, OPT_HEAL_AFTER },
+		{ "unheal-after", required_argument, NULL, OPT_UNHEAL_AFTER },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -453,6 +463,32 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			cfg.silent_s = (unsigned)v;
+			break;
+		case OPT_HEAL_AFTER: {
+			unsigned long long n, w = 0;
+
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			if (!errno && end != optarg && *end == '/' && end[1] && end[1] != '-')
+				w = strtoull(end + 1, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || n < 1 ||
+			    n > UINT32_MAX || w > 0x7fffffffu) {
+				usage_error("--heal-after: '%s' is not N or N/SECONDS (N from 1 to "
+					    "%u, SECONDS up to %u)", optarg, UINT32_MAX, 0x7fffffffu);
+				return EXIT_USAGE;
+			}
+			cfg.heal_arg = n | w << 32 | FL_HEAL_DEFAULT;
+			break;
+		}
+		case OPT_UNHEAL_AFTER:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > UINT32_MAX) {
+				usage_error("--unheal-after: '%s' is not a number of seconds from 1 "
+					    "to %u", optarg, UINT32_MAX);
+				return EXIT_USAGE;
+			}
+			cfg.unheal_after_s = (uint32_t)v;
 			break;
 		case OPT_USER_SITES:
 		case OPT_USER_BYTES: {
@@ -601,6 +637,7 @@ int main(int argc, char **argv)
 	err = fld_requests_start(loop);
 	if (err < 0)
 		fld_warn("requests' answers wait for the loop's tick: %s", strerror(-err));
+	fld_requests_policy(cfg.heal_arg, cfg.unheal_after_s);
 #endif
 	fld_info("faultlined %s: listening on %s%s (%s loop, state in %s, eBPF %s)", FL_VERSION,
 		 activated ? "fd 3" : cfg.socket_path,

@@ -82,6 +82,24 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 	return atomic_load_explicit(&counters[s->slot], memory_order_relaxed);
 }
 
+void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
+		   const struct fld_site *s, struct fl_shm_heal *out)
+{
+	const struct fl_shm_heal *slot;
+
+	memset(out, 0, sizeof(*out));
+	if (m->removed || !p->region)
+		return;
+	slot = (const struct fl_shm_heal *)((const char *)p->region + p->layout.heal_offset) + s->slot;
+	/* Acquire: pairs with the process's release of state, after the other fields. */
+	out->state = atomic_load_explicit(&slot->state, memory_order_acquire);
+	out->tactic = slot->tactic;
+	out->why = slot->why;
+	out->healed_at = slot->healed_at;
+	/* Relaxed: the stub's lock incq is a count, as the handler's. */
+	out->failures = atomic_load_explicit(&slot->failures, memory_order_relaxed);
+}
+
 uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
 			      const struct fld_site *s)
 {

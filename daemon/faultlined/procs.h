@@ -141,6 +141,13 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 			 const struct fld_site *s);
 
 /*
+ * A site's healing, as its process's heal slot says (a copy; all zero
+ * once the module is unregistered or the process gone: healing is not
+ * kept in the state file).
+ */
+void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
+		   const struct fld_site *s, struct fl_shm_heal *out);
+/*
  * The region pages the site's instruction touched first (populated by the
  * handler): fault signals the kernel counts at the site, not failed checks.
  */

@@ -206,6 +206,7 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 			      const struct fld_site *s, uint64_t faults, const struct fld_kview *v)
 {
 	json_object *o = json_object_new_object();
+	struct fl_shm_heal h;
 	uint64_t kernel;
 
 	add(o, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
@@ -216,6 +217,16 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	add(o, "faults", json_object_new_uint64(faults));
 	add(o, "populations", json_object_new_uint64(fld_site_populations(p, m, s)));
 	add(o, "unloaded", json_object_new_boolean(m->removed && !p->exited));
+	fld_site_heal(p, m, s, &h);
+	add(o, "healed", json_object_new_uint64(h.failures));
+	add(o, "state", json_object_new_string(h.state == FL_SHM_HEAL_HEALED ? "healed" :
+					       h.state == FL_SHM_HEAL_UNHEALABLE ? "unhealable" :
+					       "implicit"));
+	add(o, "tactic", h.state == FL_SHM_HEAL_HEALED && fl_shm_tactic_name(h.tactic) ?
+	    json_object_new_string(fl_shm_tactic_name(h.tactic)) : NULL);
+	add(o, "why", h.state == FL_SHM_HEAL_UNHEALABLE ?
+	    json_object_new_string(fl_shm_why_text(h.why)) : NULL);
+	add(o, "healed_at", h.healed_at ? json_object_new_uint64(h.healed_at) : NULL);
 	if (fld_kview_site_faults(v, p, m, s, &kernel))
 		add(o, "kernel_faults", json_object_new_uint64(kernel));
 	return o;

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "dlog.h"
 #include "loop.h"
 #include "procs.h"
 #include "reply.h"
@@ -161,7 +162,11 @@ static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct 
 			      p->layout.request_entries, e,
 			      (char *)p->region + p->layout.request_slots_offset,
 			      sizeof(*slot), slot) != 0) {
-		fld_send_error(c, seq, -EAGAIN, "pid %d is not taking requests", (int)p->pid);
+		if (c)
+			fld_send_error(c, seq, -EAGAIN, "pid %d is not taking requests",
+				       (int)p->pid);
+		else
+			fld_warn("pid %d is not taking requests", (int)p->pid);
 		return;
 	}
 	/*
@@ -172,7 +177,7 @@ static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct 
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
 	timer_arm(true);
 	pendings[num_pendings++] = (struct pending){
-		.from = c, .uid = fld_client_uid(c), .from_seq = seq, .pid = p->pid,
+		.from = c, .uid = c ? fld_client_uid(c) : 0, .from_seq = seq, .pid = p->pid,
 		.seq = e->seq, .kind = (uint32_t)e->status,
 		.deadline_ms = mono_ms() + timeout_ms,
 	};
@@ -214,6 +219,42 @@ void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned ti
 	push(c, m->seq, p, &e, &slot, timeout_ms);
 }
 
+static uint64_t policy_heal_arg;
+static uint32_t policy_unheal_after;
+
+void fld_requests_policy(uint64_t heal_arg, uint32_t unheal_after_s)
+{
+	policy_heal_arg = heal_arg;
+	policy_unheal_after = unheal_after_s;
+}
+
+/*
+ * The daemon's own requests (no client waits for them): the policy, to a
+ * process that just registered.  A full ring or table only costs the
+ * policy, said in the log.
+ */
+static void push_own(struct fld_proc *p, uint32_t kind, uint64_t arg)
+{
+	struct fl_shm_entry e;
+
+	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
+		fld_warn("pid %d: too many requests in flight: no heal policy", (int)p->pid);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	e.status = (int32_t)kind;
+	e.value = arg;
+	push(NULL, 0, p, &e, NULL, 2000);
+}
+
+void fld_request_policy(struct fld_proc *p)
+{
+	if (policy_heal_arg)
+		push_own(p, FL_REQ_HEAL_THRESHOLD, policy_heal_arg);
+	if (policy_unheal_after)
+		push_own(p, FL_REQ_UNHEAL_AFTER, policy_unheal_after);
+}
+
 static const char *kind_name(uint32_t kind)
 {
 	switch (kind) {
@@ -225,8 +266,16 @@ static const char *kind_name(uint32_t kind)
 		return "patchpoint_write";
 	case FL_REQ_PATCHPOINT_RESET:
 		return "patchpoint_reset";
-	default:
+	case FL_REQ_STACKMAP_INVALIDATE:
 		return "stackmap_invalidate";
+	case FL_REQ_HEAL:
+		return "heal";
+	case FL_REQ_UNHEAL:
+		return "unheal";
+	case FL_REQ_HEAL_OVER:
+		return "heal_over";
+	default:
+		return "unheal_after";
 	}
 }
 
@@ -277,6 +326,34 @@ static void send_point(struct pending *q, int status, const struct fl_shm_point_
 }
 
 /*
+ * A heal or unheal's answer: a REPLY also when the site cannot be healed
+ * (-EOPNOTSUPP, with the reason) or is no site or not healed (-ENOENT),
+ * so that faultline heal can say so per site (docs/json.md).
+ */
+static void send_heal(struct pending *q, int status, uint64_t value)
+{
+	json_object *o = json_object_new_object();
+	const char *tactic = status == 0 && q->kind == FL_REQ_HEAL ?
+		fl_shm_tactic_name((unsigned)value) : NULL;
+	const char *text;
+	size_t len;
+
+	json_object_object_add(o, "pid", json_object_new_int(q->pid));
+	json_object_object_add(o, "request", json_object_new_string(kind_name(q->kind)));
+	json_object_object_add(o, "status", json_object_new_int(status));
+	json_object_object_add(o, "error", json_object_new_string(status ? strerror(-status) : ""));
+	json_object_object_add(o, "tactic", tactic ? json_object_new_string(tactic) : NULL);
+	json_object_object_add(o, "why", status == -EOPNOTSUPP ?
+			       json_object_new_string(fl_shm_why_text((unsigned)value)) : NULL);
+	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	if (text)
+		fld_send_reply(q->from, q->from_seq, text, len);
+	else
+		fld_send_error(q->from, q->from_seq, -ENOMEM, "out of memory");
+	json_object_put(o);
+}
+
+/*
  * Answers pending request i and forgets it.  d: the completion's slot, as
  * checked (NULL: the process did not complete it, or its slot is broken).
  */
@@ -286,6 +363,9 @@ static void finish(size_t i, int status, uint64_t value, const struct fl_shm_poi
 
 	if (q->from && d) {
 		send_point(q, status, d);
+	} else if (q->from && (q->kind == FL_REQ_HEAL || q->kind == FL_REQ_UNHEAL) &&
+		   (status == 0 || status == -EOPNOTSUPP || status == -ENOENT)) {
+		send_heal(q, status, value);
 	} else if (q->from) {
 		if (status < 0) {
 			fld_send_error(q->from, q->from_seq, status, "request to pid %d: %s",

@@ -10,6 +10,7 @@
 #define FLD_REQUESTS_H
 
 #include "loop.h"
+#include "procs.h"
 #include "proto/proto.h"
 
 /*
@@ -33,6 +34,14 @@ void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned ti
  */
 int fld_requests_start(struct fld_loop *loop);
 void fld_requests_stop(void);
+
+/*
+ * The heal policy every process is given when it registers (--heal-after:
+ * FL_REQ_HEAL_THRESHOLD's arg with FL_HEAL_DEFAULT, 0: none; --unheal-after:
+ * seconds, 0: none); fld_request_policy gives it to p.
+ */
+void fld_requests_policy(uint64_t heal_arg, uint32_t unheal_after_s);
+void fld_request_policy(struct fld_proc *p);
 /* Matches the completions in the processes' rings to their requests, and times them out. */
 void fld_requests_poll(void);
 /* c is gone: its requests' answers are not sent (the requests stay in flight). */

@@ -203,6 +203,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	}
 	fld_info("pid %d (%s, uid %u) registered%s", (int)pid, p->comm, (unsigned)p->uid,
 		 p->num_mods ? " again" : "");
+	fld_request_policy(p);
 	fld_state_changed(p);
 }
 

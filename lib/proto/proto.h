@@ -415,6 +415,11 @@ enum fl_shm_unhealable {
 	FL_SHM_WHY_OTHER = 6,
 };
 
+/* "B1".."T3" for a tactic code (1..4), NULL otherwise. */
+const char *fl_shm_tactic_name(unsigned tactic);
+/* The words for an FL_SHM_WHY_* code ("" for FL_SHM_WHY_NONE, "?" unknown). */
+const char *fl_shm_why_text(unsigned why);
+
 struct fl_shm_heal {
 	_Atomic uint64_t failures;	/* nulls the stub sent to the handler */
 	uint32_t healed_at;		/* CLOCK_REALTIME seconds of the last heal */

@@ -170,3 +170,25 @@ int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entr
 {
 	return fl_ring_pop_slot(head, tail, entries, n, e, NULL, 0, NULL);
 }
+
+const char *fl_shm_tactic_name(unsigned tactic)
+{
+	static const char *const names[] = { NULL, "B1", "B2", "T1", "T3" };
+
+	return tactic < sizeof(names) / sizeof(names[0]) ? names[tactic] : NULL;
+}
+
+const char *fl_shm_why_text(unsigned why)
+{
+	static const char *const text[] = {
+		[FL_SHM_WHY_NONE] = "",
+		[FL_SHM_WHY_UNDECODED] = "no instruction decodes at the site",
+		[FL_SHM_WHY_NO_BASE] = "the access has no base register to test",
+		[FL_SHM_WHY_BRANCH] = "the site is a branch",
+		[FL_SHM_WHY_PINNED] = "its bytes are pinned by another patch",
+		[FL_SHM_WHY_NO_ROOM] = "no free place for a stub in reach, and no neighbour to evict",
+		[FL_SHM_WHY_OTHER] = "other",
+	};
+
+	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "?";
+}

@@ -257,6 +257,24 @@ run request_no_value 2 "$FL" request 1 heal-threshold
 has request_no_value request_no_value.err "heal-threshold: no value given"
 run request_bad_value 2 "$FL" request 1 heal-threshold -1
 run request_big_value 2 "$FL" request 1 heal-threshold 4294967296
+run request_window_alone 2 "$FL" request 1 heal-threshold 0/5
+has request_window_alone request_window_alone.err "a window without a count"
+run request_bad_window 2 "$FL" request 1 heal-threshold 3/x
+run request_unheal_no_value 2 "$FL" request 1 unheal-after
+run heal_no_pid 2 "$FL" heal
+has heal_no_pid heal_no_pid.err "no PID given"
+run heal_no_site 2 "$FL" heal 1
+has heal_no_site heal_no_site.err "no SITE given"
+run heal_both 2 "$FL" heal 1 0x401000 --over 3
+has heal_both heal_both.err "not both"
+run heal_bad_site 2 "$FL" heal 1 zzz
+run heal_zero_site 2 "$FL" heal 1 0
+has heal_zero_site heal_zero_site.err "0 is no address"
+run unheal_over 2 "$FL" unheal 1 --over 3
+run heal_help 0 "$FL" heal --help
+has heal_help heal_help.out "Usage: faultline heal"
+run unheal_help 0 "$FL" unheal --help
+has unheal_help unheal_help.out "Usage: faultline unheal"
 run request_extra 2 "$FL" request 1 ping 2 3
 # What every command's options share (daemon/cli/opts.c): --name=ARG, an
 # unambiguous abbreviation, an ambiguous one refused, the first bad option

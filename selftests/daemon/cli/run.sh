@@ -365,9 +365,12 @@ import json, sys
 d = json.load(open("ping_json.out"))
 assert d == {"pid": int(sys.argv[1]), "request": "ping", "status": 0, "value": 7}, d
 EOF
-run heal1 0 "$FL" request "$PID" heal-threshold 5
-run heal2 0 "$FL" request "$PID" heal-threshold 6
-has heal2 heal2.out "pid $PID: heal threshold 6 (was 5)"
+# A real policy: high enough that the counts below never reach it.
+run heal1 0 "$FL" request "$PID" heal-threshold 500
+run heal2 0 "$FL" request "$PID" heal-threshold 600/30
+has heal2 heal2.out "pid $PID: heal threshold 600/30 s (was 500/0 s)"
+run heal3 0 "$FL" request "$PID" unheal-after 60
+has heal3 heal3.out "pid $PID: unheal after 60 s (was 0)"
 run ping_none 1 "$FL" request 999999999 ping
 has ping_none ping_none.err "no registered process 999999999"
 
