@@ -6,9 +6,11 @@
  *
  * fl_patch_enable makes the process ready once: it registers for
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE), which serializes
- * every thread of the process, and installs faultline's SIGTRAP handler
- * (chained like SIGSEGV and SIGBUS: the application's own SIGTRAP handlers
- * keep working, through fl_sigaction or the preload shim).
+ * every thread of the process, and installs faultline's handlers for
+ * SIGTRAP and for the handshake's real-time signal (SIGRTMAX - 1, or
+ * $FAULTLINE_HANDSHAKE_SIGNAL), chained like SIGSEGV and SIGBUS: the
+ * application's own handlers for them keep working, through fl_sigaction
+ * or the preload shim.
  *
  * fl_patch_text replaces instructions with the protocol of the kernel's
  * text_poke_bp (see lib/patch/patch.c): an int3 first, then the tail, then
@@ -43,7 +45,8 @@ extern "C" {
  *   -ENOSYS   membarrier's SYNC_CORE command is not offered (Linux before
  *             4.16, or membarrier filtered out by seccomp): patching is
  *             refused, and nothing else changes;
- *   -errno    of the registration or of installing the SIGTRAP handler.
+ *   -EINVAL   FAULTLINE_HANDSHAKE_SIGNAL is not a real-time signal;
+ *   -errno    of the registration or of installing the handlers.
  * diag (may be NULL) says which.  Thread-safe; not async-signal-safe.
  */
 int fl_patch_enable(struct fl_diag *diag);
@@ -61,7 +64,7 @@ struct fl_patch {
  * one set of serializations: all or none.  Each addr is the first byte of
  * an instruction.  Changes within the instruction at addr use the int3
  * protocol: other threads run on.  A change over more than that moves
- * instruction boundaries: every other thread is stopped (a SIGTRAP
+ * instruction boundaries: every other thread is stopped (a signal
  * handshake) and must be outside it, by its PC and by the return
  * addresses on its stack, or the call tries again a while, then refuses.
  * Returns 0, or, with nothing changed:
@@ -70,7 +73,7 @@ struct fl_patch {
  *   -ESTALE   the bytes at an addr are not its old_bytes;
  *   -EBUSY    a change moves instruction boundaries and a thread stayed
  *             inside it, or would return into it, or did not stop (its
- *             SIGTRAP blocked);
+ *             the handshake's signal blocked);
  *   -E2BIG    more than 1024 other threads to stop;
  *   -EFAULT   an address is not in executable memory of this process;
  *   -EPERM    an address is in a shared mapping of a file (writing would

@@ -3,7 +3,8 @@
  * Signal context (see dispatch.h for the rules): the chain.
  *
  * The kernel keeps faultline's handler for SIGSEGV and SIGBUS, and for
- * SIGTRAP once code patching is enabled (fl_dispatch_install_trap).  What
+ * SIGTRAP and the handshake's signal once code patching is enabled
+ * (fl_dispatch_install_trap).  What
  * the application asks for with sigaction (or signal, sigset, ...) is
  * recorded here and answered as if it had taken effect; a signal faultline
  * does not claim is delivered to the recorded action the way the kernel
@@ -51,14 +52,18 @@ struct chain {
 	struct chain_slot slots[CHAIN_SLOTS];
 };
 
-/* [0] SIGSEGV, [1] SIGBUS, [2] SIGTRAP.  Slot 0 starts as SIG_DFL (all zero). */
-static struct chain chains[3];
+/*
+ * [0] SIGSEGV, [1] SIGBUS, [2] SIGTRAP, [3] the handshake's signal
+ * (fl_park.signo).  Slot 0 starts as SIG_DFL (all zero).
+ */
+static struct chain chains[4];
 
 /*
- * SIGTRAP is faultline's, and recorded here, only from
- * fl_dispatch_install_trap on; before, sigaction for it goes to the kernel.
+ * SIGTRAP and the handshake's signal are faultline's, and recorded here,
+ * only from fl_dispatch_install_trap on; before, sigaction for them goes
+ * to the kernel.
  */
-static _Atomic int trap_chained;
+static _Atomic int chained[4];
 
 static struct chain *chain_of(int sig)
 {
@@ -66,8 +71,10 @@ static struct chain *chain_of(int sig)
 		return &chains[0];
 	if (sig == SIGBUS)
 		return &chains[1];
-	if (sig == SIGTRAP && atomic_load_explicit(&trap_chained, memory_order_acquire))
+	if (sig == SIGTRAP && atomic_load_explicit(&chained[2], memory_order_acquire))
 		return &chains[2];
+	if (sig == fl_park.signo && sig && atomic_load_explicit(&chained[3], memory_order_acquire))
+		return &chains[3];
 	return NULL;
 }
 
@@ -163,23 +170,26 @@ void fl_chain_record(int sig, const struct sigaction *act)
 }
 
 /*
- * SIGTRAP joins the chain.  From the store of trap_chained on, the
- * application's sigaction calls are recorded instead of reaching the
- * kernel; the exchange that installs ours hands back the action in effect
- * just before.  That one becomes the chain's, unless an application call
- * was recorded in between, which is newer.
+ * SIGTRAP or the handshake's signal joins the chain.  From the store of
+ * chained[] on, the application's sigaction calls are recorded instead of
+ * reaching the kernel; the exchange that installs ours hands back the
+ * action in effect just before.  That one becomes the chain's, unless an
+ * application call was recorded in between, which is newer.
  */
-int fl_chain_take_trap(const struct sigaction *ours)
+int fl_chain_take(int sig, const struct sigaction *ours)
 {
-	struct chain *c = &chains[2];
+	int i = sig == SIGTRAP ? 2 : 3;
+	struct chain *c = &chains[i];
 	uint32_t before = atomic_load_explicit(&c->next, memory_order_acquire);
 	struct sigaction prev;
 
-	atomic_store_explicit(&trap_chained, 1, memory_order_seq_cst);
-	if (fl_real_sigaction(SIGTRAP, ours, &prev) != 0) {
+	if (sig != SIGTRAP && (sig != fl_park.signo || !sig))
+		return -EINVAL;
+	atomic_store_explicit(&chained[i], 1, memory_order_seq_cst);
+	if (fl_real_sigaction(sig, ours, &prev) != 0) {
 		int err = -errno;
 
-		atomic_store_explicit(&trap_chained, 0, memory_order_seq_cst);
+		atomic_store_explicit(&chained[i], 0, memory_order_seq_cst);
 		return err;
 	}
 	if (atomic_load_explicit(&c->next, memory_order_acquire) == before &&

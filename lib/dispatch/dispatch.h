@@ -267,7 +267,7 @@ extern struct fl_pokes fl_pokes;
  * The thread handshake (lib/patch/, the writer; trap.c, the handler side):
  * before a change that moves instruction boundaries, the patcher stops
  * every other thread where it is and looks at its PC and stack.  It sends
- * each thread a SIGTRAP with si_code SI_QUEUE and the value key + gen
+ * each thread the handshake's signal (fl_park.signo) with si_code SI_QUEUE and the value key + gen
  * (key: random, this process's; gen: this handshake's).  The thread's
  * handler writes its PC and stack pointer into a slot of who[] and waits
  * until gen is no longer the one running; then it returns, to code that
@@ -275,6 +275,12 @@ extern struct fl_pokes fl_pokes;
  * earlier handshake only returns.
  */
 #define FL_PARK_MAX 1024
+/*
+ * The handshake's signal: SIGRTMAX - 1 unless FAULTLINE_HANDSHAKE_SIGNAL
+ * names another real-time signal.  The application's own actions for it
+ * are chained as SIGTRAP's are.
+ */
+#define FL_PARK_SIGNAL_FROM_MAX 1
 
 struct fl_park_slot {
 	_Atomic int32_t tid;		/* 0 until pc and sp are written */
@@ -290,6 +296,15 @@ struct fl_park_slot {
 
 struct fl_park {
 	uint64_t key;			/* set once by fl_patch_enable */
+	/*
+	 * The handshake's signal, set once by fl_patch_enable before its
+	 * handler is installed: a real-time one (FL_PARK_SIGNAL), not SIGTRAP,
+	 * because a thread that runs into a patch's int3 while a handshake's
+	 * SIGTRAP is pending would lose the int3's (a standard signal is
+	 * pending once) and go on past the int3, into the middle of an
+	 * instruction.
+	 */
+	int signo;
 	_Atomic uint64_t running;	/* the gen of the handshake under way, 0: none */
 	_Atomic uint32_t arrived;
 	/*
@@ -313,7 +328,7 @@ extern struct fl_park fl_park;
  * comes before the handler's recursion guard; it blocks SIGTRAP while the
  * thread waits, so handshakes do not nest.
  */
-bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc);
+bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc);
 
 /*
  * The handler side of patching, for a SIGTRAP (trap.c): returns true when
@@ -391,9 +406,10 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
 int fl_dispatch_install(void);
 
 /*
- * Installs fl_dispatch_handler for SIGTRAP too, with the same chain (code
- * patching needs it: lib/patch/).  Idempotent.  Returns 0 or -errno.  Not
- * signal context.
+ * Installs fl_dispatch_handler for SIGTRAP and the handshake's signal
+ * (fl_park.signo, set before) too, with the same chain (code patching
+ * needs them: lib/patch/).  Idempotent.  Returns 0 or -errno.  Not signal
+ * context.
  */
 int fl_dispatch_install_trap(void);
 
@@ -406,10 +422,10 @@ bool fl_dispatch_installed(int sig);
 void fl_chain_deliver(int sig, siginfo_t *si, void *uc);
 
 /*
- * Makes SIGTRAP part of the chain and installs ours for it (see chain.c);
- * returns 0 or -errno.
+ * Makes sig (SIGTRAP or fl_park.signo) part of the chain and installs ours
+ * for it (see chain.c); returns 0 or -errno.
  */
-int fl_chain_take_trap(const struct sigaction *ours);
+int fl_chain_take(int sig, const struct sigaction *ours);
 
 /* Sets the recorded action (the initial one, from fl_dispatch_install). */
 void fl_chain_record(int sig, const struct sigaction *act);

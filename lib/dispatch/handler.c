@@ -155,7 +155,7 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	 * Not a fault: the patcher's handshake may stop a thread anywhere,
 	 * in a handler of ours too (see fl_trap_park).
 	 */
-	if (sig == SIGTRAP && fl_trap_park(si, ucv)) {
+	if (sig == fl_park.signo && fl_trap_park(sig, si, ucv)) {
 		errno = saved_errno;
 		return;
 	}
@@ -167,8 +167,10 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	in_handler = 1;
 	if (sig == SIGTRAP)
 		v = fl_trap_claim(si, ucv) ? CLAIMED : CHAIN;
-	else
+	else if (sig == SIGSEGV || sig == SIGBUS)
 		v = claim(sig, si, ucv);
+	else
+		v = CHAIN;	/* the handshake's signal, someone else's */
 	in_handler = 0;
 
 	errno = saved_errno;
@@ -204,12 +206,20 @@ static void our_action(struct sigaction *ours)
 
 int fl_dispatch_install_trap(void)
 {
+	const int sigs[] = { SIGTRAP, fl_park.signo };
 	struct sigaction ours;
 
-	if (fl_dispatch_installed(SIGTRAP))
-		return 0;
-	our_action(&ours);
-	return fl_chain_take_trap(&ours);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		int err;
+
+		if (fl_dispatch_installed(sigs[i]))
+			continue;
+		our_action(&ours);
+		err = fl_chain_take(sigs[i], &ours);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int fl_dispatch_install(void)

@@ -13,8 +13,8 @@
  * runs the new instruction, whole (the new first byte is written last).
  *
  * The same handler stops a thread for the patcher's handshake (see
- * struct fl_park in dispatch.h): a SIGTRAP with si_code SI_QUEUE and the
- * value key + gen, from this process.
+ * struct fl_park in dispatch.h): the handshake's real-time signal with
+ * si_code SI_QUEUE and the value key + gen, from this process.
  *
  * A trap at an int3 that faultline did not write goes down the chain: the
  * si_code is not the kernel's int3 (SI_KERNEL), or the address is no
@@ -32,14 +32,14 @@
 struct fl_pokes fl_pokes;
 struct fl_park fl_park;
 
-/* SIGTRAP in the kernel's 64-bit signal set. */
-static const uint64_t trap_bit = 1ull << (SIGTRAP - 1);
-
-bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
+bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 {
 	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr, gen, i;
+	/* The handshake's signal in the kernel's 64-bit signal set. */
+	uint64_t park_bit = 1ull << (sig - 1);
 
-	if (si->si_code != SI_QUEUE || si->si_pid != getpid() || !fl_park.key ||
+	if (sig != fl_park.signo || !sig ||
+	    si->si_code != SI_QUEUE || si->si_pid != getpid() || !fl_park.key ||
 	    v - fl_park.key >= (1ull << 32))
 		return false;
 	gen = v - fl_park.key;
@@ -52,7 +52,7 @@ bool fl_trap_park(const siginfo_t *si, const ucontext_t *uc)
 	 * faster than it unwinds them, until its stack overflows.
 	 */
 	atomic_fetch_add_explicit(&fl_park.inside, 1, memory_order_relaxed);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &trap_bit, NULL, sizeof(trap_bit));
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &park_bit, NULL, sizeof(park_bit));
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
 		struct fl_park_slot *s = &fl_park.who[i];

@@ -64,7 +64,8 @@
  *
  *   H1. Send every other thread of the process (/proc/self/task, read
  *       with getdents64: no allocation while threads are stopped, one of
- *       them may hold malloc's lock) a SIGTRAP carrying this handshake's
+ *       them may hold malloc's lock) the handshake's signal (a real-time
+ *       one: see struct fl_park for why not SIGTRAP) carrying this handshake's
  *       value, but faultline's own, which block every signal and never
  *       run code that can be patched (fl_park_exempt, dispatch.h); each stops in the handler, after writing its PC and stack
  *       pointer.  Wait until all have; list the threads again and stop
@@ -83,7 +84,7 @@
  *       them go, wait a millisecond, and try again, up to PARK_TRIES
  *       times; then refuse (-EBUSY) naming the thread and why.  A thread
  *       that does not stop within PARK_WAIT_MS is refused at once when it
- *       blocks SIGTRAP (and is not on its way out of an earlier
+ *       blocks that signal (and is not on its way out of an earlier
  *       handshake's handler, which blocks it for a moment) or is stopped;
  *       one that is only slow (a loaded machine, an emulator) is waited
  *       for up to PARK_WAIT_MAX_MS.  One that exited is not waited for.
@@ -187,6 +188,30 @@ static long membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
+/*
+ * The handshake's signal: SIGRTMAX - FL_PARK_SIGNAL_FROM_MAX, or the
+ * real-time signal FAULTLINE_HANDSHAKE_SIGNAL names (for an application
+ * that uses that one itself).  Returns 0 or -EINVAL (said).
+ */
+static int park_signal(struct fl_diag *diag)
+{
+	const char *env = getenv("FAULTLINE_HANDSHAKE_SIGNAL");
+	char *end;
+	long v;
+
+	if (!env || !*env) {
+		fl_park.signo = SIGRTMAX - FL_PARK_SIGNAL_FROM_MAX;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno || *end || v < SIGRTMIN || v > SIGRTMAX)
+		return fl_diag_say(diag, -EINVAL, "FAULTLINE_HANDSHAKE_SIGNAL: '%s' is not a "
+				   "real-time signal (%d to %d)", env, SIGRTMIN, SIGRTMAX);
+	fl_park.signo = (int)v;
+	return 0;
+}
+
 int fl_patch_enable(struct fl_diag *diag)
 {
 	long offered;
@@ -223,9 +248,15 @@ int fl_patch_enable(struct fl_diag *diag)
 			err = fl_diag_say(diag, -errno, "getrandom: %s", strerror(errno));
 			goto out;
 		}
+	if (!fl_park.signo) {
+		err = park_signal(diag);
+		if (err)
+			goto out;
+	}
 	err = fl_dispatch_install_trap();
 	if (err) {
-		fl_diag_say(diag, err, "installing the SIGTRAP handler: %s", strerror(-err));
+		fl_diag_say(diag, err, "installing the SIGTRAP and handshake handlers: %s",
+			    strerror(-err));
 		goto out;
 	}
 	atomic_store_explicit(&enabled, 1, memory_order_release);
@@ -471,7 +502,7 @@ static bool stopped_has(const struct stopped *s, pid_t tid)
 }
 
 /*
- * Sends the handshake's SIGTRAP to every thread of /proc/self/task not yet
+ * Sends the handshake's signal to every thread of /proc/self/task not yet
  * in s, but this one.  Returns how many it sent to, or -errno.  No
  * allocation: getdents64 into a buffer on the stack.
  */
@@ -499,12 +530,12 @@ static int stop_new_threads(struct stopped *s, uint64_t gen)
 				return -E2BIG;
 			}
 			memset(&si, 0, sizeof(si));
-			si.si_signo = SIGTRAP;
+			si.si_signo = fl_park.signo;
 			si.si_code = SI_QUEUE;
 			si.si_pid = pid;
 			si.si_uid = getuid();
 			si.si_value.sival_ptr = (void *)(uintptr_t)(fl_park.key + gen);
-			if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGTRAP, &si) != 0) {
+			if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, fl_park.signo, &si) != 0) {
 				if (errno == ESRCH)	/* it has exited */
 					continue;
 				close(fd);
@@ -654,7 +685,7 @@ static enum late late_thread(pid_t tid, size_t stopped)
 	at = strstr(buf, "\nSigBlk:\t");
 	if (at)
 		blocked = strtoull(at + 9, NULL, 16);
-	return blocked & (1ull << (SIGTRAP - 1)) ? LATE_REFUSE : LATE_WAIT;
+	return blocked & (1ull << (fl_park.signo - 1)) ? LATE_REFUSE : LATE_WAIT;
 }
 
 /* Forgets tid, which exited: it cannot be in a change. */
@@ -716,8 +747,8 @@ static int handshake_once(struct batch *b, const struct fl_maps *maps)
 			}
 			err = -EBUSY;
 			fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms "
-			       "(SIGTRAP blocked, or stopped)", (int)late,
-			       (int)(now - (deadline - PARK_WAIT_MS)));
+			       "(the handshake's signal %d blocked, or stopped)", (int)late,
+			       (int)(now - (deadline - PARK_WAIT_MS)), fl_park.signo);
 			goto release;
 		}
 	}

@@ -12,7 +12,8 @@
  *      the same change goes.
  *   3. A thread in a function called from inside a region (its return
  *      address is inside): refused, -EBUSY; once it has returned, it goes.
- *   4. A thread with SIGTRAP blocked cannot be stopped: refused, -EBUSY.
+ *   4. A thread with the handshake's signal (SIGRTMAX - 1, the default)
+ *      blocked cannot be stopped: refused, -EBUSY.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -95,7 +96,7 @@ static void *run(void *arg)
 		sigset_t s;
 
 		sigemptyset(&s);
-		sigaddset(&s, SIGTRAP);
+		sigaddset(&s, SIGRTMAX - 1);
 		pthread_sigmask(SIG_BLOCK, &s, NULL);
 		atomic_store(&in_place, 1);
 		while (!atomic_load(&go_on))
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
 
 	page = t_code(va, 6);
 	r = (struct runner){ .block_trap = true };
-	refused_then_done(page, va, vb, 6, &r, "4. a thread with SIGTRAP blocked",
+	refused_then_done(page, va, vb, 6, &r, "4. a thread with the handshake's signal blocked",
 			  "did not stop");
 	printf("PASS %s\n", t_name);
 	return 0;
