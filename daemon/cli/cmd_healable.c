@@ -233,7 +233,7 @@ int cmd_healable(int argc, char **argv)
 	const struct cli_opts cli = { "healable", healable_usage, healable_epilogue, opts,
 				      .in_order = true };
 	struct totals all = { 0 };
-	int status = 0, first, parsed;
+	int status = 0, first, parsed, read = 0;
 
 	if ((parsed = cli_opts_parse(&cli, argc, argv, &first)) != CLI_OPTS_GO)
 		return parsed;
@@ -255,7 +255,9 @@ int cmd_healable(int argc, char **argv)
 			fputs(",", stdout);
 		if (json)
 			fputs("\n", stdout);
-		if (one_file(argv[i], load, json, &all, err, sizeof(err)) < 0) {
+		if (one_file(argv[i], load, json, &all, err, sizeof(err)) == 0) {
+			read++;
+		} else {
 			fprintf(stderr, "faultline: %s\n", err);
 			status = EXIT_MALFORMED;
 			if (json) {
@@ -272,7 +274,8 @@ int cmd_healable(int argc, char **argv)
 		fputs("\n],\"summary\":", stdout);
 		put_json(summary_json(&all));
 		fputs("}\n", stdout);
-	} else {
+	} else if (read) {
+		/* Nothing on stdout when no file could be read. */
 		print_summary("total", &all);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
