@@ -201,8 +201,9 @@ int heal_file_open(struct heal_file *hf, const char *path, uint64_t load, char *
 		return ret;
 	}
 	for (size_t i = 0; i < hf->nsites; i++)
-		hf->keys[i] = (struct heal_key){ hf->sites[i].section,
-						 insn_length(hf, &hf->sites[i]), hf->sites[i].addr };
+		hf->keys[i] = (struct heal_key){ .section = hf->sites[i].section,
+						 .len = insn_length(hf, &hf->sites[i]),
+						 .addr = hf->sites[i].addr };
 	qsort(hf->keys, hf->nsites, sizeof(*hf->keys), cmp_key);
 	return 0;
 }
@@ -248,7 +249,7 @@ static bool env_busy(void *ctx, uint64_t a, size_t len)
 
 	/* The first site at or after from - (INSN_MAX - 1): it may reach from. */
 	lo_addr = from > INSN_MAX - 1 ? from - (INSN_MAX - 1) : 0;
-	k = (struct heal_key){ e->site->section, lo_addr };
+	k = (struct heal_key){ .section = e->site->section, .addr = lo_addr };
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
