@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "heal_env.h"
 #include "opts.h"
+#include "print_json.h"
 
 static const char healable_usage[] =
 	"Usage: faultline healable [--json] [--load-address ADDR] FILE...\n"
@@ -260,14 +261,8 @@ int cmd_healable(int argc, char **argv)
 		} else {
 			fprintf(stderr, "faultline: %s\n", err);
 			status = EXIT_MALFORMED;
-			if (json) {
-				struct json_object *o = json_object_new_object();
-
-				json_object_object_add(o, "file", json_object_new_string(argv[i]));
-				json_object_object_add(o, "ok", json_object_new_boolean(0));
-				json_object_object_add(o, "error", json_object_new_string(err));
-				put_json(o);
-			}
+			if (json)
+				put_json(file_error_json(argv[i], err));
 		}
 	}
 	if (json) {
