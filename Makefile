@@ -116,6 +116,7 @@ include selftests/cli/build.mk
 include selftests/docs/build.mk
 include selftests/install/build.mk
 include selftests/progs/build.mk
+include selftests/healable/build.mk
 include selftests/discovery/build.mk
 include selftests/fuzz/build.mk
 include selftests/jit/build.mk
@@ -151,7 +152,7 @@ check-san: | deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 STRESS_SECONDS=10 check-unit check-cli \
 		check-discovery check-jit check-stress
 
-CHECKS := check-layers check-unit check-cli check-docs check-install check-conformance check-discovery \
+CHECKS := check-layers check-unit check-cli check-docs check-install check-conformance check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
 	check-daemon-fair check-daemon-patch check-bpf check-profile check-vm \

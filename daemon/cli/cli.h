@@ -13,6 +13,7 @@
 int cmd_faultmap(int argc, char **argv);
 int cmd_stackmap(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_healable(int argc, char **argv);	/* the healing planner, on files */
 /* The daemon's commands (client.c talks to it). */
 int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);

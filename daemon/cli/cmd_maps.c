@@ -116,14 +116,8 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 		if (ret < 0) {
 			fprintf(stderr, "faultline: %s\n", err);
 			status = EXIT_MALFORMED;
-			if (json) {
-				struct json_object *o = json_object_new_object();
-
-				json_object_object_add(o, "file", json_object_new_string(argv[i]));
-				json_object_object_add(o, "ok", json_object_new_boolean(0));
-				json_object_object_add(o, "error", json_object_new_string(err));
-				json_object_array_add(files, o);
-			}
+			if (json)
+				json_object_array_add(files, file_error_json(argv[i], err));
 		} else if (json) {
 			json_object_array_add(files, mc->kind == FAULTMAP ?
 					      faultmap_json(&f, flags | f.parse_flags) :

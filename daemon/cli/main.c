@@ -19,6 +19,7 @@ struct command {
 static const struct command commands[] = {
 	{ "faultmap", cmd_faultmap, "print the .llvm_faultmaps tables of ELF files" },
 	{ "stackmap", cmd_stackmap, "print the .llvm_stackmaps tables of ELF files" },
+	{ "healable", cmd_healable, "which implicit checks of ELF files can be healed in place" },
 	{ "run", cmd_run, "run a program with faultline's preload library" },
 	{ "stats", cmd_stats, "print faultlined's fault statistics" },
 	{ "top", cmd_top, "a live view of faultlined's statistics" },

@@ -40,6 +40,16 @@ static struct json_object *symbol(struct cli_file *f, const struct cli_section *
 	return name ? json_object_new_string(name) : NULL;
 }
 
+struct json_object *file_error_json(const char *path, const char *err)
+{
+	struct json_object *o = json_object_new_object();
+
+	add(o, "file", json_object_new_string(path));
+	add(o, "ok", json_object_new_boolean(0));
+	add(o, "error", json_object_new_string(err));
+	return o;
+}
+
 static const char *fault_kind_key(uint32_t kind)
 {
 	const char *label = fl_fault_kind_label(kind);

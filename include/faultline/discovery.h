@@ -87,6 +87,12 @@ enum fl_section_kind {
 };
 #define FL_SECTION_KINDS 2
 
+/* An address range [start, end). */
+struct fl_range {
+	uint64_t start;
+	uint64_t end;
+};
+
 /* Returns ".llvm_faultmaps" / ".llvm_stackmaps", or NULL.  Async-signal-safe. */
 const char *fl_section_kind_name(enum fl_section_kind kind);
 
@@ -102,6 +108,12 @@ enum {
 	 * interprets x86-64 ones.
 	 */
 	FL_ELF_ANY_MACHINE = 1u << 0,
+	/*
+	 * Also read the bytes of the file's code at open, for fl_elf_code
+	 * (the file is not kept open): the SHF_EXECINSTR sections of an
+	 * ET_REL file, the executable PT_LOAD segments of a linked one.
+	 */
+	FL_ELF_CODE = 1u << 1,
 };
 
 /*
@@ -244,15 +256,45 @@ const char *fl_elf_function_containing(const struct fl_elf *elf, uint64_t addr,
  */
 int fl_elf_file_address(const struct fl_elf *elf, uint64_t file_offset, uint64_t *addr);
 
+/* A piece of a file's code, as the file holds it (before any relocation). */
+struct fl_elf_code {
+	const void *data;	/* the bytes, valid until fl_elf_close */
+	size_t size;
+	/*
+	 * The link-time address of data[0]: a segment's p_vaddr, an ET_REL
+	 * section's sh_addr (usually 0, so that addresses are offsets in it).
+	 */
+	uint64_t addr;
+	uint32_t section;	/* ET_REL: the section's index; linked files: 0 */
+};
+
+/*
+ * The code that holds address addr.  In a linked file (ET_EXEC, ET_DYN):
+ * the executable PT_LOAD segment whose file bytes hold link-time address
+ * addr (section is ignored).  In an ET_REL file: the SHF_EXECINSTR
+ * SHT_PROGBITS section of index section (a relocation's symbol_section),
+ * addr an address in it (sh_addr + offset; symbol_value + addend of a
+ * relocation against a symbol of that section).
+ * Returns 0 with *code filled in, -ENOENT when no such code holds addr,
+ * -ENODATA when elf was opened without FL_ELF_CODE.  Thread-safe,
+ * async-signal-safe.
+ */
+int fl_elf_code(const struct fl_elf *elf, uint32_t section, uint64_t addr,
+		struct fl_elf_code *code);
+
+/*
+ * The link-time addresses a linked file's PT_LOAD segments span when
+ * loaded, page-aligned (4 KiB): the lowest p_vaddr rounded down to the
+ * highest p_vaddr + p_memsz rounded up.  Loaded with load bias b, the
+ * module occupies at most [image->start + b, image->end + b).
+ * Returns 0 with *image set, -ENOENT for a file without PT_LOAD segments
+ * (ET_REL).  Thread-safe, async-signal-safe.
+ */
+int fl_elf_image(const struct fl_elf *elf, struct fl_range *image);
+
 /* ------------------------------------------------------------------------
  * Loaded modules
  */
-
-/* A runtime address range [start, end). */
-struct fl_range {
-	uint64_t start;
-	uint64_t end;
-};
 
 struct fl_module_function {
 	uint64_t address;	/* runtime address, in an executable segment */

@@ -67,6 +67,9 @@ struct fl_elf {
 	size_t phnum;
 	unsigned char build_id[BUILD_ID_MAX];
 	size_t build_id_size;
+	uint32_t flags;		/* FL_ELF_* */
+	struct fl_elf_code *code;	/* FL_ELF_CODE: sorted by (section, addr) */
+	size_t ncode;
 };
 
 static const unsigned char empty_section[1];
@@ -734,6 +737,85 @@ static int load_phdrs(struct fl_elf *f, struct fl_diag *diag)
 	return 0;
 }
 
+static int add_code(struct fl_elf *f, uint32_t section, uint64_t addr, const void *data,
+		    size_t size)
+{
+	struct fl_elf_code *c = realloc(f->code, (f->ncode + 1) * sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	f->code = c;
+	f->code[f->ncode++] = (struct fl_elf_code){
+		.data = data, .size = size, .addr = addr, .section = section,
+	};
+	return 0;
+}
+
+static int cmp_code(const void *a, const void *b)
+{
+	const struct fl_elf_code *x = a, *y = b;
+
+	if (x->section != y->section)
+		return x->section < y->section ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * FL_ELF_CODE: the bytes of the executable SHF_EXECINSTR sections (ET_REL)
+ * or PT_LOAD segments (linked files), read now: the file is not kept open.
+ * Segments are taken as their file bytes; what p_memsz adds is not code.
+ */
+static int load_code(struct fl_elf *f, struct fl_diag *diag)
+{
+	int err;
+
+	if (f->type == ET_REL) {
+		for (size_t i = 1; i < f->shnum; i++) {
+			Elf_Scn *scn = elf_getscn(f->e, i);
+			const char *name;
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!scn || !gelf_getshdr(scn, &sh))
+				return libelf_error(f, diag, "section header");
+			if (!(sh.sh_flags & SHF_EXECINSTR) || sh.sh_type != SHT_PROGBITS ||
+			    !sh.sh_size)
+				continue;
+			name = section_name(f, i);
+			err = check_in_file(f, &sh, name ? name : "code section", diag);
+			if (err)
+				return err;
+			d = elf_rawdata(scn, NULL);
+			if (!d || !d->d_buf || d->d_size != sh.sh_size)
+				return libelf_error(f, diag, name ? name : "code section");
+			/* In index order: sorted as they come. */
+			err = add_code(f, (uint32_t)i, sh.sh_addr, d->d_buf, sh.sh_size);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < f->phnum; i++) {
+		const Elf64_Phdr *ph = &f->phdr[i];
+		Elf_Data *d;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_filesz)
+			continue;
+		if (!within(ph->p_offset, ph->p_filesz, f->fsize))
+			return fl_diag_say(diag, -EMSGSIZE,
+					   "%s: program header %zu (offset 0x%lx, size 0x%lx) reaches past the end of the file (%lu bytes)",
+					   f->label, i, ph->p_offset, ph->p_filesz, f->fsize);
+		d = elf_getdata_rawchunk(f->e, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return libelf_error(f, diag, "executable segment");
+		err = add_code(f, 0, ph->p_vaddr, d->d_buf, ph->p_filesz);
+		if (err)
+			return err;
+	}
+	qsort(f->code, f->ncode, sizeof(*f->code), cmp_code);
+	return 0;
+}
+
 /* After check_header: everything else, through libelf. */
 static int load(struct fl_elf *f, struct fl_diag *diag)
 {
@@ -757,6 +839,8 @@ static int load(struct fl_elf *f, struct fl_diag *diag)
 		err = load_relocs(f, diag);
 	if (!err)
 		err = load_phdrs(f, diag);
+	if (!err && (f->flags & FL_ELF_CODE))
+		err = load_code(f, diag);
 	if (err == -ENOMEM)
 		fl_diag_say(diag, err, "%s: out of memory", f->label);
 	return err;
@@ -767,7 +851,7 @@ static int get_opts(struct fl_elf_opts *o, const struct fl_elf_opts *opts,
 {
 	if (fl_opts_copy(o, sizeof(*o), opts))
 		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: bad sz or unknown fields set");
-	if (o->flags & ~(uint32_t)FL_ELF_ANY_MACHINE)
+	if (o->flags & ~(uint32_t)(FL_ELF_ANY_MACHINE | FL_ELF_CODE))
 		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: unknown flags 0x%x",
 				   o->flags);
 	return 0;
@@ -813,6 +897,7 @@ int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 	}
 	f->label = path;
 	f->fsize = (uint64_t)stb.st_size;
+	f->flags = o.flags;
 	err = check_header(f, hdr, (size_t)n, o.flags, diag);
 	if (!err) {
 		/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
@@ -867,6 +952,7 @@ int fl_elf_open_mem(const void *data, size_t size, const struct fl_elf_opts *opt
 		memcpy(f->image, data, size);
 	f->label = "(memory)";
 	f->fsize = size;
+	f->flags = o.flags;
 	/* check_header first: libelf is given only what looks like ELF64. */
 	err = check_header(f, f->image, size < sizeof(Elf64_Ehdr) ? size : sizeof(Elf64_Ehdr),
 			   o.flags, diag);
@@ -896,6 +982,7 @@ void fl_elf_close(struct fl_elf *elf)
 		free(elf->map[k].rel);
 	free(elf->funcs);
 	free(elf->phdr);
+	free(elf->code);
 	if (elf->e)
 		elf_end(elf->e);
 	free(elf->image);
@@ -1063,6 +1150,56 @@ int fl_elf_file_address(const struct fl_elf *elf, uint64_t file_offset, uint64_t
 		}
 	}
 	return -ENOENT;
+}
+
+int fl_elf_code(const struct fl_elf *elf, uint32_t section, uint64_t addr,
+		struct fl_elf_code *code)
+{
+	size_t lo = 0, hi = elf->ncode;
+	const struct fl_elf_code *c;
+
+	if (!(elf->flags & FL_ELF_CODE))
+		return -ENODATA;
+	if (elf->type != ET_REL)
+		section = 0;
+	/* The last part at or below (section, addr); parts do not overlap. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		c = &elf->code[mid];
+		if (c->section < section || (c->section == section && c->addr <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	c = &elf->code[lo - 1];
+	if (c->section != section || addr - c->addr >= c->size)
+		return -ENOENT;
+	*code = *c;
+	return 0;
+}
+
+int fl_elf_image(const struct fl_elf *elf, struct fl_range *image)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < elf->phnum; i++) {
+		const Elf64_Phdr *ph = &elf->phdr[i];
+
+		if (ph->p_type != PT_LOAD || !ph->p_memsz || ph->p_vaddr + ph->p_memsz < ph->p_vaddr)
+			continue;
+		if (ph->p_vaddr < lo)
+			lo = ph->p_vaddr;
+		if (ph->p_vaddr + ph->p_memsz > hi)
+			hi = ph->p_vaddr + ph->p_memsz;
+	}
+	if (lo >= hi)
+		return -ENOENT;
+	image->start = lo & ~(uint64_t)4095;
+	image->end = hi > UINT64_MAX - 4095 ? UINT64_MAX & ~(uint64_t)4095 : (hi + 4095) & ~(uint64_t)4095;
+	return 0;
 }
 
 void fl_elf_load_info(const struct fl_elf *elf, struct fl_elf_load_info *li)

@@ -22,6 +22,9 @@
 # patch storm's cost for a running thread.
 # bench_daemon: faultlined's registration latency, stats query p50/p99 with
 # 1,000 registered processes, its memory per process and idle CPU.
+# healable.sh (part 10): faultline healable on about 10^4, 10^5 and 10^6
+# sites (shared libraries built once into $(B)/bench/healable, about a
+# minute, 180 MB).
 # Startup: a non-PIE program with about 100,000 fault map entries, run with
 # and without libfaultline-preload.so.  startup-prog.sh builds it once
 # ($(B)/bench/startup/many: about a minute of llc-14 on both cores).

@@ -46,6 +46,10 @@
 #  9. Code patching: bench_patch (one call's latency, one site and 100 by
 #     the int3 protocol, one site by the thread handshake, with 1, 2 and 8
 #     threads running the code; a patch storm's cost for a running thread).
+# 10. faultline healable (healable.sh): shared libraries of about 10^4,
+#     10^5 and 10^6 implicit-check sites (built once into OUTDIR/healable,
+#     about a minute), text and --json, median wall time, time per site and
+#     peak memory.
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -218,4 +222,9 @@ fi
 echo
 echo "== 9. Code patching (bench_patch -n $repeat)"
 "$out/bench_patch" -n "$repeat" || status=1
+
+echo
+echo "== 10. faultline healable on 10^4, 10^5 and 10^6 sites (median of $runs runs)"
+BENCH_RUNS=$runs LLC=${LLC:-llc-14} LLVM_OBJCOPY=$objcopy \
+	"$(dirname "$0")/healable.sh" "$out/healable" "$cli" || status=1
 exit $status

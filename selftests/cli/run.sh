@@ -147,8 +147,9 @@ fi
 # ---- hostile input: never a crash, never a hang (status 0 or 1 only)
 hostile() {
 	local f=$1 cmd s
-	for cmd in faultmap stackmap; do
+	for cmd in faultmap stackmap healable; do
 		for opt in "" --json --strict; do
+			[ $cmd = healable ] && [ "$opt" = --strict ] && continue
 			timeout "$HANG_S" "$FL" $cmd $opt "$f" >/dev/null 2>hostile.err
 			s=$?
 			if [ $s != 0 ] && [ $s != 1 ]; then
@@ -180,6 +181,82 @@ for i in $(seq 1 20); do
 	hostile "flip-$i.o"
 done
 run directory 1 "$FL" faultmap .
+
+# ---- faultline healable: the healing planner on files
+llc-14 -O2 -enable-implicit-null-checks -function-sections -filetype=obj "$HERE/healable.ll" -o heal.o || exit 1
+llc-14 -O2 -enable-implicit-null-checks -relocation-model=pic -filetype=obj "$HERE/healable.ll" -o heal-pic.o || exit 1
+printf 'void throw_npe(void) {}\nint main(void) { return 0; }\n' >heal-main.c
+gcc -shared -fPIC -Wl,-z,notext heal-pic.o heal-main.c -o heal.so || exit 1
+gcc -no-pie -fno-pie heal.o heal-main.c -o heal.exe || exit 1
+run healable_help 0 "$FL" healable --help
+has healable_help healable_help.out "Usage: faultline healable"
+has healable_help healable_help.out "--load-address ADDR"
+run healable_no_file 2 "$FL" healable
+has healable_no_file healable_no_file.err "no FILE given"
+run healable_bad_option 2 "$FL" healable --jsn heal.o
+has healable_bad_option healable_bad_option.err "unknown option '--jsn'"
+empty healable_bad_option healable_bad_option.out
+run healable_bad_load 2 "$FL" healable --load-address somewhere heal.o
+has healable_bad_load healable_bad_load.err "--load-address: expected a user-space address"
+run healable_low_load 2 "$FL" healable --load-address 0x1000 heal.o
+run healable_unaligned 2 "$FL" healable --load-address 0x555555554001 heal.o
+has healable_unaligned healable_unaligned.err "is not page-aligned"
+# An object: a punned jump heals the 2-byte load; the back-to-back 3-byte
+# sites in a section of their own cannot be healed, and say why.
+run healable_object 0 "$FL" healable heal.o
+has healable_object healable_object.out "heal.o: relocatable, assumed loaded at 0x555555554000"
+has healable_object healable_object.out "load_i32+0x1"
+grep -E '^  load_i32\+0x1 +0x1 +2  8b 07 +B2$' healable_object.out >/dev/null && ok ||
+	bad "healable_object: load_i32's line is not '... 2  8b 07  B2'"
+has healable_object healable_object.out "several+0x1"
+grep -E '^  several\+0x4 .* 3  89 46 08 +none: a 3-byte instruction: no free place for a stub' \
+	healable_object.out >/dev/null && ok || bad "healable_object: several+0x4 without its reason"
+has healable_object healable_object.out "heal.o: 3 of 5 sites can be healed in place (B1 0, B2 3, T1 0, T3 0)"
+has healable_object healable_object.out "total: 3 of 5 sites can be healed in place"
+# A shared library (assumed load address, which --load-address moves) and
+# an executable (its link-time addresses); with a file without a fault map.
+run healable_linked 0 "$FL" healable heal.so heal.exe plain.o
+has healable_linked healable_linked.out "heal.so: shared, assumed loaded at 0x555555554000"
+has healable_linked healable_linked.out "heal.exe: executable, loaded at its link-time addresses"
+has healable_linked healable_linked.out "plain.o: relocatable, no .llvm_faultmaps"
+has healable_linked healable_linked.out "plain.o: 0 of 0 sites can be healed in place"
+grep -qE '^total: [0-9]+ of 10 sites can be healed in place \(B1 [0-9]+, B2 [0-9]+, T1 [0-9]+, T3 [0-9]+\)$' \
+	healable_linked.out && ok || bad "healable_linked: no total line over 10 sites"
+run healable_json 0 "$FL" healable --json heal.o heal.so plain.o
+"$JSON_CHECK" command='"healable"' schema=1 load_address=93824992231424 \
+	files.0.ok=true files.0.type='"relocatable"' files.0.found=true \
+	files.0.sites.0.function='"load_i32"' files.0.sites.0.function_offset=1 \
+	files.0.sites.0.length=2 files.0.sites.0.bytes='"8b07"' files.0.sites.0.kind='"load"' \
+	files.0.sites.0.healable=true files.0.sites.0.tactic='"B2"' files.0.sites.0.why=null \
+	files.0.sites.0.runtime_address=93824992231425 \
+	files.0.sites.2.healable=false files.0.sites.2.tactic=null \
+	files.0.sites.2.why='"a 3-byte instruction: no free place for a stub in reach of a punned jump, and no neighbour to evict"' \
+	files.0.summary.sites=5 files.0.summary.healable=3 files.0.summary.B2=3 \
+	files.1.type='"shared"' files.2.found=false files.2.sites='[]' files.2.summary.sites=0 \
+	summary.sites=10 <healable_json.out && ok || bad "healable JSON"
+run healable_json_exe 0 "$FL" healable --json --load-address 0x7f0000000000 heal.exe heal.so
+"$JSON_CHECK" load_address=139637976727552 files.0.type='"executable"' files.0.load_address=null \
+	files.1.load_address=139637976727552 <healable_json_exe.out && ok || bad "healable JSON, --load-address"
+# Bad files: exit 1, the file and what is wrong on stderr; the others still printed.
+run healable_missing 1 "$FL" healable does-not-exist.o
+has healable_missing healable_missing.err "does-not-exist.o: No such file or directory"
+empty healable_missing healable_missing.out
+run healable_not_elf 1 "$FL" healable text.o
+has healable_not_elf healable_not_elf.err "text.o: not an ELF file"
+run healable_aarch64 1 "$FL" healable le.o
+has healable_aarch64 healable_aarch64.err "le.o: e_machine 183 is not x86-64"
+run healable_bad_faultmap 1 "$FL" healable heal.o bad_faultmap.o heal.so
+has healable_bad_faultmap healable_bad_faultmap.err "bad_faultmap.o: .llvm_faultmaps: table 0: NumFunctions 4294967295"
+has healable_bad_faultmap healable_bad_faultmap.out "heal.so: 3 of 5 sites"
+run healable_bad_json 1 "$FL" healable --json heal.o bad_faultmap.o does-not-exist.o
+"$JSON_CHECK" files.0.ok=true files.1.ok=false files.2.ok=false summary.sites=5 \
+	<healable_bad_json.out && ok || bad "healable JSON with bad files"
+has healable_bad_json healable_bad_json.out "NumFunctions 4294967295"
+run healable_directory 1 "$FL" healable .
+if [ -w /dev/full ]; then
+	timeout "$HANG_S" "$FL" healable heal.o >/dev/full 2>full.err
+	[ $? = 1 ] && ok || bad "healable: write error to /dev/full not reported"
+fi
 
 # ---- faultline run: the preload library next to the tool
 PRELOAD=$(dirname "$FL")/../lib/libfaultline-preload.so
@@ -302,7 +379,7 @@ run top_decimal_iterations 2 "$FL" top --iterations 0x10
 has top_decimal_iterations top_decimal_iterations.err "--iterations: expected a positive number, not '0x10'"
 run run_missing_log 2 "$FL" run --log
 has run_missing_log run_missing_log.err "unknown option '--log'"
-for cmd in faultmap stackmap run stats top ps sites stackmaps request; do
+for cmd in faultmap stackmap healable run stats top ps sites stackmaps request; do
 	run "help_column_$cmd" 0 "$FL" $cmd -h
 	col=$(grep -E '^  --' "help_column_$cmd.out" | head -1 | awk '{ match($0, /^  --[^ ]+( [A-Z]+)? +/); print RLENGTH }')
 	want=$(grep -E '^  -h, --help +show this help$' "help_column_$cmd.out" |
