@@ -131,6 +131,7 @@ include selftests/daemon/cli/build.mk
 include selftests/daemon/hostile/build.mk
 include selftests/daemon/counts/build.mk
 include selftests/daemon/patch/build.mk
+include selftests/daemon/heal/build.mk
 include selftests/profile/build.mk
 include selftests/bench/build.mk
 include scripts/build.mk
