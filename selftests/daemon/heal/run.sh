@@ -371,3 +371,116 @@ assert d["status"] == 0 and d["value"] == 5, d
 ' && ok "heal --json --over 0: every site (5: the healed ones too)" || bad "heal --over --json: $(cat heal-over-json.out)"
 run heal-over-none 0 "$FL" heal "$B" --over 1000000
 has heal-over-none-says heal-over-none.out "0 sites healed"
+
+echo "-- faultline request heal-threshold and unheal-after"
+start c ./heal-prog
+C=$PID
+run threshold 0 "$FL" request "$C" heal-threshold 3
+has threshold-says threshold.out "pid $C: heal threshold 3/0 s (was 0/0 s)"
+say c "null 1 10"
+check "heal-threshold 3: the null block ran 10 times" [ "${ANSWER#*hits }" != "$ANSWER" ]
+expect_counts "heal-threshold 3: exactly 3 fault signals, then healed" "$C" h_load_i32 "3/3/7 healed"
+say c "null 1 10"
+expect_counts "heal-threshold 3: no signal after" "$C" h_load_i32 "3/3/17 healed"
+run threshold-window 0 "$FL" request --json "$C" heal-threshold 2/60
+python3 -c '
+import json
+d = json.load(open("threshold-window.out"))
+assert d["status"] == 0 and d["request"] == "heal_threshold" and d["value"] == 3, d
+' && ok "request --json heal-threshold 2/60: the one before (3)" || bad "request --json: $(cat threshold-window.out)"
+say c "null 2 10"
+expect_counts "heal-threshold 2/60: 2 failures within 60 s heal" "$C" h_load_i8 "2/2/8 healed"
+run threshold-short-window 0 "$FL" request "$C" heal-threshold 2/3
+has threshold-short-window-says threshold-short-window.out "heal threshold 2/3 s (was 2/60 s)"
+say c "null 3 1"
+# Two failures 4 s apart are in two windows of 3 s (the window's clock
+# counts whole seconds).
+sleep 4
+say c "null 3 1"
+expect_counts "heal-threshold 2/3: 2 failures 4 s apart do not heal" "$C" h_load_i64_off "2/2/0 implicit"
+say c "null 3 5"
+expect_counts "heal-threshold 2/3: the next one, within 3 s of the second, does" "$C" h_load_i64_off "3/3/4 healed"
+run threshold-off 0 "$FL" request "$C" heal-threshold 0
+has threshold-off-says threshold-off.out "heal threshold 0/0 s (was 2/3 s)"
+say c "null 4 10"
+expect_counts "heal-threshold 0: no policy, every null faults" "$C" h_store_i32 "10/10/0 implicit"
+run unheal-after 0 "$FL" request "$C" unheal-after 2
+has unheal-after-says unheal-after.out "pid $C: unheal after 2 s (was 0)"
+expect_soon "unheal-after 2: a healed site quiet for 2 s is unhealed" "$C" h_load_i32 state implicit
+expect_soon "unheal-after 2: every quiet healed site" "$C" h_load_i8 state implicit
+say c "null 1 2"
+expect_counts "unheal-after: the unhealed site faults again" "$C" h_load_i32 "5/5/17 implicit"
+run unheal-after-off 0 "$FL" request "$C" unheal-after 0
+has unheal-after-off-says unheal-after-off.out "unheal after 0 s (was 2)"
+run threshold-of-nothing 1 "$FL" request 999999999 heal-threshold 3
+has threshold-of-nothing-says threshold-of-nothing.err "no registered process 999999999"
+stop_daemon
+
+echo "-- faultlined --heal-after, --unheal-after"
+start_daemon --heal-after 3
+start d ./heal-prog
+D=$PID
+# The policy is the daemon's first request after the registration: a ping
+# after it is answered after it.
+run d-ping 0 "$FL" request "$D" ping 1
+say d "null 1 10"
+expect_counts "faultlined --heal-after 3: the process heals after 3 failures" "$D" h_load_i32 "3/3/7 healed"
+start e env FAULTLINE_HEAL_AFTER=5 ./heal-prog
+E=$PID
+run e-ping 0 "$FL" request "$E" ping 1
+say e "null 1 10"
+expect_counts "FAULTLINE_HEAL_AFTER=5 wins over faultlined --heal-after 3" "$E" h_load_i32 "5/5/5 healed"
+run e-threshold 0 "$FL" request "$E" heal-threshold 2
+has e-threshold-says e-threshold.out "(was 5/0 s)"
+say e "null 2 10"
+expect_counts "faultline request heal-threshold wins over the process's own" "$E" h_load_i8 "2/2/8 healed"
+stop_daemon
+
+start_daemon --heal-after 2/600 --unheal-after 1
+start g ./heal-prog
+G=$PID
+run g-ping 0 "$FL" request "$G" ping 1
+say g "null 5 10"
+# Healed, then quiet: unhealed a second later (the healer looks every second).
+expect_soon "faultlined --unheal-after 1: the quiet healed site is unhealed" "$G" h_rmw_add_i32 state implicit
+expect_counts "faultlined --heal-after 2/600: healed after 2 failures, then unhealed" "$G" h_rmw_add_i32 "2/2/8 implicit"
+stop_daemon
+
+echo "-- an unmodified program under the preload shim, FAULTLINE_HEAL_AFTER=3"
+# heal-prog-shim-imp has no faultline code: libfaultline-preload.so
+# registers it and reads FAULTLINE_HEAL_AFTER.  Its twin is the explicit
+# build (the same IR without -enable-implicit-null-checks), without the shim.
+start_daemon
+start s env LD_PRELOAD="$W/libfaultline-preload.so" FAULTLINE_HEAL_AFTER=3 ./heal-prog-shim-imp
+S=$PID
+grep -qF "$W/libfaultline-preload.so" "/proc/$S/maps" && ok "the shim is loaded" || bad "the shim is not in /proc/$S/maps"
+say s "pattern 2000"
+echo "#   pattern 2000 (the explicit build's answer too): $ANSWER"
+for f in 1 2 3 4 5; do
+	fn=${FUNCS[$f]}
+	expect_counts "shim: $fn took exactly 3 fault signals (library and kernel), then healed" \
+		"$S" "$fn" "3/3/$(( $(echo "$ANSWER" | sed 's/.*nulls //' | cut -d/ -f$f) - 3 )) healed"
+done
+say s "pattern 2000"
+total=0
+for f in 1 2 3 4 5; do
+	total=$((total + $(field "$S" "${FUNCS[$f]}" kernel_faults)))
+done
+check "shim: 15 fault signals in all (the kernel's count) after 2 x 2000 rounds" [ "$total" = 15 ]
+start t env LD_PRELOAD="$W/libfaultline-preload.so" ./heal-prog-shim-imp
+T=$PID
+say t "pattern 200"
+expect_counts "shim without FAULTLINE_HEAL_AFTER: every null faults" "$T" h_load_i32 \
+	"$(echo "$ANSWER" | sed 's/.*nulls //' | cut -d/ -f1)/$(echo "$ANSWER" | sed 's/.*nulls //' | cut -d/ -f1)/0 implicit"
+stop_daemon
+start_daemon --heal-after 3
+start u env LD_PRELOAD="$W/libfaultline-preload.so" ./heal-prog-shim-imp
+U=$PID
+run u-ping 0 "$FL" request "$U" ping 1
+say u "null 4 10"
+expect_counts "shim: faultlined --heal-after 3 reaches a program under the shim" "$U" h_store_i32 "3/3/7 healed"
+stop_daemon
+
+grep -q ' ERROR \| error ' "$OUT/daemon.log" && echo "# (daemon log: $OUT/daemon.log)"
+echo "daemon heal: $pass passed, $fail failed"
+[ "$fail" = 0 ]
