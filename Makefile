@@ -132,6 +132,7 @@ include selftests/daemon/cli/build.mk
 include selftests/daemon/hostile/build.mk
 include selftests/daemon/counts/build.mk
 include selftests/daemon/patch/build.mk
+include selftests/daemon/heal/build.mk
 include selftests/profile/build.mk
 include selftests/bench/build.mk
 include scripts/build.mk
@@ -155,7 +156,7 @@ check-san: | deps
 CHECKS := check-layers check-unit check-cli check-docs check-install check-conformance check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
-	check-daemon-fair check-daemon-patch check-bpf check-profile check-vm \
+	check-daemon-fair check-daemon-patch check-daemon-heal check-bpf check-profile check-vm \
 	check-fuzz check-san
 
 # After each step, scripts/leftovers.sh looks for a process the step left

@@ -50,11 +50,11 @@ static int one(const char *cmd, const char *path, uint32_t pid, uint32_t kind, u
 		return cli_reply_fail_pid(cmd, pid, &r);
 	if (json) {
 		cli_print_json(r.doc);
-		status = (int64_t)cli_u64(r.doc, "status");
+		status = cli_i64(r.doc, "status");
 		json_object_put(r.doc);
 		return status != 0;
 	}
-	status = (int64_t)cli_u64(r.doc, "status");
+	status = cli_i64(r.doc, "status");
 	if (status == 0 && kind == FL_REQ_HEAL)
 		printf("0x%" PRIx64 ": healed (%s)\n", pc, cli_str(r.doc, "tactic"));
 	else if (status == 0)

@@ -45,8 +45,8 @@ void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
 		       struct fl_shm_entry *done)
 {
 	struct fl_diag diag;
-	uint32_t healed, unhealable, before32;
-	uint64_t before;
+	uint32_t healed, unhealable, before32 = 0;
+	uint64_t before = 0;
 	int err;
 
 	switch (req->status) {

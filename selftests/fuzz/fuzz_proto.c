@@ -121,10 +121,16 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		if (n != 32 || le(d + 16, 4) < 1 || le(d + 16, 4) > 5)
 			return false;
 		break;
-	case 17:	/* REQUEST */
-		if (n != 32 || !le(d + 16, 4) || le(d + 20, 4) < 1 || le(d + 20, 4) > 2)
+	case 17: {	/* REQUEST: PING 1, HEAL_THRESHOLD 2, HEAL 6, UNHEAL 7, HEAL_OVER 8, UNHEAL_AFTER 9 */
+		uint64_t kind;
+
+		if (n != 32 || !le(d + 16, 4))
+			return false;
+		kind = le(d + 20, 4);
+		if (kind < 1 || (kind > 2 && kind < 6) || kind > 9)
 			return false;
 		break;
+	}
 	case 18: {	/* POINT: pid, kind, id, pc, target, len, expect_len; the bytes */
 		uint64_t kind, target, len, expect;
 

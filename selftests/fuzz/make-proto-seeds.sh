@@ -99,6 +99,16 @@ u32 1234; u32 1; u64 42
 msg request-ping 0 17
 u32 1234; u32 2; u64 1000
 msg request-heal-threshold 0 17
+u32 1234; u32 2; u64 $((3 | 60 << 32 | 1 << 63))
+msg request-heal-threshold-default 0 17
+u32 1234; u32 6; u64 0x401b94
+msg request-heal 0 17
+u32 1234; u32 7; u64 0x401b94
+msg request-unheal 0 17
+u32 1234; u32 8; u64 10
+msg request-heal-over 0 17
+u32 1234; u32 9; u64 30
+msg request-unheal-after 0 17
 
 # POINT: pid, kind, id, pc, target, len, expect_len; bytes, expected bytes
 u32 1234; u32 3; u64 7; u64 0; u64 0; u32 7; u32 16

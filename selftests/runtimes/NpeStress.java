@@ -91,6 +91,21 @@ public class NpeStress {
 		String maps = System.getenv("RT_MAPS");
 		if (maps != null)
 			Files.copy(Path.of("/proc/self/maps"), Path.of(maps));
+		// The names of this process's threads (run.sh looks for faultline's healer).
+		String tasks = System.getenv("RT_TASKS");
+		if (tasks != null) {
+			StringBuilder names = new StringBuilder();
+			try (var list = Files.list(Path.of("/proc/self/task"))) {
+				for (Path t : (Iterable<Path>) list::iterator) {
+					try {
+						names.append(Files.readString(t.resolve("comm")));
+					} catch (java.io.IOException e) {
+						// the thread exited meanwhile
+					}
+				}
+			}
+			Files.writeString(Path.of(tasks), names.toString());
+		}
 
 		for (int round = 0; round < rounds; round++) {
 			Result[] results = new Result[threads];

@@ -3,7 +3,8 @@
 # (NullPointerExceptions from C2 code in several threads, StackOverflowError,
 # a fatal error report), Node.js (WebAssembly out-of-bounds traps in V8's
 # guard regions), CPython (faulthandler; children dying of SIGSEGV).  The
-# two runs must print the same and exit the same.  Java sources are compiled
+# runs must print the same and exit the same; a third run has the shim and
+# healing on (FAULTLINE_HEAL_AFTER=1).  Java sources are compiled
 # at test time; runs and logs are in $(B)/tests/runtimes/.  About 10 s.
 
 RUNTIMES_OUT := $(B)/tests/runtimes

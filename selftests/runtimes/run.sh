@@ -1,8 +1,11 @@
 #!/bin/bash
 # Real runtimes that install their own SIGSEGV handlers behave the same with
-# libfaultline-preload.so as without it: each program below runs twice,
-# without the shim ("plain") and with LD_PRELOAD=<shim> ("shim"), and the two
-# runs must have the same stdout, the same stderr and the same exit status.
+# libfaultline-preload.so as without it: each program below runs three
+# times, without the shim ("plain"), with LD_PRELOAD=<shim> ("shim"), and
+# with the shim and healing on ("heal": FAULTLINE_HEAL_AFTER=1, the healer
+# thread running; the runtimes' own faults are not faultline's sites, so
+# nothing is counted or healed), and the runs must have the same stdout, the
+# same stderr and the same exit status.
 #
 #   run.sh PRELOAD_SO OUTDIR        (make check-runtimes)
 #
@@ -29,9 +32,10 @@
 # the method and really faulted in it), so that two runs that fail the same
 # way do not pass, and the shim's run is checked to have the shim mapped.
 #
-# Each run has its own directory OUTDIR/{plain,shim}/NAME/ (its cwd) with
-# stdout, stderr, status and what else the program leaves (maps: a copy of
-# its /proc/self/maps; compilation.log, hs_err.log).  Java sources are
+# Each run has its own directory OUTDIR/{plain,shim,heal}/NAME/ (its cwd)
+# with stdout, stderr, status and what else the program leaves (maps: a
+# copy of its /proc/self/maps; tasks: its threads' names; compilation.log,
+# hs_err.log).  Java sources are
 # compiled into OUTDIR/classes.  Runs are limited to FL_RT_TIMEOUT seconds
 # (default 600: a guard against a hang, minutes for QEMU's TCG on a busy
 # machine) each; core dumps are off except where segv-child.py turns them
@@ -101,47 +105,54 @@ run() {
 	shift 2
 	rm -rf "$d"
 	mkdir -p "$d"
-	local preload=(env -u LD_PRELOAD)
-	[ "$mode" = shim ] && preload=(env "LD_PRELOAD=$so")
+	local preload=(env -u LD_PRELOAD -u FAULTLINE_HEAL_AFTER -u FAULTLINE_UNHEAL_AFTER)
+	[ "$mode" = shim ] && preload+=("LD_PRELOAD=$so")
+	[ "$mode" = heal ] && preload+=("LD_PRELOAD=$so" FAULTLINE_HEAL_AFTER=1)
 	# (The braces' 2>/dev/null: bash's own "Segmentation fault" notice.)
 	{
 		(
 			cd "$d" || exit 125
 			ulimit -S -c 0
-			export RT_MAPS=$d/maps
+			export RT_MAPS=$d/maps RT_TASKS=$d/tasks
 			exec timeout -k 5 "$timeout_s" "${preload[@]}" "$@" >stdout 2>stderr
 		)
 	} 2>/dev/null
 	echo $? >"$d/status"
 }
 
-# both NAME CMD...: the plain run, then the shim's run.
+# both NAME CMD...: the plain run, then the shim's run, then the shim's
+# with healing on.
 both() {
 	local name=$1
 	shift
 	run "$name" plain "$@"
 	run "$name" shim "$@"
+	run "$name" heal "$@"
 }
 
-# same NAME FILE [FILTER...]: FILE of the two runs, each through FILTER
-# (default cat), must be identical.
+# same NAME FILE [FILTER...]: FILE of the plain run and of each of the
+# shim's runs, each through FILTER (default cat), must be identical.
 same() {
-	local name=$1 file=$2
+	local name=$1 file=$2 mode
 	shift 2
 	[ $# -eq 0 ] && set -- cat
-	local a=$out/plain/$name/$file b=$out/shim/$name/$file diff=$out/$name.$file.diff
-	if [ ! -e "$a" ] || [ ! -e "$b" ]; then
-		notok "$name: $file identical" "missing $([ -e "$a" ] || echo "$a ")$([ -e "$b" ] || echo "$b")"
-		return
-	fi
-	if diff -u --label "plain/$name/$file" --label "shim/$name/$file" \
-		<("$@" <"$a") <("$@" <"$b") >"$diff"; then
-		ok "$name: $file identical"
-		rm -f "$diff"
-	else
-		notok "$name: $file differs" "$(tail -n +3 "$diff" | grep -c '^[-+]') lines, see $diff"
-		show "$diff" 40
-	fi
+	for mode in shim heal; do
+		local a=$out/plain/$name/$file b=$out/$mode/$name/$file
+		local diff=$out/$name.$mode.$file.diff what="$name: $file identical"
+		[ $mode = heal ] && what="$what (healing on)"
+		if [ ! -e "$a" ] || [ ! -e "$b" ]; then
+			notok "$what" "missing $([ -e "$a" ] || echo "$a ")$([ -e "$b" ] || echo "$b")"
+			continue
+		fi
+		if diff -u --label "plain/$name/$file" --label "$mode/$name/$file" \
+			<("$@" <"$a") <("$@" <"$b") >"$diff"; then
+			ok "$what"
+			rm -f "$diff"
+		else
+			notok "$what" "$(tail -n +3 "$diff" | grep -c '^[-+]') lines, see $diff"
+			show "$diff" 40
+		fi
+	done
 }
 
 # expect NAME CHECK COMMAND...: COMMAND must succeed for both runs; it is
@@ -149,7 +160,7 @@ same() {
 expect() {
 	local name=$1 what=$2 mode why=
 	shift 2
-	for mode in plain shim; do
+	for mode in plain shim heal; do
 		if ! D=$out/$mode/$name bash -c "$1"; then
 			why="$why${why:+, }not in the $mode run"
 		fi
@@ -162,20 +173,27 @@ expect() {
 }
 
 status_is() {
-	expect "$1" "exit status $2 (both runs)" "[ \"\$(cat \"\$D/status\")\" = $2 ]"
+	expect "$1" "exit status $2 (every run)" "[ \"\$(cat \"\$D/status\")\" = $2 ]"
 }
 
-# The shim is mapped in the shim's run of NAME and only there.
+# The shim is mapped in the shim's runs of NAME and only there; in the heal
+# run, faultline's healer thread runs (the policy is on).
 mapped() {
 	local name=$1
 	if ! grep -qF "$so" "$out/shim/$name/maps" 2>/dev/null; then
 		notok "$name: shim loaded" "$so not in the shim run's /proc/self/maps"
+	elif ! grep -qF "$so" "$out/heal/$name/maps" 2>/dev/null; then
+		notok "$name: shim loaded" "$so not in the heal run's /proc/self/maps"
+	elif ! grep -qx "fl-healer" "$out/heal/$name/tasks" 2>/dev/null; then
+		notok "$name: healing on" "no fl-healer thread in the heal run (its tasks: $(tr '\n' ' ' <"$out/heal/$name/tasks" 2>/dev/null | head -c 300))"
+	elif grep -qx "fl-healer" "$out/shim/$name/tasks" 2>/dev/null; then
+		notok "$name: healing on" "an fl-healer thread in the shim run, without FAULTLINE_HEAL_AFTER"
 	elif grep -qF "$so" "$out/plain/$name/maps" 2>/dev/null; then
 		notok "$name: shim loaded" "$so mapped in the plain run too"
 	elif [ ! -s "$out/plain/$name/maps" ]; then
 		notok "$name: shim loaded" "the plain run wrote no maps"
 	else
-		ok "$name: shim loaded in the shim run only"
+		ok "$name: shim loaded in the shim runs only, healing on in the heal run"
 	fi
 }
 
@@ -263,7 +281,7 @@ if [ $java_ok = 1 ]; then
 	expect jvm-npe "null check faults in C2 code (uncommon traps)" \
 		'grep "<uncommon_trap thread=" "$D/compilation.log" |
 		 grep -m 1 "reason=.null_check." | grep -q "compiler=.c2."'
-	for m in plain shim; do
+	for m in plain shim heal; do
 		n=$(grep "<uncommon_trap thread=" "$out/$m/jvm-npe/compilation.log" 2>/dev/null |
 			grep "reason=.null_check." | grep -c "compiler=.c2.")
 		echo "#   $m: $n null check uncommon traps in C2 code"

@@ -19,6 +19,15 @@ faulthandler.enable()
 if os.environ.get("RT_MAPS"):
     with open("/proc/self/maps") as src, open(os.environ["RT_MAPS"], "w") as dst:
         dst.write(src.read())
+# The names of this process's threads (run.sh looks for faultline's healer).
+if os.environ.get("RT_TASKS"):
+    with open(os.environ["RT_TASKS"], "w") as dst:
+        for t in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{t}/comm") as comm:
+                    dst.write(comm.read())
+            except OSError:
+                pass
 
 workdir = sys.argv[1]
 os.makedirs(workdir, exist_ok=True)

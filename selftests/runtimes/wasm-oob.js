@@ -97,6 +97,15 @@ if (isMainThread) {
 	const nworkers = Number(process.argv[3]);
 	if (process.env.RT_MAPS)
 		fs.writeFileSync(process.env.RT_MAPS, fs.readFileSync('/proc/self/maps'));
+	// The names of this process's threads (run.sh looks for faultline's healer).
+	if (process.env.RT_TASKS)
+		fs.writeFileSync(process.env.RT_TASKS, fs.readdirSync('/proc/self/task').map((t) => {
+			try {
+				return fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8');
+			} catch (e) {
+				return '';
+			}
+		}).join(''));
 	const results = [];
 	let pending = nworkers;
 	for (let w = 0; w < nworkers; w++) {
