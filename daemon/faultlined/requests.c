@@ -252,7 +252,7 @@ void fld_request_policy(struct fld_proc *p)
 	if (policy_heal_arg)
 		push_own(p, FL_REQ_HEAL_THRESHOLD, policy_heal_arg);
 	if (policy_unheal_after)
-		push_own(p, FL_REQ_UNHEAL_AFTER, policy_unheal_after);
+		push_own(p, FL_REQ_UNHEAL_AFTER, policy_unheal_after | FL_HEAL_DEFAULT);
 }
 
 static const char *kind_name(uint32_t kind)

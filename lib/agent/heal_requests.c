@@ -80,11 +80,7 @@ void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
 		done->value = err ? 0 : healed | (uint64_t)unhealable << 32;
 		return;
 	case FL_REQ_UNHEAL_AFTER:
-		if (req->value > UINT32_MAX) {
-			done->status = -EINVAL;
-			return;
-		}
-		done->status = fl_heal_policy_unheal_after((uint32_t)req->value, &before32, &diag);
+		done->status = fl_heal_policy_unheal_after(req->value, &before32, &diag);
 		done->value = before32;
 		return;
 	default:

@@ -356,14 +356,23 @@ void fl_park_fork_child(void);
 /*
  * The heal policy's signal side (heal_note.c; the healer thread is
  * lib/patch/heal_policy.c's): a claimed fault at a site counts in its
- * watch; the fault that makes `after` failures within window_s seconds (0:
- * ever) sets the site's wanted bit and wakes the healer.  Never in signal
+ * watch; a fault that makes `after` failures or more within window_s
+ * seconds (0: ever) sets the site's wanted bit and wakes the healer (so a
+ * threshold lowered below a site's count, or a site unhealed, heals at
+ * its next failure).  Never in signal
  * context: the healing itself.
  */
 struct fl_heal_watch {
 	_Atomic uint32_t start;		/* the window's start, CLOCK_MONOTONIC_COARSE seconds */
 	_Atomic uint32_t count;		/* failures in it */
 };
+
+/*
+ * A watch's count from which the site is not asked for any more (set by
+ * the healer when it cannot be healed in place; a new window or an unheal
+ * starts again from 0).
+ */
+#define FL_HEAL_GAVE_UP 0x80000000u
 
 struct fl_heal_trigger {
 	/*

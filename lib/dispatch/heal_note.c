@@ -45,7 +45,7 @@ void fl_heal_note(uint32_t slot)
 			atomic_store_explicit(&w->count, 0, memory_order_relaxed);
 	}
 	n = atomic_fetch_add_explicit(&w->count, 1, memory_order_relaxed) + 1;
-	if (n != after)
+	if (n < after || n >= FL_HEAL_GAVE_UP)
 		return;
 	atomic_fetch_or_explicit(&fl_heal_trigger.wanted[slot / 64], 1ull << (slot % 64),
 				 memory_order_seq_cst);

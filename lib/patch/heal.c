@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <Zydis/Zydis.h>
+
 #include <faultline/patch.h>
 
 #include "format/diag.h"
@@ -191,6 +193,24 @@ static bool env_place(void *ctx, uint64_t lo, uint64_t hi, size_t size, uint64_t
 	return fl_stubs_find(&e->maps, lo, hi, size, e->site, at);
 }
 
+/* The length of the instruction at pc, in the mapping read for the plan; 15 if unknown. */
+static size_t insn_len(const struct env_ctx *e, uint64_t pc)
+{
+	const struct fl_mapping *m = fl_maps_find(&e->maps, pc);
+	ZydisDecoder d;
+	ZydisDecodedInstruction insn;
+	uint64_t avail;
+
+	if (!m || !(m->prot & PROT_READ) || !(m->prot & PROT_EXEC))
+		return 15;
+	avail = m->end - pc;
+	ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d, NULL, (const void *)(uintptr_t)pc,
+							avail < 15 ? avail : 15, &insn)))
+		return 15;
+	return insn.length;
+}
+
 /*
  * Bytes that are taken: another site's instruction (an evicted site would
  * fault in a stub, where no handler knows it; changed, it could not be
@@ -205,13 +225,23 @@ static bool env_busy(void *ctx, uint64_t a, size_t len)
 	if (n > 8)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		if (near[i].faulting_pc == e->site)
+		uint64_t pc = near[i].faulting_pc;
+
+		if (pc == e->site)
 			continue;
-		/* Its instruction is at most 15 bytes: conservative. */
-		if (overlaps(a, len, near[i].faulting_pc, 15))
+		/* Its instruction, as decoded (15 bytes when it cannot be: conservative). */
+		if (overlaps(a, len, pc, insn_len(e, pc)))
 			return true;
 	}
 	return healed_busy(a, len);
+}
+
+/* Sets slot's heal policy count (FL_HEAL_GAVE_UP, or 0 to start again). */
+static void watch_set(uint32_t slot, uint32_t count)
+{
+	if (fl_heal_trigger.watch && slot < fl_heal_trigger.slots)
+		atomic_store_explicit(&fl_heal_trigger.watch[slot].count, count,
+				      memory_order_relaxed);
 }
 
 static void say_unhealable(uint64_t pc, const char *why)
@@ -345,6 +375,7 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	err = fl_heal_plan(&env, pc, site.function, &h->plan);
 	if (!err && h->plan.tactic == FL_HEAL_NONE) {
 		say_unhealable(pc, h->plan.why);
+		watch_set(site.counter, FL_HEAL_GAVE_UP);
 		slot->why = (uint8_t)h->plan.why_code;
 		/* Release: why is written before the daemon sees the state (acquire). */
 		atomic_store_explicit(&slot->state, FL_SHM_HEAL_UNHEALABLE, memory_order_release);
@@ -444,6 +475,8 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	slot = fl_counters_heal(h->counter);
 	if (slot)
 		atomic_store_explicit(&slot->state, FL_SHM_HEAL_IMPLICIT, memory_order_release);
+	/* The policy counts its failures from 0 again. */
+	watch_set(h->counter, 0);
 	ev->tell = true;
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_IMPLICIT;

@@ -32,8 +32,11 @@
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
 static _Atomic uint32_t unheal_after_s;
-/* The process set its own policy (fl_init): the daemon's default does not replace it. */
-static bool own;
+/*
+ * The process set its own threshold, its own quiet time (fl_init): the
+ * daemon's defaults (FL_HEAL_DEFAULT) do not replace them.
+ */
+static bool own_after, own_quiet;
 
 /* Heals the wanted sites.  Returns how many were wanted. */
 static size_t heal_wanted(void)
@@ -171,8 +174,10 @@ int fl_heal_policy_set(uint32_t after, uint32_t window_s, uint32_t unheal_after,
 
 	pthread_mutex_lock(&policy_lock);
 	err = set_locked(after, window_s, unheal_after, diag);
-	if (!err)
-		own = true;
+	if (!err) {
+		own_after |= after != 0;
+		own_quiet |= unheal_after != 0;
+	}
 	pthread_mutex_unlock(&policy_lock);
 	return err;
 }
@@ -193,22 +198,28 @@ int fl_heal_policy_request(uint64_t arg, uint64_t *before, struct fl_diag *diag)
 		return fl_diag_say(diag, -EINVAL, "a heal window (%u s) without a count", window);
 	pthread_mutex_lock(&policy_lock);
 	*before = policy_arg();
-	if (!(is_default && own))
+	if (!(is_default && own_after))
 		err = set_locked(after, after ? window : 0,
 				 atomic_load_explicit(&unheal_after_s, memory_order_relaxed), diag);
 	pthread_mutex_unlock(&policy_lock);
 	return err;
 }
 
-int fl_heal_policy_unheal_after(uint32_t seconds, uint32_t *before, struct fl_diag *diag)
+int fl_heal_policy_unheal_after(uint64_t arg, uint32_t *before, struct fl_diag *diag)
 {
-	int err;
+	bool is_default = arg & FL_HEAL_DEFAULT;
+	int err = 0;
 
+	arg &= ~FL_HEAL_DEFAULT;
+	*before = atomic_load_explicit(&unheal_after_s, memory_order_relaxed);
+	if (arg > UINT32_MAX)
+		return fl_diag_say(diag, -EINVAL, "a quiet time of %llu s", (unsigned long long)arg);
 	pthread_mutex_lock(&policy_lock);
 	*before = atomic_load_explicit(&unheal_after_s, memory_order_relaxed);
-	err = set_locked(atomic_load_explicit(&fl_heal_trigger.after, memory_order_relaxed),
-			 atomic_load_explicit(&fl_heal_trigger.window_s, memory_order_relaxed),
-			 seconds, diag);
+	if (!(is_default && own_quiet))
+		err = set_locked(atomic_load_explicit(&fl_heal_trigger.after, memory_order_relaxed),
+				 atomic_load_explicit(&fl_heal_trigger.window_s, memory_order_relaxed),
+				 (uint32_t)arg, diag);
 	pthread_mutex_unlock(&policy_lock);
 	return err;
 }

@@ -34,8 +34,12 @@ void fl_heal_policy_get(uint32_t *after, uint32_t *window_s, uint32_t *unheal_af
  */
 int fl_heal_policy_request(uint64_t arg, uint64_t *before, struct fl_diag *diag);
 
-/* faultlined's FL_REQ_UNHEAL_AFTER: the quiet time; *before the one before. */
-int fl_heal_policy_unheal_after(uint32_t seconds, uint32_t *before, struct fl_diag *diag);
+/*
+ * faultlined's FL_REQ_UNHEAL_AFTER: the quiet time in seconds, with
+ * FL_HEAL_DEFAULT a default the process's own overrides; *before the one
+ * before.  Returns 0 or -errno (-EINVAL: over UINT32_MAX seconds).
+ */
+int fl_heal_policy_unheal_after(uint64_t arg, uint32_t *before, struct fl_diag *diag);
 
 /*
  * Heals every registered site whose trapped failures are more than over.

@@ -69,8 +69,9 @@ enum fl_request_kind {
 	 * faulting PC is arg (completion value: the tactic, 1 B1 2 B2 3 T1
 	 * 4 T3; refused -EOPNOTSUPP: the reason's code, FL_SHM_WHY_*); heal
 	 * every site with more than arg trapped failures (value: healed, and
-	 * unhealable << 32); unheal a healed site quiet for arg seconds (0:
-	 * never; value: the setting before).
+	 * unhealable << 32); unheal a healed site quiet for arg seconds (bits
+	 * 0-31; 0: never; bit 63 FL_HEAL_DEFAULT: a default, which the
+	 * process's own setting overrides; value: the setting before).
 	 */
 	FL_REQ_HEAL = 6,
 	FL_REQ_UNHEAL = 7,

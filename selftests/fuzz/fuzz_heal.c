@@ -12,7 +12,8 @@
  *    its own, so FL_HEAL_DEFAULT changes nothing to that), the window
  *    kept only with a count; the completion's value is the policy before,
  *    in the arg's form;
- *  - UNHEAL_AFTER: more than 32 bits is -EINVAL and changes nothing;
+ *  - UNHEAL_AFTER: bit 63 (FL_HEAL_DEFAULT) aside (no quiet time of the
+ *    process's own), more than 32 bits is -EINVAL and changes nothing;
  *    else it is the quiet time now, the one before in the completion;
  *  - any other kind is -EOPNOTSUPP;
  *  - the completion's status is 0 or a negative errno, its seq the
@@ -75,6 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(quiet == quiet0);
 		break;
 	case FL_REQ_UNHEAL_AFTER:
+		arg &= ~FL_HEAL_DEFAULT;
 		if (arg > UINT32_MAX) {
 			CHECK(done.status == -EINVAL && quiet == quiet0);
 		} else {
