@@ -123,6 +123,7 @@ include selftests/runtimes/build.mk
 include selftests/region/build.mk
 include selftests/patch/build.mk
 include selftests/points/build.mk
+include selftests/heal/build.mk
 include selftests/shim/build.mk
 include selftests/bpf/build.mk
 include selftests/daemon/loop/build.mk
