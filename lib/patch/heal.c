@@ -191,22 +191,26 @@ static bool env_place(void *ctx, uint64_t lo, uint64_t hi, size_t size, uint64_t
  * Bytes that are taken: another site's instruction (an evicted site would
  * fault in a stub, where no handler knows it; changed, it could not be
  * healed itself), or what a healed site changed or pins.
+ *
+ * Every range the planner asks about starts at an instruction boundary
+ * (the site, the end of the site or of a neighbour, a neighbour), and an
+ * instruction that starts before a boundary ends at or before it: another
+ * site is in the range exactly when it starts inside it.  (Counting a site
+ * that starts up to 15 bytes before the range, as if its instruction were
+ * 15 bytes long, made every site within 15 bytes after another unhealable:
+ * "pinned by another patch", with nothing healed.)
  */
 static bool env_busy(void *ctx, uint64_t a, size_t len)
 {
 	struct env_ctx *e = ctx;
 	struct fl_site_entry near[8];
-	size_t n = fl_table_sites_in(a > 15 ? a - 15 : 0, a + len, near, 8);
+	size_t n = fl_table_sites_in(a, a + len, near, 8);
 
 	if (n > 8)
 		return true;
-	for (size_t i = 0; i < n; i++) {
-		if (near[i].faulting_pc == e->site)
-			continue;
-		/* Its instruction is at most 15 bytes: conservative. */
-		if (overlaps(a, len, near[i].faulting_pc, 15))
+	for (size_t i = 0; i < n; i++)
+		if (near[i].faulting_pc != e->site)
 			return true;
-	}
 	return healed_busy(a, len);
 }
 
