@@ -212,7 +212,7 @@ static void calls_with(struct run *r, bool null)
 
 		fill();
 		if (!null)
-			*P(int32_t) = x;	/* decl gives -1, 0 and 1 */
+			P(int32_t)[2] = x;	/* decl gives -1, 0 and 1 */
 		v = rmw_flags_read_after(P(int32_t), x);
 		snprintf(name, sizeof(name), "rmw_flags_read_after(%s, %d)", k, x);
 		said(r, name, "%d", v);
@@ -222,7 +222,7 @@ static void calls_with(struct run *r, bool null)
 
 		fill();
 		if (!null)
-			*P(int32_t) = 1;
+			P(int32_t)[1] = 1;
 		v = load_op_store(P(int32_t), x);
 		snprintf(name, sizeof(name), "load_op_store(%s, %d)", k, x);
 		said(r, name, "%d", v);
@@ -300,6 +300,7 @@ uint64_t corpus_run(FILE *out, int reps)
 	struct run r = { .out = out };
 
 	npes = 0;
+	mixed_calls = 0;
 	calls_with(&r, false);
 	lists(&r, false);
 	for (int i = 0; i < reps; i++) {

@@ -92,15 +92,19 @@ isnull:
   ret i64 %c
 }
 
-; The site sets the flags that the branch after it reads: decl (%rdi); je.
+; The site sets the flags that the branch after it reads: decl 8(%rdi); je.
+; (At offset 0, decl (%rdi) is 2 bytes followed by the je: a punned jump's
+; target would be below the -no-pie program, and no neighbour of 6 bytes
+; is in reach: unhealable.)
 define i32 @rmw_flags_read_after(i32* %p, i32 %x) {
 entry:
   %n = icmp eq i32* %p, null
   br i1 %n, label %isnull, label %notnull, !make.implicit !0
 notnull:
-  %v = load i32, i32* %p
+  %f = getelementptr i32, i32* %p, i64 2
+  %v = load i32, i32* %f
   %d = sub i32 %v, 1
-  store i32 %d, i32* %p
+  store i32 %d, i32* %f
   %z = icmp eq i32 %d, 0
   br i1 %z, label %zero, label %nonzero
 zero:
@@ -113,15 +117,16 @@ isnull:
   ret i32 -7
 }
 
-; A load-op: addl (%rdi), %esi, its result stored back after.
+; A load-op: addl 4(%rdi), %esi, its result stored back after.
 define i32 @load_op_store(i32* %p, i32 %x) {
 entry:
   %n = icmp eq i32* %p, null
   br i1 %n, label %isnull, label %notnull, !make.implicit !0
 notnull:
-  %v = load i32, i32* %p
+  %f = getelementptr i32, i32* %p, i64 1
+  %v = load i32, i32* %f
   %d = add i32 %v, %x
-  store i32 %d, i32* %p
+  store i32 %d, i32* %f
   %neg = icmp slt i32 %d, 0
   %r = select i1 %neg, i32 -1, i32 1
   ret i32 %r
