@@ -39,9 +39,11 @@ HEAL_CORPUS := $(B)/obj/$(HEAL_DIR)/corpus.o
 # The programs, and what each links besides its own object and libfaultline.
 HEAL_EXPLICIT := $(HEAL_OUT)/corpus_explicit
 HEAL_BINS := $(HEAL_EXPLICIT) \
-	$(HEAL_OUT)/healed_corpus_matches_explicit
+	$(HEAL_OUT)/healed_corpus_matches_explicit \
+	$(HEAL_OUT)/heal_unheal_while_threads_call
 HEAL_LINK_corpus_explicit := $(HEAL_CORPUS) $(call heal_ll,explicit)
 HEAL_LINK_healed_corpus_matches_explicit := $(HEAL_CORPUS) $(call heal_ll,implicit)
+HEAL_LINK_heal_unheal_while_threads_call := $(HEAL_OUT)/ll/nullchecks-implicit.o
 .SECONDARY: $(call heal_ll,implicit) $(call heal_ll,explicit) $(call heal_ll,implicit-pic) \
 	$(HEAL_CORPUS) $(patsubst $(HEAL_OUT)/%,$(B)/obj/$(HEAL_DIR)/%.o,$(HEAL_BINS))
 

@@ -18,6 +18,7 @@ TIMEOUT=${HEAL_TEST_TIMEOUT:-900}
 
 tests=(
 	"healed_corpus_matches_explicit $bin/corpus_explicit"
+	"heal_unheal_while_threads_call $cycles"
 )
 
 for entry in "${tests[@]}"; do
