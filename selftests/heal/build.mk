@@ -40,7 +40,8 @@ HEAL_CORPUS := $(B)/obj/$(HEAL_DIR)/corpus.o
 HEAL_EXPLICIT := $(HEAL_OUT)/corpus_explicit
 HEAL_BINS := $(HEAL_EXPLICIT) \
 	$(HEAL_OUT)/healed_corpus_matches_explicit \
-	$(HEAL_OUT)/heal_unheal_while_threads_call
+	$(HEAL_OUT)/heal_unheal_while_threads_call \
+	$(HEAL_OUT)/registers_and_flags_survive_the_stub
 HEAL_LINK_corpus_explicit := $(HEAL_CORPUS) $(call heal_ll,explicit)
 HEAL_LINK_healed_corpus_matches_explicit := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_heal_unheal_while_threads_call := $(HEAL_OUT)/ll/nullchecks-implicit.o

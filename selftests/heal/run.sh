@@ -19,6 +19,7 @@ TIMEOUT=${HEAL_TEST_TIMEOUT:-900}
 tests=(
 	"healed_corpus_matches_explicit $bin/corpus_explicit"
 	"heal_unheal_while_threads_call $cycles"
+	"registers_and_flags_survive_the_stub"
 )
 
 for entry in "${tests[@]}"; do
