@@ -41,10 +41,15 @@ HEAL_EXPLICIT := $(HEAL_OUT)/corpus_explicit
 HEAL_BINS := $(HEAL_EXPLICIT) \
 	$(HEAL_OUT)/healed_corpus_matches_explicit \
 	$(HEAL_OUT)/heal_unheal_while_threads_call \
-	$(HEAL_OUT)/registers_and_flags_survive_the_stub
+	$(HEAL_OUT)/registers_and_flags_survive_the_stub \
+	$(HEAL_OUT)/no_room_for_a_stub_is_unhealable
 HEAL_LINK_corpus_explicit := $(HEAL_CORPUS) $(call heal_ll,explicit)
 HEAL_LINK_healed_corpus_matches_explicit := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_heal_unheal_while_threads_call := $(HEAL_OUT)/ll/nullchecks-implicit.o
+HEAL_LINK_no_room_for_a_stub_is_unhealable := $(HEAL_CORPUS) $(call heal_ll,implicit)
+# The same test, PIE: the IR in the pic model; GNU ld needs -z notext for the
+# fault maps' relocations (selftests/progs/build.mk, pie-gnu).
+HEAL_PIE := $(HEAL_OUT)/no_room_for_a_stub_is_unhealable_pie
 .SECONDARY: $(call heal_ll,implicit) $(call heal_ll,explicit) $(call heal_ll,implicit-pic) \
 	$(HEAL_CORPUS) $(patsubst $(HEAL_OUT)/%,$(B)/obj/$(HEAL_DIR)/%.o,$(HEAL_BINS))
 
@@ -56,10 +61,17 @@ $(HEAL_BINS): $(HEAL_OUT)/%: $(B)/obj/$(HEAL_DIR)/%.o $$(HEAL_LINK_$$*) $(LIB_A)
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^) $(LIB_A) \
 		$(LIB_LIBS) -ldl
 
+$(HEAL_PIE): $(B)/obj/$(HEAL_DIR)/no_room_for_a_stub_is_unhealable.o $(HEAL_CORPUS) \
+		$(call heal_ll,implicit-pic) $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -pie -Wl,-z,notext -rdynamic -pthread -o $@ $(filter %.o,$^) \
+		$(LIB_A) $(LIB_LIBS) -ldl
+
 .PHONY: check-heal
 # The sanitizer build heals and unheals 10,000 times under load: several
 # times slower.
-check-heal: $(HEAL_BINS)
+check-heal: $(HEAL_BINS) $(HEAL_PIE)
 	$(Q)$(HEAL_DIR)/run.sh $(HEAL_OUT) $(if $(filter 1,$(SAN)),10000)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-heal

@@ -20,6 +20,8 @@ tests=(
 	"healed_corpus_matches_explicit $bin/corpus_explicit"
 	"heal_unheal_while_threads_call $cycles"
 	"registers_and_flags_survive_the_stub"
+	"no_room_for_a_stub_is_unhealable $bin/corpus_explicit"
+	"no_room_for_a_stub_is_unhealable_pie $bin/corpus_explicit"
 )
 
 for entry in "${tests[@]}"; do
