@@ -22,6 +22,7 @@ tests=(
 	"registers_and_flags_survive_the_stub"
 	"no_room_for_a_stub_is_unhealable $bin/corpus_explicit"
 	"no_room_for_a_stub_is_unhealable_pie $bin/corpus_explicit"
+	"unheal_restores_the_compiled_bytes"
 )
 
 for entry in "${tests[@]}"; do
