@@ -153,7 +153,7 @@ check-san: | deps
 		check-discovery check-jit check-stress
 
 CHECKS := check-layers check-unit check-cli check-docs check-install check-conformance check-discovery \
-	check-shim check-jit check-region check-patch check-points check-runtimes check-stress check-stress-tsan \
+	check-shim check-jit check-region check-patch check-points check-heal check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
 	check-daemon-fair check-daemon-patch check-bpf check-profile check-vm \
 	check-fuzz check-san

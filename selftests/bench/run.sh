@@ -46,6 +46,9 @@
 #  9. Code patching: bench_patch (one call's latency, one site and 100 by
 #     the int3 protocol, one site by the thread handshake, with 1, 2 and 8
 #     threads running the code; a patch storm's cost for a running thread).
+# 10. Healing: bench_heal (a storm of failing checks unhealed, healed and
+#     explicit; the non-failing path of each; fl_site_heal's latency with 0,
+#     1, 2 and 8 threads running the code).
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -218,4 +221,8 @@ fi
 echo
 echo "== 9. Code patching (bench_patch -n $repeat)"
 "$out/bench_patch" -n "$repeat" || status=1
+
+echo
+echo "== 10. Healing (bench_heal -n 10)"
+"$out/bench_heal" -n 10 || status=1
 exit $status
