@@ -13,6 +13,7 @@
 #ifndef FL_TEST_HEAL_COMMON_H
 #define FL_TEST_HEAL_COMMON_H
 
+#include <dlfcn.h>
 #include <linux/perf_event.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@
 
 /* t_init_discovering: fl_init that registers the test program's own sites. */
 #include "../points/common.h"
+#include "corpus.h"
 
 #define T_MAX_SITES 256
 
@@ -121,6 +123,54 @@ static inline void t_unheal(uint64_t pc)
 	int err = fl_site_unheal((const void *)(uintptr_t)pc, &d);
 
 	t_check(err == 0, "fl_site_unheal(0x%llx): %d %s", (unsigned long long)pc, err, d.msg);
+}
+
+/* ------------------------------------------------------------------------
+ * The corpus harness (corpus.h; the tests that link corpus.c).
+ */
+
+/* What the harness prints, run here (malloc'd). */
+static inline char *t_corpus_output(int reps)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	t_check(f != NULL, "open_memstream");
+	corpus_run(f, reps);
+	t_check(fclose(f) == 0, "fclose");
+	return buf;
+}
+
+/* What the explicit build (corpus_explicit at path) prints (malloc'd). */
+static inline char *t_explicit_output(const char *path, int reps)
+{
+	char cmd[4096], chunk[65536], *buf = NULL;
+	size_t len = 0, n;
+	FILE *p, *f = open_memstream(&buf, &len);
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' %d", path, reps);
+	p = popen(cmd, "r");
+	t_check(p != NULL && f != NULL, "popen %s", cmd);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		fwrite(chunk, 1, n, f);
+	st = pclose(p);
+	fclose(f);
+	t_check(st == 0, "%s: exit status 0x%x", cmd, st);
+	return buf;
+}
+
+/* "function+offset" of pc (the programs link -rdynamic), else the address. */
+static inline void t_fn_name(uint64_t pc, char *out, size_t len)
+{
+	Dl_info di;
+
+	if (dladdr((void *)(uintptr_t)pc, &di) && di.dli_sname)
+		snprintf(out, len, "%s+%#llx", di.dli_sname,
+			 (unsigned long long)(pc - (uint64_t)(uintptr_t)di.dli_saddr));
+	else
+		snprintf(out, len, "0x%llx", (unsigned long long)pc);
 }
 
 /* ------------------------------------------------------------------------

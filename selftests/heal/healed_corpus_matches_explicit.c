@@ -28,44 +28,7 @@
  *      anywhere else.  Every site failed at least once;
  *   3. every site unhealed: the faults come back, as many as in pass 1.
  */
-#include <dlfcn.h>
-#include <stdio.h>
-
 #include "common.h"
-#include "corpus.h"
-
-/* Runs the harness; returns its output (malloc'd). */
-static char *run_pass(int reps)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	t_check(f != NULL, "open_memstream");
-	corpus_run(f, reps);
-	t_check(fclose(f) == 0, "fclose");
-	return buf;
-}
-
-/* EXPLICIT's output (malloc'd); fails the test if it does not exit 0. */
-static char *run_explicit(const char *path, int reps)
-{
-	char cmd[4096], *buf = NULL;
-	size_t len = 0, n;
-	char chunk[65536];
-	FILE *p, *f = open_memstream(&buf, &len);
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "'%s' %d", path, reps);
-	p = popen(cmd, "r");
-	t_check(p != NULL && f != NULL, "popen %s", cmd);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, f);
-	st = pclose(p);
-	fclose(f);
-	t_check(st == 0, "%s: exit status 0x%x", cmd, st);
-	return buf;
-}
 
 /* Fails with the first line where got differs from want. */
 static void same_output(const char *pass, const char *got, const char *want)
@@ -100,17 +63,6 @@ static uint64_t healed_failures(const struct t_sites *t, uint64_t *per)
 	return sum;
 }
 
-static void fn_name(uint64_t pc, char *out, size_t len)
-{
-	Dl_info di;
-
-	if (dladdr((void *)(uintptr_t)pc, &di) && di.dli_sname)
-		snprintf(out, len, "%s+%#llx", di.dli_sname,
-			 (unsigned long long)(pc - (uint64_t)(uintptr_t)di.dli_saddr));
-	else
-		snprintf(out, len, "0x%llx", (unsigned long long)pc);
-}
-
 int main(int argc, char **argv)
 {
 	int reps = argc > 2 ? atoi(argv[2]) : 20;
@@ -128,7 +80,7 @@ int main(int argc, char **argv)
 
 	t_start(argv);
 	t_check(argc > 1, "usage: %s EXPLICIT [REPS]", argv[0]);
-	want = run_explicit(argv[1], reps);
+	want = t_explicit_output(argv[1], reps);
 	t_init_discovering();
 	t_enable();
 	t_sites_get(&t);
@@ -142,7 +94,7 @@ int main(int argc, char **argv)
 	if (kernel)
 		kfaults_count(&k, &t, &kc);
 	c0 = t_claimed();
-	got = run_pass(reps);
+	got = t_corpus_output(reps);
 	failures = t_claimed() - c0;
 	t_sites_get(&t1);
 	same_output("as compiled", got, want);
@@ -165,7 +117,7 @@ int main(int argc, char **argv)
 		struct fl_heal_info info;
 		int err = fl_site_heal((const void *)(uintptr_t)t.pc[i], &d), x;
 
-		fn_name(t.pc[i], name, sizeof(name));
+		t_fn_name(t.pc[i], name, sizeof(name));
 		info = t_heal_info(t.pc[i]);
 		if (err == -EOPNOTSUPP) {
 			t_check(info.state == FL_HEAL_UNHEALABLE && info.reason[0],
@@ -189,7 +141,7 @@ int main(int argc, char **argv)
 	t_check((size_t)n_unhealable * 10 <= t.n, "%d of %zu sites unhealable", n_unhealable, t.n);
 	healed_failures(&t, hf0);
 	c0 = t_claimed();
-	got = run_pass(reps);
+	got = t_corpus_output(reps);
 	t_sites_get(&t2);
 	same_output("healed", got, want);
 	free(got);
@@ -200,7 +152,7 @@ int main(int argc, char **argv)
 		uint64_t f = t1.faults[i] - t.faults[i];	/* pass 1's failures there */
 		uint64_t trapped = t2.faults[i] - t1.faults[i], healed = hf1[i] - hf0[i];
 
-		fn_name(t.pc[i], name, sizeof(name));
+		t_fn_name(t.pc[i], name, sizeof(name));
 		t_check(f > 0, "the site at %s never failed: its healing is not tested", name);
 		if (unhealable[i]) {
 			t_check(trapped == f && healed == 0 && (!kernel || kc.at[i] == f),
@@ -236,7 +188,7 @@ int main(int argc, char **argv)
 		if (!unhealable[i])
 			t_unheal(t.pc[i]);
 	c0 = t_claimed();
-	got = run_pass(reps);
+	got = t_corpus_output(reps);
 	same_output("unhealed", got, want);
 	free(got);
 	t_check(t_claimed() - c0 == failures, "unhealed: %llu faults claimed, %llu expected",
@@ -246,6 +198,7 @@ int main(int argc, char **argv)
 		t_check(kc.at_sites == failures, "unhealed: the kernel saw %llu faults at the sites",
 			(unsigned long long)kc.at_sites);
 	}
+	free(want);
 	printf("PASS %s\n", t_name);
 	return 0;
 }

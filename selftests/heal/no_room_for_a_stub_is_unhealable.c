@@ -15,11 +15,7 @@
  * low end of the window is the bottom of the address space) and -pie
  * (no_room_for_a_stub_is_unhealable_pie: the code where the kernel put it).
  */
-#include <dlfcn.h>
-#include <stdio.h>
-
 #include "common.h"
-#include "corpus.h"
 
 #define REACH (1ull << 31)
 
@@ -40,34 +36,6 @@ static void on_heal(const struct fl_heal_event *ev, void *ctx)
 	told.healed += ev->state == FL_HEAL_HEALED;
 	snprintf(told.reason, sizeof(told.reason), "%s",
 		 ev->state == FL_HEAL_UNHEALABLE && ev->reason ? ev->reason : "");
-}
-
-static char *capture(int reps)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	t_check(f != NULL, "open_memstream");
-	corpus_run(f, reps);
-	fclose(f);
-	return buf;
-}
-
-static char *run_explicit(const char *path)
-{
-	char cmd[4096], *buf = NULL, chunk[65536];
-	size_t len = 0, n;
-	FILE *p, *f = open_memstream(&buf, &len);
-
-	snprintf(cmd, sizeof(cmd), "'%s' 2", path);
-	p = popen(cmd, "r");
-	t_check(p && f, "popen %s", cmd);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, f);
-	t_check(pclose(p) == 0, "%s failed", cmd);
-	fclose(f);
-	return buf;
 }
 
 /* The squatter's mappings. */
@@ -109,17 +77,6 @@ static uint64_t take_holes(uint64_t lo, uint64_t hi)
 	return sum;
 }
 
-static void fn_name(uint64_t pc, char *out, size_t len)
-{
-	Dl_info di;
-
-	if (dladdr((void *)(uintptr_t)pc, &di) && di.dli_sname)
-		snprintf(out, len, "%s+%#llx", di.dli_sname,
-			 (unsigned long long)(pc - (uint64_t)(uintptr_t)di.dli_saddr));
-	else
-		snprintf(out, len, "0x%llx", (unsigned long long)pc);
-}
-
 int main(int argc, char **argv)
 {
 	struct t_sites t;
@@ -129,14 +86,14 @@ int main(int argc, char **argv)
 
 	t_start(argv);
 	t_check(argc > 1, "usage: %s EXPLICIT", argv[0]);
-	want = run_explicit(argv[1]);
+	want = t_explicit_output(argv[1], 2);
 	t_init_discovering();
 	t_enable();
 	fl_set_heal_callback(on_heal, NULL);
 	t_sites_get(&t);
 	t_check(t.n >= 30, "only %zu sites registered", t.n);
 	c0 = t_claimed();
-	got = capture(2);
+	got = t_corpus_output(2);
 	failures = t_claimed() - c0;
 	t_check(strcmp(got, want) == 0, "as compiled, the output differs from the explicit build's");
 	free(got);
@@ -157,7 +114,7 @@ int main(int argc, char **argv)
 		struct fl_heal_info info;
 		int err, events = told.events;
 
-		fn_name(t.pc[i], name, sizeof(name));
+		t_fn_name(t.pc[i], name, sizeof(name));
 		memcpy(before, (const void *)(uintptr_t)t.pc[i], sizeof(before));
 		err = fl_site_heal((const void *)(uintptr_t)t.pc[i], &d);
 		info = t_heal_info(t.pc[i]);
@@ -175,7 +132,7 @@ int main(int argc, char **argv)
 			printf("%s: %s: \"%s\"\n", t_name, name, d.msg);
 	}
 	c0 = t_claimed();
-	got = capture(2);
+	got = t_corpus_output(2);
 	t_check(strcmp(got, want) == 0, "unhealable, the output differs from the explicit build's");
 	free(got);
 	t_check(t_claimed() - c0 == failures, "unhealable: %llu faults claimed, %llu as compiled",
@@ -193,7 +150,7 @@ int main(int argc, char **argv)
 		struct fl_heal_info info = t_heal_info(t.pc[i]);
 		int64_t dist;
 
-		fn_name(t.pc[i], name, sizeof(name));
+		t_fn_name(t.pc[i], name, sizeof(name));
 		if (err == -EOPNOTSUPP)
 			continue;	/* several's: a neighbouring site, see healed_corpus_matches_explicit */
 		t_check(err == 0 && info.state == FL_HEAL_HEALED, "%s: with room: %d %s", name, err,
@@ -206,11 +163,12 @@ int main(int argc, char **argv)
 	t_check(healed * 10 >= (int)t.n * 9 && told.healed == healed,
 		"with room, %d of %zu sites healed (the callback told of %d)", healed, t.n,
 		told.healed);
-	got = capture(2);
+	got = t_corpus_output(2);
 	t_check(strcmp(got, want) == 0, "healed, the output differs from the explicit build's");
 	free(got);
 	printf("%s: with the room back, %d sites healed, the stubs within reach, the same output\n",
 	       t_name, healed);
+	free(want);
 	printf("PASS %s\n", t_name);
 	return 0;
 }
