@@ -16,6 +16,8 @@
  * ways must have happened.  At the end every site is as compiled.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -43,6 +45,7 @@ static void *const fns[SITES] = { (void *)load_i8, (void *)load_i32, (void *)loa
 				  (void *)store_i64 };
 static _Atomic uint64_t nulls[SITES], calls, wrong, progress[THREADS];
 static _Atomic int stop;
+static uint64_t site_pcs[SITES];
 
 /* One call of site s with p (NULL or a thread's buffer): whether it was right. */
 static bool call(int s, int32_t *buf, bool null)
@@ -155,6 +158,26 @@ static int retried(int (*op)(const void *, struct fl_diag *), uint64_t pc, struc
 	return err;
 }
 
+/*
+ * A fault faultline did not claim (a call gone wrong): where, before the
+ * process dies of it (async-signal-safe: snprintf of integers, write).
+ */
+static void on_unclaimed(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "FAIL %s: signal %d not claimed: pc 0x%llx, address %p, "
+			 "code %d (sites: 0x%llx 0x%llx 0x%llx 0x%llx)\n", t_name, sig,
+			 (unsigned long long)uc->uc_mcontext.gregs[REG_RIP], si->si_addr,
+			 si->si_code, (unsigned long long)site_pcs[0],
+			 (unsigned long long)site_pcs[1], (unsigned long long)site_pcs[2],
+			 (unsigned long long)site_pcs[3]);
+
+	if (write(2, msg, (size_t)n) < 0)
+		_exit(3);
+	_exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	long cycles = argc > 1 ? atol(argv[1]) : 100000;
@@ -166,6 +189,13 @@ int main(int argc, char **argv)
 	t_start(argv);
 	t_init_discovering();
 	t_enable();
+	{
+		struct sigaction sa = { .sa_sigaction = on_unclaimed, .sa_flags = SA_SIGINFO };
+
+		t_check(fl_sigaction(SIGSEGV, &sa, NULL) == 0 && fl_sigaction(SIGBUS, &sa, NULL) == 0 &&
+			fl_sigaction(SIGILL, &sa, NULL) == 0 && fl_sigaction(SIGTRAP, &sa, NULL) == 0,
+			"fl_sigaction");
+	}
 	t_sites_get(&t);
 	/* Each function's one site. */
 	for (int s = 0; s < SITES; s++) {
@@ -176,6 +206,7 @@ int main(int argc, char **argv)
 			if (t.pc[i] >= f && t.pc[i] < f + 16 && !pc[s])
 				pc[s] = t.pc[i];
 		t_check(pc[s], "%s: no registered site in its first 16 bytes", names[s]);
+		site_pcs[s] = pc[s];
 		trapped0[s] = t_trapped(pc[s]);
 		healed0[s] = t_heal_info(pc[s]).healed_failures;
 		t_heal(pc[s]);
