@@ -30,8 +30,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <Zydis/Zydis.h>
-
 #include <faultline/patch.h>
 
 #include "format/diag.h"
@@ -193,46 +191,30 @@ static bool env_place(void *ctx, uint64_t lo, uint64_t hi, size_t size, uint64_t
 	return fl_stubs_find(&e->maps, lo, hi, size, e->site, at);
 }
 
-/* The length of the instruction at pc, in the mapping read for the plan; 15 if unknown. */
-static size_t insn_len(const struct env_ctx *e, uint64_t pc)
-{
-	const struct fl_mapping *m = fl_maps_find(&e->maps, pc);
-	ZydisDecoder d;
-	ZydisDecodedInstruction insn;
-	uint64_t avail;
-
-	if (!m || !(m->prot & PROT_READ) || !(m->prot & PROT_EXEC))
-		return 15;
-	avail = m->end - pc;
-	ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d, NULL, (const void *)(uintptr_t)pc,
-							avail < 15 ? avail : 15, &insn)))
-		return 15;
-	return insn.length;
-}
-
 /*
  * Bytes that are taken: another site's instruction (an evicted site would
  * fault in a stub, where no handler knows it; changed, it could not be
  * healed itself), or what a healed site changed or pins.
+ *
+ * Every range the planner asks about starts at an instruction boundary
+ * (the site, the end of the site or of a neighbour, a neighbour), and an
+ * instruction that starts before a boundary ends at or before it: another
+ * site is in the range exactly when it starts inside it.  (Counting a site
+ * that starts up to 15 bytes before the range, as if its instruction were
+ * 15 bytes long, made every site within 15 bytes after another unhealable:
+ * "pinned by another patch", with nothing healed.)
  */
 static bool env_busy(void *ctx, uint64_t a, size_t len)
 {
 	struct env_ctx *e = ctx;
 	struct fl_site_entry near[8];
-	size_t n = fl_table_sites_in(a > 15 ? a - 15 : 0, a + len, near, 8);
+	size_t n = fl_table_sites_in(a, a + len, near, 8);
 
 	if (n > 8)
 		return true;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t pc = near[i].faulting_pc;
-
-		if (pc == e->site)
-			continue;
-		/* Its instruction, as decoded (15 bytes when it cannot be: conservative). */
-		if (overlaps(a, len, pc, insn_len(e, pc)))
+	for (size_t i = 0; i < n; i++)
+		if (near[i].faulting_pc != e->site)
 			return true;
-	}
 	return healed_busy(a, len);
 }
 

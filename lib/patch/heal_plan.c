@@ -46,6 +46,9 @@
 #define PREFIX 0x2e
 #define JMP32 0xe9
 #define JMP8 0xeb
+/* stubs.c's chunk: two stubs in one place start in chunks of their own. */
+#define STUB_ALIGN 16u
+#define STUB_ALIGNED(n) (((n) + STUB_ALIGN - 1) & ~(size_t)(STUB_ALIGN - 1))
 
 static const char *const names[FL_HEAL_TACTICS] = {
 	[FL_HEAL_NONE] = "none", [FL_HEAL_B1] = "B1", [FL_HEAL_B2] = "B2",
@@ -346,7 +349,9 @@ static bool direct(const struct fl_heal_env *env, struct fl_heal_plan *p)
  * at j = nb + 5, and the neighbour becomes a jmp rel32 to its own stub
  * followed, at j, by the site's jump (punned when fewer than 5 of its
  * bytes remain).  Both stubs share one place: the site's, then the
- * neighbour's.
+ * neighbour's at the next STUB_ALIGN boundary (stubs.c takes and frees
+ * memory in chunks of that size: sharing one, the second stub would be
+ * refused, -EEXIST, and a free of either would free the other's chunk).
  */
 static bool evict_into(const struct fl_heal_env *env, uint64_t nb,
 		       const ZydisDecodedInstruction *insn, struct fl_heal_plan *p)
@@ -362,9 +367,9 @@ static bool evict_into(const struct fl_heal_env *env, uint64_t nb,
 		return false;
 	p->nb_stub_size = insn->length + 5u;
 	if (!jump_window(env, j, 0, end, &lo, &hi) ||
-	    !env->place(env->ctx, lo, hi, p->stub_size + p->nb_stub_size, &stub))
+	    !env->place(env->ctx, lo, hi, STUB_ALIGNED(p->stub_size) + p->nb_stub_size, &stub))
 		return false;
-	nb_stub = stub + p->stub_size;
+	nb_stub = stub + STUB_ALIGNED(p->stub_size);
 	reach = (int64_t)(nb_stub - (nb + 5));
 	if (reach != (int32_t)reach || !relocate(at(env, nb), insn, nb, nb_stub, reloc))
 		return false;

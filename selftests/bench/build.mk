@@ -20,6 +20,8 @@
 # bench_patch: code patching's latency (int3 protocol, one site and 100,
 # the thread handshake) with 1, 2 and 8 threads running the code, and a
 # patch storm's cost for a running thread.
+# bench_heal: healing: a storm of failing checks unhealed, healed and
+# explicit, the non-failing path, fl_site_heal's latency (below).
 # bench_daemon: faultlined's registration latency, stats query p50/p99 with
 # 1,000 registered processes, its memory per process and idle CPU.
 # healable.sh (part 10): faultline healable on about 10^4, 10^5 and 10^6
@@ -37,7 +39,7 @@ BENCH_STARTUP_RUNS ?= 21
 BENCH_OUT := $(B)/bench
 BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec \
 	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon \
-	$(BENCH_OUT)/bench_patch
+	$(BENCH_OUT)/bench_patch $(BENCH_OUT)/bench_heal
 # llc-14 leaves a few checks explicit: this many functions of gen-many.sh
 # give 100,008 fault map entries.
 BENCH_STARTUP_FUNCTIONS := 59410
@@ -91,6 +93,32 @@ $(BENCH_BPF): $(B)/obj/selftests/bench/bench_bpf.o
 
 .PHONY: bench-bpf
 bench-bpf: $(BENCH_BPF) $(BPF_TEST)
+
+# selftests/bench/bench_heal.c: healing's cost (part 10 of run.sh): a storm
+# of failing checks unhealed, healed and explicit; the non-failing path;
+# fl_site_heal's latency.  bench_heal.ll compiled twice: with
+# -enable-implicit-null-checks (bh_load) and, renamed bx_, without.
+BENCH_HEAL := $(BENCH_OUT)/bench_heal
+
+$(BENCH_OUT)/heal/bench_heal-implicit.o: selftests/bench/bench_heal.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)$(LLC) -O2 -relocation-model=static -enable-implicit-null-checks -filetype=obj $< -o $@
+
+$(BENCH_OUT)/heal/bench_heal-explicit.o: selftests/bench/bench_heal.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)sed 's/@bh_/@bx_/g' $< | $(LLC) -O2 -relocation-model=static -filetype=obj -o $@
+
+$(BENCH_HEAL): $(B)/obj/selftests/bench/bench_heal.o $(BENCH_OUT)/heal/bench_heal-implicit.o \
+		$(BENCH_OUT)/heal/bench_heal-explicit.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -pthread -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS)
+
+.PHONY: bench-heal
+bench-heal: $(BENCH_HEAL)
+	$(Q)$(BENCH_HEAL) -n $(or $(BENCH_HEAL_ROUNDS),10)
 
 # Latency of a remote patch request (selftests/bench/remote_patch.sh):
 # POINT to REPLY and a whole faultline patch run, 0 and 3 busy threads.

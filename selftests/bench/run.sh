@@ -50,6 +50,9 @@
 #     10^5 and 10^6 implicit-check sites (built once into OUTDIR/healable,
 #     about a minute), text and --json, median wall time, time per site and
 #     peak memory.
+# 11. Healing: bench_heal (a storm of failing checks unhealed, healed and
+#     explicit; the non-failing path of each; fl_site_heal's latency with 0,
+#     1, 2 and 8 threads running the code).
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -227,4 +230,8 @@ echo
 echo "== 10. faultline healable on 10^4, 10^5 and 10^6 sites (median of $runs runs)"
 BENCH_RUNS=$runs LLC=${LLC:-llc-14} LLVM_OBJCOPY=$objcopy \
 	"$(dirname "$0")/healable.sh" "$out/healable" "$cli" || status=1
+
+echo
+echo "== 11. Healing (bench_heal -n 10)"
+"$out/bench_heal" -n 10 || status=1
 exit $status
