@@ -46,34 +46,7 @@ install -m 755 "$PRELOAD" "$W/libfaultline-preload.so"
 FL=$W/faultline
 REF=$W/heal-prog-shim-exp
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-# check NAME CMD...: ok when CMD succeeds
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else bad "$name"; fi
-}
-
-# run NAME STATUS CMD...: CMD (at most WAIT_S), its output in NAME.out/.err
-run() {
-	local name=$1 want=$2 got
-	shift 2
-	timeout "$WAIT_S" "$@" >"$name.out" 2>"$name.err"
-	got=$?
-	if [ "$got" = "$want" ]; then
-		ok "$name: exit $want"
-	else
-		bad "$name: exit $got, expected $want"
-		sed 's/^/  | /' "$name.err" "$name.out" | head -8
-	fi
-}
-# has NAME FILE TEXT
-has() {
-	if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: '$3' not in $2"; sed 's/^/  | /' "$2" | head -8; fi
-}
+. "$HERE/../checks.sh"
 
 SOCK=$W/fl.sock
 export FAULTLINE_SOCKET=$SOCK
@@ -92,10 +65,6 @@ start_daemon() {
 		bad "faultlined did not listen"
 		exit 1
 	fi
-}
-stop_daemon() {
-	kill "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
 }
 
 # start NAME CMD...: CMD with stdin from NAME.in (a fifo held open on a
