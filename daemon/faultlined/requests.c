@@ -303,26 +303,40 @@ static json_object *point_json(const struct fl_shm_point *pt)
  * A point request's answer: a REPLY whatever the process answered (its
  * refusal too: the record as it is, and why), docs/json.md.
  */
-static void send_point(struct pending *q, int status, const struct fl_shm_point_done *d)
+/* An answer's document: what every answer says, for the caller to add to. */
+static json_object *answer_new(const struct pending *q, int status)
 {
 	json_object *o = json_object_new_object();
-	const char *text;
-	size_t len;
 
 	json_object_object_add(o, "pid", json_object_new_int(q->pid));
 	json_object_object_add(o, "request", json_object_new_string(kind_name(q->kind)));
 	json_object_object_add(o, "status", json_object_new_int(status));
 	json_object_object_add(o, "error", json_object_new_string(status ? strerror(-status) : ""));
-	json_object_object_add(o, "message", json_object_new_string(d->diag));
-	json_object_object_add(o, "before", d->have & FL_SHM_POINT_BEFORE ?
-			       point_json(&d->before) : NULL);
-	json_object_object_add(o, "now", d->have & FL_SHM_POINT_NOW ? point_json(&d->now) : NULL);
-	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	return o;
+}
+
+/* Sends o as q's REPLY, and frees it. */
+static void answer_send(const struct pending *q, json_object *o)
+{
+	size_t len;
+	const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+
 	if (text)
 		fld_send_reply(q->from, q->from_seq, text, len);
 	else
 		fld_send_error(q->from, q->from_seq, -ENOMEM, "out of memory");
 	json_object_put(o);
+}
+
+static void send_point(struct pending *q, int status, const struct fl_shm_point_done *d)
+{
+	json_object *o = answer_new(q, status);
+
+	json_object_object_add(o, "message", json_object_new_string(d->diag));
+	json_object_object_add(o, "before", d->have & FL_SHM_POINT_BEFORE ?
+			       point_json(&d->before) : NULL);
+	json_object_object_add(o, "now", d->have & FL_SHM_POINT_NOW ? point_json(&d->now) : NULL);
+	answer_send(q, o);
 }
 
 /*
@@ -332,25 +346,14 @@ static void send_point(struct pending *q, int status, const struct fl_shm_point_
  */
 static void send_heal(struct pending *q, int status, uint64_t value)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = answer_new(q, status);
 	const char *tactic = status == 0 && q->kind == FL_REQ_HEAL ?
 		fl_shm_tactic_name((unsigned)value) : NULL;
-	const char *text;
-	size_t len;
 
-	json_object_object_add(o, "pid", json_object_new_int(q->pid));
-	json_object_object_add(o, "request", json_object_new_string(kind_name(q->kind)));
-	json_object_object_add(o, "status", json_object_new_int(status));
-	json_object_object_add(o, "error", json_object_new_string(status ? strerror(-status) : ""));
 	json_object_object_add(o, "tactic", tactic ? json_object_new_string(tactic) : NULL);
 	json_object_object_add(o, "why", status == -EOPNOTSUPP ?
 			       json_object_new_string(fl_shm_why_text((unsigned)value)) : NULL);
-	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
-	if (text)
-		fld_send_reply(q->from, q->from_seq, text, len);
-	else
-		fld_send_error(q->from, q->from_seq, -ENOMEM, "out of memory");
-	json_object_put(o);
+	answer_send(q, o);
 }
 
 /*

@@ -12,33 +12,18 @@
 #include <faultline/patch.h>
 
 #include "agent/internal.h"
-#include "patch/heal_plan.h"
 #include "patch/heal_policy.h"
 #include "proto/proto.h"
 #include "table/table.h"
 
-/* The reason code of an unhealable site, from its heal slot. */
-static uint64_t why_code(uint64_t pc)
+/* The heal slot of the site at pc (what heal.c wrote of it), or NULL: no site. */
+static const struct fl_shm_heal *heal_slot(uint64_t pc)
 {
 	struct fl_site_entry site;
-	struct fl_shm_heal *slot;
 
 	if (fl_table_sites_in(pc, pc + 1, &site, 1) != 1)
-		return 0;
-	slot = fl_counters_heal(site.counter);
-	return slot ? slot->why : 0;
-}
-
-static uint64_t tactic_code(uint64_t pc)
-{
-	struct fl_heal_info info = { .sz = sizeof(info) };
-
-	if (fl_site_heal_info((const void *)(uintptr_t)pc, &info) != 0)
-		return 0;
-	for (int t = FL_HEAL_B1; t < FL_HEAL_TACTICS; t++)
-		if (!strcmp(info.tactic, fl_heal_tactic_name(t)))
-			return (uint64_t)t;
-	return 0;
+		return NULL;
+	return fl_counters_heal(site.counter);
 }
 
 void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
@@ -66,8 +51,11 @@ void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
 		if (!err)
 			err = fl_site_heal((const void *)(uintptr_t)req->value, &diag);
 		done->status = err;
-		done->value = err == 0 ? tactic_code(req->value) :
-			      err == -EOPNOTSUPP ? why_code(req->value) : 0;
+		if (err == 0 || err == -EOPNOTSUPP) {
+			const struct fl_shm_heal *slot = heal_slot(req->value);
+
+			done->value = !slot ? 0 : err ? slot->why : slot->tactic;
+		}
 		return;
 	case FL_REQ_UNHEAL:
 		done->status = fl_site_unheal((const void *)(uintptr_t)req->value, &diag);

@@ -244,13 +244,3 @@ void fl_stubs_free(uint64_t at, size_t size)
 	free(p->taken);
 	free(p);
 }
-
-void fl_stubs_usage(size_t *bytes, size_t *num_pages)
-{
-	*bytes = 0;
-	*num_pages = 0;
-	for (struct stub_page *p = pages; p; p = p->next) {
-		*bytes += p->used * CHUNK;
-		(*num_pages)++;
-	}
-}

@@ -38,7 +38,4 @@ int fl_stubs_take(uint64_t at, const uint8_t *bytes, size_t size);
  */
 void fl_stubs_free(uint64_t at, size_t size);
 
-/* How many bytes and pages of stubs are taken now. */
-void fl_stubs_usage(size_t *bytes, size_t *pages);
-
 #endif /* FL_PATCH_STUBS_H */
