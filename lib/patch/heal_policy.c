@@ -51,12 +51,17 @@ static size_t heal_wanted(void)
 		while (bits) {
 			uint32_t slot = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
 			uint64_t pc = fl_counters_site_pc(slot);
+			struct fl_site_entry site;
 			struct fl_diag d;
 			int err;
 
 			bits &= bits - 1;
 			n++;
-			if (!pc)
+			/*
+			 * The site table is in the shared region, which faultlined
+			 * can write: the PC must be a registered site of this slot.
+			 */
+			if (!pc || fl_table_sites_in(pc, pc + 1, &site, 1) != 1 || site.counter != slot)
 				continue;
 			err = fl_site_heal((const void *)(uintptr_t)pc, &d);
 			if (err && err != -EOPNOTSUPP)
