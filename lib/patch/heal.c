@@ -313,7 +313,7 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	struct env_ctx e = { .site = pc };
 	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .ctx = &e };
 	struct fl_site_entry site;
-	const struct fl_mapping *m;
+	uint64_t code_start, code_end;
 	struct fl_patch changes[2];
 	uint8_t stub[FL_HEAL_STUB_MAX], nb_stub[FL_HEAL_STUB_MAX];
 	struct healed *h;
@@ -332,16 +332,15 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	err = fl_maps_read(&e.maps);
 	if (err)
 		return fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
-	m = fl_maps_find(&e.maps, pc);
-	if (!m || !(m->prot & PROT_EXEC) || !(m->prot & PROT_READ) ||
-	    site.function < m->start || site.function > pc) {
+	if (!fl_maps_code(&e.maps, pc, &code_start, &code_end) || site.function < code_start ||
+	    site.function > pc) {
 		err = fl_diag_say(diag, -EFAULT, "the site 0x%llx is not in readable code with its "
 				  "function", (unsigned long long)pc);
 		goto out;
 	}
-	env.base = m->start;
-	env.code = (const uint8_t *)(uintptr_t)m->start;
-	env.len = m->end - m->start;
+	env.base = code_start;
+	env.code = (const uint8_t *)(uintptr_t)code_start;
+	env.len = code_end - code_start;
 
 	h = calloc(1, sizeof(*h));
 	if (!h) {

@@ -89,3 +89,28 @@ const struct fl_mapping *fl_maps_find(const struct fl_maps *maps, uint64_t addr)
 			return &maps->m[i];
 	return NULL;
 }
+
+static bool is_code(const struct fl_mapping *m)
+{
+	return (m->prot & (PROT_READ | PROT_EXEC)) == (PROT_READ | PROT_EXEC);
+}
+
+bool fl_maps_code(const struct fl_maps *maps, uint64_t addr, uint64_t *start, uint64_t *end)
+{
+	size_t i, lo, hi;
+
+	for (i = 0; i < maps->n; i++)
+		if (addr >= maps->m[i].start && addr < maps->m[i].end)
+			break;
+	if (i == maps->n || !is_code(&maps->m[i]))
+		return false;
+	for (lo = i; lo > 0 && is_code(&maps->m[lo - 1]) &&
+		     maps->m[lo - 1].end == maps->m[lo].start; lo--)
+		;
+	for (hi = i; hi + 1 < maps->n && is_code(&maps->m[hi + 1]) &&
+		     maps->m[hi + 1].start == maps->m[hi].end; hi++)
+		;
+	*start = maps->m[lo].start;
+	*end = maps->m[hi].end;
+	return true;
+}

@@ -31,4 +31,13 @@ int fl_maps_read(struct fl_maps *out);
 /* The mapping that holds addr, or NULL. */
 const struct fl_mapping *fl_maps_find(const struct fl_maps *maps, uint64_t addr);
 
+/*
+ * The readable, executable code around addr: the run of adjacent r-x
+ * mappings that holds it, in [*start, *end).  One text segment is often
+ * listed as several: writing a page of it (a patch) gives that page an
+ * anonymous copy, and the kernel may keep it a mapping of its own.
+ * Returns false when addr is not in readable, executable memory.
+ */
+bool fl_maps_code(const struct fl_maps *maps, uint64_t addr, uint64_t *start, uint64_t *end);
+
 #endif /* FL_PATCH_MAPS_H */
