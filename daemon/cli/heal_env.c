@@ -289,7 +289,8 @@ size_t heal_plan_site(const struct heal_file *hf, const struct heal_site *s,
 		e.image_start = heal_runtime(s, hf->image.start);
 		e.image_end = heal_runtime(s, hf->image.end);
 	}
-	if (fl_heal_plan(&env, heal_runtime(s, s->addr), heal_runtime(s, s->fn), p) < 0) {
+	if (fl_heal_plan(&env, heal_runtime(s, s->addr), heal_runtime(s, s->fn),
+			 heal_runtime(s, s->handler), p) < 0) {
 		snprintf(p->why, sizeof(p->why), "the site is not in its function's code");
 		return 0;
 	}

@@ -353,7 +353,7 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 				  (unsigned long long)pc);
 		goto fail;
 	}
-	err = fl_heal_plan(&env, pc, site.function, &h->plan);
+	err = fl_heal_plan(&env, pc, site.function, site.handler_pc, &h->plan);
 	if (!err && h->plan.tactic == FL_HEAL_NONE) {
 		say_unhealable(pc, h->plan.why);
 		watch_set(site.counter, FL_HEAL_GAVE_UP);
@@ -388,7 +388,8 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 						  h->plan.nb.new, h->plan.nb.len };
 	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old, h->plan.site.new,
 					  h->plan.site.len };
-	err = fl_patch_text_locked(changes, n, diag);
+	/* The stubs' new pages are not the code's: the mappings read above still hold. */
+	err = fl_patch_text_locked(changes, n, &e.maps, diag);
 	if (!err)
 		err = healed_add(h);
 	if (err) {
@@ -449,7 +450,7 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 						  h->plan.nb.old, h->plan.nb.len };
 	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.new, h->plan.site.old,
 					  h->plan.site.len };
-	err = fl_patch_text_locked(changes, n, diag);
+	err = fl_patch_text_locked(changes, n, NULL, diag);
 	if (err)
 		return err;
 	healed_remove(h);

@@ -24,9 +24,12 @@
  *       its own (itself, relocated, and a jump back), and the bytes after
  *       that jump hold the site's jump (punned in turn when they are
  *       fewer than 5).
- * The bytes a punned jump reads beyond what it changes are pinned: they
- * must stay as they are for as long as the site is healed (heal.c keeps
- * the list, env->busy says what is taken).
+ * The instructions a punned jump's rel32 overlaps are copied into the
+ * stub after the site's (its tail), so that the stub comes back after the
+ * overlap, never into it.  The bytes a punned jump reads beyond what it
+ * changes, and those its tail copied, are pinned: they must stay as they
+ * are for as long as the site is healed (heal.c keeps the list,
+ * env->busy says what is taken).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -148,6 +151,50 @@ static size_t jmp32(uint64_t from, uint64_t to, uint8_t *out)
 }
 
 /*
+ * Whether the status flags are dead at handler: its code, followed
+ * through direct jumps for up to 16 instructions, writes each of the
+ * flags lock incq writes (OF SF ZF AF PF) before it reads it, or reaches
+ * a call or a ret first (the SysV ABI keeps no status flag across
+ * either).  Anything else it cannot follow (an indirect or conditional
+ * branch, code it cannot decode, the end of the code) and they are live.
+ */
+static bool flags_dead(const struct fl_heal_env *env, uint64_t handler)
+{
+	const ZydisAccessedFlagsMask inc = ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF |
+					   ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF;
+	ZydisAccessedFlagsMask open = inc;
+	ZydisDecoder d;
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint64_t x = handler;
+
+	decoder(&d);
+	for (int i = 0; i < 16 && in_code(env, x, 1); i++) {
+		size_t avail = env->len - (x - env->base);
+		const ZydisAccessedFlags *f;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, at(env, x), avail < 15 ? avail : 15,
+							 &insn, ops)))
+			return false;
+		f = insn.cpu_flags;
+		if (f && (f->tested & open))
+			return false;
+		if (f)
+			open &= ~(f->modified | f->set_0 | f->set_1 | f->undefined);
+		if (!open || insn.meta.category == ZYDIS_CATEGORY_CALL ||
+		    insn.meta.category == ZYDIS_CATEGORY_RET)
+			return true;
+		if (insn.mnemonic == ZYDIS_MNEMONIC_JMP && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[0], x, &x)))
+			continue;
+		if (insn.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE)
+			return false;
+		x += insn.length;
+	}
+	return false;
+}
+
+/*
  * The site's stub, laid out (R: the base register; the xchgs only when it
  * is not %rcx; jecxz, 67 E3, for 32-bit addressing):
  *
@@ -155,7 +202,8 @@ static size_t jmp32(uint64_t from, uint64_t to, uint8_t *out)
  *         jrcxz null            neither reads nor writes the flags
  *         xchg %R, %rcx
  *         <the instruction>     relocated
- *         jmp site + len
+ *         <the tail>            B2/T1: the overlapped instructions (tail())
+ *         jmp back              after them (none when the tail ends the flow)
  *   null: xchg %R, %rcx
  *         lea -128(%rsp), %rsp  past the red zone
  *         pushfq
@@ -165,6 +213,16 @@ static size_t jmp32(uint64_t from, uint64_t to, uint8_t *out)
  *         pop %rax
  *         popfq
  *         lea 128(%rsp), %rsp
+ *         jmp handler
+ *
+ * and when the flags are dead at the handler and the addressing is
+ * 64-bit (R held 0, all of it, so it can be given back as a constant),
+ * the null path needs neither the flags nor the stack:
+ *
+ *   null: movabs $counter, %rcx      R holds %rcx's value meanwhile
+ *         lock incq (%rcx)
+ *         mov %R, %rcx
+ *         mov $0, %R32              zero-extends: R is null again
  *         jmp handler
  */
 static size_t site_stub(const struct fl_heal_plan *p, const uint8_t *insn, uint64_t handler,
@@ -187,8 +245,34 @@ static size_t site_stub(const struct fl_heal_plan *p, const uint8_t *insn, uint6
 	n += nx;
 	memcpy(out + n, insn, p->site.len);
 	n += p->site.len;
-	n += jmp32(p->stub + n, p->site.addr + p->site.len, out + n);
+	memcpy(out + n, p->tail, p->tail_len);
+	n += p->tail_len;
+	if (p->back)
+		n += jmp32(p->stub + n, p->back, out + n);
 	out[jrcxz] = (uint8_t)(n - (jrcxz + 1));
+	if (p->flags_dead && !p->addr32) {
+		int id = ZydisRegisterGetId((ZydisRegister)p->base_reg);
+
+		out[n++] = 0x48;		/* movabs $counter, %rcx */
+		out[n++] = 0xb9;
+		memcpy(out + n, &counter, 8);
+		n += 8;
+		out[n++] = 0xf0;		/* lock incq (%rcx) */
+		out[n++] = 0x48;
+		out[n++] = 0xff;
+		out[n++] = 0x01;
+		if (nx) {
+			out[n++] = (uint8_t)(0x48 | (id >= 8 ? 0x04 : 0));	/* mov %R, %rcx */
+			out[n++] = 0x89;
+			out[n++] = (uint8_t)(0xc1 | (id & 7) << 3);
+		}
+		if (id >= 8)			/* mov $0, %R32 */
+			out[n++] = 0x41;
+		out[n++] = (uint8_t)(0xb8 | (id & 7));
+		memset(out + n, 0, 4);
+		n += 4;
+		return n + jmp32(p->stub + n, handler, out + n);
+	}
 	memcpy(out + n, x, nx);
 	n += nx;
 	memcpy(out + n, down, sizeof(down));
@@ -203,6 +287,14 @@ static size_t site_stub(const struct fl_heal_plan *p, const uint8_t *insn, uint6
 	n += sizeof(up);
 	n += jmp32(p->stub + n, handler, out + n);
 	return n;
+}
+
+/* Where the tail starts in the site's stub: after the tests and the instruction. */
+static size_t tail_offset(const struct fl_heal_plan *p)
+{
+	size_t nx = p->base_reg == ZYDIS_REGISTER_RCX ? 0 : 3;
+
+	return nx + (p->addr32 ? 1 : 0) + 2 + nx + p->site.len;
 }
 
 void fl_heal_site_stub(const struct fl_heal_plan *p, uint64_t handler, uint64_t counter,
@@ -311,14 +403,154 @@ static bool jump_checks(const struct fl_heal_env *env, uint64_t j, const uint8_t
 }
 
 /* ------------------------------------------------------------------------
+ * Tails
+ */
+
+/*
+ * Whether the tail may run insn from the stub: an instruction that works
+ * the same at any address.  A memory access other than the stack's is
+ * refused, since a fault there would carry the stub's PC: the program's
+ * own handler may recognise a faulting instruction by its address (a
+ * safe-fetch routine, another runtime's implicit checks), and faultline's
+ * sites are busy() already.  Traps, system instructions and undefined
+ * opcodes stay where a debugger or a handler expects them.
+ */
+static bool tail_copies(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *ops)
+{
+	const char *why;
+
+	switch (insn->meta.category) {
+	case ZYDIS_CATEGORY_INTERRUPT:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSTEM:
+		return false;
+	default:
+		break;
+	}
+	if (insn->mnemonic == ZYDIS_MNEMONIC_UD0 || insn->mnemonic == ZYDIS_MNEMONIC_UD1 ||
+	    insn->mnemonic == ZYDIS_MNEMONIC_UD2 || !relocatable(insn, &why))
+		return false;
+	for (unsigned i = 0; i < insn->operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+		    ops[i].mem.base != ZYDIS_REGISTER_RSP)
+			return false;
+	return true;
+}
+
+/*
+ * One instruction of the tail, from x (decoded as insn) to the stub at to
+ * (0: sizing only, nothing is out of reach).  Writes it into out and
+ * returns its size there, 0 when the tail must stop before it; *ends when
+ * the flow does not go on after it.
+ *   ret          copied;                         the flow ends
+ *   jmp rel      jmp rel32 to the same target;   the flow ends
+ *   jcc rel      jcc rel32 (0F 8x) to the same target
+ *   the others   relocated, when tail_copies() allows it
+ * Any other branch or a call stops the tail: a call would push the stub's
+ * address, which no unwinder knows and which unheal could not free.
+ */
+static size_t tail_insn(uint64_t x, const uint8_t *bytes, const ZydisDecodedInstruction *insn,
+			const ZydisDecodedOperand *ops, uint64_t to, uint8_t *out, bool *ends)
+{
+	uint64_t target;
+	int64_t rel;
+	size_t n;
+
+	*ends = false;
+	if (insn->mnemonic == ZYDIS_MNEMONIC_RET && insn->meta.branch_type == ZYDIS_BRANCH_TYPE_NEAR) {
+		memcpy(out, bytes, insn->length);
+		*ends = true;
+		return insn->length;
+	}
+	if ((insn->meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+	     insn->meta.category == ZYDIS_CATEGORY_COND_BR) &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative) {
+		bool jmp = insn->mnemonic == ZYDIS_MNEMONIC_JMP;
+
+		/* jcxz and loop have no rel32 form. */
+		if ((!jmp && insn->meta.category != ZYDIS_CATEGORY_COND_BR) ||
+		    insn->mnemonic == ZYDIS_MNEMONIC_JRCXZ || insn->mnemonic == ZYDIS_MNEMONIC_JECXZ ||
+		    insn->mnemonic == ZYDIS_MNEMONIC_JCXZ || insn->mnemonic == ZYDIS_MNEMONIC_LOOP ||
+		    insn->mnemonic == ZYDIS_MNEMONIC_LOOPE || insn->mnemonic == ZYDIS_MNEMONIC_LOOPNE ||
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(insn, &ops[0], x, &target)))
+			return 0;
+		if (jmp) {
+			n = jmp32(to, target, out);
+			*ends = true;
+		} else {
+			/* 7x rel8 and 0F 8x rel32 share the condition in the low nibble. */
+			int32_t r32;
+
+			out[0] = 0x0f;
+			out[1] = (uint8_t)(0x80 | (insn->opcode & 0x0f));
+			r32 = (int32_t)(target - (to + 6));
+			memcpy(out + 2, &r32, 4);
+			n = 6;
+		}
+		rel = (int64_t)(target - (to + n));
+		return to && rel != (int32_t)rel ? 0 : n;
+	}
+	if (!tail_copies(insn, ops))
+		return 0;
+	if (!relocate(bytes, insn, x, to ? to : x, out))
+		return 0;
+	return insn->length;
+}
+
+/*
+ * The tail of a punned jump that ends at end: the instructions from the
+ * site's end to the first boundary at or after end, into p->tail (for
+ * the stub at to; 0: sizing only), stopping early before an instruction
+ * it may not copy (tail_insn) or that is busy.  Sets p->tail, p->tail_len
+ * and p->back; returns the end of the code the tail copied (the site's
+ * end when it copied nothing).
+ */
+static uint64_t tail(const struct fl_heal_env *env, struct fl_heal_plan *p, uint64_t end,
+		     uint64_t to)
+{
+	uint64_t x = p->site.addr + p->site.len;
+	ZydisDecoder d;
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t buf[16];
+	size_t n = 0;
+
+	decoder(&d);
+	p->tail_len = 0;
+	p->back = x;
+	while (x < end && in_code(env, x, 1)) {
+		size_t avail = env->len - (x - env->base), k;
+		bool ends;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, at(env, x), avail < 15 ? avail : 15,
+							 &insn, ops)) ||
+		    busy(env, x, insn.length))
+			break;
+		k = tail_insn(x, at(env, x), &insn, ops, to ? to + n : 0, buf, &ends);
+		if (!k || n + k > FL_HEAL_TAIL_MAX)
+			break;
+		memcpy(p->tail + n, buf, k);
+		n += k;
+		x += insn.length;
+		p->tail_len = (uint8_t)n;
+		p->back = ends ? 0 : x;
+		if (ends)
+			break;
+	}
+	return x;
+}
+
+/* ------------------------------------------------------------------------
  * Tactics
  */
 
 /* The site's own jump: B1, B2 or T1.  Returns true with the plan made. */
 static bool direct(const struct fl_heal_env *env, struct fl_heal_plan *p)
 {
-	uint64_t a = p->site.addr, lo, hi, stub;
+	uint64_t a = p->site.addr, lo, hi, stub, copied;
 	unsigned len = p->site.len;
+	size_t base = p->stub_size;
+	uint8_t probe[FL_HEAL_STUB_MAX];
 
 	for (unsigned prefixes = 0; prefixes + 1 <= len && prefixes <= 3; prefixes++) {
 		enum fl_heal_tactic t = len >= 5 + prefixes ? FL_HEAL_B1 :
@@ -328,6 +560,15 @@ static bool direct(const struct fl_heal_env *env, struct fl_heal_plan *p)
 		/* A B1 jump needs no prefix; more of them only narrow the window. */
 		if (prefixes && len >= 5)
 			break;
+		/*
+		 * A punned jump's rel32 overlaps the instructions after the
+		 * site: jumping back into them costs the path that does not
+		 * fail dearly on some processors (Intel's decoded-instruction
+		 * cache keeps one decoding of a byte), so the stub runs them
+		 * itself (its tail) and comes back after the overlap.
+		 */
+		tail(env, p, len < 5 + prefixes ? end : a + len, 0);
+		p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
 		if (!jump_window(env, a, prefixes, a + len, &lo, &hi) ||
 		    !env->place(env->ctx, lo, hi, p->stub_size, &stub))
 			continue;
@@ -337,10 +578,18 @@ static bool direct(const struct fl_heal_env *env, struct fl_heal_plan *p)
 			continue;
 		p->tactic = t;
 		p->stub = stub;
+		/* The tail for this stub: it may stop sooner than the sizing's (reach). */
+		copied = tail(env, p, end, stub + tail_offset(p));
+		p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
 		p->pin = a + len;
+		if (copied > end)
+			end = copied;
 		p->pin_len = end > a + len ? (uint8_t)(end - (a + len)) : 0;
 		return true;
 	}
+	p->tail_len = 0;
+	p->back = a + len;
+	p->stub_size = base;
 	return false;
 }
 
@@ -433,7 +682,7 @@ static bool evict(const struct fl_heal_env *env, uint64_t fn, struct fl_heal_pla
 	return false;
 }
 
-int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
+int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint64_t handler,
 		 struct fl_heal_plan *p)
 {
 	ZydisDecoder d;
@@ -481,8 +730,10 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
 	}
 	p->base_reg = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, mem->mem.base);
 	p->addr32 = insn.address_width == 32;
+	p->flags_dead = flags_dead(env, handler);
 	/* The stubs' sizes do not depend on where they go. */
 	p->stub = 0;
+	p->back = site + insn.length;
 	p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
 
 	if (direct(env, p) || evict(env, fn, p))

@@ -26,8 +26,10 @@ enum fl_heal_tactic {
 /* "B1", "B2", "T1", "T3", or "none". */
 const char *fl_heal_tactic_name(enum fl_heal_tactic t);
 
+/* The most bytes of a stub's tail (struct fl_heal_plan). */
+#define FL_HEAL_TAIL_MAX 32
 /* The largest stub the plans ask for. */
-#define FL_HEAL_STUB_MAX 96
+#define FL_HEAL_STUB_MAX 112
 
 /* What the planner may look at and ask. */
 struct fl_heal_env {
@@ -67,7 +69,26 @@ struct fl_heal_plan {
 	/* The site's stub: where, and its size (fl_heal_site_stub writes it). */
 	uint64_t stub;
 	size_t stub_size;
-	/* Bytes a punned jump reads that do not change: [pin, pin + pin_len). */
+	/*
+	 * Where the stub goes back to once the site's instruction has run:
+	 * after it, or after its tail; 0 when the tail ends in a ret or a
+	 * jmp of its own.
+	 */
+	uint64_t back;
+	/*
+	 * B2/T1: the instructions after the site that the jump's rel32
+	 * overlaps, up to the first boundary at or after the jump's end,
+	 * copied into the stub after the site's (for address plan->stub),
+	 * so that the path that does not fail runs none of the overlapped
+	 * bytes; tail_len 0 when there is none.
+	 */
+	uint8_t tail[FL_HEAL_TAIL_MAX];
+	uint8_t tail_len;
+	/*
+	 * Bytes that do not change but must stay as they are while the site
+	 * is healed (a punned jump's rel32, the instructions of the tail):
+	 * [pin, pin + pin_len).
+	 */
 	uint64_t pin;
 	uint8_t pin_len;
 	/* T3: the evicted neighbour, its change and its stub. */
@@ -78,24 +99,33 @@ struct fl_heal_plan {
 	/* For the stub: the register tested, 32-bit addressing. */
 	int base_reg;		/* a ZydisRegister, 64-bit */
 	bool addr32;
+	/*
+	 * The handler's code writes the status flags before it reads any
+	 * (flags_dead(), heal_plan.c): the null path bumps the counter
+	 * without saving them, and without the stack.  Otherwise it saves
+	 * them (pushfq) below the red zone.
+	 */
+	bool flags_dead;
 };
 
 /*
  * Plans the healing of the implicit-check site at runtime address site,
  * in the function that starts at fn (instruction boundaries are found by
- * decoding from there).  Returns 0 with *plan filled in (plan->tactic
- * FL_HEAL_NONE and plan->why when it cannot be healed in place), or
- * -EINVAL when site or fn is not in env's code.
+ * decoding from there), whose null path goes to handler.  Returns 0 with
+ * *plan filled in (plan->tactic FL_HEAL_NONE and plan->why when it
+ * cannot be healed in place), or -EINVAL when site or fn is not in env's
+ * code.
  */
-int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn,
+int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint64_t handler,
 		 struct fl_heal_plan *plan);
 
 /*
  * Writes the site's stub (plan->stub_size bytes, for address plan->stub)
  * into out: a null base register bumps the 64-bit counter at counter
  * (atomically) and goes to handler; any other runs the site's instruction
- * and goes back after it.  Flags and every register are preserved on both
- * paths, the red zone is not touched.
+ * (and its tail) and goes back after it.  Every register is preserved on
+ * both paths, and the flags too (on the null path, unless the handler's
+ * code is proved to overwrite them first); the red zone is not touched.
  */
 void fl_heal_site_stub(const struct fl_heal_plan *plan, uint64_t handler, uint64_t counter,
 		       uint8_t *out);

@@ -19,8 +19,17 @@
 int fl_patch_lock(sigset_t *old, struct fl_diag *diag);
 void fl_patch_unlock(const sigset_t *old);
 
-/* fl_patch_text, with the patch lock held. */
-int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *diag);
+struct fl_maps;
+
+/*
+ * fl_patch_text, with the patch lock held.  known: the mappings as the
+ * caller read them under the lock (or NULL: read here), so that a heal
+ * reads /proc/self/maps once; the code's own mappings are all it looks
+ * at unless the changes move instruction boundaries (the handshake reads
+ * its own).
+ */
+int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_maps *known,
+			 struct fl_diag *diag);
 
 /*
  * With the patch lock held: stops every other thread (the handshake of

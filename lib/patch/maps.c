@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The process's mappings, from /proc/self/maps (maps.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,48 @@
 #include <unistd.h>
 
 #include "patch/maps.h"
+
+/* Skips one field and the blanks after it. */
+static const char *skip_field(const char *p)
+{
+	while (*p && *p != ' ')
+		p++;
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/*
+ * One line: "START-END PERMS OFFSET DEV INODE [PATH]".  By hand rather
+ * than with sscanf, which was most of the parse (a heal reads the file).
+ * *path: where PATH starts (the line's end when there is none).
+ */
+static bool parse_line(const char *line, unsigned long long *start, unsigned long long *end,
+		       char perms[5], size_t *path)
+{
+	const char *p = line;
+	char *q;
+
+	*start = strtoull(p, &q, 16);
+	if (q == p || *q != '-')
+		return false;
+	p = q + 1;
+	*end = strtoull(p, &q, 16);
+	if (q == p || *q != ' ')
+		return false;
+	p = q + 1;
+	for (int i = 0; i < 4; i++) {
+		if (!p[i] || p[i] == ' ')
+			return false;
+		perms[i] = p[i];
+	}
+	perms[4] = '\0';
+	p = skip_field(p);
+	for (int i = 0; i < 3; i++)
+		p = skip_field(p);
+	*path = (size_t)(p - line);
+	return true;
+}
 
 int fl_maps_read(struct fl_maps *out)
 {
@@ -48,13 +91,13 @@ int fl_maps_read(struct fl_maps *out)
 	for (line = buf; line && *line; line = next) {
 		unsigned long long start, end;
 		char perms[5];
-		int path = 0;
+		size_t path = 0;
 		struct fl_mapping *m;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		if (sscanf(line, "%llx-%llx %4s %*s %*s %*s %n", &start, &end, perms, &path) < 3)
+		if (!parse_line(line, &start, &end, perms, &path))
 			continue;
 		if (out->n == mcap) {
 			struct fl_mapping *more = realloc(out->m, (mcap ? mcap * 2 : 64) * sizeof(*more));

@@ -111,6 +111,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -566,20 +567,49 @@ static bool inside(const struct batch *b, uint64_t v, size_t *which)
 /*
  * Scans the stack from sp to the end of its mapping for a word inside a
  * change.  Returns 1 (found, at *at), 0, or -1 when sp is in no mapping.
+ *
+ * The mapping is as /proc/self/maps listed it, and the kernel merges
+ * adjacent anonymous mappings: a stack (a signal stack in the heap, a
+ * thread's stack next to other memory) may share its entry with memory
+ * that another thread unmaps meanwhile (the allocator's).  So the words
+ * are copied with process_vm_readv on this process, which stops at a
+ * page no longer there instead of faulting; its end ends the scan.  A
+ * kernel or a sandbox without it (ENOSYS, EPERM): read in place, as
+ * the mapping was listed.
  */
 __attribute__((no_sanitize_address))	/* other threads' frames hold ASan's redzones */
 static int scan_stack(const struct batch *b, const struct fl_maps *maps, uint64_t sp,
 		      uint64_t *at, size_t *which)
 {
 	const struct fl_mapping *m = fl_maps_find(maps, sp);
+	uint64_t chunk[512];
+	uint64_t w = sp & ~(uint64_t)7;
 
 	if (!m)
 		return -1;
-	for (uint64_t w = sp & ~(uint64_t)7; w + 8 <= m->end; w += 8)
-		if (inside(b, *(const volatile uint64_t *)(uintptr_t)w, which)) {
-			*at = w;
-			return 1;
+	while (w + 8 <= m->end) {
+		size_t want = m->end - w < sizeof(chunk) ? (size_t)(m->end - w) & ~(size_t)7 :
+			sizeof(chunk);
+		struct iovec local = { chunk, want }, remote = { (void *)(uintptr_t)w, want };
+		ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+
+		if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
+			for (; w + 8 <= m->end; w += 8)
+				if (inside(b, *(const volatile uint64_t *)(uintptr_t)w, which)) {
+					*at = w;
+					return 1;
+				}
+			return 0;
 		}
+		if (got < 8)
+			return 0;
+		for (size_t k = 0; k < (size_t)got / 8; k++)
+			if (inside(b, chunk[k], which)) {
+				*at = w + 8 * k;
+				return 1;
+			}
+		w += (uint64_t)got & ~(uint64_t)7;
+	}
 	return 0;
 }
 
@@ -799,7 +829,8 @@ static int handshake(struct batch *b, struct fl_maps *maps, struct fl_diag *diag
 	return err;
 }
 
-int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *diag)
+int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_maps *known,
+			 struct fl_diag *diag)
 {
 	uint64_t pagesz = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct batch *b;
@@ -818,16 +849,24 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, struct fl_diag *dia
 	b->n = n;
 
 	maps.m = NULL;
-	err = fl_maps_read(&maps);
+	err = known ? 0 : fl_maps_read(&maps);
 	if (err) {
 		fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
 		goto out;
 	}
 	for (size_t i = 0; i < n && !err; i++)
-		err = check_site(b, i, &maps, pagesz, diag);
+		err = check_site(b, i, known ? known : &maps, pagesz, diag);
 	if (err)
 		goto out;
 	if (b->moves) {
+		/* The handshake reads them again when they change: its own copy. */
+		if (known) {
+			err = fl_maps_read(&maps);
+			if (err) {
+				fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
+				goto out;
+			}
+		}
 		err = pages_writable(b, pagesz, diag);
 		if (!err) {
 			err = handshake(b, &maps, diag);
@@ -863,7 +902,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 
 	if (err)
 		return err;
-	err = fl_patch_text_locked(p, n, diag);
+	err = fl_patch_text_locked(p, n, NULL, diag);
 	fl_patch_unlock(&old);
 	return err;
 }
