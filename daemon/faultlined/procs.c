@@ -5,8 +5,9 @@
  * A process's counts are final when it is gone, not when its connection
  * is: the region stays mapped after a disconnection while the process
  * lives (it may register again: the same entry, fld_proc_match), and its
- * counts are frozen from the region once it is gone (fld_proc_final),
- * with the modules of its site table the daemon was never told of.  The
+ * counts (and its sites' healing) are frozen from the region once it is
+ * gone (fld_proc_final), with the modules of its site table the daemon
+ * was never told of.  The
  * slots of an unregistered module keep its final count (RETIRED) until
  * the daemon has saved it (SAVED): docs/protocol.md, "Unregistered
  * modules".
@@ -82,22 +83,35 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 	return atomic_load_explicit(&counters[s->slot], memory_order_relaxed);
 }
 
-void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
-		   const struct fld_site *s, struct fl_shm_heal *out)
+/* Site s's heal slot in p's region, its values kept in range (fld_site_heal). */
+static void heal_read(const struct fld_proc *p, const struct fld_site *s, struct fl_shm_heal *out)
 {
 	const struct fl_shm_heal *slot;
+	uint8_t state;
 
-	memset(out, 0, sizeof(*out));
-	if (m->removed || !p->region)
-		return;
 	slot = (const struct fl_shm_heal *)((const char *)p->region + p->layout.heal_offset) + s->slot;
 	/* Acquire: pairs with the process's release of state, after the other fields. */
-	out->state = atomic_load_explicit(&slot->state, memory_order_acquire);
-	out->tactic = slot->tactic;
-	out->why = slot->why;
+	state = atomic_load_explicit(&slot->state, memory_order_acquire);
+	memset(out, 0, sizeof(*out));
+	/*
+	 * The process writes the slot: what it says is kept in range, so that
+	 * a record never holds what the reader rejects (state.c).
+	 */
+	out->state = state <= FL_SHM_HEAL_UNHEALABLE ? state : FL_SHM_HEAL_IMPLICIT;
+	out->tactic = fl_shm_tactic_name(slot->tactic) ? slot->tactic : 0;
+	out->why = slot->why <= FL_SHM_WHY_OTHER ? slot->why : FL_SHM_WHY_OTHER;
 	out->healed_at = slot->healed_at;
 	/* Relaxed: the stub's lock incq is a count, as the handler's. */
 	out->failures = atomic_load_explicit(&slot->failures, memory_order_relaxed);
+}
+
+void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
+		   const struct fld_site *s, struct fl_shm_heal *out)
+{
+	if (m->removed || !p->region)
+		memcpy(out, &s->frozen_heal, sizeof(*out));
+	else
+		heal_read(p, s, out);
 }
 
 uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
@@ -227,6 +241,8 @@ void fld_module_freeze(struct fld_proc *p, struct fld_module *m)
 		(void)slot_state(p, m, &m->sites[i]);
 		m->sites[i].frozen = fld_site_faults(p, m, &m->sites[i]);
 		m->sites[i].frozen_populations = fld_site_populations(p, m, &m->sites[i]);
+		if (p->region)
+			heal_read(p, &m->sites[i], &m->sites[i].frozen_heal);
 	}
 	m->removed = true;
 	/*

@@ -26,6 +26,7 @@ struct fld_site {
 	char *function;		/* from SYMBOLS, or NULL */
 	uint64_t frozen;	/* the count once it can no longer change */
 	uint64_t frozen_populations;	/* and its region pages populated (proto.h) */
+	struct fl_shm_heal frozen_heal;	/* and its heal slot (fld_site_heal) */
 };
 
 struct fld_module {
@@ -70,10 +71,13 @@ struct fld_record {
 	bool written;		/* the file holds it as of written_gen */
 	/* ...written once its counts were final (fld_proc_final: exited, no region) */
 	bool written_final;
-	/* Bumped by every change but the counts (session.c, and procs.c's freezes). */
+	/*
+	 * Bumped by every change but the counts and the healing (session.c,
+	 * and procs.c's freezes).
+	 */
 	uint32_t gen;
 	uint32_t written_gen;
-	uint64_t written_sum;	/* the sum of the counts written */
+	uint64_t written_digest;	/* of the counts and healing written (state.c) */
 	uint64_t soonest_ms;	/* CLOCK_MONOTONIC: not written again before */
 	uint64_t next_ms;	/* ...nor a live one's counts checked */
 };
@@ -141,9 +145,10 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 			 const struct fld_site *s);
 
 /*
- * A site's healing, as its process's heal slot says (a copy; all zero
- * once the module is unregistered or the process gone: healing is not
- * kept in the state file).
+ * A site's healing now (a copy): its process's heal slot, or what it held
+ * when the counts were frozen (or restored from the state file).  A value
+ * the process wrote out of range is read as one in range, which a record
+ * can hold: state IMPLICIT, tactic none, why OTHER.
  */
 void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
 		   const struct fld_site *s, struct fl_shm_heal *out);
@@ -176,8 +181,9 @@ struct fld_module *fld_proc_module_any(struct fld_proc *p, uint32_t id);
 struct fld_proc *fld_proc_match(pid_t pid, uid_t uid, uint64_t start_time, uint64_t ino);
 
 /*
- * Freezes a module's counts (removed); its slots may be reused by the
- * process once they are saved (ack, when they are RETIRED).
+ * Freezes a module's counts and its sites' healing (removed); its slots
+ * may be reused by the process once they are saved (ack, when they are
+ * RETIRED).
  */
 void fld_module_freeze(struct fld_proc *p, struct fld_module *m);
 

@@ -7,10 +7,10 @@
  *     gone: fld_proc_final), once: they no longer change;
  *   - a record is written within a tick of a change to its process's
  *     modules or names, and while the process may count (registered, or
- *     disconnected and living on) every SAVE_PERIOD_MS when its counts
- *     changed, so that a process that exits while the daemon is down
- *     comes back with counts at most that old (or exact: the keeper holds
- *     its region, keeper.h);
+ *     disconnected and living on) every SAVE_PERIOD_MS when its counts or
+ *     its sites' healing changed, so that a process that exits while the
+ *     daemon is down comes back with counts at most that old (or exact:
+ *     the keeper holds its region, keeper.h);
  *   - a record is removed with its process (dropped by the bound on exited
  *     processes or the user's budget, or replaced by the same process
  *     registering again).
@@ -106,13 +106,13 @@ static void record_name(char *buf, size_t size, uint64_t serial, bool tmp)
 struct writer {
 	struct fld_job job;
 	uint64_t serial;
-	/* A live process's periodic save: written only when its counts changed. */
+	/* A live process's periodic save: written only when its sites changed. */
 	bool check;
 	bool checked;
 	size_t mod;		/* the next site: p->mods[mod]->sites[site] */
 	uint32_t site;
 	bool mod_started;	/* mods[mod]'s line is written */
-	uint64_t sum;		/* of the counts read so far */
+	uint64_t digest;	/* of the sites read so far (site_digest) */
 	int fd;			/* the temporary file, once open */
 	char *buf;		/* not written yet */
 	size_t len, cap;
@@ -222,21 +222,76 @@ static int put_module(struct writer *w, const struct fld_module *m)
 	return put_object(w, o);
 }
 
+/* What a site's line says that changes while its process runs. */
+struct site_now {
+	uint64_t faults;
+	uint64_t populations;
+	struct fl_shm_heal heal;
+};
+
+static void site_read(const struct fld_proc *p, const struct fld_module *m,
+		      const struct fld_site *s, struct site_now *now)
+{
+	now->faults = fld_site_faults(p, m, s);
+	now->populations = fld_site_populations(p, m, s);
+	fld_site_heal(p, m, s, &now->heal);
+}
+
+/* Folds one value into a digest. */
+static uint64_t digest(uint64_t d, uint64_t v)
+{
+	/*
+	 * A bijection of d for each v (the factor is odd): a change of any
+	 * one value changes the digest.  A sum did that for the counts, which
+	 * only grow, but not for a heal state, which goes back (unheal).
+	 */
+	return (d + v) * 0x9e3779b97f4a7c15ull;
+}
+
+/* d with a site's values folded in: a live record is rewritten when its digest changed. */
+static uint64_t site_digest(uint64_t d, const struct site_now *now)
+{
+	const struct fl_shm_heal *h = &now->heal;
+
+	d = digest(d, now->faults);
+	d = digest(d, now->populations);
+	d = digest(d, h->failures);
+	return digest(d, h->state | (uint64_t)h->tactic << 8 | (uint64_t)h->why << 16 |
+		      (uint64_t)h->healed_at << 32);
+}
+
+/* Whether a site was ever healed, or tried (its line has the healing then). */
+static bool has_healing(const struct fl_shm_heal *h)
+{
+	return h->failures || h->state != FL_SHM_HEAL_IMPLICIT || h->tactic || h->why ||
+	       h->healed_at;
+}
+
 /*
  * One site: [faulting_pc, handler_pc, kind, faults, slot, populations,
- * function].  Numbers by hand, the name through json-c (a site costs
+ * function], or with its healing when it has any (has_healing):
+ * [faulting_pc, handler_pc, kind, faults, slot, populations, healed,
+ * state, tactic, why, healed_at, function], so that the records of
+ * processes never healed read as they did before healing (older daemons
+ * read them).  Numbers by hand, the name through json-c (a site costs
  * FLD_UNITS_JSON units: a json-c object per site would cost far more than
  * that).
  */
-static int put_site(struct writer *w, const struct fld_site *s, uint64_t faults,
-		    uint64_t populations)
+static int put_site(struct writer *w, const struct fld_site *s, const struct site_now *now)
 {
-	char num[128];
+	const struct fl_shm_heal *h = &now->heal;
+	char num[256];
 	const char *fn = "null";
 	int n = snprintf(num, sizeof(num), "[%" PRIu64 ",%" PRIu64 ",%u,%" PRIu64 ",%u,%" PRIu64
-			 ",", s->faulting_pc, s->handler_pc, s->kind, faults, s->slot,
-			 populations);
-	int err = put(w, num, (size_t)n);
+			 ",", s->faulting_pc, s->handler_pc, s->kind, now->faults, s->slot,
+			 now->populations);
+	int err;
+
+	if (has_healing(h))
+		n += snprintf(num + n, sizeof(num) - (size_t)n, "%" PRIu64 ",%u,%u,%u,%u,",
+			      (uint64_t)h->failures, (unsigned)h->state, (unsigned)h->tactic,
+			      (unsigned)h->why, (unsigned)h->healed_at);
+	err = put(w, num, (size_t)n);
 
 	if (!err && s->function) {
 		json_object_set_string(w->str, s->function);
@@ -252,26 +307,29 @@ static int put_site(struct writer *w, const struct fld_site *s, uint64_t faults,
 }
 
 /*
- * Counts p's sites' counts, budget units at most.  Returns true once every
- * one is counted (w->sum), false when the budget ran out first.
+ * Digests p's sites' counts and healing, budget units at most.  Returns
+ * true once every site is in w->digest, false when the budget ran out
+ * first.
  */
-static bool sum_counts(struct writer *w, const struct fld_proc *p, unsigned *budget)
+static bool digest_sites(struct writer *w, const struct fld_proc *p, unsigned *budget)
 {
 	for (; w->mod < p->num_mods; w->mod++, w->site = 0) {
 		const struct fld_module *m = p->mods[w->mod];
 
 		for (; w->site < m->num_sites; w->site++) {
+			struct site_now now;
+
 			if (!*budget)
 				return false;
 			--*budget;
-			w->sum += fld_site_faults(p, m, &m->sites[w->site]) +
-				  fld_site_populations(p, m, &m->sites[w->site]);
+			site_read(p, m, &m->sites[w->site], &now);
+			w->digest = site_digest(w->digest, &now);
 		}
 	}
 	return true;
 }
 
-/* Whether p's record says what p would write now (its counts aside). */
+/* Whether p's record says what p would write now (its counts and healing aside). */
 static bool current(const struct fld_proc *p)
 {
 	return p->rec.written && p->rec.written_gen == p->rec.gen &&
@@ -300,7 +358,7 @@ static int commit(struct writer *w, struct fld_proc *p)
 	p->rec.written = true;
 	p->rec.written_final = w->final;
 	p->rec.written_gen = w->gen;
-	p->rec.written_sum = w->sum;
+	p->rec.written_digest = w->digest;
 	p->rec.soonest_ms = now + SLOWDOWN * took;
 	p->rec.next_ms = now + (SLOWDOWN * took > SAVE_PERIOD_MS ? SLOWDOWN * took : SAVE_PERIOD_MS);
 	fld_debug("state: pid %d: %s written: %" PRIu64 " sites, %" PRIu64 " bytes, %" PRIu64
@@ -334,10 +392,10 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	if (!p)
 		return FLD_STEP_DONE;
 	if (w->check && !w->checked) {
-		if (!sum_counts(w, p, &budget))
+		if (!digest_sites(w, p, &budget))
 			return FLD_STEP_MORE;
 		w->checked = true;
-		if (current(p) && p->rec.written_sum == w->sum) {
+		if (current(p) && p->rec.written_digest == w->digest) {
 			p->rec.next_ms = mono_ms() + SAVE_PERIOD_MS;
 			return FLD_STEP_DONE;
 		}
@@ -348,7 +406,7 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 		w->final = final(p);
 		/* What waits for it (fld_proc_saved) waits for the disk, not the page cache. */
 		w->sync = w->sync || w->final || acks_pending(p);
-		w->sum = 0;
+		w->digest = 0;
 		err = open_tmp(w);
 		if (!err)
 			err = put_header(w, p);
@@ -361,15 +419,14 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 			w->mod_started = true;
 		}
 		for (; !err && w->site < m->num_sites; w->site++) {
-			uint64_t faults, pops;
+			struct site_now now;
 
 			if (budget < FLD_UNITS_JSON)
 				return FLD_STEP_MORE;
 			budget -= FLD_UNITS_JSON;
-			faults = fld_site_faults(p, m, &m->sites[w->site]);
-			pops = fld_site_populations(p, m, &m->sites[w->site]);
-			w->sum += faults + pops;
-			err = put_site(w, &m->sites[w->site], faults, pops);
+			site_read(p, m, &m->sites[w->site], &now);
+			w->digest = site_digest(w->digest, &now);
+			err = put_site(w, &m->sites[w->site], &now);
 			if (!err && w->len >= WRITE_CHUNK)
 				err = flush(w);
 		}
@@ -410,8 +467,8 @@ static void writer_free(struct fld_job *j)
 
 /*
  * Writes p's record: by a job, or at once when now is true (then synced).
- * With check, only when its counts or anything else changed.  A write
- * already under way for p is cancelled.
+ * With check, only when its counts, its healing or anything else
+ * changed.  A write already under way for p is cancelled.
  */
 static void write_record(struct fld_proc *p, bool check, bool now)
 {
@@ -492,8 +549,8 @@ int fld_state_save(void)
  * Starts the writes that are due: a record that does not say what its
  * process would write now (once SLOWDOWN times its last write has passed,
  * or SAVE_PERIOD_MS after one that failed), and a live one's check of its
- * counts every SAVE_PERIOD_MS.  A walk of the processes, no more: the
- * writing is the jobs'.
+ * counts and healing every SAVE_PERIOD_MS.  A walk of the processes, no
+ * more: the writing is the jobs'.
  */
 void fld_state_tick(void)
 {
@@ -792,22 +849,55 @@ static ssize_t next_line(struct lines *r, char **line)
 }
 
 /*
+ * A site's healing from its line's five values [healed, state, tactic,
+ * why, healed_at] into *h.  Returns false when one is out of the range
+ * the daemon writes (fld_site_heal keeps a region's values in it): not a
+ * line of a record.
+ */
+static bool heal_from(const uint64_t v[5], struct fl_shm_heal *h)
+{
+	if (v[1] > FL_SHM_HEAL_UNHEALABLE || v[2] > UINT8_MAX ||
+	    (v[2] && !fl_shm_tactic_name((unsigned)v[2])) || v[3] > FL_SHM_WHY_OTHER ||
+	    v[4] > UINT32_MAX)
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->failures = v[0];
+	h->state = (uint8_t)v[1];
+	h->tactic = (uint8_t)v[2];
+	h->why = (uint8_t)v[3];
+	h->healed_at = (uint32_t)v[4];
+	return true;
+}
+
+/*
  * A site line: [faulting_pc, handler_pc, kind, faults, slot, populations,
- * function or null], or without slot and populations (the records of
- * daemons before them: no slot, then).
+ * function or null]; with its healing, [faulting_pc, handler_pc, kind,
+ * faults, slot, populations, healed, state, tactic, why, healed_at,
+ * function or null] (put_site); or without slot and populations (the
+ * records of daemons before them: no slot, then).  A site without healing
+ * is as compiled, never healed.
  */
 static bool parse_site(json_object *a, struct fld_site *s)
 {
-	json_object *v[7];
+	json_object *v[12];
+	uint64_t heal[5];
 	const char *fn = NULL;
 	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 
-	if (n != 5 && n != 7)
+	if (n != 5 && n != 7 && n != 12)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = json_object_array_get_idx(a, i);
 		if (i < n - 1 && !json_object_is_type(v[i], json_type_int))
 			return false;
+	}
+	if (n == 12) {
+		for (size_t i = 0; i < 5; i++) {
+			/* json_object_get_uint64 reads a negative number as 0. */
+			if (json_object_get_int64(v[6 + i]) < 0)
+				return false;
+			heal[i] = json_object_get_uint64(v[6 + i]);
+		}
 	}
 	if (json_object_is_type(v[n - 1], json_type_string))
 		fn = json_object_get_string(v[n - 1]);
@@ -820,50 +910,54 @@ static bool parse_site(json_object *a, struct fld_site *s)
 		.frozen = json_object_get_uint64(v[3]),
 		.slot = UINT32_MAX,
 	};
-	if (n == 7) {
+	if (n >= 7) {
 		int64_t slot = json_object_get_int64(v[4]);
 
 		s->slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX;
 		s->frozen_populations = json_object_get_uint64(v[5]);
 	}
+	if (n == 12 && !heal_from(heal, &s->frozen_heal))
+		return false;
 	return !fn || (s->function = strdup(fn));
 }
 
 /*
  * A site line read without json-c when it is as the writer makes it: six
- * numbers, then null or a string with nothing to unescape (json-c took
- * 1.7 us a line, and a record may hold 2,000,000).  Returns 1 with *s
- * filled in, 0 when the line is not that plain (json-c reads it then), or
- * -ENOMEM.
+ * numbers, or eleven with the healing, then null or a string with nothing
+ * to unescape (json-c took 1.7 us a line, and a record may hold
+ * 2,000,000).  Returns 1 with *s filled in, 0 when the line is not that
+ * plain (json-c reads it then, and rejects what it must), or -ENOMEM.
  */
 static int parse_site_plain(const char *line, size_t len, struct fld_site *s)
 {
 	const char *at = line + 1, *end = line + len, *name;
-	uint64_t v[6];
+	uint64_t v[11];
+	int k = 0;
 	size_t n;
 
 	if (line[0] != '[')
 		return 0;
-	for (int i = 0; i < 6; i++) {
+	/* JSON's integers: digits, no sign, no leading zero. */
+	while (k < 11 && at < end && *at >= '0' && *at <= '9') {
 		char *next;
 
-		/* JSON's integers: digits, no sign, no leading zero. */
-		if (at >= end || *at < '0' || *at > '9' || (*at == '0' && at[1] >= '0' &&
-							       at[1] <= '9'))
+		if (*at == '0' && at[1] >= '0' && at[1] <= '9')
 			return 0;
 		errno = 0;
-		v[i] = strtoull(at, &next, 10);
+		v[k++] = strtoull(at, &next, 10);
 		if (errno || *next != ',')
 			return 0;
 		at = next + 1;
 	}
-	if (v[2] > UINT32_MAX)
+	if ((k != 6 && k != 11) || v[2] > UINT32_MAX)
 		return 0;
 	*s = (struct fld_site){
 		.faulting_pc = v[0], .handler_pc = v[1], .kind = (uint32_t)v[2], .frozen = v[3],
 		.slot = v[4] < UINT32_MAX ? (uint32_t)v[4] : UINT32_MAX,
 		.frozen_populations = v[5],
 	};
+	if (k == 11 && !heal_from(v + 6, &s->frozen_heal))
+		return 0;
 	if (end - at == 5 && !memcmp(at, "null]", 5))
 		return 1;
 	if (end - at < 3 || at[0] != '"' || end[-2] != '"' || end[-1] != ']')

@@ -6,8 +6,9 @@
 # and an unmodified program (heal-prog-shim: no faultline code) under
 # libfaultline-preload.so with FAULTLINE_HEAL_AFTER=3, whose fault signals
 # are counted by the library and by the kernel (the eBPF program), and whose
-# output must equal the explicit-check build's.  Runs as root (some clients
-# drop to nobody).
+# output must equal the explicit-check build's; and the healing kept for an
+# exited process, in the state directory and across a kill -9 of the
+# daemon.  Runs as root (some clients drop to nobody).
 #
 #   make check-daemon-heal
 

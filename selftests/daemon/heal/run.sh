@@ -5,7 +5,10 @@
 # kernel delivers: "kernel_faults") on a private socket in a fresh
 # directory, heal-prog (heal.ll's five implicit checks) and faultline heal /
 # unheal / request against it; faultlined --heal-after / --unheal-after;
-# an unmodified program under the preload shim with FAULTLINE_HEAL_AFTER.
+# an unmodified program under the preload shim with FAULTLINE_HEAL_AFTER;
+# a site's healing kept when its process exits, in its record (state.c)
+# and after a kill -9 and restart of the daemon; records with healing, and
+# without, read back.
 # Every program under test has a twin, the explicit-check build without
 # faultline, that gets the same commands: their answers must be equal.
 # Every process started here is killed when the script ends, however it
@@ -54,9 +57,9 @@ export FAULTLINE_SOCKET=$SOCK
 export FAULTLINE_REGISTER_WAIT_MS=300000
 unset FAULTLINE_HEAL_AFTER FAULTLINE_UNHEAL_AFTER FAULTLINE_ALLOW_PATCH LD_PRELOAD
 
-# start_daemon [ARG...]: faultlined on $SOCK with ARG...; DPID
-start_daemon() {
-	rm -rf "$W/state" "$SOCK"
+# run_daemon [ARG...]: faultlined on $SOCK and $W/state, as it is, with ARG...; DPID
+run_daemon() {
+	rm -f "$SOCK"
 	echo "# faultlined $*" >>"$OUT/daemon.log"
 	"$FLD" --socket "$SOCK" --state-dir "$W/state" --log-level info "$@" \
 		2>>"$OUT/daemon.log" &
@@ -65,6 +68,11 @@ start_daemon() {
 		bad "faultlined did not listen"
 		exit 1
 	fi
+}
+# start_daemon [ARG...]: run_daemon on an empty state directory
+start_daemon() {
+	rm -rf "$W/state"
+	run_daemon "$@"
 }
 
 # start NAME CMD...: CMD with stdin from NAME.in (a fifo held open on a
@@ -480,6 +488,164 @@ stop_daemon
 		"$KJ" h_load_i8 "6/6/9 healed"
 	stop_daemon
 }
+
+# What a site's healing was is kept like its count: frozen when its process
+# exits, in the process's record (rewritten when only the healing changed:
+# failures through a stub, a heal that no failure came with), and read back
+# by a daemon started on the same state directory after a kill -9.
+echo "-- healing kept: after the process exits, and across a kill -9 of the daemon"
+# heal_of PID FUNCTION: "FAULTS/HEALED STATE TACTIC HEALED_AT" of FUNCTION's
+# site in faultline stats (PID's entries, live or exited)
+heal_of() {
+	"$FL" stats --json >stats.json 2>stats.err || { echo "?"; return; }
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+for p in json.load(open("stats.json"))["processes"]:
+    for s in p["sites"] if p["pid"] == int(sys.argv[1]) else []:
+        if s["function"] == sys.argv[2]:
+            print("%d/%d %s %s %s" % (s["faults"], s["healed"], s["state"], s["tactic"],
+                                      s["healed_at"]))
+PY
+}
+# expect_heal NAME PID FUNCTION "FAULTS/HEALED STATE TACTIC HEALED_AT"
+expect_heal() {
+	local got
+	got=$(heal_of "$2" "$3")
+	if [ "$got" = "$4" ]; then
+		ok "$1 ($3: $got)"
+	else
+		bad "$1: $3 is '$got', expected '$4'"
+	fi
+}
+# on_disk PID PC: "EXITED HEALED STATE TACTIC WHY HEALED_AT" of the site at
+# PC in PID's record in $W/state (docs/state.md: a site line of 12 values
+# has its healing, one of 7 none)
+on_disk() {
+	python3 - "$W/state" "$1" "$2" <<'PY'
+import glob, json, sys
+for name in glob.glob(sys.argv[1] + "/proc.*.json"):
+    try:
+        lines = open(name).read().splitlines()
+        head = json.loads(lines[0])
+    except (OSError, IndexError, ValueError):
+        continue
+    if head.get("pid") != int(sys.argv[2]):
+        continue
+    for line in lines[1:]:
+        v = json.loads(line)
+        if isinstance(v, list) and v[0] == int(sys.argv[3], 0):
+            print(str(head["exited"]).lower(), *(v[6:11] if len(v) == 12 else ["none"]))
+PY
+}
+# on_disk_is PID PC WANT: on_disk says WANT
+on_disk_is() {
+	[ "$(on_disk "$1" "$2")" = "$3" ]
+}
+# tactic_code NAME: the tactic's code in a record (docs/protocol.md, heal slots)
+tactic_code() {
+	case $1 in B1) echo 1 ;; B2) echo 2 ;; T1) echo 3 ;; T3) echo 4 ;; *) echo "?" ;; esac
+}
+start_daemon
+start x ./heal-prog
+X=$PID
+XPC1=$(field "$X" h_load_i32 faulting_pc)
+XPC2=$(field "$X" h_load_i8 faulting_pc)
+XPC3=$(field "$X" h_load_i64_off faulting_pc)
+say x "null 1 3"
+run x-heal-1 0 "$FL" heal "$X" "$XPC1"
+XT1=$(field "$X" h_load_i32 tactic)
+XAT1=$(field "$X" h_load_i32 healed_at)
+say x "null 1 40"
+say x "null 2 2"
+run x-heal-2 0 "$FL" heal "$X" "$XPC2"
+say x "null 2 30"
+run x-unheal-2 0 "$FL" unheal "$X" "$XPC2"
+say x "null 2 1"
+XAT2=$(field "$X" h_load_i8 healed_at)
+expect_heal "live: healed, failures through its stub" "$X" h_load_i32 "3/40 healed $XT1 $XAT1"
+expect_heal "live: unhealed, its stub's failures and healed_at stay" "$X" h_load_i8 \
+	"3/30 implicit None $XAT2"
+# A live process's counts are looked at every 5 s (state.c, SAVE_PERIOD_MS).
+check "live: its record holds the healed site's healing" \
+	eventually on_disk_is "$X" "$XPC1" "false 40 1 $(tactic_code "$XT1") 0 $XAT1"
+say x "null 1 25"
+check "live: failures through the stub alone (no fault) rewrite the record" \
+	eventually on_disk_is "$X" "$XPC1" "false 65 1 $(tactic_code "$XT1") 0 $XAT1"
+run x-heal-3 0 "$FL" heal "$X" "$XPC3"
+XT3=$(field "$X" h_load_i64_off tactic)
+XAT3=$(field "$X" h_load_i64_off healed_at)
+check "live: a heal that no failure came with rewrites the record" \
+	eventually on_disk_is "$X" "$XPC3" "false 0 1 $(tactic_code "$XT3") 0 $XAT3"
+# EOF: the program and its twin exit.
+eval "exec ${IN[x]}>&- ${IN[x-ref]}>&-"
+wait "$X"
+check "exited: its final record is written" \
+	eventually on_disk_is "$X" "$XPC1" "true 65 1 $(tactic_code "$XT1") 0 $XAT1"
+for when in "exited" "after a kill -9 and a restart on the same state directory"; do
+	expect_heal "$when: the healed site's failures, state, tactic and healed_at" \
+		"$X" h_load_i32 "3/65 healed $XT1 $XAT1"
+	expect_heal "$when: the unhealed site's failures and healed_at" \
+		"$X" h_load_i8 "3/30 implicit None $XAT2"
+	expect_heal "$when: the site healed without failing" \
+		"$X" h_load_i64_off "0/0 healed $XT3 $XAT3"
+	expect_heal "$when: a site never healed" "$X" h_store_i32 "0/0 implicit None None"
+	[ "$when" = exited ] || break
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	run_daemon
+done
+stop_daemon
+
+# The site lines a daemon reads back (docs/state.md): with the healing
+# (12 values), without it (7 values, and 5: records older than slots), and
+# lines with healing no daemon writes, which keep their record aside
+# (proc.N.json.corrupt-TIME) as any line that does not parse.
+echo "-- healing in records read back"
+R=$W/records
+mkdir -m 700 "$R"
+# record SERIAL SITE_LINE: proc.SERIAL.json, pid 4300 + SERIAL, one site (function "f")
+record() {
+	printf '%s\n' "{\"version\":2,\"serial\":$1,\"pid\":$((4300 + $1)),\"uid\":0,\"comm\":\"r$1\",\"exited\":true}" \
+		'{"module":"m","id":1,"removed":true,"sites":1}' "$2" >"$R/proc.$1.json"
+}
+record 1 '[4096,4100,1,5,0,0,"f"]'
+record 2 '[4096,4100,1,5,"f"]'
+record 3 '[4096,4100,1,5,0,0,9,1,2,0,1700000000,"f"]'
+# An escape: json-c reads it (parse_site), not the plain reader.
+record 4 '[4096,4100,1,5,0,0,4,2,0,5,0,"\u0066"]'
+record 5 '[4096,4100,1,5,0,0,9,3,0,0,0,"f"]'
+record 6 '[4096,4100,1,5,0,0,9,1,5,0,1700000000,"f"]'
+record 7 '[4096,4100,1,5,0,0,0,2,0,7,0,"f"]'
+record 8 '[4096,4100,1,5,0,0,9,1,2,0,4294967296,"f"]'
+record 9 '[4096,4100,1,5,0,0,-1,1,2,0,1700000000,"f"]'
+record 10 '[4096,4100,1,5,0,0,9,1,2,0,"f"]'
+record 11 '[4096,4100,1,5,0,0,9,"1",2,0,1700000000,"f"]'
+record 12 '[4096,4100,1,5,0,0,9,1,2,0,1700000000,"\u0066"]'
+"$FLD" --no-bpf --socket "$R/s" --state-dir "$R" --log-level info 2>"$OUT/records.log" &
+DPID=$!
+eventually test -S "$R/s" || bad "records: faultlined did not listen"
+export FAULTLINE_SOCKET=$R/s
+expect_heal "a site line without healing (7 values): implicit, nothing healed" 4301 f \
+	"5/0 implicit None None"
+expect_heal "a site line of 5 values: implicit, nothing healed" 4302 f "5/0 implicit None None"
+expect_heal "a site line with healing: its failures, state, tactic, healed_at" 4303 f \
+	"5/9 healed B2 1700000000"
+expect_heal "the same, read by json-c (an escaped name)" 4312 f "5/9 healed B2 1700000000"
+expect_heal "an unhealable site, read by json-c" 4304 f "5/4 unhealable None None"
+check "the unhealable site's reason" python3 -c '
+import json, sys
+p = [p for p in json.load(open("stats.json"))["processes"] if p["pid"] == 4304]
+sys.exit(not p or p[0]["sites"][0]["why"] !=
+         "no free place for a stub in reach, and no neighbour to evict")'
+export FAULTLINE_SOCKET=$SOCK
+stop_daemon
+for n in 5:"heal state 3" 6:"tactic 5" 7:"why 7" 8:"healed_at past 32 bits" \
+	 9:"negative failures" 10:"11 values" 11:"a state that is a string"; do
+	check "a site line with ${n#*:}: its record is kept aside" \
+		test -e "$(ls "$R/proc.${n%%:*}.json".corrupt-* 2>/dev/null | head -1)"
+done
+check "the daemon says why" grep -q "proc.5.json is not a faultlined record of version 2: kept as" \
+	"$OUT/records.log"
 
 grep -q ' ERROR \| error ' "$OUT/daemon.log" && echo "# (daemon log: $OUT/daemon.log)"
 echo "daemon heal: $pass passed, $fail failed"
