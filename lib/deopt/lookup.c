@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fl_stackmap_record_at: where a return address becomes a stack map
+ * record, over every registered module.
+ *
+ * The modules with records are in the handler table's snapshot (lib/table/
+ * publishes them), sorted by the span of their records; the reader side of
+ * the snapshot's protocol (lib/dispatch/dispatch.h) keeps the module from
+ * being freed while the lookup reads it, so that the lookup is safe against
+ * concurrent registration and unregistration, and async-signal-safe: no
+ * lock, no allocation, no syscall.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <faultline/deopt.h>
+
+#include "core/opts.h"
+#include "dispatch/dispatch.h"
+#include "table/stackmaps.h"
+
+/* The module whose records span pc, or NULL. */
+static const struct fl_snap_stackmap *module_of(const struct fl_snapshot *s, uint64_t pc)
+{
+	size_t lo = 0, hi = s->num_stackmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pc < s->stackmaps[mid].start)
+			hi = mid;
+		else if (pc >= s->stackmaps[mid].end)
+			lo = mid + 1;
+		else
+			return &s->stackmaps[mid];
+	}
+	return NULL;
+}
+
+int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out)
+{
+	const struct fl_stackmap_record *r = NULL;
+	const struct fl_snap_stackmap *m = NULL;
+	const struct fl_snapshot *s;
+	struct fl_stackmap_at at;
+	unsigned parity;
+
+	if (!out || out->sz < offsetof(struct fl_stackmap_at, record) + sizeof(out->record))
+		return -EINVAL;
+	parity = fl_snapshot_enter(&s);
+	if (s && (m = module_of(s, pc)))
+		r = fl_smindex_find(m->index, pc);
+	if (r)
+		at = (struct fl_stackmap_at){
+			.sz = sizeof(at), .record = r, .function = r->function_address,
+			.stack_size = r->stack_size, .module = m->id, .module_name = m->name,
+		};
+	fl_snapshot_leave(parity);
+	if (!s)
+		return -ENODEV;
+	if (!r)
+		return -ENOENT;
+	return fl_opts_out(out, &at, sizeof(at));
+}
