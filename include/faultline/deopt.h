@@ -105,9 +105,11 @@ struct fl_frame_regs {
  *   ConstantIndex  the constant (loc->constant: sign-extended from 32 bits
  *                  for Constant)
  * Register and Indirect values of 1, 2 or 4 bytes are zero-extended: the
- * reader knows the value's type.  Returns 0 with *value set, -EINVAL for
- * a location kind it does not know, a size other than 1, 2, 4 or 8 where
- * it reads memory or a register, or a register outside FL_DWARF_REGS;
+ * reader knows the value's type.  An XMM register location (size 16: a
+ * float or a double kept there) reads as the register's low 8 bytes.
+ * Returns 0 with *value set, -EINVAL for a location kind it does not
+ * know, a size other than 1, 2, 4 or 8 where it reads memory or a
+ * general register, or a register outside FL_DWARF_REGS;
  * -ENOENT when regs does not know the register.  Memory is read as it is:
  * regs must describe a live frame.  Thread-safe; async-signal-safe.
  */

@@ -5,7 +5,6 @@
  * updates its roots with it.  Async-signal-safe: plain loads and stores.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include <faultline/deopt.h>
@@ -19,9 +18,19 @@ static int reg_at(const struct fl_frame_regs *regs, uint16_t reg, void **at)
 	return *at ? 0 : -ENOENT;
 }
 
-static bool size_ok(uint16_t size)
+/*
+ * The bytes of a Register or Indirect location that are its value: its
+ * size, but for an XMM register (llc-14 gives a float or double kept in
+ * one the register's size, 16), whose low 8 bytes hold it.  0: a size
+ * faultline does not read.
+ */
+static size_t value_size(const struct fl_stackmap_location *loc)
 {
-	return size == 1 || size == 2 || size == 4 || size == 8;
+	if (loc->size == 1 || loc->size == 2 || loc->size == 4 || loc->size == 8)
+		return loc->size;
+	if (loc->kind == FL_LOC_REGISTER && loc->size == 16 && loc->dwarf_reg >= FL_DWARF_XMM0)
+		return 8;
+	return 0;
 }
 
 /*
@@ -35,7 +44,7 @@ static int bytes_at(const struct fl_frame_regs *regs, const struct fl_stackmap_l
 	void *at;
 	int err;
 
-	if (!size_ok(loc->size))
+	if (!value_size(loc))
 		return -EINVAL;
 	err = reg_at(regs, loc->dwarf_reg, &at);
 	if (err)
@@ -73,7 +82,7 @@ int fl_location_read(const struct fl_frame_regs *regs, const struct fl_stackmap_
 		err = bytes_at(regs, loc, &p);
 		if (err)
 			return err;
-		memcpy(&v, p, loc->size);
+		memcpy(&v, p, value_size(loc));
 		*value = v;
 		return 0;
 	default:
@@ -92,6 +101,6 @@ int fl_location_write(const struct fl_frame_regs *regs, const struct fl_stackmap
 	err = bytes_at(regs, loc, &p);
 	if (err)
 		return err;
-	memcpy(p, &value, loc->size);
+	memcpy(p, &value, value_size(loc));
 	return 0;
 }
