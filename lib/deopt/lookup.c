@@ -42,6 +42,7 @@ int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out)
 	const struct fl_stackmap_record *r = NULL;
 	const struct fl_snap_stackmap *m = NULL;
 	const struct fl_snapshot *s;
+	uint64_t function, stack_size;
 	struct fl_stackmap_at at;
 	unsigned parity;
 
@@ -49,11 +50,11 @@ int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out)
 		return -EINVAL;
 	parity = fl_snapshot_enter(&s);
 	if (s && (m = module_of(s, pc)))
-		r = fl_smindex_find(m->index, pc);
+		r = fl_smindex_find(m->index, pc, &function, &stack_size);
 	if (r)
 		at = (struct fl_stackmap_at){
-			.sz = sizeof(at), .record = r, .function = r->function_address,
-			.stack_size = r->stack_size, .module = m->id, .module_name = m->name,
+			.sz = sizeof(at), .record = r, .function = function,
+			.stack_size = stack_size, .module = m->id, .module_name = m->name,
 		};
 	fl_snapshot_leave(parity);
 	if (!s)

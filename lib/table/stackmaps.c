@@ -6,12 +6,14 @@
  * once per deoptimization, and a stack walk once per frame, over every
  * registered module: at 10^6 records a binary search touches about 20
  * cache lines that are all cold when the lookups are random, so a module
- * keeps an open-addressing hash table instead.  A slot is 8 bytes (the
- * address as an offset from the module's first record, and the record's
- * index), the table at most half full: a lookup reads one slot line and,
- * for a hit, the record.  Modules themselves are few: the snapshot keeps
- * them sorted by address and the lookup finds the module by binary search
- * (lookup.c in lib/deopt/).
+ * keeps an open-addressing hash table instead, at most half full.  A slot
+ * holds what a lookup returns besides the record's address (its function
+ * and frame size), so that a lookup reads one slot line and not the
+ * record; a large table asks for transparent huge pages, so that the
+ * random lookups of a walk over many modules' frames do not each miss the
+ * TLB as well.  Modules themselves are few: the snapshot keeps them sorted
+ * by address and the lookup finds the module by binary search (lookup.c
+ * in lib/deopt/).
  *
  * The records are copies of the format layer's, with their pc and
  * function_address made runtime addresses; their locations and live-outs
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
@@ -31,7 +34,14 @@
 struct slot {
 	uint32_t key;		/* pc - base + 1; 0: empty */
 	uint32_t index;		/* into recs */
+	uint32_t offset;	/* pc - its function's address */
+	uint32_t stack_size;	/* its function's, SLOT_STACK_SIZE_OTHER: see the record */
 };
+
+#define SLOT_STACK_SIZE_OTHER UINT32_MAX
+
+/* A table this large asks for huge pages (the size of one, x86-64). */
+#define HUGE_PAGE (2u << 20)
 
 struct fl_smindex {
 	uint64_t base;		/* the lowest record address */
@@ -50,7 +60,8 @@ static inline uint32_t slot_of(const struct fl_smindex *x, uint32_t key)
 	return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> x->shift) & x->mask;
 }
 
-const struct fl_stackmap_record *fl_smindex_find(const struct fl_smindex *x, uint64_t pc)
+const struct fl_stackmap_record *fl_smindex_find(const struct fl_smindex *x, uint64_t pc,
+					       uint64_t *function, uint64_t *stack_size)
 {
 	uint32_t key, i;
 
@@ -58,9 +69,18 @@ const struct fl_stackmap_record *fl_smindex_find(const struct fl_smindex *x, uin
 		return NULL;
 	key = (uint32_t)(pc - x->base) + 1;
 	/* Never full (at most half): an empty slot ends every probe. */
-	for (i = slot_of(x, key); x->slots[i].key; i = (i + 1) & x->mask)
-		if (x->slots[i].key == key)
-			return &x->recs[x->slots[i].index];
+	for (i = slot_of(x, key); x->slots[i].key; i = (i + 1) & x->mask) {
+		const struct slot *sl = &x->slots[i];
+		const struct fl_stackmap_record *r;
+
+		if (sl->key != key)
+			continue;
+		r = &x->recs[sl->index];
+		*function = pc - sl->offset;
+		*stack_size = sl->stack_size == SLOT_STACK_SIZE_OTHER ? r->stack_size :
+			      sl->stack_size;
+		return r;
+	}
 	return NULL;
 }
 
@@ -75,14 +95,53 @@ uint32_t fl_smindex_count(const struct fl_smindex *x)
 	return x->n;
 }
 
+static void slots_free(struct fl_smindex *x)
+{
+	size_t bytes = ((size_t)x->mask + 1) * sizeof(*x->slots);
+
+	if (x->slots && bytes >= HUGE_PAGE)
+		munmap(x->slots, bytes);
+	else
+		free(x->slots);
+}
+
 void fl_smindex_free(struct fl_smindex *x)
 {
 	if (!x)
 		return;
-	free(x->slots);
+	slots_free(x);
 	free(x->recs);
 	fl_stackmap_free(x->map);
 	free(x);
+}
+
+/*
+ * Zeroed slots: a table of a huge page or more is a mapping of its own
+ * (a power of 2, so a whole number of huge pages) with MADV_HUGEPAGE
+ * (transparent huge pages are often "madvise" only); a smaller one is
+ * malloc's.
+ */
+static struct slot *slots_alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes < HUGE_PAGE)
+		return calloc(1, bytes);
+	/* Twice the size, to cut a huge-page-aligned table out of it. */
+	p = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t end = (uintptr_t)p + bytes + HUGE_PAGE;
+
+	if (start > (uintptr_t)p)
+		munmap(p, start - (uintptr_t)p);
+	if (end > start + bytes)
+		munmap((void *)(start + bytes), end - (start + bytes));
+	/* Advice only: without huge pages the table works the same. */
+	madvise((void *)start, bytes, MADV_HUGEPAGE);
+	return (struct slot *)start;
 }
 
 /* The slots for x's records; a PC twice keeps its first record (section order). */
@@ -94,7 +153,7 @@ static int index_build(struct fl_smindex *x)
 		bits++;
 	x->mask = (uint32_t)((1ull << bits) - 1);
 	x->shift = 64 - bits;
-	x->slots = calloc((size_t)x->mask + 1, sizeof(*x->slots));
+	x->slots = slots_alloc(((size_t)x->mask + 1) * sizeof(*x->slots));
 	if (!x->slots)
 		return -ENOMEM;
 	for (uint32_t r = 0; r < x->n; r++) {
@@ -104,7 +163,11 @@ static int index_build(struct fl_smindex *x)
 		     i = (i + 1) & x->mask)
 			;
 		if (!x->slots[i].key)
-			x->slots[i] = (struct slot){ key, r };
+			x->slots[i] = (struct slot){
+				.key = key, .index = r, .offset = x->recs[r].instruction_offset,
+				.stack_size = x->recs[r].stack_size < SLOT_STACK_SIZE_OTHER ?
+					      (uint32_t)x->recs[r].stack_size : SLOT_STACK_SIZE_OTHER,
+			};
 	}
 	return 0;
 }

@@ -53,9 +53,12 @@ uint32_t fl_smindex_count(const struct fl_smindex *x);
 
 /*
  * Returns the record whose address is pc (the first in section order when
- * several are), or NULL.  Its pc and function_address are runtime
- * addresses.  One hash probe, usually one cache line.  Async-signal-safe.
+ * several are) with *function and *stack_size set to its function's
+ * runtime address and frame size, or NULL.  The record's pc and
+ * function_address are runtime addresses.  One hash probe, usually one
+ * cache line, and the record is not read.  Async-signal-safe.
  */
-const struct fl_stackmap_record *fl_smindex_find(const struct fl_smindex *x, uint64_t pc);
+const struct fl_stackmap_record *fl_smindex_find(const struct fl_smindex *x, uint64_t pc,
+					       uint64_t *function, uint64_t *stack_size);
 
 #endif /* FL_TABLE_STACKMAPS_H */
