@@ -4,7 +4,8 @@
  * record, over every registered module.
  *
  * The modules with records are in the handler table's snapshot (lib/table/
- * publishes them), sorted by the span of their records; the reader side of
+ * publishes them), sorted by the span of their records
+ * (fl_snapshot_stackmap finds the one for pc); the reader side of
  * the snapshot's protocol (lib/dispatch/dispatch.h) keeps the module from
  * being freed while the lookup reads it, so that the lookup is safe against
  * concurrent registration and unregistration, and async-signal-safe: no
@@ -19,24 +20,6 @@
 #include "dispatch/dispatch.h"
 #include "table/stackmaps.h"
 
-/* The module whose records span pc, or NULL. */
-static const struct fl_snap_stackmap *module_of(const struct fl_snapshot *s, uint64_t pc)
-{
-	size_t lo = 0, hi = s->num_stackmaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pc < s->stackmaps[mid].start)
-			hi = mid;
-		else if (pc >= s->stackmaps[mid].end)
-			lo = mid + 1;
-		else
-			return &s->stackmaps[mid];
-	}
-	return NULL;
-}
-
 int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out)
 {
 	const struct fl_stackmap_record *r = NULL;
@@ -49,7 +32,7 @@ int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out)
 	if (!out || out->sz < offsetof(struct fl_stackmap_at, record) + sizeof(out->record))
 		return -EINVAL;
 	parity = fl_snapshot_enter(&s);
-	if (s && (m = module_of(s, pc)))
+	if (s && (m = fl_snapshot_stackmap(s, pc)))
 		r = fl_smindex_find(m->index, pc, &function, &stack_size);
 	if (r)
 		at = (struct fl_stackmap_at){

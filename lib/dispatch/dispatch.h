@@ -191,6 +191,12 @@ const struct fl_site_entry *fl_snapshot_lookup(const struct fl_snapshot *s, uint
 const struct fl_snap_region *fl_snapshot_region(const struct fl_snapshot *s, uint64_t addr);
 
 /*
+ * Returns the module whose stack map records span pc, or NULL (for
+ * fl_stackmap_record_at, lib/deopt/; the handler never calls it).
+ */
+const struct fl_snap_stackmap *fl_snapshot_stackmap(const struct fl_snapshot *s, uint64_t pc);
+
+/*
  * Region fault (handler side, region_fault.c): addr is inside r.  Below
  * the committed limit populates the page and returns 1 (the access
  * retries; also when another thread populated it first, or the kernel

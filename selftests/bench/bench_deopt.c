@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <faultline/deopt.h>
@@ -41,14 +40,6 @@ int64_t bh_load(int64_t *p);
 
 static int64_t (*volatile fn_deopt)(int64_t, bool) = ret_i64;
 static int64_t (*volatile fn_load)(int64_t *) = bh_load;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what, int err, const char *msg)
 {
@@ -155,24 +146,24 @@ static void lookups(int rounds)
 			uint32_t reps = n < 100000 ? 100000 : n;
 			double t0;
 
-			t0 = now();
+			t0 = bench_now();
 			for (uint32_t i = 0; i < reps; i++) {
 				if (fl_stackmap_record_at(pcs[0], &at))
 					die("fl_stackmap_record_at", -ENOENT, "hot");
 				sink = (uintptr_t)at.record;
 			}
-			hot[k] = (now() - t0) * 1e9 / reps;
-			t0 = now();
+			hot[k] = (bench_now() - t0) * 1e9 / reps;
+			t0 = bench_now();
 			for (uint32_t i = 0; i < reps; i++) {
 				if (fl_stackmap_record_at(pcs[i % n], &at))
 					die("fl_stackmap_record_at", -ENOENT, "random");
 				sink = (uintptr_t)at.record;
 			}
-			rnd[k] = (now() - t0) * 1e9 / reps;
-			t0 = now();
+			rnd[k] = (bench_now() - t0) * 1e9 / reps;
+			t0 = bench_now();
 			for (uint32_t i = 0; i < reps; i++)
 				sink = (uintptr_t)fl_stackmap_find_pc(table, pcs[i % n]);
-			bin[k] = (now() - t0) * 1e9 / reps;
+			bin[k] = (bench_now() - t0) * 1e9 / reps;
 		}
 		int m = rounds < 64 ? rounds : 64;
 		double mh = bench_median(hot, (size_t)m), mr = bench_median(rnd, (size_t)m);
@@ -211,19 +202,19 @@ static void round_trips(int rounds)
 	int64_t sum = 0;
 
 	for (int k = 0; k < m; k++) {
-		double t0 = now();
+		double t0 = bench_now();
 
 		for (int i = 0; i < CALLS; i++)
 			sum += fn_deopt(i, true);
-		deopt[k] = (now() - t0) * 1e9 / CALLS;
-		t0 = now();
+		deopt[k] = (bench_now() - t0) * 1e9 / CALLS;
+		t0 = bench_now();
 		for (int i = 0; i < CALLS; i++)
 			sum += fn_deopt(i, false);
-		plain[k] = (now() - t0) * 1e9 / CALLS;
-		t0 = now();
+		plain[k] = (bench_now() - t0) * 1e9 / CALLS;
+		t0 = bench_now();
 		for (int i = 0; i < CALLS; i++)
 			sum += fn_load(NULL);
-		fault[k] = (now() - t0) * 1e9 / CALLS;
+		fault[k] = (bench_now() - t0) * 1e9 / CALLS;
 	}
 	/* Each deopt returned i + 1, each plain call i, each fault -1. */
 	if (sum != (int64_t)m * CALLS * (CALLS - 1))
