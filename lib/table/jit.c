@@ -70,8 +70,8 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	pthread_mutex_unlock(&fl_table_lock);
 	if (err < 0) {
 		if (err == -EEXIST)
-			fl_diag_say(diag, err, "fl_jit_register: its sites or stack map records overlap "
-				    "a registered module's");
+			fl_diag_say(diag, err, "fl_jit_register: code range overlaps a registered "
+				    "module (its sites or stack map records)");
 		fl_table_mod_free(m);
 	}
 	return err;

@@ -19,6 +19,10 @@
 #                                        unregistered meanwhile
 #   deopt_in_a_signal_handler            a signal handler's callee deoptimizes
 #   no_handler_aborts_naming_the_site    no handler: the message, then SIGABRT
+#   record_at_and_locations_refuse_bad_input
+#                                        fl_stackmap_record_at finds every record of
+#                                        a JIT registration and nothing else; bad
+#                                        stack maps and locations get clear errors
 #
 #   make check-deopt   the tests, then again built with ASan + UBSan (SAN=1
 #                      runs only that build)
@@ -60,6 +64,7 @@ DEOPT_RETURNS_BINS := $(DEOPT_OUT)/returns_every_type $(DEOPT_OUT)/threads_deopt
 	$(DEOPT_OUT)/deopt_in_a_signal_handler $(DEOPT_OUT)/no_handler_aborts_naming_the_site
 DEOPT_VALUES := $(DEOPT_OUT)/deopt_values_every_kind_and_size
 DEOPT_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BINS) \
+	$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input \
 	$(DEOPT_VALUES)_nopie $(DEOPT_VALUES)_pie $(DEOPT_VALUES)_shared
 DEOPT_LIBS = $(LIB_A) $(LIB_LIBS) -ldl -pthread
 .SECONDARY: $(call deopt_values,static) $(call deopt_values,pic) \
@@ -71,6 +76,12 @@ $(DEOPT_OUT)/widening_matches_unoptimized: $(B)/obj/$(DEOPT_DIR)/widening_matche
 		$(DEOPT_OUT)/ll/widen.o $(DEOPT_OUT)/ll/range.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input: \
+		$(B)/obj/$(DEOPT_DIR)/record_at_and_locations_refuse_bad_input.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
 
 $(DEOPT_RETURNS_BINS): $(DEOPT_OUT)/%: $(B)/obj/$(DEOPT_DIR)/%.o $(DEOPT_OUT)/ll/returns.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
