@@ -3,14 +3,22 @@
 # (lib/preload/) is built on it, in its own build.mk.
 
 LIB_SRCS := $(filter-out lib/preload/%,$(wildcard lib/*/*.c))
-LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
+# Assembly: the deoptimization entry (lib/deopt/entry.S).
+LIB_ASM := $(wildcard lib/*/*.S)
+LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a
 LIB_MAP := lib/libfaultline.map
-# The library needs libelf and Zydis; json-c is for the command-line tool.
-LIB_PKGS := libelf
+# The library needs libelf, Zydis and libunwind (the deoptimized frame's
+# return); json-c is for the command-line tool.
+LIB_PKGS := libelf libunwind
 # Zydis 4 (the patch layer's decoder) has no pkg-config file in Debian 12.
 LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -lZydis
+
+$(B)/obj/%.o: %.S | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) $(SANFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)

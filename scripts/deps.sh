@@ -18,7 +18,7 @@ gcc make pkg-config binutils libc6-dev
 clang-14
 libelf-dev zlib1g-dev libjson-c-dev
 libbpf-dev bpftool liburing-dev
-libzydis-dev
+libzydis-dev libunwind-dev
 "
 DEMO="
 llvm-14

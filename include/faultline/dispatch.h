@@ -103,11 +103,15 @@ struct fl_jit_reg {
 	/*
 	 * The .llvm_faultmaps bytes, as the code's loader left them: function
 	 * addresses are final runtime addresses (MCJIT and ORC relocate the
-	 * section in memory).  Copied; need not outlive the call.
+	 * section in memory).  Copied; need not outlive the call.  May be
+	 * NULL when stackmap is not (code whose only need is deoptimization).
 	 */
 	const void *faultmap;
 	size_t faultmap_size;
-	/* The .llvm_stackmaps bytes, validated and kept; may be NULL. */
+	/*
+	 * The .llvm_stackmaps bytes, validated and indexed (fl_stackmap_record_at,
+	 * deopt.h); may be NULL.
+	 */
 	const void *stackmap;
 	size_t stackmap_size;
 	/* The code: every faulting and handler PC must be inside it. */
@@ -119,8 +123,9 @@ struct fl_jit_reg {
 /*
  * Registers code that is not a loaded ELF module (JIT code).  Returns a
  * module id > 0 on success, -EINVAL with *diag filled in (diag may be
- * NULL) when the sections are malformed or an address falls outside the
- * code range, -EEXIST when the code range overlaps a registered module,
+ * NULL) when there is neither section, the sections are malformed or an
+ * address falls outside the code range, -EEXIST when its sites or stack
+ * map records overlap a registered module's,
  * -ENOSPC when the counters are full, -ENODEV before fl_init, -errno
  * otherwise.  Thread-safe.  Not async-signal-safe.
  */

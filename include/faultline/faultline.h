@@ -10,6 +10,7 @@
 #include <faultline/dispatch.h>
 #include <faultline/patch.h>
 #include <faultline/points.h>
+#include <faultline/deopt.h>
 #include <faultline/region.h>
 
 #endif /* FAULTLINE_FAULTLINE_H */

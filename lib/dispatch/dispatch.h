@@ -101,14 +101,32 @@ struct fl_snap_region {
 };
 
 /*
+ * A module's stack map records (lib/table/stackmaps.h), for
+ * fl_stackmap_record_at (lib/deopt/); [start, end) spans its records.
+ * The handler never reads them: they share the snapshot for its
+ * publication and grace period.
+ */
+struct fl_smindex;
+struct fl_snap_stackmap {
+	uint64_t start;
+	uint64_t end;
+	const struct fl_smindex *index;
+	const char *name;	/* the module's: "" for the main program */
+	int id;
+};
+
+/*
  * An immutable snapshot of the handler table: modules sorted by start,
- * non-overlapping; regions sorted by start, non-overlapping.
+ * non-overlapping; regions sorted by start, non-overlapping; stack maps
+ * sorted by start, non-overlapping.
  */
 struct fl_snapshot {
 	uint32_t num_modules;
 	uint32_t num_regions;
+	uint32_t num_stackmaps;
 	const struct fl_snap_module *modules;
 	const struct fl_snap_region *regions;
+	const struct fl_snap_stackmap *stackmaps;
 };
 
 /*
@@ -171,6 +189,12 @@ const struct fl_site_entry *fl_snapshot_lookup(const struct fl_snapshot *s, uint
 
 /* Returns the region containing addr, or NULL. */
 const struct fl_snap_region *fl_snapshot_region(const struct fl_snapshot *s, uint64_t addr);
+
+/*
+ * Returns the module whose stack map records span pc, or NULL (for
+ * fl_stackmap_record_at, lib/deopt/; the handler never calls it).
+ */
+const struct fl_snap_stackmap *fl_snapshot_stackmap(const struct fl_snapshot *s, uint64_t pc);
 
 /*
  * Region fault (handler side, region_fault.c): addr is inside r.  Below

@@ -14,6 +14,7 @@
 #include "format/diag.h"
 #include "table/modules.h"
 #include "table/sites.h"
+#include "table/stackmaps.h"
 #include "table/table.h"
 
 int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
@@ -21,6 +22,7 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	struct fl_jit_reg r;
 	struct fl_diag local;
 	struct fl_sites s = { 0 };
+	struct fl_smindex *maps = NULL;
 	struct fl_table_mod *m;
 	int err;
 
@@ -30,20 +32,19 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	diag->msg[0] = 0;
 	if (!reg || fl_opts_copy(&r, sizeof(r), reg))
 		return -EINVAL;
-	if (!r.faultmap || r.faultmap_size == 0 || r.code_size == 0 ||
-	    r.code_start + r.code_size < r.code_start ||
-	    (r.stackmap_size && !r.stackmap)) {
-		return fl_diag_say(diag, -EINVAL, "fl_jit_register: %s",
-				   !r.faultmap || !r.faultmap_size ? "no fault map" :
-				   "bad code or stack map range");
-	}
+	/* Code with stack maps only (deoptimization exits) has no fault map. */
+	if ((!r.faultmap || !r.faultmap_size) && (!r.stackmap || !r.stackmap_size))
+		return fl_diag_say(diag, -EINVAL, "fl_jit_register: no fault map and no stack map");
+	if ((r.faultmap_size && !r.faultmap) || (r.stackmap_size && !r.stackmap) ||
+	    r.code_size == 0 || r.code_start + r.code_size < r.code_start)
+		return fl_diag_say(diag, -EINVAL, "fl_jit_register: bad code, fault map or "
+				   "stack map range");
 	if (!fl_table_ready())
 		return -ENODEV;
 
-	err = fl_sites_of_jit(&r, &s, diag);
-	if (err == 0 && r.stackmap_size)
-		err = fl_stackmap_validate(r.stackmap, r.stackmap_size, r.parse_flags, diag) < 0 ?
-			diag->err : 0;
+	err = r.faultmap_size ? fl_sites_of_jit(&r, &s, diag) : 0;
+	if (err == 0)
+		err = fl_smindex_of_jit(&r, &maps, diag);
 	if (err) {
 		free(s.v);
 		/* Whatever the format layer found, for the caller it is bad input. */
@@ -54,9 +55,11 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	if (!m || !(m->name = strdup(r.name ? r.name : "jit"))) {
 		free(m);
 		free(s.v);
+		fl_smindex_free(maps);
 		return -ENOMEM;
 	}
 	fl_table_mod_take_sites(m, &s);
+	m->stackmaps = maps;
 	m->start = m->code_lo = r.code_start;
 	m->end = m->code_hi = r.code_start + r.code_size;
 	fl_table_mod_prepare(m, NULL, &r);
@@ -67,7 +70,8 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	pthread_mutex_unlock(&fl_table_lock);
 	if (err < 0) {
 		if (err == -EEXIST)
-			fl_diag_say(diag, err, "fl_jit_register: code range overlaps a registered module");
+			fl_diag_say(diag, err, "fl_jit_register: code range overlaps a registered "
+				    "module (its sites or stack map records)");
 		fl_table_mod_free(m);
 	}
 	return err;

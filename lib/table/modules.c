@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "table/modules.h"
 #include "table/sites.h"
+#include "table/stackmaps.h"
 #include "table/table.h"
 
 pthread_mutex_t fl_table_refresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,10 +91,16 @@ void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 			m->observed[i] = observers[i]->module_prepare(&src);
 }
 
+bool fl_table_mod_published(const struct fl_table_mod *m)
+{
+	return m->num_sites > 0 || m->stackmaps;
+}
+
 void fl_table_mod_free(struct fl_table_mod *m)
 {
 	if (!m)
 		return;
+	fl_smindex_free(m->stackmaps);
 	for (size_t i = 0; i < FL_TABLE_MAX_OBSERVERS; i++)
 		if (m->observed[i] && observers[i]->module_discard)
 			observers[i]->module_discard(m->observed[i]);
@@ -116,22 +123,34 @@ static int cmp_snap_region(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static int cmp_snap_stackmap(const void *a, const void *b)
+{
+	const struct fl_snap_stackmap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
 /* Builds a snapshot of the lists, in one allocation.  Under lock. */
 static struct fl_snapshot *snapshot_build(void)
 {
-	size_t n = 0, size;
+	size_t n = 0, nmaps = 0, size;
 	struct fl_snapshot *s;
 	struct fl_snap_module *sm;
 	struct fl_snap_region *sr;
+	struct fl_snap_stackmap *ss;
 
-	for (size_t i = 0; i < fl_table_num_mods; i++)
+	for (size_t i = 0; i < fl_table_num_mods; i++) {
 		n += fl_table_mods[i]->num_sites > 0;
-	size = sizeof(*s) + n * sizeof(*sm) + fl_table_num_regions * sizeof(*sr);
+		nmaps += fl_table_mods[i]->stackmaps != NULL;
+	}
+	size = sizeof(*s) + n * sizeof(*sm) + fl_table_num_regions * sizeof(*sr) +
+	       nmaps * sizeof(*ss);
 	s = calloc(1, size);
 	if (!s)
 		return NULL;
 	sm = (struct fl_snap_module *)(s + 1);
 	sr = (struct fl_snap_region *)(sm + n);
+	ss = (struct fl_snap_stackmap *)(sr + fl_table_num_regions);
 
 	n = 0;
 	for (size_t i = 0; i < fl_table_num_mods; i++) {
@@ -152,10 +171,25 @@ static struct fl_snapshot *snapshot_build(void)
 			.region = fl_table_regions[i],
 		};
 	qsort(sr, fl_table_num_regions, sizeof(*sr), cmp_snap_region);
+	nmaps = 0;
+	for (size_t i = 0; i < fl_table_num_mods; i++) {
+		const struct fl_table_mod *m = fl_table_mods[i];
+
+		if (!m->stackmaps)
+			continue;
+		ss[nmaps] = (struct fl_snap_stackmap){
+			.index = m->stackmaps, .name = m->name, .id = m->id,
+		};
+		fl_smindex_span(m->stackmaps, &ss[nmaps].start, &ss[nmaps].end);
+		nmaps++;
+	}
+	qsort(ss, nmaps, sizeof(*ss), cmp_snap_stackmap);
 	s->num_modules = (uint32_t)n;
 	s->num_regions = (uint32_t)fl_table_num_regions;
+	s->num_stackmaps = (uint32_t)nmaps;
 	s->modules = sm;
 	s->regions = sr;
+	s->stackmaps = ss;
 	return s;
 }
 
@@ -200,6 +234,21 @@ static bool overlaps(uint64_t start, uint64_t end)
 	return false;
 }
 
+/* Whether records spanning [start, end) would overlap a registered module's. */
+static bool stackmaps_overlap(uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < fl_table_num_mods; i++) {
+		uint64_t lo, hi;
+
+		if (!fl_table_mods[i]->stackmaps)
+			continue;
+		fl_smindex_span(fl_table_mods[i]->stackmaps, &lo, &hi);
+		if (start < hi && lo < end)
+			return true;
+	}
+	return false;
+}
+
 /* Adds m to the lists, with counters, and publishes.  Under lock. */
 int fl_table_mod_add(struct fl_table_mod *m)
 {
@@ -207,6 +256,13 @@ int fl_table_mod_add(struct fl_table_mod *m)
 	int64_t base = 0;
 	int err;
 
+	if (m->stackmaps) {
+		uint64_t lo, hi;
+
+		fl_smindex_span(m->stackmaps, &lo, &hi);
+		if (stackmaps_overlap(lo, hi))
+			return -EEXIST;
+	}
 	if (m->num_sites) {
 		if (overlaps(m->start, m->end))
 			return -EEXIST;
@@ -225,10 +281,13 @@ int fl_table_mod_add(struct fl_table_mod *m)
 	fl_table_mods = grown;
 	m->id = next_id++;
 	fl_table_mods[fl_table_num_mods++] = m;
-	if (m->num_sites == 0)
-		return m->id;	/* nothing for the handler */
-	fl_counters_describe(m->counter_base, m->num_sites, (uint32_t)m->id, m->sites);
+	if (!fl_table_mod_published(m))
+		return m->id;	/* nothing for the snapshot */
+	if (m->num_sites)
+		fl_counters_describe(m->counter_base, m->num_sites, (uint32_t)m->id, m->sites);
 	err = fl_table_publish(NULL, 0);
+	if (err == 0 && m->num_sites == 0)
+		return m->id;	/* the observers hear of modules with sites */
 	if (err == 0) {
 		struct fl_table_module tm = {
 			.id = m->id, .name = m->name,
@@ -249,7 +308,8 @@ int fl_table_mod_add(struct fl_table_mod *m)
 		}
 		return m->id;
 	}
-	fl_counters_describe(m->counter_base, m->num_sites, 0, NULL);
+	if (m->num_sites)
+		fl_counters_describe(m->counter_base, m->num_sites, 0, NULL);
 	fl_table_num_mods--;
 fail:
 	if (m->num_sites)

@@ -17,7 +17,10 @@
 
 struct fl_sites;
 
-/* A registered module. */
+/*
+ * A registered module.  It is in the snapshot when it has sites or stack
+ * map records (fl_table_mod_published).
+ */
 struct fl_table_mod {
 	int id;
 	char *name;
@@ -35,6 +38,8 @@ struct fl_table_mod {
 	struct fl_site_entry *sites;
 	uint32_t num_sites;
 	uint32_t counter_base;
+	/* Its stack map records by address, or NULL (stackmaps.h). */
+	struct fl_smindex *stackmaps;
 	/*
 	 * Per observer, its data from module_prepare until module_added
 	 * takes it (module_discard frees what is left).
@@ -69,6 +74,9 @@ size_t fl_table_observers_count(void);
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 			  const struct fl_jit_reg *jit);
 
+/* Whether m is in the snapshots: it has sites or stack map records. */
+bool fl_table_mod_published(const struct fl_table_mod *m);
+
 /* Frees m, and the observers' data it still holds (NULL: nothing). */
 void fl_table_mod_free(struct fl_table_mod *m);
 
@@ -77,7 +85,8 @@ void fl_table_mod_take_sites(struct fl_table_mod *m, struct fl_sites *s);
 
 /*
  * Adds m to the lists, with counters, publishes, and tells the observers.
- * Returns m's id, -EEXIST (its sites overlap a registered module's),
+ * Returns m's id, -EEXIST (its sites, or its stack map records, overlap a
+ * registered module's),
  * -ENOMEM or -ENOSPC (no counters); on failure m is not in the lists.
  */
 int fl_table_mod_add(struct fl_table_mod *m);

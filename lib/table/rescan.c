@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "table/modules.h"
 #include "table/sites.h"
+#include "table/stackmaps.h"
 #include "table/table.h"
 
 struct loaded {
@@ -85,9 +86,10 @@ static struct fl_table_mod *find_elf(const struct loaded *ld)
 }
 
 /*
- * A module record for a newly loaded ELF module.  Modules without a fault
- * map, or whose maps are unusable (logged once), are kept with no sites so
- * that the next rescan does not open their files again.
+ * A module record for a newly loaded ELF module: its sites and its stack
+ * map records.  Modules with neither, or whose maps are unusable (logged
+ * once), are kept with none so that the next rescan does not open their
+ * files again.
  */
 static struct fl_table_mod *elf_module_new(const struct loaded *ld)
 {
@@ -108,6 +110,8 @@ static struct fl_table_mod *elf_module_new(const struct loaded *ld)
 	err = fl_module_open_addr((const void *)(uintptr_t)ld->first_load, NULL, &fm, &diag);
 	if (err == 0)
 		err = fl_sites_of_elf(fm, &s, &diag);
+	if (err == 0)
+		err = fl_smindex_of_elf(fm, &m->stackmaps, &diag);
 	if (err == -ENOMEM) {
 		free(s.v);
 		fl_module_free(fm);
@@ -126,9 +130,10 @@ static struct fl_table_mod *elf_module_new(const struct loaded *ld)
 			m->code_hi = fm->text[fm->num_text - 1].end;
 		}
 		fl_table_mod_prepare(m, fm, NULL);
-		if (m->num_sites)
-			fl_log(FL_LOG_DEBUG, "%s: %u implicit checks",
-			       ld->name[0] ? ld->name : "the main program", m->num_sites);
+		if (fl_table_mod_published(m))
+			fl_log(FL_LOG_DEBUG, "%s: %u implicit checks, %u stack map records",
+			       ld->name[0] ? ld->name : "the main program", m->num_sites,
+			       m->stackmaps ? fl_smindex_count(m->stackmaps) : 0);
 	}
 	fl_module_free(fm);
 	return m;
@@ -193,7 +198,7 @@ int fl_refresh(void)
 	}
 	for (size_t i = 0; i < fl_table_num_mods;) {
 		if (!fl_table_mods[i]->seen) {
-			if (fl_table_mods[i]->num_sites)
+			if (fl_table_mod_published(fl_table_mods[i]))
 				changes++;
 			removed[num_removed++] = fl_table_mod_take(i);
 		} else {
@@ -233,7 +238,7 @@ int fl_refresh(void)
 				err = r;
 			continue;
 		}
-		changes += m->num_sites > 0;
+		changes += fl_table_mod_published(m);
 	}
 	pthread_mutex_unlock(&fl_table_lock);
 out:

@@ -13,7 +13,8 @@
 # Guest tests: the userfaultfd region tests (both modes), the patcher's
 # (VMTEST_PATCH_REWRITES rewrites under load, and membarrier on 6.1), the
 # patch points' (VMTEST_POINTS_REWRITES rewrites under load), healing's
-# (VMTEST_HEAL_CYCLES heal/unheal cycles under load), the unit tests
+# (VMTEST_HEAL_CYCLES heal/unheal cycles under load), deoptimization's
+# (VMTEST_DEOPT_ROUNDS deoptimizations per thread), the unit tests
 # (CK_FORK=yes; CK_TIMEOUT_MULTIPLIER=20: TCG is slow), the shim tests (the
 # llc-built programs and libfaultline-preload.so; llvm-objdump-14 for the
 # fault map counts).
@@ -51,6 +52,8 @@ VMTEST_PATCH_REWRITES ?= 5000
 VMTEST_POINTS_REWRITES ?= 2000
 # Healing's heal/unheal cycles under load (check-heal), likewise: 2,000 took 295 s under TCG.
 VMTEST_HEAL_CYCLES ?= 500
+# Each of threads_deopt_at_once's 8 threads' deoptimizations (check-deopt), likewise.
+VMTEST_DEOPT_ROUNDS ?= 2000
 VMTEST_BPF_FILES ?= $(BPF_TEST)
 VMTEST_BPF_TESTS ?= $(if $(BPF_TEST),'bpf::$(BPF_TEST)')
 VMTEST_DAEMON_TESTS := \
@@ -65,15 +68,18 @@ VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $
 # The word after "NAME::" in each test.
 VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
 	$(findstring ::,$(w)),$(lastword $(subst ::, ,$(w))))))
-VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
+VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(DEOPT_BINS) \
+	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
 	$(filter $(B)/%,$(VMTEST_DAEMON_PROGS))
 VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) $(PTS_DIR)/run.sh $(HEAL_OUT) $(HEAL_DIR)/run.sh selftests/common/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
-	/usr/bin/$(LLVM_OBJDUMP) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS)
+	$(DEOPT_OUT) $(DEOPT_DIR)/run.sh $(DEOPT_DIR)/widened_once.sh \
+	/usr/bin/$(LLVM_OBJDUMP) /usr/bin/$(LLVM_READELF) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS)
 VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
 	'patch::$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \
 	'points::$(PTS_DIR)/run.sh $(PTS_OUT) $(VMTEST_POINTS_REWRITES)' \
 	'heal::$(HEAL_DIR)/run.sh $(HEAL_OUT) $(VMTEST_HEAL_CYCLES)' \
+	'deopt::$(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(VMTEST_DEOPT_ROUNDS)' \
 	'unit::CK_FORK=yes CK_TIMEOUT_MULTIPLIER=20 $(UNIT)' \
 	'shim::$(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP)' \
 	$(VMTEST_BPF_TESTS) $(VMTEST_DAEMON_TESTS)

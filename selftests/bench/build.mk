@@ -39,7 +39,7 @@ BENCH_STARTUP_RUNS ?= 21
 BENCH_OUT := $(B)/bench
 BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec \
 	$(BENCH_OUT)/bench_dispatch $(BENCH_OUT)/bench_region $(BENCH_OUT)/bench_daemon \
-	$(BENCH_OUT)/bench_patch $(BENCH_OUT)/bench_heal
+	$(BENCH_OUT)/bench_patch $(BENCH_OUT)/bench_heal $(BENCH_OUT)/bench_deopt
 # llc-14 leaves a few checks explicit: this many functions of gen-many.sh
 # give 100,008 fault map entries.
 BENCH_STARTUP_FUNCTIONS := 59410
@@ -119,6 +119,22 @@ $(BENCH_HEAL): $(B)/obj/selftests/bench/bench_heal.o $(BENCH_OUT)/heal/bench_hea
 .PHONY: bench-heal
 bench-heal: $(BENCH_HEAL)
 	$(Q)$(BENCH_HEAL) -n $(or $(BENCH_HEAL_ROUNDS),10)
+
+# selftests/bench/bench_deopt.c: deoptimization's cost (part 12 of run.sh):
+# fl_stackmap_record_at at 10^3..10^6 records, a deoptimization's round
+# trip against a plain call and a fault dispatch.  The functions are
+# selftests/deopt's returns.ll and bench_heal.ll's bh_load.
+BENCH_DEOPT := $(BENCH_OUT)/bench_deopt
+
+$(BENCH_DEOPT): $(B)/obj/selftests/bench/bench_deopt.o $(DEOPT_OUT)/ll/returns.o \
+		$(BENCH_OUT)/heal/bench_heal-implicit.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS)
+
+.PHONY: bench-deopt
+bench-deopt: $(BENCH_DEOPT)
+	$(Q)$(BENCH_DEOPT) -n $(or $(BENCH_DEOPT_ROUNDS),15)
 
 # Latency of a remote patch request (selftests/bench/remote_patch.sh):
 # POINT to REPLY and a whole faultline patch run, 0 and 3 busy threads.

@@ -53,6 +53,10 @@
 # 11. Healing: bench_heal (a storm of failing checks unhealed, healed and
 #     explicit; the non-failing path of each; fl_site_heal's latency with 0,
 #     1, 2 and 8 threads running the code).
+# 12. Deoptimization: bench_deopt (fl_stackmap_record_at at 10^3..10^6
+#     records, hot and random, beside the format layer's binary search; a
+#     deoptimization's round trip against a plain call and a fault
+#     dispatch).
 # Figures only, measured side by side: nothing here asserts a time.
 set -euo pipefail
 
@@ -234,4 +238,8 @@ BENCH_RUNS=$runs LLC=${LLC:-llc-14} LLVM_OBJCOPY=$objcopy \
 echo
 echo "== 11. Healing (bench_heal -n 10)"
 "$out/bench_heal" -n 10 || status=1
+
+echo
+echo "== 12. Deoptimization (bench_deopt -n $repeat)"
+"$out/bench_deopt" -n "$repeat" || status=1
 exit $status

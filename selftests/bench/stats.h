@@ -1,13 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The benchmarks' summaries of repeated measurements: medians (and
- * percentiles) of doubles.  Each sorts its array in place.
+ * percentiles) of doubles.  Each sorts its array in place.  And the clock
+ * they are measured with.
  */
 #ifndef FL_BENCH_STATS_H
 #define FL_BENCH_STATS_H
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static inline int bench_cmp_double(const void *a, const void *b)
 {

@@ -29,7 +29,9 @@ FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz_$(firstword $(subst :,
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -O1 -g $(FUZZ_SAN) \
 	$(PKG_CFLAGS)
-FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(LIB_SRCS))
+# Assembly is not instrumented: the library's own objects.
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(LIB_SRCS)) \
+	$(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 FUZZ_LIB_A := $(FUZZ_OUT)/libfaultline-fuzz.a
 FUZZ_OBJS := $(patsubst $(FUZZ_OUT)/%,$(FUZZ_OUT)/obj/selftests/fuzz/%.o,$(FUZZ_BINS))
 # Made by a chain of pattern rules: keep them, or every make rebuilds them.

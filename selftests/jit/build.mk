@@ -78,7 +78,9 @@ check-stress: $(JIT_OUT)/stress
 TSAN_OUT := build/tsan
 TSAN_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Ilib $(WARN) -Wno-tsan \
 	-O1 -g -fsanitize=thread $(PKG_CFLAGS)
-TSAN_LIB_OBJS := $(patsubst %.c,$(TSAN_OUT)/obj/%.o,$(LIB_SRCS))
+# Assembly is not instrumented: the library's own objects.
+TSAN_LIB_OBJS := $(patsubst %.c,$(TSAN_OUT)/obj/%.o,$(LIB_SRCS)) \
+	$(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 TSAN_LIB_A := $(TSAN_OUT)/lib/libfaultline-tsan.a
 TSAN_JIT_OUT := $(TSAN_OUT)/tests/jit
 TSAN_STRESS_OBJS := $(TSAN_OUT)/obj/selftests/jit/stress.o \

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deoptimization, and what it is built on: finding the stack map record of
+ * a return address in any registered module, and reading (or writing) a
+ * record's locations in a frame.
+ *
+ * llc-14 lowers llvm.experimental.deoptimize (and the guards that
+ * lower-guard-intrinsic turns into it) to a call of __llvm_deoptimize with
+ * the intrinsic's own arguments, and a stack map record at the call's
+ * return address (ID 0xABCDEF0F unless the call says otherwise) whose
+ * first three locations are constants: the calling convention, the flags
+ * and the number of deopt values, followed by the deopt values.  Nothing
+ * follows the call: __llvm_deoptimize never returns to it.  libfaultline
+ * defines __llvm_deoptimize.  It captures the caller's registers, finds
+ * the record by the return address, decodes the deopt state, calls the
+ * handler set with fl_deopt_set_handler, and returns the handler's value
+ * from the deoptimized frame to that frame's caller, as if the compiled
+ * function had returned it (one frame unwound with the module's unwind
+ * information, callee-saved registers restored).
+ *
+ * The records are those of every registered module (include/faultline/
+ * dispatch.h): loaded ELF modules once fl_init or fl_refresh found them,
+ * JIT code registered with fl_jit_register with a stack map.
+ *
+ * Errors are negative errno values.  "Async-signal-safe": callable from a
+ * signal handler (no allocation, no lock, no syscall).
+ */
+#ifndef FAULTLINE_DEOPT_H
+#define FAULTLINE_DEOPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <faultline/format.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Records by return address
+ */
+
+/* What fl_stackmap_record_at found. */
+struct fl_stackmap_at {
+	size_t sz;		/* sizeof(struct fl_stackmap_at), set by the caller */
+	/*
+	 * The record: its pc and function_address are runtime addresses, its
+	 * locations as the format layer parsed them.
+	 */
+	const struct fl_stackmap_record *record;
+	uint64_t function;	/* the runtime address of its function */
+	uint64_t stack_size;	/* its function's frame, FL_STACK_SIZE_DYNAMIC */
+	int module;		/* the registered module's id */
+	const char *module_name;	/* "" for the main program */
+};
+
+/*
+ * Finds the stack map record whose address is pc (a return address: the
+ * record of a call is at the instruction after it) in every registered
+ * module.  Returns 0 with *out filled in, -ENOENT when no registered
+ * record is at pc, -ENODEV before fl_init, -EINVAL when out->sz is too
+ * small.  The record and the strings stay valid until their module is
+ * unregistered (fl_jit_unregister, or fl_refresh after a dlclose): code
+ * whose frames are on a stack must stay registered, as it must stay
+ * mapped.  Thread-safe, against registrations and unregistrations too;
+ * async-signal-safe.
+ */
+int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out);
+
+/* ------------------------------------------------------------------------
+ * Locations
+ */
+
+/* DWARF register numbers of x86-64, as stack map locations name them. */
+enum {
+	FL_DWARF_RAX = 0, FL_DWARF_RDX, FL_DWARF_RCX, FL_DWARF_RBX,
+	FL_DWARF_RSI, FL_DWARF_RDI, FL_DWARF_RBP, FL_DWARF_RSP,
+	FL_DWARF_R8, FL_DWARF_R9, FL_DWARF_R10, FL_DWARF_R11,
+	FL_DWARF_R12, FL_DWARF_R13, FL_DWARF_R14, FL_DWARF_R15,
+	FL_DWARF_RA = 16,	/* the return address */
+	FL_DWARF_XMM0 = 17,	/* xmm0..xmm15: 17..32 */
+	FL_DWARF_REGS = 33,
+};
+
+/*
+ * A frame's registers, as locations are read in it: for each DWARF
+ * register, where its value in that frame is stored (8 bytes; 16 for an
+ * XMM register), or NULL when it is unknown.  RSP's is the frame's stack
+ * pointer at the call, the value Direct and Indirect locations add their
+ * offset to.  Pointing at where a register is stored, not holding its
+ * value, lets a writer change it: a callee-saved register that a callee
+ * spilled is changed in its spill slot.
+ */
+struct fl_frame_regs {
+	void *at[FL_DWARF_REGS];
+};
+
+/*
+ * Reads location loc of a record in the frame whose registers are regs:
+ *   Register       the register's low loc->size bytes
+ *   Direct         the register's value + offset (an address in the frame)
+ *   Indirect       the loc->size bytes at the register's value + offset
+ *   Constant,
+ *   ConstantIndex  the constant (loc->constant: sign-extended from 32 bits
+ *                  for Constant)
+ * Register and Indirect values of 1, 2 or 4 bytes are zero-extended: the
+ * reader knows the value's type.  An XMM register location (size 16: a
+ * float or a double kept there) reads as the register's low 8 bytes.
+ * Returns 0 with *value set, -EINVAL for a location kind it does not
+ * know, a size other than 1, 2, 4 or 8 where it reads memory or a
+ * general register, or a register outside FL_DWARF_REGS;
+ * -ENOENT when regs does not know the register.  Memory is read as it is:
+ * regs must describe a live frame.  Thread-safe; async-signal-safe.
+ */
+int fl_location_read(const struct fl_frame_regs *regs, const struct fl_stackmap_location *loc,
+		     uint64_t *value);
+
+/*
+ * Writes value (its low loc->size bytes) to a Register or Indirect
+ * location of a record in the frame whose registers are regs: what a
+ * collector does to a root it moved.  Returns 0, -EINVAL for a Direct,
+ * Constant or ConstantIndex location (nothing there to write: a Direct
+ * location is an object in the frame, not a pointer to one) and as
+ * fl_location_read, -ENOENT as fl_location_read.  Thread-safe;
+ * async-signal-safe.
+ */
+int fl_location_write(const struct fl_frame_regs *regs, const struct fl_stackmap_location *loc,
+		      uint64_t value);
+
+/* ------------------------------------------------------------------------
+ * Deoptimization
+ */
+
+/* The low 8 bytes of an XMM register: a double, a float, or the bits. */
+union fl_xmm {
+	double d;
+	float f;
+	uint64_t bits;
+};
+
+/* One decoded deopt value. */
+struct fl_deopt_value {
+	const struct fl_stackmap_location *location;
+	uint64_t value;		/* as fl_location_read reads it */
+};
+
+/* What the handler is told of a deoptimization. */
+struct fl_deopt_state {
+	uint64_t pc;			/* the call's return address: the site */
+	const struct fl_stackmap_record *record;
+	uint64_t function;		/* the runtime address of its function */
+	int module;			/* the registered module's id */
+	const char *module_name;	/* "" for the main program */
+	/* Locations 0..2 of the record. */
+	uint64_t calling_convention;
+	uint64_t flags;
+	uint32_t num_values;
+	const struct fl_deopt_value *values;	/* locations 3.. */
+	/*
+	 * The intrinsic's own call arguments, as the calling convention
+	 * passed them: the integer and pointer ones in rdi, rsi, rdx, rcx,
+	 * r8, r9, the floating-point ones in xmm0..xmm7, the rest on the
+	 * stack from stack_args (the caller's stack pointer at the call).
+	 */
+	uint64_t int_args[6];
+	union fl_xmm xmm_args[8];
+	const uint64_t *stack_args;
+	/*
+	 * The deoptimized frame's registers at the call, for reading more
+	 * (fl_location_read): the general registers, xmm0..xmm7 and the
+	 * return address.  Valid during the handler's call only.
+	 */
+	const struct fl_frame_regs *regs;
+};
+
+/*
+ * What the deoptimized function returns to its caller: rax for an integer
+ * or a pointer, xmm0 for a float or a double (a two-register result uses
+ * rdx and xmm1 too).  Every one of them is loaded; the handler sets the
+ * one the function's type returns in.  Zeroed before the handler's call.
+ */
+struct fl_deopt_return {
+	uint64_t rax;
+	uint64_t rdx;
+	union fl_xmm xmm0;
+	union fl_xmm xmm1;
+};
+
+/*
+ * The runtime's deopt handler: rebuilds the interpreter's frames from
+ * state, runs them to the end of the deoptimized function, and sets
+ * *ret to what it returns.  It runs on the deoptimizing thread, below the
+ * deoptimized frame (which is not unwound until it returns: it may read
+ * it), in whatever context the compiled code ran (a signal handler's
+ * callee deoptimizes in that signal handler).  It may unregister and free
+ * the deoptimized code: the frame's unwinding was worked out before the
+ * call.  It must return (or never come back, e.g. exit).
+ */
+typedef void (*fl_deopt_fn)(const struct fl_deopt_state *state, struct fl_deopt_return *ret,
+			    void *ctx);
+
+/*
+ * Sets the deopt handler (NULL: none; a deoptimization then prints what
+ * it decoded and aborts).  fn and ctx are switched together: a
+ * deoptimization under way calls the old pair or the new one.  Returns 0
+ * or -ENOMEM.  Thread-safe; not async-signal-safe.
+ */
+int fl_deopt_set_handler(fl_deopt_fn fn, void *ctx);
+
+/*
+ * The entry llc-14 calls for llvm.experimental.deoptimize: never called
+ * from C.  Declared with the type of a void deoptimization; other return
+ * types call the same symbol.
+ */
+void __llvm_deoptimize(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FAULTLINE_DEOPT_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to lib/deopt/: what the assembly entry (entry.S) and the C side
+ * of a deoptimization (deopt.c) share.  The layouts are the assembly's:
+ * change both together.
+ */
+#ifndef FL_DEOPT_ENTRY_H
+#define FL_DEOPT_ENTRY_H
+
+#include <stdint.h>
+
+#include <faultline/deopt.h>
+
+/*
+ * The caller's registers as __llvm_deoptimize found them, on its stack
+ * (16-byte aligned).  gpr in DWARF order (FL_DWARF_*): gpr[FL_DWARF_RSP]
+ * is the caller's stack pointer at the call (before the call pushed the
+ * return address), gpr[FL_DWARF_RA] the return address.
+ */
+struct fl_deopt_saved {
+	uint64_t gpr[17];	/* offset 0 */
+	uint64_t pad;		/* 136 */
+	uint64_t xmm[8][2];	/* 144: xmm0..xmm7 */
+};
+
+_Static_assert(sizeof(struct fl_deopt_saved) == 272, "entry.S's layout");
+
+/* Where fl_deopt_resume sends the thread: the deoptimized frame's caller. */
+struct fl_deopt_resume {
+	uint64_t rbx, rbp, r12, r13, r14, r15;	/* 0..40: callee-saved */
+	uint64_t rsp;				/* 48: after the return */
+	uint64_t rip;				/* 56: the return address */
+	uint64_t rax, rdx;			/* 64, 72 */
+	uint64_t xmm0, xmm1;			/* 80, 88: the low 8 bytes */
+};
+
+_Static_assert(sizeof(struct fl_deopt_resume) == 96, "entry.S's layout");
+
+/* deopt.c: called by __llvm_deoptimize with its saved registers. */
+void fl_deopt_enter(struct fl_deopt_saved *saved) __attribute__((noreturn));
+
+/* entry.S: loads r's registers, its stack pointer, and jumps to r->rip. */
+void fl_deopt_resume(const struct fl_deopt_resume *r) __attribute__((noreturn));
+
+#endif /* FL_DEOPT_ENTRY_H */

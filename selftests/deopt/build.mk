@@ -1,0 +1,120 @@
+# selftests/deopt: deoptimization (lib/deopt/: __llvm_deoptimize,
+# fl_stackmap_record_at, fl_location_read; deopt.h).  One small program per
+# property (run.sh):
+#
+#   widened_once.sh                      the check-widening examples (widen.ll,
+#                                        range.ll) after opt-14 guard-widening and
+#                                        lower-guard-intrinsic keep one widened
+#                                        check, with the first guard's state
+#   widening_matches_unoptimized         ... and, compiled with a C interpreter as
+#                                        the handler, behave as the unoptimized
+#                                        program for every length (and i)
+#   deopt_values_every_kind_and_size_*   values.ll at -O0..-O3, deopt values spilled
+#                                        and in registers, linked non-PIE, PIE and
+#                                        as a shared library: every value decoded
+#                                        as passed, every kind and size seen, the
+#                                        caller's callee-saved registers restored
+#   returns_every_type                   i32, i64, pointer, float, double, void
+#   threads_deopt_at_once                8 threads, JIT stack maps registered and
+#                                        unregistered meanwhile
+#   deopt_in_a_signal_handler            a signal handler's callee deoptimizes
+#   no_handler_aborts_naming_the_site    no handler: the message, then SIGABRT
+#   record_at_and_locations_refuse_bad_input
+#                                        fl_stackmap_record_at finds every record of
+#                                        a JIT registration and nothing else; bad
+#                                        stack maps and locations get clear errors
+#
+#   make check-deopt   the tests, then again built with ASan + UBSan (SAN=1
+#                      runs only that build)
+
+DEOPT_DIR := selftests/deopt
+DEOPT_OUT := $(B)/tests/deopt
+DEOPT_LLC := $(LLC) -mtriple=x86_64-unknown-linux-gnu -filetype=obj
+DEOPT_VARIANTS := O0_stack O1_stack O2_stack O3_stack O0_reg O1_reg O2_reg O3_reg
+
+# values.ll, one copy per variant (its functions renamed) and relocation model.
+# $(1) variant (O<level>_<stack|reg>), $(2) static|pic
+define DEOPT_VALUES_RULE
+$(DEOPT_OUT)/ll/values-$(1)-$(2).o: $(DEOPT_DIR)/values.ll | deps
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LLC     $$@")
+	$$(Q)sed 's/@values\b/@values_$(1)/g; s/@keeps\b/@keeps_$(1)/g' $$< | \
+		$$(DEOPT_LLC) -$(firstword $(subst _, ,$(1))) -relocation-model=$(2) \
+		$(if $(filter %_reg,$(1)),-use-registers-for-deopt-values) -o $$@
+endef
+$(foreach v,$(DEOPT_VARIANTS),$(foreach m,static pic,$(eval $(call DEOPT_VALUES_RULE,$(v),$(m)))))
+deopt_values = $(foreach v,$(DEOPT_VARIANTS),$(DEOPT_OUT)/ll/values-$(v)-$(1).o)
+
+# The check-widening examples: opt-14 as the seed says, then llc-14.
+$(DEOPT_OUT)/ll/%.opt.ll: $(DEOPT_DIR)/%.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  OPT     $@")
+	$(Q)opt-14 -S -passes='guard-widening,lower-guard-intrinsic' $< -o $@
+
+$(DEOPT_OUT)/ll/widen.o $(DEOPT_OUT)/ll/range.o: $(DEOPT_OUT)/ll/%.o: $(DEOPT_OUT)/ll/%.opt.ll
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)$(DEOPT_LLC) -O2 -relocation-model=static $< -o $@
+
+$(DEOPT_OUT)/ll/returns.o: $(DEOPT_DIR)/returns.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)$(DEOPT_LLC) -O2 -relocation-model=static -use-registers-for-deopt-values $< -o $@
+
+DEOPT_RETURNS_BINS := $(DEOPT_OUT)/returns_every_type $(DEOPT_OUT)/threads_deopt_at_once \
+	$(DEOPT_OUT)/deopt_in_a_signal_handler $(DEOPT_OUT)/no_handler_aborts_naming_the_site
+DEOPT_VALUES := $(DEOPT_OUT)/deopt_values_every_kind_and_size
+DEOPT_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BINS) \
+	$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input \
+	$(DEOPT_VALUES)_nopie $(DEOPT_VALUES)_pie $(DEOPT_VALUES)_shared
+DEOPT_LIBS = $(LIB_A) $(LIB_LIBS) -ldl -pthread
+.SECONDARY: $(call deopt_values,static) $(call deopt_values,pic) \
+	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll \
+	$(DEOPT_OUT)/ll/widen.o $(DEOPT_OUT)/ll/range.o $(DEOPT_OUT)/ll/returns.o \
+	$(patsubst $(DEOPT_OUT)/%,$(B)/obj/$(DEOPT_DIR)/%.o,$(DEOPT_RETURNS_BINS))
+
+$(DEOPT_OUT)/widening_matches_unoptimized: $(B)/obj/$(DEOPT_DIR)/widening_matches_unoptimized.o \
+		$(DEOPT_OUT)/ll/widen.o $(DEOPT_OUT)/ll/range.o $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input: \
+		$(B)/obj/$(DEOPT_DIR)/record_at_and_locations_refuse_bad_input.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+$(DEOPT_RETURNS_BINS): $(DEOPT_OUT)/%: $(B)/obj/$(DEOPT_DIR)/%.o $(DEOPT_OUT)/ll/returns.o $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+# -rdynamic: the test finds each variant with dlsym.  GNU ld needs -z notext
+# for the stack maps' relocations in PIE and shared code (selftests/progs).
+$(DEOPT_VALUES)_nopie: $(B)/obj/$(DEOPT_DIR)/deopt_values_every_kind_and_size.o \
+		$(call deopt_values,static) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+$(DEOPT_VALUES)_pie: $(B)/obj/$(DEOPT_DIR)/deopt_values_every_kind_and_size.o \
+		$(call deopt_values,pic) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -pie -Wl,-z,notext -rdynamic -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+$(DEOPT_OUT)/libdeoptvalues.so: $(call deopt_values,pic)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-z,notext -Wl,-soname,$(@F) -o $@ $^
+
+# The variants call back the program's opaque(): -rdynamic exports it.  The
+# program names no symbol of the library (dlsym finds them): --no-as-needed.
+$(DEOPT_VALUES)_shared: $(B)/obj/$(DEOPT_DIR)/deopt_values_every_kind_and_size.o \
+		$(DEOPT_OUT)/libdeoptvalues.so $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -pie -rdynamic -Wl,-rpath,'$$ORIGIN' -o $@ $(filter %.o,$^) \
+		-Wl,--no-as-needed $(DEOPT_OUT)/libdeoptvalues.so -Wl,--as-needed $(DEOPT_LIBS)
+
+.PHONY: check-deopt
+check-deopt: $(DEOPT_BINS) $(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll
+	$(Q)LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
+		$(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(if $(filter 1,$(SAN)),2000)
+ifneq ($(SAN),1)
+	$(Q)$(MAKE) --no-print-directory SAN=1 check-deopt
+endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The deoptimization tests (selftests/deopt/): one program per property,
+ * each exiting 0 (pass), 77 (skip, with the reason) or 1 (fail, with the
+ * reason); run.sh runs them.
+ *
+ * What they share: fl_init without the agent (discovery registers the
+ * test program's and its libraries' stack maps), and returns.ll's
+ * functions with the values their deoptimizations return.
+ */
+#ifndef FL_TEST_DEOPT_COMMON_H
+#define FL_TEST_DEOPT_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <faultline/deopt.h>
+#include <faultline/dispatch.h>
+
+#include "../common/t.h"
+
+/* fl_init, with the log on stderr; the loaded modules are registered. */
+static inline void t_start(const char *name)
+{
+	FL_OPTS(fl_init_opts, o, .flags = FL_INIT_NO_AGENT);
+	int err;
+
+	t_name = name;
+	fl_set_log(t_log, NULL);
+	err = fl_init(&o);
+	t_check(err == 0, "fl_init: %d", err);
+}
+
+/* returns.ll */
+int32_t ret_i32(int32_t x, bool go);
+int64_t ret_i64(int64_t x, bool go);
+void *ret_ptr(void *x, bool go);
+float ret_f32(float x, bool go);
+double ret_f64(double x, bool go);
+void ret_void(int64_t *out, int64_t x, bool go);
+
+/* The intrinsic's first argument in returns.ll: which function deoptimized. */
+enum ret_kind { RET_I32 = 1, RET_I64, RET_PTR, RET_F32, RET_F64, RET_VOID };
+
+/* What a deoptimization of each returns, from its deopt value x. */
+static inline int32_t ret_i32_expected(int32_t x) { return x * 3 + 1; }
+static inline int64_t ret_i64_expected(int64_t x) { return x * 5 - 7; }
+static inline void *ret_ptr_expected(void *x) { return (char *)x + 16; }
+static inline float ret_f32_expected(float x) { return x * 2.0f + 0.5f; }
+static inline double ret_f64_expected(double x) { return x * 4.0 - 0.25; }
+static inline int64_t ret_void_expected(int64_t x) { return x ^ 0x5a5a; }
+
+/*
+ * The handler for returns.ll: checks the record is a deoptimization with
+ * the value it was given, and returns what the *_expected functions say.
+ * Returns false (with why) when what it was told is wrong.
+ */
+static inline bool ret_handle(const struct fl_deopt_state *st, struct fl_deopt_return *ret,
+			      char *why, size_t len)
+{
+	uint64_t kind = st->int_args[0];
+	uint64_t v;
+	union { uint32_t u; float f; } f32;
+	union { uint64_t u; double d; } f64;
+
+	if (st->record->id != 0xABCDEF0F || st->calling_convention != 0 || st->flags != 0) {
+		snprintf(why, len, "record ID 0x%llx, calling convention %llu, flags %llu",
+			 (unsigned long long)st->record->id,
+			 (unsigned long long)st->calling_convention, (unsigned long long)st->flags);
+		return false;
+	}
+	if (st->num_values != (kind == RET_VOID ? 2u : 1u)) {
+		snprintf(why, len, "kind %llu: %u deopt values", (unsigned long long)kind,
+			 st->num_values);
+		return false;
+	}
+	v = st->values[0].value;
+	switch (kind) {
+	case RET_I32:
+		ret->rax = (uint32_t)ret_i32_expected((int32_t)v);
+		break;
+	case RET_I64:
+		ret->rax = (uint64_t)ret_i64_expected((int64_t)v);
+		break;
+	case RET_PTR:
+		ret->rax = (uint64_t)(uintptr_t)ret_ptr_expected((void *)(uintptr_t)v);
+		break;
+	case RET_F32:
+		f32.u = (uint32_t)v;
+		/* The intrinsic's own argument: the same float, in xmm0. */
+		if (st->xmm_args[0].f != f32.f) {
+			snprintf(why, len, "f32: argument %g, deopt value %g",
+				 (double)st->xmm_args[0].f, (double)f32.f);
+			return false;
+		}
+		ret->xmm0.f = ret_f32_expected(f32.f);
+		break;
+	case RET_F64:
+		f64.u = v;
+		if (st->xmm_args[0].d != f64.d) {
+			snprintf(why, len, "f64: argument %g, deopt value %g", st->xmm_args[0].d,
+				 f64.d);
+			return false;
+		}
+		ret->xmm0.d = ret_f64_expected(f64.d);
+		break;
+	case RET_VOID:
+		*(int64_t *)(uintptr_t)v = ret_void_expected((int64_t)st->values[1].value);
+		break;
+	default:
+		snprintf(why, len, "unknown kind %llu", (unsigned long long)kind);
+		return false;
+	}
+	return true;
+}
+
+#endif /* FL_TEST_DEOPT_COMMON_H */
