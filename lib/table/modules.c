@@ -74,7 +74,7 @@ size_t fl_table_observers_count(void)
 	return atomic_load_explicit(&num_observers, memory_order_acquire);
 }
 
-/* The observers' data for m, a module with sites.  Without lock. */
+/* The observers' data for m, a module to publish.  Without lock. */
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 			  const struct fl_jit_reg *jit)
 {
@@ -84,7 +84,7 @@ void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 	};
 	size_t n = fl_table_observers_count();
 
-	if (!m->num_sites)
+	if (!fl_table_mod_published(m))
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (observers[i]->module_prepare)
@@ -210,16 +210,17 @@ int fl_table_publish(struct fl_table_mod **removed, size_t num_removed)
 	fl_snapshot_synchronize();
 	free((void *)old);
 	for (size_t i = 0; i < num_removed; i++) {
-		if (removed[i]->num_sites) {
-			/*
-			 * Kept, final counts and all, until the daemon has saved
-			 * them (counters.c); marked so before MODULE_REMOVE can go.
-			 */
+		/*
+		 * Kept, final counts and all, until the daemon has saved them
+		 * (counters.c); marked so before MODULE_REMOVE can go.
+		 */
+		if (removed[i]->num_sites)
 			fl_counters_retire(removed[i]->counter_base, removed[i]->num_sites);
+		/* The observers heard of every published module (fl_table_mod_add). */
+		if (fl_table_mod_published(removed[i]))
 			for (size_t k = 0; k < fl_table_observers_count(); k++)
 				if (observers[k]->module_removed)
 					observers[k]->module_removed(removed[i]->id);
-		}
 		fl_table_mod_free(removed[i]);
 	}
 	return 0;
@@ -286,8 +287,6 @@ int fl_table_mod_add(struct fl_table_mod *m)
 	if (m->num_sites)
 		fl_counters_describe(m->counter_base, m->num_sites, (uint32_t)m->id, m->sites);
 	err = fl_table_publish(NULL, 0);
-	if (err == 0 && m->num_sites == 0)
-		return m->id;	/* the observers hear of modules with sites */
 	if (err == 0) {
 		struct fl_table_module tm = {
 			.id = m->id, .name = m->name,

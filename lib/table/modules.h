@@ -68,8 +68,9 @@ extern bool fl_table_replaced_reported;
 size_t fl_table_observers_count(void);
 
 /*
- * Asks the observers for their data about m, a module with sites (none
- * asked when it has none).  Without lock: they may read files.
+ * Asks the observers for their data about m, a module with sites or stack
+ * map records (none asked when it has neither: it is not published).
+ * Without lock: they may read files.
  */
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 			  const struct fl_jit_reg *jit);

@@ -25,6 +25,7 @@ tests=(
 	"neighbouring_regions_stay_apart"
 	"records_of_every_table_are_placed"
 	"jit_patch_points_are_rewritten $jit"
+	"jit_stackmap_only_points_work"
 )
 
 for entry in "${tests[@]}"; do
