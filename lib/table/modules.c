@@ -32,6 +32,7 @@
 #include "table/sites.h"
 #include "table/stackmaps.h"
 #include "table/table.h"
+#include "table/unwind.h"
 
 pthread_mutex_t fl_table_refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t fl_table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -101,6 +102,7 @@ void fl_table_mod_free(struct fl_table_mod *m)
 	if (!m)
 		return;
 	fl_smindex_free(m->stackmaps);
+	fl_unwind_free(m->unwind);
 	for (size_t i = 0; i < FL_TABLE_MAX_OBSERVERS; i++)
 		if (m->observed[i] && observers[i]->module_discard)
 			observers[i]->module_discard(m->observed[i]);
@@ -250,6 +252,21 @@ static bool stackmaps_overlap(uint64_t start, uint64_t end)
 	return false;
 }
 
+/* Whether code whose unwind information spans [start, end) overlaps a registered module's. */
+static bool unwind_overlaps(uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < fl_table_num_mods; i++) {
+		uint64_t lo, hi;
+
+		if (!fl_table_mods[i]->unwind)
+			continue;
+		fl_unwind_span(fl_table_mods[i]->unwind, &lo, &hi);
+		if (start < hi && lo < end)
+			return true;
+	}
+	return false;
+}
+
 /* Adds m to the lists, with counters, and publishes.  Under lock. */
 int fl_table_mod_add(struct fl_table_mod *m)
 {
@@ -262,6 +279,13 @@ int fl_table_mod_add(struct fl_table_mod *m)
 
 		fl_smindex_span(m->stackmaps, &lo, &hi);
 		if (stackmaps_overlap(lo, hi))
+			return -EEXIST;
+	}
+	if (m->unwind) {
+		uint64_t lo, hi;
+
+		fl_unwind_span(m->unwind, &lo, &hi);
+		if (unwind_overlaps(lo, hi))
 			return -EEXIST;
 	}
 	if (m->num_sites) {
@@ -280,6 +304,13 @@ int fl_table_mod_add(struct fl_table_mod *m)
 		goto fail;
 	}
 	fl_table_mods = grown;
+	/*
+	 * Before the records are published: a deoptimization that finds one
+	 * finds the frame's unwind information too.
+	 */
+	err = fl_unwind_register(m->unwind);
+	if (err)
+		goto fail;
 	m->id = next_id++;
 	fl_table_mods[fl_table_num_mods++] = m;
 	if (!fl_table_mod_published(m))

@@ -232,7 +232,12 @@ static int build(const char *what, const void *data, size_t size, uint32_t flags
 			goto fail;
 		}
 		pc = funcs[fn] + r->instruction_offset;
-		if (!code_contains(code, pc)) {
+		/*
+		 * In the code, or right after its last byte: the return
+		 * address of a call that ends it (a deoptimization in the
+		 * last function of JIT code, nothing after it).
+		 */
+		if (!code_contains(code, pc) && !(pc > 0 && code_contains(code, pc - 1))) {
 			err = fl_diag_set(diag, -EINVAL, FL_STACKMAP_SECTION, r->table,
 					  "record %u (ID %llu): address 0x%llx outside %s's code",
 					  r->index, (unsigned long long)r->id, (unsigned long long)pc,
