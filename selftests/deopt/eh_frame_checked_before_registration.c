@@ -23,112 +23,20 @@
 #include <sys/mman.h>
 
 #include "common.h"
+#include "handmade.h"
 
 /* The code the .eh_frame describes, and its stack map's one record (4 bytes in). */
 static uint8_t code[64];
 static uint8_t map[64];
 
-/* An .eh_frame being built, at its runtime address. */
-struct eh {
-	uint8_t b[512];
-	size_t n;
-};
-
 static struct eh eh;
-/* The last CIE's FDE pointers are absolute 8-byte ones ('R' absptr). */
-static bool absptr;
 
-static void put(uint64_t v, size_t len)
-{
-	memcpy(eh.b + eh.n, &v, len);
-	eh.n += len;
-}
-
-static void bytes(const uint8_t *p, size_t len)
-{
-	memcpy(eh.b + eh.n, p, len);
-	eh.n += len;
-}
-
-/* Ends the record whose length field is at start: nops to 4 bytes, then its length. */
-static void end_record(size_t start)
-{
-	uint32_t len;
-
-	while ((eh.n - start) % 4)
-		put(0, 1);	/* DW_CFA_nop */
-	len = (uint32_t)(eh.n - start - 4);
-	memcpy(eh.b + start, &len, 4);
-}
-
-/* DW_CFA_def_cfa rsp+8; DW_CFA_offset r16 (the return address) at cfa-8. */
-static const uint8_t cie_instr[] = { 0x0c, 7, 8, 0x90, 1 };
-
-/* A CIE; returns its offset.  aug NULL: "zR" with enc. */
-static size_t cie(uint8_t version, const char *aug, uint8_t enc)
-{
-	size_t start = eh.n;
-
-	absptr = !aug && enc == 0x00;
-	put(0, 4);
-	put(0, 4);		/* CIE id */
-	put(version, 1);
-	if (aug) {
-		bytes((const uint8_t *)aug, strlen(aug) + 1);
-		put(1, 1);	/* code alignment */
-		put(0x78, 1);	/* data alignment -8 */
-		put(16, 1);	/* return address column */
-		if (aug[0] == 'z')
-			put(0, 1);	/* no augmentation data */
-	} else {
-		bytes((const uint8_t *)"zR", 3);
-		put(1, 1);
-		put(0x78, 1);
-		put(16, 1);
-		put(1, 1);	/* augmentation data: 1 byte */
-		put(enc, 1);
-	}
-	bytes(cie_instr, sizeof(cie_instr));
-	end_record(start);
-	return start;
-}
-
-/*
- * An FDE of the CIE at cie_at (the last one made) over [lo, lo + range),
- * with instr: its pointers absolute 8-byte ones when the CIE says absptr,
- * else PC-relative 4-byte ones (also when it says data-relative).
- */
-static void fde(size_t cie_at, uint64_t lo, uint32_t range, const uint8_t *instr, size_t len)
-{
-	size_t start = eh.n;
-	uint64_t field;
-
-	put(0, 4);
-	put((uint32_t)(eh.n - cie_at), 4);	/* back to the CIE */
-	field = (uint64_t)(uintptr_t)(eh.b + eh.n);
-	if (absptr) {
-		put(lo, 8);
-		put(range, 8);
-	} else {
-		put((uint32_t)(int32_t)(lo - field), 4);
-		put(range, 4);
-	}
-	put(0, 1);		/* no augmentation data */
-	bytes(instr, len);
-	end_record(start);
-}
-
-static const uint8_t nothing[1] = { 0 };
+static const uint8_t nothing[1] = { 0 };	/* no instructions */
 
 /* The well-formed .eh_frame: one CIE, one FDE over code[0, 16), the terminator. */
 static void good(void)
 {
-	size_t c;
-
-	eh.n = 0;
-	c = cie(1, NULL, 0x1b);
-	fde(c, (uint64_t)(uintptr_t)code, 16, nothing, 0);
-	put(0, 4);
+	eh_simple(&eh, (uint64_t)(uintptr_t)code, 16);
 }
 
 static int reg(const void *data, size_t size, uint64_t code_size, struct fl_diag *d)
@@ -183,15 +91,7 @@ int main(void)
 
 	t_start("eh_frame_checked_before_registration");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* A v3 stack map: one function at code, one record 4 bytes in. */
-	map[0] = 3;
-	map[4] = 1;
-	map[12] = 1;
-	memcpy(map + 16, &at, 8);
-	map[24] = 8;
-	map[32] = 1;
-	map[40] = 7;
-	map[48] = 4;
+	map_one_record(map, at);
 
 	good();
 	id = reg(eh.b, eh.n, sizeof(code), &d);
@@ -212,8 +112,8 @@ int main(void)
 	refused("a truncated length", 2, sizeof(code), "truncated length");
 
 	eh.n = 0;
-	put(0xffffffffu, 4);
-	put(64, 8);
+	eh_put(&eh, 0xffffffffu, 4);
+	eh_put(&eh, 64, 8);
 	refused("64-bit format", eh.n, sizeof(code), "64-bit");
 
 	good();
@@ -223,57 +123,57 @@ int main(void)
 	refused("a CIE pointer to nothing", eh.n, sizeof(code), "names no CIE");
 
 	eh.n = 0;
-	c = cie(1, "zX", 0);
-	fde(c, at, 16, nothing, 0);
+	c = eh_cie(&eh, 1, "zX", 0);
+	eh_fde(&eh, c, at, 16, nothing, 0);
 	refused("augmentation zX", eh.n, sizeof(code), "'X' unknown");
 
 	eh.n = 0;
-	c = cie(1, "eh", 0);
-	fde(c, at, 16, nothing, 0);
+	c = eh_cie(&eh, 1, "eh", 0);
+	eh_fde(&eh, c, at, 16, nothing, 0);
 	refused("augmentation eh", eh.n, sizeof(code), "without 'z'");
 
 	eh.n = 0;
-	c = cie(2, NULL, 0x1b);
-	fde(c, at, 16, nothing, 0);
+	c = eh_cie(&eh, 2, NULL, 0x1b);
+	eh_fde(&eh, c, at, 16, nothing, 0);
 	refused("CIE version 2", eh.n, sizeof(code), "version 2");
 
 	eh.n = 0;
-	c = cie(1, NULL, 0x3b);	/* datarel | sdata4 */
-	fde(c, at, 16, nothing, 0);
+	c = eh_cie(&eh, 1, NULL, 0x3b);	/* datarel | sdata4 */
+	eh_fde(&eh, c, at, 16, nothing, 0);
 	refused("data-relative FDE pointers", eh.n, sizeof(code), "cannot be read");
 
 	eh.n = 0;
-	c = cie(1, NULL, 0x1b);
-	fde(c, at, 16, (const uint8_t[]){ 0x3f }, 1);
+	c = eh_cie(&eh, 1, NULL, 0x1b);
+	eh_fde(&eh, c, at, 16, (const uint8_t[]){ 0x3f }, 1);
 	refused("an unknown instruction", eh.n, sizeof(code), "0x3f at offset");
 
 	/* def_cfa: its register (0x87, then the padding's 0), no offset. */
 	eh.n = 0;
-	c = cie(1, NULL, 0x1b);
-	fde(c, at, 16, (const uint8_t[]){ 0x0c, 0x87 }, 2);
+	c = eh_cie(&eh, 1, NULL, 0x1b);
+	eh_fde(&eh, c, at, 16, (const uint8_t[]){ 0x0c, 0x87 }, 2);
 	refused("an operand past the record", eh.n, sizeof(code), "runs past the record");
 
 	eh.n = 0;
-	c = cie(1, NULL, 0x1b);
-	fde(c, at + 8, 16, nothing, 0);
+	c = eh_cie(&eh, 1, NULL, 0x1b);
+	eh_fde(&eh, c, at + 8, 16, nothing, 0);
 	refused("an FDE past the code", eh.n, 16, "outside the code");
 
 	eh.n = 0;
-	c = cie(1, NULL, 0x1b);
-	fde(c, at, 16, nothing, 0);
-	fde(c, at + 8, 16, nothing, 0);
+	c = eh_cie(&eh, 1, NULL, 0x1b);
+	eh_fde(&eh, c, at, 16, nothing, 0);
+	eh_fde(&eh, c, at + 8, 16, nothing, 0);
 	refused("two FDEs over the same code", eh.n, sizeof(code), "overlap");
 
 	eh.n = 0;
-	cie(1, NULL, 0x1b);
+	eh_cie(&eh, 1, NULL, 0x1b);
 	refused("no FDE", eh.n, sizeof(code), "no FDE");
 
 	refused_at("a size without bytes", NULL, 16, sizeof(code), "range");
 
 	/* Absolute pointers, but more than 2 GiB from the code: libunwind's index cannot say it. */
 	eh.n = 0;
-	c = cie(1, NULL, 0x00);
-	fde(c, at, 16, nothing, 0);
+	c = eh_cie(&eh, 1, NULL, 0x00);
+	eh_fde(&eh, c, at, 16, nothing, 0);
 	far = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	t_check(far != MAP_FAILED, "mmap");
 	memcpy(far, eh.b, eh.n);
