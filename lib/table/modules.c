@@ -237,33 +237,35 @@ static bool overlaps(uint64_t start, uint64_t end)
 	return false;
 }
 
-/* Whether records spanning [start, end) would overlap a registered module's. */
-static bool stackmaps_overlap(uint64_t start, uint64_t end)
+/* The span of m's stack map records; false when it has none. */
+static bool records_span(const struct fl_table_mod *m, uint64_t *lo, uint64_t *hi)
 {
-	for (size_t i = 0; i < fl_table_num_mods; i++) {
-		uint64_t lo, hi;
-
-		if (!fl_table_mods[i]->stackmaps)
-			continue;
-		fl_smindex_span(fl_table_mods[i]->stackmaps, &lo, &hi);
-		if (start < hi && lo < end)
-			return true;
-	}
-	return false;
+	if (!m->stackmaps)
+		return false;
+	fl_smindex_span(m->stackmaps, lo, hi);
+	return true;
 }
 
-/* Whether code whose unwind information spans [start, end) overlaps a registered module's. */
-static bool unwind_overlaps(uint64_t start, uint64_t end)
+/* The span of the code m's unwind information covers; false when it has none. */
+static bool unwind_span(const struct fl_table_mod *m, uint64_t *lo, uint64_t *hi)
 {
-	for (size_t i = 0; i < fl_table_num_mods; i++) {
-		uint64_t lo, hi;
+	if (!m->unwind)
+		return false;
+	fl_unwind_span(m->unwind, lo, hi);
+	return true;
+}
 
-		if (!fl_table_mods[i]->unwind)
-			continue;
-		fl_unwind_span(fl_table_mods[i]->unwind, &lo, &hi);
-		if (start < hi && lo < end)
+/* Whether m's span (by span) overlaps a registered module's. */
+static bool span_overlaps(const struct fl_table_mod *m,
+			  bool (*span)(const struct fl_table_mod *, uint64_t *, uint64_t *))
+{
+	uint64_t lo, hi, other_lo, other_hi;
+
+	if (!span(m, &lo, &hi))
+		return false;
+	for (size_t i = 0; i < fl_table_num_mods; i++)
+		if (span(fl_table_mods[i], &other_lo, &other_hi) && lo < other_hi && other_lo < hi)
 			return true;
-	}
 	return false;
 }
 
@@ -274,20 +276,8 @@ int fl_table_mod_add(struct fl_table_mod *m)
 	int64_t base = 0;
 	int err;
 
-	if (m->stackmaps) {
-		uint64_t lo, hi;
-
-		fl_smindex_span(m->stackmaps, &lo, &hi);
-		if (stackmaps_overlap(lo, hi))
-			return -EEXIST;
-	}
-	if (m->unwind) {
-		uint64_t lo, hi;
-
-		fl_unwind_span(m->unwind, &lo, &hi);
-		if (unwind_overlaps(lo, hi))
-			return -EEXIST;
-	}
+	if (span_overlaps(m, records_span) || span_overlaps(m, unwind_span))
+		return -EEXIST;
 	if (m->num_sites) {
 		if (overlaps(m->start, m->end))
 			return -EEXIST;

@@ -4,7 +4,8 @@
  * registered.  A well-formed one (one CIE "zR", PC-relative FDE pointers,
  * one FDE over 16 bytes of code) is registered with libunwind for as long
  * as the module is: unw_get_proc_info_by_ip finds its FDE, and nothing once
- * the module is unregistered.  A malformed one is refused with -EINVAL and
+ * the module is unregistered; one over code that a registered module's
+ * covers is refused (-EEXIST).  A malformed one is refused with -EINVAL and
  * a message that says what is wrong, and nothing is registered: neither
  * the module's stack map record (fl_stackmap_record_at) nor unwind
  * information (libunwind):
@@ -105,6 +106,31 @@ int main(void)
 		"libunwind finds unwind information past the FDE");
 	t_check(fl_jit_unregister(id) == 0, "fl_jit_unregister");
 	nothing_registered("unregistered");
+
+	/*
+	 * Code whose .eh_frame covers code a registered module's covers is
+	 * refused (-EEXIST), though its stack map records are elsewhere.
+	 */
+	good();
+	id = reg(eh.b, eh.n, sizeof(code), &d);
+	t_check(id > 0, "the well-formed .eh_frame again: %d %s", id, d.msg);
+	{
+		static struct eh eh2;
+		uint8_t map2[64];
+
+		map_one_record(map2, at + 36);
+		eh_simple(&eh2, at + 8, 16);
+		FL_OPTS(fl_jit_reg, r, .name = "eh2", .stackmap = map2, .stackmap_size = sizeof(map2),
+			.code_start = at + 8, .code_size = sizeof(code) - 8, .eh_frame = eh2.b,
+			.eh_frame_size = eh2.n);
+
+		err = fl_jit_register(&r, &d);
+		printf("  an .eh_frame over registered code: %d %s\n", err, d.msg);
+		t_check(err == -EEXIST && strstr(d.msg, ".eh_frame"),
+			"an .eh_frame over registered code: %d %s", err, d.msg);
+	}
+	t_check(fl_jit_unregister(id) == 0, "fl_jit_unregister");
+	nothing_registered("unregistered again");
 
 	good();
 	refused("truncated in its FDE", eh.n - 10, sizeof(code), "runs past the section");

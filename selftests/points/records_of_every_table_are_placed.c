@@ -49,6 +49,17 @@ static void write_mov(uint64_t id, uint32_t imm)
 	t_check(err == 0, "fl_patchpoint_write(%llu): %d %s", (unsigned long long)id, err, d.msg);
 }
 
+/* Reads record id with read and checks it is at want, the return address of the call before it. */
+static void placed(int (*read)(uint64_t, const void *, struct fl_point *, struct fl_diag *),
+		   uint64_t id, uintptr_t want, const char *what, struct fl_point *pt)
+{
+	t_read(read, what, id, NULL, pt);
+	printf("  %s at 0x%llx (the call before it returns to 0x%llx)\n", what,
+	       (unsigned long long)pt->pc, (unsigned long long)want);
+	t_check(pt->pc == want, "%s placed at 0x%llx, not 0x%llx after its call", what,
+		(unsigned long long)pt->pc, (unsigned long long)want);
+}
+
 int main(int argc, char **argv)
 {
 	struct fl_point pt;
@@ -70,19 +81,9 @@ int main(int argc, char **argv)
 	at72 = returns[1];
 	t_check(returns[0] != at72, "tbl_second did not call tbl_opaque twice");
 
-	t_read_point(72, NULL, &pt);
-	printf("  patch point 72 at 0x%llx (tbl_second's call returns to 0x%llx)\n",
-	       (unsigned long long)pt.pc, (unsigned long long)at72);
-	t_check(pt.pc == at72, "patch point 72 (second table, function 0) placed at 0x%llx, "
-		"not 0x%llx after tbl_second's call", (unsigned long long)pt.pc,
-		(unsigned long long)at72);
+	placed(fl_patchpoint_read, 72, at72, "patch point 72 (second table, function 0)", &pt);
 	t_check(pt.size == 16, "patch point 72: %u bytes, compiled 16", pt.size);
-	t_read_shadow(73, NULL, &pt);
-	printf("  stack map record 73 at 0x%llx (tbl_second_sm's call returns to 0x%llx)\n",
-	       (unsigned long long)pt.pc, (unsigned long long)at73);
-	t_check(pt.pc == at73, "stack map record 73 (second table, function 1) placed at 0x%llx, "
-		"not 0x%llx after tbl_second_sm's call", (unsigned long long)pt.pc,
-		(unsigned long long)at73);
+	placed(fl_stackmap_read, 73, at73, "stack map record 73 (second table, function 1)", &pt);
 
 	write_mov(70, 170);
 	write_mov(71, 171);
