@@ -140,78 +140,78 @@ struct cie {
 #define SAY(err_, ...) fl_diag_say(diag, err_, FL_EHFRAME_SECTION ": " __VA_ARGS__)
 
 /*
- * Checks the call frame instructions in r (to r->end): every opcode known
- * and every operand inside the record.  DW_CFA_set_loc's operand is in the
- * FDE's address encoding.  Returns 0 or -EINVAL with *diag filled in.
+ * Skips the operands of call frame instruction op at r.  Returns 1, 0
+ * when they run past the record, -1 for an opcode it does not know.  A
+ * signed LEB128 operand is skipped as an unsigned one (the same bytes);
+ * DW_CFA_set_loc's is in the FDEs' address encoding, enc.
+ */
+static int operands(struct rd *r, uint8_t op, uint8_t enc, uint64_t addr)
+{
+	uint64_t v;
+
+	switch (op >> 6) {
+	case 1:		/* advance_loc: the delta is in the opcode */
+	case 3:		/* restore: the register is in the opcode */
+		return 1;
+	case 2:		/* offset: the register in the opcode, an offset */
+		return uleb(r, &v);
+	}
+	switch (op) {
+	case 0x00:	/* nop */
+	case 0x0a:	/* remember_state */
+	case 0x0b:	/* restore_state */
+		return 1;
+	case 0x01:	/* set_loc: an address */
+		return pointer(r, enc, addr, &v);
+	case 0x02:	/* advance_loc1 */
+		return skip(r, 1);
+	case 0x03:	/* advance_loc2 */
+		return skip(r, 2);
+	case 0x04:	/* advance_loc4 */
+		return skip(r, 4);
+	case 0x06:	/* restore_extended: a register */
+	case 0x07:	/* undefined */
+	case 0x08:	/* same_value */
+	case 0x0d:	/* def_cfa_register */
+	case 0x0e:	/* def_cfa_offset: an offset */
+	case 0x13:	/* def_cfa_offset_sf */
+	case 0x2e:	/* GNU_args_size: a size */
+		return uleb(r, &v);
+	case 0x05:	/* offset_extended: a register, an offset */
+	case 0x09:	/* register: two registers */
+	case 0x0c:	/* def_cfa: a register, an offset */
+	case 0x11:	/* offset_extended_sf */
+	case 0x12:	/* def_cfa_sf */
+	case 0x14:	/* val_offset */
+	case 0x15:	/* val_offset_sf */
+	case 0x2f:	/* GNU_negative_offset_extended */
+		return uleb(r, &v) && uleb(r, &v);
+	case 0x0f:	/* def_cfa_expression: a block */
+		return uleb(r, &v) && skip(r, v);
+	case 0x10:	/* expression: a register, a block */
+	case 0x16:	/* val_expression */
+		return uleb(r, &v) && uleb(r, &v) && skip(r, v);
+	}
+	return -1;
+}
+
+/*
+ * Checks the call frame instructions in r (to r->end) of the record at
+ * offset record: every opcode known and every operand inside the record.
+ * Returns 0 or -EINVAL with *diag filled in.
  */
 static int instructions(struct rd *r, uint8_t enc, uint64_t addr, size_t record,
 			struct fl_diag *diag)
 {
 	while (r->pos < r->end) {
 		size_t at = r->pos;
-		uint8_t op, b;
-		uint64_t v;
-		bool ok;
+		uint8_t op = r->data[r->pos++];
+		int got = operands(r, op, enc, addr);
 
-		u8(r, &op);
-		switch (op >> 6) {
-		case 1:		/* DW_CFA_advance_loc */
-		case 3:		/* DW_CFA_restore */
-			continue;
-		case 2:		/* DW_CFA_offset: ULEB128 offset */
-			ok = uleb(r, &v);
-			goto checked;
-		}
-		switch (op) {
-		case 0x00:	/* nop */
-		case 0x0a:	/* remember_state */
-		case 0x0b:	/* restore_state */
-			ok = true;
-			break;
-		case 0x01:	/* set_loc: an address */
-			ok = pointer(r, enc, addr, &v);
-			break;
-		case 0x02:	/* advance_loc1 */
-			ok = u8(r, &b);
-			break;
-		case 0x03:	/* advance_loc2 */
-			ok = skip(r, 2);
-			break;
-		case 0x04:	/* advance_loc4 */
-			ok = skip(r, 4);
-			break;
-		case 0x06:	/* restore_extended: register */
-		case 0x07:	/* undefined */
-		case 0x08:	/* same_value */
-		case 0x0d:	/* def_cfa_register */
-		case 0x0e:	/* def_cfa_offset */
-		case 0x13:	/* def_cfa_offset_sf: SLEB128 */
-		case 0x2e:	/* GNU_args_size */
-			ok = uleb(r, &v);
-			break;
-		case 0x05:	/* offset_extended: register, offset */
-		case 0x09:	/* register: register, register */
-		case 0x0c:	/* def_cfa: register, offset */
-		case 0x11:	/* offset_extended_sf: register, SLEB128 */
-		case 0x12:	/* def_cfa_sf: register, SLEB128 */
-		case 0x14:	/* val_offset: register, offset */
-		case 0x15:	/* val_offset_sf: register, SLEB128 */
-		case 0x2f:	/* GNU_negative_offset_extended */
-			ok = uleb(r, &v) && uleb(r, &v);
-			break;
-		case 0x0f:	/* def_cfa_expression: a block */
-			ok = uleb(r, &v) && skip(r, v);
-			break;
-		case 0x10:	/* expression: register, a block */
-		case 0x16:	/* val_expression */
-			ok = uleb(r, &v) && uleb(r, &v) && skip(r, v);
-			break;
-		default:
+		if (got < 0)
 			return SAY(-EINVAL, "record at offset %zu: call frame instruction 0x%x "
 				   "at offset %zu unknown", record, op, at);
-		}
-checked:
-		if (!ok)
+		if (got == 0)
 			return SAY(-EINVAL, "record at offset %zu: call frame instruction 0x%x at "
 				   "offset %zu runs past the record", record, op, at);
 	}
