@@ -178,14 +178,18 @@ static void drain_wake(void)
 		;
 }
 
-/* The table published m: queued for the daemon, with the sections and names in data. */
+/*
+ * The table published m: queued for the daemon, with the sections and names
+ * in data.  A module without sites (stack map records only) is not the
+ * daemon's: MODULE_ADD is about counters and sites.
+ */
 static void module_added(const struct fl_table_module *m, void *data)
 {
 	struct fl_agent_extra *x = data;
-	struct amod *a = calloc(1, sizeof(*a));
+	struct amod *a;
 	struct amod **grown;
 
-	if (!a) {
+	if (!m->num_sites || !(a = calloc(1, sizeof(*a)))) {
 		fl_agent_module_discard(x);
 		return;
 	}
