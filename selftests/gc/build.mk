@@ -58,7 +58,7 @@ GC_BINS := $(foreach v,$(GC_VARIANTS),$(GC_OUT)/moved_roots_keep_results_$(v)) \
 
 .PHONY: check-gc
 check-gc: $(GC_BINS)
-	$(Q)$(GC_DIR)/run.sh $(GC_OUT) "$(GC_VARIANTS)"
+	$(Q)$(GC_DIR)/run.sh $(GC_OUT)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-gc
 endif
