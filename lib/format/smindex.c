@@ -16,9 +16,10 @@
  * search (lookup.c in lib/deopt/); faultlined tries each module of a
  * process.
  *
- * The records are copies of the format layer's, with their pc and
- * function_address made runtime addresses; their locations and live-outs
- * stay in the parsed table, which the index keeps.
+ * The records are the format layer's parsed table's, which the index
+ * keeps, their pc and function_address made runtime addresses in place
+ * (table.h): a record costs the index its parsed form, a slot pair and a
+ * place in the section order, no copy.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,10 +30,11 @@
 
 #include "format/diag.h"
 #include "format/smindex.h"
+#include "format/table.h"
 
 struct slot {
 	uint32_t key;		/* pc - base + 1; 0: empty */
-	uint32_t index;		/* into recs */
+	uint32_t index;		/* into rec */
 	uint32_t offset;	/* pc - its function's address */
 	uint32_t stack_size;	/* its function's, SLOT_STACK_SIZE_OTHER: see the record */
 };
@@ -49,8 +51,9 @@ struct fl_smindex {
 	uint32_t mask;		/* slots - 1 (a power of 2) */
 	unsigned shift;		/* 64 - log2(slots) */
 	struct slot *slots;
-	struct fl_stackmap_record *recs;	/* section order */
-	struct fl_stackmap *map;		/* their locations, live-outs */
+	struct fl_stackmap *map;		/* the parsed table: records, locations */
+	struct fl_stackmap_record *rec;		/* its records, placed at runtime addresses */
+	uint32_t *placed;	/* the n records placed (v1's are not), section order */
 };
 
 /* Fibonacci hashing: offsets of return addresses share their low bits' patterns. */
@@ -74,7 +77,7 @@ const struct fl_stackmap_record *fl_smindex_find(const struct fl_smindex *x, uin
 
 		if (sl->key != key)
 			continue;
-		r = &x->recs[sl->index];
+		r = &x->rec[sl->index];
 		*function = pc - sl->offset;
 		*stack_size = sl->stack_size == SLOT_STACK_SIZE_OTHER ? r->stack_size :
 			      sl->stack_size;
@@ -96,7 +99,7 @@ uint32_t fl_smindex_count(const struct fl_smindex *x)
 
 const struct fl_stackmap_record *fl_smindex_record(const struct fl_smindex *x, uint32_t i)
 {
-	return &x->recs[i];
+	return &x->rec[x->placed[i]];
 }
 
 static void slots_free(struct fl_smindex *x)
@@ -114,7 +117,7 @@ void fl_smindex_free(struct fl_smindex *x)
 	if (!x)
 		return;
 	slots_free(x);
-	free(x->recs);
+	free(x->placed);
 	fl_stackmap_free(x->map);
 	free(x);
 }
@@ -160,17 +163,18 @@ static int index_build(struct fl_smindex *x)
 	x->slots = slots_alloc(((size_t)x->mask + 1) * sizeof(*x->slots));
 	if (!x->slots)
 		return -ENOMEM;
-	for (uint32_t r = 0; r < x->n; r++) {
-		uint32_t key = (uint32_t)(x->recs[r].pc - x->base) + 1, i;
+	for (uint32_t k = 0; k < x->n; k++) {
+		const struct fl_stackmap_record *rec = &x->rec[x->placed[k]];
+		uint32_t key = (uint32_t)(rec->pc - x->base) + 1, i;
 
 		for (i = slot_of(x, key); x->slots[i].key && x->slots[i].key != key;
 		     i = (i + 1) & x->mask)
 			;
 		if (!x->slots[i].key)
 			x->slots[i] = (struct slot){
-				.key = key, .index = r, .offset = x->recs[r].instruction_offset,
-				.stack_size = x->recs[r].stack_size < SLOT_STACK_SIZE_OTHER ?
-					      (uint32_t)x->recs[r].stack_size : SLOT_STACK_SIZE_OTHER,
+				.key = key, .index = x->placed[k], .offset = rec->instruction_offset,
+				.stack_size = rec->stack_size < SLOT_STACK_SIZE_OTHER ?
+					      (uint32_t)rec->stack_size : SLOT_STACK_SIZE_OTHER,
 			};
 	}
 	return 0;
@@ -254,14 +258,15 @@ int fl_smindex_build(const char *what, const void *data, size_t size, uint32_t f
 		num_funcs = f.n;
 	}
 	count = fl_stackmap_count(x->map);
-	x->recs = calloc(count ? count : 1, sizeof(*x->recs));
-	if (!x->recs) {
+	x->rec = fl_stackmap_records_to_place(x->map);
+	x->placed = calloc(count ? count : 1, sizeof(*x->placed));
+	if (!x->placed) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	x->base = UINT64_MAX;
 	for (size_t i = 0; i < count; i++) {
-		const struct fl_stackmap_record *r = fl_stackmap_record(x->map, i);
+		struct fl_stackmap_record *r = &x->rec[i];
 		size_t fn;
 		uint64_t pc;
 
@@ -281,9 +286,9 @@ int fl_smindex_build(const char *what, const void *data, size_t size, uint32_t f
 					  what);
 			goto fail;
 		}
-		x->recs[x->n] = *r;
-		x->recs[x->n].function_address = funcs[fn];
-		x->recs[x->n].pc = pc;
+		r->function_address = funcs[fn];
+		r->pc = pc;
+		x->placed[x->n] = (uint32_t)i;
 		if (pc < x->base)
 			x->base = pc;
 		if (pc >= x->limit)
