@@ -13,6 +13,10 @@
 #                                 start, a context that is not a signal
 #                                 handler's, before fl_init); what the walk
 #                                 yields and skips, and the callback's stop
+#   signal_frame_is_the_context   from a signal context, the interrupted
+#                                 frame's registers are the context's, and a
+#                                 write to one is what the code sees next
+#                                 (sigframe.ll, llc-14 -O0..-O3)
 #
 #   make check-gc   the tests, then again built with ASan + UBSan (SAN=1
 #                   runs only that build)
@@ -52,9 +56,24 @@ $(GC_OUT)/walk_refuses_bad_input: $(B)/obj/$(GC_DIR)/walk_refuses_bad_input.o \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(GC_LIBS)
 
+# sigframe.ll, once per -O level, its function renamed for each.
+GC_LEVELS := O0 O1 O2 O3
+$(GC_OUT)/ll/sigframe-%.o: $(GC_DIR)/sigframe.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)sed 's/@load_after_stackmap\b/@load_after_stackmap_$*/' $< | \
+		$(LLC) -mtriple=x86_64-unknown-linux-gnu -filetype=obj -relocation-model=static \
+		-$* -o $@
+
+$(GC_OUT)/signal_frame_is_the_context: $(B)/obj/$(GC_DIR)/signal_frame_is_the_context.o \
+		$(foreach l,$(GC_LEVELS),$(GC_OUT)/ll/sigframe-$(l).o) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(GC_LIBS)
+
 GC_BINS := $(foreach v,$(GC_VARIANTS),$(GC_OUT)/moved_roots_keep_results_$(v)) \
-	$(GC_OUT)/walk_refuses_bad_input
-.SECONDARY: $(GC_OUT)/ll/workload.opt.ll $(foreach v,$(GC_VARIANTS),$(GC_OUT)/ll/workload-$(v).o)
+	$(GC_OUT)/walk_refuses_bad_input $(GC_OUT)/signal_frame_is_the_context
+.SECONDARY: $(GC_OUT)/ll/workload.opt.ll $(foreach v,$(GC_VARIANTS),$(GC_OUT)/ll/workload-$(v).o) \
+	$(foreach l,$(GC_LEVELS),$(GC_OUT)/ll/sigframe-$(l).o)
 
 .PHONY: check-gc
 check-gc: $(GC_BINS)

@@ -19,4 +19,5 @@ for t in "$bin"/moved_roots_keep_results_*; do
 done
 [ "$variants" -eq 8 ] || { echo "FAIL check-gc: $variants variants in $bin, not 8"; failed+=(variants); }
 t_run "$TIMEOUT" "$bin/walk_refuses_bad_input"
+t_run "$TIMEOUT" "$bin/signal_frame_is_the_context"
 t_summary check-gc
