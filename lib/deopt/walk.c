@@ -30,7 +30,7 @@
 #include <faultline/deopt.h>
 
 #include "core/opts.h"
-#include "deopt/walk.h"
+#include "deopt/entry.h"
 
 /* The callee-saved registers: a frame at a call keeps its values in these. */
 static const int callee_saved[] = {
@@ -98,28 +98,19 @@ static void frame_regs(unw_cursor_t *c, ucontext_t *signal_top, struct frame_sta
 }
 
 /* The context of the caller of fl_stack_walk, as if captured at its call. */
-static void caller_context(const struct fl_walk_saved *sv, ucontext_t *uc)
+static void caller_context(const struct fl_deopt_saved *sv, ucontext_t *uc)
 {
 	memset(uc, 0, sizeof(*uc));
-	uc->uc_mcontext.gregs[REG_RBX] = (greg_t)sv->rbx;
-	uc->uc_mcontext.gregs[REG_RBP] = (greg_t)sv->rbp;
-	uc->uc_mcontext.gregs[REG_R12] = (greg_t)sv->r12;
-	uc->uc_mcontext.gregs[REG_R13] = (greg_t)sv->r13;
-	uc->uc_mcontext.gregs[REG_R14] = (greg_t)sv->r14;
-	uc->uc_mcontext.gregs[REG_R15] = (greg_t)sv->r15;
-	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sv->rsp;
-	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)sv->rip;
+	for (int i = 0; i < 16; i++)
+		uc->uc_mcontext.gregs[greg_of[i]] = (greg_t)sv->gpr[i];
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)sv->gpr[FL_DWARF_RA];
 }
 
 /* What the callback wrote to registers no frame saved, for the entry to load. */
-static void caller_context_back(const ucontext_t *uc, struct fl_walk_saved *sv)
+static void caller_context_back(const ucontext_t *uc, struct fl_deopt_saved *sv)
 {
-	sv->rbx = (uint64_t)uc->uc_mcontext.gregs[REG_RBX];
-	sv->rbp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
-	sv->r12 = (uint64_t)uc->uc_mcontext.gregs[REG_R12];
-	sv->r13 = (uint64_t)uc->uc_mcontext.gregs[REG_R13];
-	sv->r14 = (uint64_t)uc->uc_mcontext.gregs[REG_R14];
-	sv->r15 = (uint64_t)uc->uc_mcontext.gregs[REG_R15];
+	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++)
+		sv->gpr[callee_saved[i]] = (uint64_t)uc->uc_mcontext.gregs[greg_of[callee_saved[i]]];
 }
 
 /* The walk itself, from a cursor at its first frame. */
@@ -158,7 +149,7 @@ static int walk(unw_cursor_t *c, ucontext_t *signal_uc, fl_walk_fn fn, void *ctx
 	return -ELOOP;
 }
 
-__attribute__((visibility("hidden"))) int fl_walk_enter(struct fl_walk_saved *sv,
+__attribute__((visibility("hidden"))) int fl_walk_enter(struct fl_deopt_saved *sv,
 							const struct fl_walk_start *start,
 							fl_walk_fn fn, void *ctx)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../common/t.h"
 #include "collector.h"
 #include "heap.h"
 
@@ -23,12 +24,9 @@ void gc_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "FAIL %s: ", gc_test_name);
+	t_name = gc_test_name;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	t_vfail(fmt, ap);
 }
 
 static char *space(unsigned i)

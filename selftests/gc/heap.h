@@ -74,7 +74,7 @@ void gc_finish(void);
 /* The test's name, for gc_die (the test sets it). */
 extern const char *gc_test_name;
 
-/* Prints "FAIL <test>: ..." and exits 1: t_fail, for the files the tests share. */
+/* t_fail (selftests/common/t.h) for the files the tests share: "FAIL <test>: ...", exit 1. */
 void gc_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 #endif /* FL_TEST_GC_HEAP_H */
