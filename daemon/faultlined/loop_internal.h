@@ -25,10 +25,13 @@ struct fld_out {
 	unsigned char buf[];
 };
 
+/* Connections accepted in a row before the loop looks at its other events. */
+#define FLD_ACCEPTS_PER_ROUND 64
+
 /* An io_uring request's user_data points at one of these. */
 enum fld_uop_kind {
 	FLD_UOP_IGNORE, /* cancel requests: their completions carry nothing */
-	FLD_UOP_ACCEPT,
+	FLD_UOP_ACCEPT, /* the listener's one-shot POLLIN */
 	FLD_UOP_SIGNAL,
 	FLD_UOP_TICK,
 	FLD_UOP_READ,   /* a client's multishot POLLIN */
@@ -141,7 +144,6 @@ struct fld_loop {
 	struct signalfd_siginfo ssi;
 	struct __kernel_timespec tick_ts;
 	int accept_armed;
-	int accept_single; /* multishot accept unsupported: re-armed each time */
 
 	/* poll backend */
 	struct pollfd *pfds;

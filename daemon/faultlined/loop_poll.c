@@ -17,8 +17,6 @@
 #include "loop_internal.h"
 #include "loop_poll.h"
 
-#define ACCEPTS_PER_ROUND 64
-
 static int poll_init(struct fld_loop *l)
 {
 	size_t n = (size_t)l->o.max_clients + 3;
@@ -66,7 +64,7 @@ static void accept_some(struct fld_loop *l)
 {
 	int i, fd;
 
-	for (i = 0; i < ACCEPTS_PER_ROUND && !l->accept_paused; i++) {
+	for (i = 0; i < FLD_ACCEPTS_PER_ROUND && !l->accept_paused; i++) {
 		fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno == EAGAIN)

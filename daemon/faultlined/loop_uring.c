@@ -2,8 +2,9 @@
 /*
  * The io_uring backend (liburing).  Requests, each with user_data pointing
  * at a struct fld_uop:
- *   - a multishot accept on the listener (a one-shot accept re-armed after
- *     each connection where the kernel lacks multishot accept);
+ *   - a one-shot POLLIN poll on the listener, re-armed after the loop's
+ *     core has accepted what is waiting (accept4, below: why not
+ *     io_uring's own accept);
  *   - a read of one struct signalfd_siginfo from the signalfd, re-armed;
  *   - an IORING_OP_TIMEOUT of tick_ms, re-armed (liburing 2.3 has no
  *     multishot timeout);
@@ -29,8 +30,10 @@
  * at 0, so no completion ever reads freed memory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "dlog.h"
@@ -52,9 +55,17 @@ static struct io_uring_sqe *get_sqe(struct fld_loop *l)
 }
 
 /*
- * The kernel reads RLIMIT_NOFILE when it prepares an accept (io_accept_prep)
- * and a multishot accept keeps that value: main.c raises the limit before
- * the loop starts, and a change made later applies from the next re-arm.
+ * The listener is watched, and its connections accepted with accept4
+ * (on_accept), never by an io_uring accept: the kernel completes those in
+ * the daemon's task work, which runs also as the daemon takes a signal
+ * (get_signal), so that a daemon on its way to stop (SIGSTOP) or to die
+ * (SIGKILL) takes the connections waiting then and never reads them.  The
+ * listening socket is shared with the keeper (keeper.h): a connection
+ * left in its backlog is the next daemon's, or the keeper's, should this
+ * one die; one accepted is this daemon's alone, and a HELLO waiting on it
+ * dies with the daemon, the region with it (a process that exits
+ * meanwhile is never counted).  A one-shot poll, re-armed once the
+ * waiting connections are taken, reports a backlog left over at once.
  */
 static int arm_accept(struct fld_loop *l)
 {
@@ -62,11 +73,7 @@ static int arm_accept(struct fld_loop *l)
 
 	if (!sqe)
 		return -EBUSY;
-	if (l->accept_single)
-		io_uring_prep_accept(sqe, l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	else
-		io_uring_prep_multishot_accept(sqe, l->lfd, NULL, NULL,
-					       SOCK_CLOEXEC | SOCK_NONBLOCK);
+	io_uring_prep_poll_add(sqe, l->lfd, POLLIN);
 	io_uring_sqe_set_data(sqe, &l->accept_op);
 	l->accept_armed = 1;
 	return 0;
@@ -125,8 +132,12 @@ static int uring_init(struct fld_loop *l)
 {
 	struct io_uring_params p;
 	unsigned cq = l->o.max_clients * 2 + 64;
-	int err;
+	int err, fl;
 
+	/* accept4 in on_accept must not block when a connection vanished meanwhile. */
+	fl = fcntl(l->lfd, F_GETFL);
+	if (fl < 0 || fcntl(l->lfd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
 	memset(&p, 0, sizeof(p));
 	/*
 	 * Room for a completion from every client at once; with
@@ -201,19 +212,26 @@ static void uring_accept_resume(struct fld_loop *l)
 		l->accept_paused = 1;
 }
 
+/* The listener is readable: up to FLD_ACCEPTS_PER_ROUND connections. */
 static void on_accept(struct fld_loop *l, struct io_uring_cqe *cqe)
 {
-	if (!(cqe->flags & IORING_CQE_F_MORE))
-		l->accept_armed = 0;
-	if (cqe->res >= 0) {
-		l->ev->accepted(l, cqe->res);
-	} else if (cqe->res == -EINVAL && !l->accept_single) {
-		fld_info("io_uring: no multishot accept: re-arming a single accept");
-		l->accept_single = 1;
-	} else {
+	l->accept_armed = 0;
+	if (cqe->res < 0) {
 		l->ev->accept_failed(l, -cqe->res);
+	} else {
+		for (int i = 0; i < FLD_ACCEPTS_PER_ROUND && !l->accept_paused; i++) {
+			int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+			if (fd >= 0) {
+				l->ev->accepted(l, fd);
+			} else if (errno == EAGAIN) {
+				break;
+			} else {
+				l->ev->accept_failed(l, errno);
+			}
+		}
 	}
-	if (!l->accept_armed && !l->accept_paused && arm_accept(l) < 0)
+	if (!l->accept_paused && arm_accept(l) < 0)
 		l->accept_paused = 1;
 }
 

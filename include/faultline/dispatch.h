@@ -118,14 +118,25 @@ struct fl_jit_reg {
 	uint64_t code_start;
 	uint64_t code_size;
 	uint32_t parse_flags;		/* FL_PARSE_* */
+	/*
+	 * The code's .eh_frame, as its loader left it (MCJIT relocates it in
+	 * memory), or NULL.  Checked (every FDE inside the code), indexed and
+	 * registered with libunwind until fl_jit_unregister, so that
+	 * libunwind unwinds through the code: a deoptimization's frame, a
+	 * stack walk.  Not copied (its pointers are relative to where it is):
+	 * it must stay there, unchanged, while the module is registered.
+	 */
+	const void *eh_frame;
+	size_t eh_frame_size;
 };
 
 /*
  * Registers code that is not a loaded ELF module (JIT code).  Returns a
  * module id > 0 on success, -EINVAL with *diag filled in (diag may be
- * NULL) when there is neither section, the sections are malformed or an
- * address falls outside the code range, -EEXIST when its sites or stack
- * map records overlap a registered module's,
+ * NULL) when there is neither a fault map nor a stack map, the sections
+ * are malformed or an address falls outside the code range (nothing is
+ * registered then), -EEXIST when its sites, stack map records or the code
+ * its .eh_frame describes overlap a registered module's,
  * -ENOSPC when the counters are full, -ENODEV before fl_init, -errno
  * otherwise.  Thread-safe.  Not async-signal-safe.
  */

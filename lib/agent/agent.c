@@ -81,7 +81,12 @@ static uint32_t seq;
 static bool started;
 /* fl_agent_allow_patch: read by the request thread (started after it is set). */
 static _Atomic bool patch_allowed;
-/* Registered: HELLO and the modules went on the connection in sock (read at exit). */
+/*
+ * Registered: the daemon answered the HELLO on the connection in sock with
+ * WELCOME (read at exit).  Not when the HELLO only went: the daemon hands
+ * the region to its keeper before it answers, so only a WELCOME says the
+ * final counts outlive a daemon killed now (keeper.h).
+ */
 static _Atomic bool welcomed;
 static size_t num_unsent_removed;
 /* Modules kept for an ADD and REMOVE at most: a process without a daemon keeps none for ever. */
@@ -173,14 +178,18 @@ static void drain_wake(void)
 		;
 }
 
-/* The table published m: queued for the daemon, with the sections and names in data. */
+/*
+ * The table published m: queued for the daemon, with the sections and names
+ * in data.  A module without sites (stack map records only) is not the
+ * daemon's: MODULE_ADD is about counters and sites.
+ */
 static void module_added(const struct fl_table_module *m, void *data)
 {
 	struct fl_agent_extra *x = data;
-	struct amod *a = calloc(1, sizeof(*a));
+	struct amod *a;
 	struct amod **grown;
 
-	if (!a) {
+	if (!m->num_sites || !(a = calloc(1, sizeof(*a)))) {
 		fl_agent_module_discard(x);
 		return;
 	}
@@ -627,10 +636,11 @@ static int64_t send_header(int fd, uint16_t type)
  * kernel's count as partial (unless the kernel counted the process from
  * its fork on, which the daemon can tell for itself).
  *
- * Returns the socket, registered or on its way, or -errno when there is
- * no connection to go on with.
+ * Returns the socket, registered or on its way (*welcome: whether its
+ * WELCOME came already), or -errno when there is no connection to go on
+ * with.
  */
-static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wait)
+static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wait, bool *welcome)
 {
 	struct fl_ownfd moved;
 	char buf[256];
@@ -639,6 +649,7 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 	int64_t sync_seq;
 	int fd, err;
 
+	*welcome = false;
 	if (!path[0])
 		return -ENOENT;
 	fd = fl_proto_connect(path, &uid);
@@ -680,6 +691,7 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 		goto later;
 	if (err)
 		goto fail;
+	*welcome = true;
 	if ((hello_flags & FL_HELLO_FIRST) && (m.welcome.flags & FL_WELCOME_BPF)) {
 		sync_seq = send_header(fd, FL_MSG_SYNC);
 		if (sync_seq == -EAGAIN)
@@ -724,8 +736,10 @@ static int read_daemon(int fd)
 	if (m.type == FL_MSG_ERROR)
 		fl_log(FL_LOG_WARN, "faultlined: %.*s", (int)m.error.len, m.text);
 	/* The WELCOME of a registration the fl-agent thread finished. */
-	if (m.type == FL_MSG_WELCOME)
+	if (m.type == FL_MSG_WELCOME) {
+		atomic_store(&welcomed, true);
 		fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
+	}
 	return 0;
 }
 
@@ -750,7 +764,7 @@ static void *agent_thread(void *arg)
 {
 	int backoff_ms = 50, err;
 	time_t connected_at = 0;
-	bool wake_lost = false, lost_to_program = false;
+	bool wake_lost = false, lost_to_program = false, welcome;
 
 	(void)arg;
 	for (;;) {
@@ -777,7 +791,8 @@ static void *agent_thread(void *arg)
 			 * many registrations) is waited for, rather than left
 			 * and asked again, which only adds to its work.
 			 */
-			fd = connect_and_register(mono_ms() + BACKGROUND_SEND_S * 1000, 0, false);
+			fd = connect_and_register(mono_ms() + BACKGROUND_SEND_S * 1000, 0, false,
+						  &welcome);
 			if (fd < 0) {
 				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED &&
 				    fd != -EPERM && fd != -EBADF) {
@@ -792,7 +807,8 @@ static void *agent_thread(void *arg)
 			}
 			if (fl_ownfd_adopt(&sock, fd) != 0)
 				continue;
-			atomic_store(&welcomed, true);
+			/* Its WELCOME comes later (read_daemon). */
+			atomic_store(&welcomed, welcome);
 			connected_at = time(NULL);
 		}
 		p[0] = (struct pollfd){ .fd = sock.fd, .events = POLLIN };
@@ -978,10 +994,12 @@ static void fork_child(int counters_err)
 	 * from its fork on, and its counters start from zero (FL_HELLO_FIRST).
 	 */
 	{
-		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, true);
+		bool welcome;
+		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, true,
+					      &welcome);
 
 		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
-			atomic_store(&welcomed, true);
+			atomic_store(&welcomed, welcome);
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
 		fl_agent_requests_start();
@@ -1011,6 +1029,7 @@ static uint32_t first_hello_flags(void)
 
 int fl_agent_start(const char *given)
 {
+	bool welcome;
 	int fd, err;
 
 	resolve_path(given);
@@ -1022,9 +1041,10 @@ int fl_agent_start(const char *given)
 	 * Synchronous first try: a short-lived process is counted too.  It is
 	 * the first registration if no other thread has dispatched a fault yet.
 	 */
-	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true);
+	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true,
+				  &welcome);
 	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
-		atomic_store(&welcomed, true);
+		atomic_store(&welcomed, welcome);
 	started = true;
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
@@ -1033,14 +1053,14 @@ int fl_agent_start(const char *given)
 }
 
 /*
- * At exit, a process whose registration did not go through (the daemon
- * was killed while reading it, or is stopped, or the agent waits to try
- * again) sends its HELLO and modules once more, and a registered one whose
- * agent has not sent everything yet (a JIT module unregistered just before
- * exit) sends what is left: on a connection of their own, without waiting
- * for anything (a socket without room takes nothing).  Whoever listens,
- * the daemon or its keeper, gets the region with the final counts, and
- * the daemon the names.
+ * At exit, a process whose registration was not answered with WELCOME
+ * (the daemon was killed while reading it, or is stopped or slow, or the
+ * agent waits to try again) sends its HELLO and modules once more, and a
+ * registered one whose agent has not sent everything yet (a JIT module
+ * unregistered just before exit) sends what is left: on a connection of
+ * their own, without waiting for anything (a socket without room takes
+ * nothing).  Whoever listens, the daemon or its keeper, gets the region
+ * with the final counts, and the daemon the names.
  */
 static void __attribute__((destructor)) agent_at_exit(void)
 {
@@ -1063,8 +1083,12 @@ static void __attribute__((destructor)) agent_at_exit(void)
 	if (send_hello(fd, 0) == 0) {
 		if (!registered)
 			reset_sent();
-		/* The socket does not block: what has no room is not sent. */
-		flush(fd, mono_ms() + register_wait_ms + 1);
+		/*
+		 * The socket does not block (fl_proto_connect): what has no
+		 * room is not sent.  No deadline, so no send timeout either:
+		 * the exit waits for nothing, a stopped daemon's neither.
+		 */
+		flush(fd, 0);
 	}
 	/*
 	 * Left open: it closes when the process is gone, which the daemon

@@ -36,8 +36,9 @@ struct fl_agent_extra {
 /*
  * The table's module_prepare and module_discard for the agent: returns a
  * struct fl_agent_extra for src (its sections copied, its sites named from
- * the ELF file's symbol table), or NULL without memory.  Without the
- * table's locks; thread-safe.
+ * the ELF file's symbol table), or NULL for a module without sites (nothing
+ * for the daemon) or without memory.  Without the table's locks;
+ * thread-safe.
  */
 void *fl_agent_module_prepare(const struct fl_table_source *src);
 void fl_agent_module_discard(void *data);

@@ -152,9 +152,10 @@ static uint64_t *stored_functions(const void *sm, size_t size, uint32_t flags, s
 
 void *fl_agent_module_prepare(const struct fl_table_source *src)
 {
-	struct fl_agent_extra *x = calloc(1, sizeof(*x));
+	struct fl_agent_extra *x;
 
-	if (!x)
+	/* Nothing for the daemon in a module without sites (module_added). */
+	if (!src->num_sites || !(x = calloc(1, sizeof(*x))))
 		return NULL;
 	if (src->elf) {
 		const struct fl_module *fm = src->elf;

@@ -281,9 +281,14 @@ static void unwind_one(uint64_t pc, const struct fl_stackmap_at *at,
 		why = "unw_init_local failed";
 		goto fail;
 	}
-	/* Without unwind information libunwind would guess from rbp: refuse instead. */
-	if ((err = unw_get_proc_info(&c, &pi)) < 0) {
-		why = "no unwind information covers it (its .eh_frame)";
+	/*
+	 * Without unwind information libunwind would guess from rbp: refuse
+	 * instead.  Asked by address (of the call): unw_get_proc_info makes up
+	 * a one-byte procedure where it finds none.
+	 */
+	if ((err = unw_get_proc_info_by_ip(unw_local_addr_space, pc - 1, &pi, NULL)) < 0) {
+		why = "no unwind information covers it (its .eh_frame; JIT code: is it given "
+		      "to fl_jit_register?)";
 		goto fail;
 	}
 	if ((err = unw_step(&c)) <= 0) {

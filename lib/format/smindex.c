@@ -30,6 +30,7 @@
 
 #include "format/diag.h"
 #include "format/smindex.h"
+#include "format/stackmap_functions.h"
 #include "format/table.h"
 
 struct slot {
@@ -185,62 +186,11 @@ static bool code_contains(const struct fl_smindex_code *c, uint64_t pc)
 	return c->contains ? c->contains(c->arg, pc) : pc >= c->lo && pc < c->hi;
 }
 
-/*
- * The function addresses of a section in the order of its function events
- * (all tables), and where each table's functions start in that order: a
- * record names its function within its table.
- */
-struct functions {
-	uint64_t *stored;	/* as the section holds them */
-	size_t n, cap;
-	uint32_t *table_base;
-	size_t tables, tables_cap;
-};
-
-/* Makes room for one more of *n elements of size elem in *v. */
-static int room(void **v, size_t n, size_t *cap, size_t elem)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, (*cap ? 2 * *cap : 16) * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = *cap ? 2 * *cap : 16;
-	return 0;
-}
-
-/* Returns 0, or -errno (malformed: with *diag filled in). */
-static int functions_walk(const void *data, size_t size, uint32_t flags, struct functions *f,
-			  struct fl_diag *diag)
-{
-	struct fl_stackmap_cursor c;
-	struct fl_stackmap_event ev;
-	int r;
-
-	fl_stackmap_cursor_init(&c, data, size, flags, diag);
-	while ((r = fl_stackmap_next(&c, &ev)) > 0) {
-		if (ev.type == FL_SM_TABLE) {
-			if (room((void **)&f->table_base, f->tables, &f->tables_cap,
-				 sizeof(*f->table_base)))
-				return -ENOMEM;
-			f->table_base[f->tables++] = (uint32_t)f->n;
-		} else if (ev.type == FL_SM_FUNCTION) {
-			if (room((void **)&f->stored, f->n, &f->cap, sizeof(*f->stored)))
-				return -ENOMEM;
-			f->stored[f->n++] = ev.function.address;
-		}
-	}
-	return r;
-}
-
 int fl_smindex_build(const char *what, const void *data, size_t size, uint32_t flags,
 		     const uint64_t *funcs, size_t num_funcs, const struct fl_smindex_code *code,
 		     struct fl_smindex **out, struct fl_diag *diag)
 {
-	struct functions f = { 0 };
+	struct fl_sm_functions f = { 0 };
 	struct fl_smindex *x = calloc(1, sizeof(*x));
 	size_t count;
 	int err;
@@ -248,7 +198,7 @@ int fl_smindex_build(const char *what, const void *data, size_t size, uint32_t f
 	*out = NULL;
 	if (!x)
 		return -ENOMEM;
-	err = functions_walk(data, size, flags, &f, diag);
+	err = fl_sm_functions_walk(data, size, flags, &f, diag);
 	if (!err)
 		err = fl_stackmap_parse(data, size, flags, &x->map, diag);
 	if (err)
@@ -272,14 +222,19 @@ int fl_smindex_build(const char *what, const void *data, size_t size, uint32_t f
 
 		if (r->function == FL_NO_FUNCTION)
 			continue;
-		fn = r->table < f.tables ? (size_t)f.table_base[r->table] + r->function : SIZE_MAX;
+		fn = fl_sm_function_of(&f, r);
 		if (fn >= num_funcs) {
 			err = fl_diag_set(diag, -EINVAL, FL_STACKMAP_SECTION, r->table,
 					  "record %u: function %u unknown", r->index, r->function);
 			goto fail;
 		}
 		pc = funcs[fn] + r->instruction_offset;
-		if (!code_contains(code, pc)) {
+		/*
+		 * In the code, or right after its last byte: the return
+		 * address of a call that ends it (a deoptimization in the
+		 * last function of JIT code, nothing after it).
+		 */
+		if (!code_contains(code, pc) && !(pc > 0 && code_contains(code, pc - 1))) {
 			err = fl_diag_set(diag, -EINVAL, FL_STACKMAP_SECTION, r->table,
 					  "record %u (ID %llu): address 0x%llx outside %s's code",
 					  r->index, (unsigned long long)r->id, (unsigned long long)pc,
@@ -309,13 +264,11 @@ int fl_smindex_build(const char *what, const void *data, size_t size, uint32_t f
 	if (err)
 		goto fail;
 out:
-	free(f.stored);
-	free(f.table_base);
+	fl_sm_functions_free(&f);
 	*out = x;
 	return 0;
 fail:
-	free(f.stored);
-	free(f.table_base);
+	fl_sm_functions_free(&f);
 	fl_smindex_free(x);
 	return err;
 }

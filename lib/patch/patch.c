@@ -81,8 +81,11 @@
  *       range other than through its first byte.
  *   H3. If every thread is clear: write the changes, serialize, let the
  *       threads go (sigreturn serializes each of them too).  If not: let
- *       them go, wait a millisecond, and try again, up to PARK_TRIES
- *       times; then refuse (-EBUSY) naming the thread and why.  A thread
+ *       them go, wait, and try again, up to PARK_TRIES times; then refuse
+ *       (-EBUSY) naming the thread and why.  The wait starts at 20 us and
+ *       doubles up to a millisecond: a thread stopped in a stub it is
+ *       leaving is out a few instructions after it goes on, and a first
+ *       wait of a millisecond made most refusals cost that.  A thread
  *       that does not stop within PARK_WAIT_MS is refused at once when it
  *       blocks that signal (and is not on its way out of an earlier
  *       handshake's handler, which blocks it for a moment) or is stopped;
@@ -803,7 +806,8 @@ static int handshake(struct batch *b, struct fl_maps *maps, struct fl_diag *diag
 	int err = 0, t;
 
 	for (t = 0; t < PARK_TRIES; t++) {
-		struct timespec ms = { 0, 1000000 };
+		long wait_ns = t < 6 ? 20000L << t : 1000000L;
+		struct timespec ms = { 0, wait_ns < 1000000L ? wait_ns : 1000000L };
 
 		err = handshake_once(b, maps);
 		if (err != -EAGAIN && err != -ESTALE)

@@ -33,6 +33,7 @@
 #include <faultline/points.h>
 
 #include "format/diag.h"
+#include "format/stackmap_functions.h"
 #include "patch/internal.h"
 #include "patch/points.h"
 #include "table/table.h"
@@ -130,36 +131,46 @@ static int source_index(struct source *s)
 }
 
 /*
- * A source of the records of the stack map at sm, whose i-th function is
- * at runtime address funcs[i]; a record's code ends at limit(ctx, pc), or
- * it is left out (0: outside the module's code).
+ * A source of the records of the stack map at sm, whose i-th function
+ * (event order, every table: fl_sm_function_of) is at runtime address
+ * funcs[i] (NULL: as stored); a record's code ends at limit(ctx, pc), or it
+ * is left out (0: outside the module's code).
  */
 static struct source *source_make(const char *name, const void *sm, size_t size,
 				  uint32_t parse_flags, const uint64_t *funcs, size_t num_funcs,
 				  uint64_t (*limit)(const void *ctx, uint64_t pc), const void *ctx)
 {
+	struct fl_sm_functions f = { 0 };
 	struct fl_stackmap *map = NULL;
 	struct source *s = calloc(1, sizeof(*s));
 	size_t count;
 
-	if (!s || !(s->name = strdup(name)) || fl_stackmap_parse(sm, size, parse_flags, &map, NULL))
+	if (!s || !(s->name = strdup(name)) ||
+	    fl_sm_functions_walk(sm, size, parse_flags, &f, NULL) ||
+	    fl_stackmap_parse(sm, size, parse_flags, &map, NULL))
 		goto fail;
+	if (!funcs) {
+		funcs = f.stored;
+		num_funcs = f.n;
+	}
 	count = fl_stackmap_count(map);
 	if (count > UINT32_MAX || !(s->recs = calloc(count ? count : 1, sizeof(*s->recs))))
 		goto fail;
 	for (size_t i = 0; i < count; i++) {
 		const struct fl_stackmap_record *r = fl_stackmap_record(map, i);
 		struct rec *out = &s->recs[s->n];
+		/* SIZE_MAX for v1 records, which name no function: their address is unknown. */
+		size_t fn = fl_sm_function_of(&f, r);
 
-		/* v1 records name no function: their address is unknown. */
-		if (r->function == FL_NO_FUNCTION || r->function >= num_funcs)
+		if (fn >= num_funcs)
 			continue;
-		out->pc = funcs[r->function] + r->instruction_offset;
+		out->pc = funcs[fn] + r->instruction_offset;
 		out->id = r->id;
 		out->limit = limit(ctx, out->pc);
 		if (out->limit > out->pc)
 			s->n++;
 	}
+	fl_sm_functions_free(&f);
 	fl_stackmap_free(map);
 	if (source_index(s))
 		goto fail;
@@ -175,6 +186,7 @@ static struct source *source_make(const char *name, const void *sm, size_t size,
 	}
 	return s;
 fail:
+	fl_sm_functions_free(&f);
 	fl_stackmap_free(map);
 	source_free(s);
 	return NULL;
@@ -304,34 +316,12 @@ static uint64_t jit_limit(const void *ctx, uint64_t pc)
 static void *jit_prepare(const struct fl_table_source *src)
 {
 	const struct fl_jit_reg *r = src->jit;
-	struct fl_stackmap_cursor c;
-	struct fl_stackmap_event ev;
-	uint64_t *funcs = NULL, *grown;
-	size_t n = 0, cap = 0;
-	struct source *s;
 
 	if (!r || !r->stackmap || !r->stackmap_size)
 		return NULL;
 	/* JIT code's stack map holds runtime addresses (the loader relocated it). */
-	fl_stackmap_cursor_init(&c, r->stackmap, r->stackmap_size, r->parse_flags, NULL);
-	while (fl_stackmap_next(&c, &ev) > 0) {
-		if (ev.type != FL_SM_FUNCTION)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			grown = realloc(funcs, cap * sizeof(*funcs));
-			if (!grown) {
-				free(funcs);
-				return NULL;
-			}
-			funcs = grown;
-		}
-		funcs[n++] = ev.function.address;
-	}
-	s = source_make(src->name ? src->name : "jit", r->stackmap, r->stackmap_size,
-			r->parse_flags, funcs, n, jit_limit, r);
-	free(funcs);
-	return s;
+	return source_make(src->name ? src->name : "jit", r->stackmap, r->stackmap_size,
+			   r->parse_flags, NULL, 0, jit_limit, r);
 }
 
 static void jit_added(const struct fl_table_module *m, void *data)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * JIT code: fl_jit_register and fl_jit_unregister (the runtime's
- * modules; loaded ELF modules come and go with the rescan, rescan.c).
+ * modules; loaded ELF modules come and go with the rescan, rescan.c): its
+ * sites, its stack map records and its unwind information (unwind.c), each
+ * checked before anything is registered.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include "table/sites.h"
 #include "table/stackmaps.h"
 #include "table/table.h"
+#include "table/unwind.h"
 
 int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 {
@@ -23,6 +26,7 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	struct fl_diag local;
 	struct fl_sites s = { 0 };
 	struct fl_smindex *maps = NULL;
+	struct fl_unwind *unwind = NULL;
 	struct fl_table_mod *m;
 	int err;
 
@@ -36,17 +40,21 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	if ((!r.faultmap || !r.faultmap_size) && (!r.stackmap || !r.stackmap_size))
 		return fl_diag_say(diag, -EINVAL, "fl_jit_register: no fault map and no stack map");
 	if ((r.faultmap_size && !r.faultmap) || (r.stackmap_size && !r.stackmap) ||
+	    (r.eh_frame_size && !r.eh_frame) ||
 	    r.code_size == 0 || r.code_start + r.code_size < r.code_start)
-		return fl_diag_say(diag, -EINVAL, "fl_jit_register: bad code, fault map or "
-				   "stack map range");
+		return fl_diag_say(diag, -EINVAL, "fl_jit_register: bad code, fault map, "
+				   "stack map or .eh_frame range");
 	if (!fl_table_ready())
 		return -ENODEV;
 
 	err = r.faultmap_size ? fl_sites_of_jit(&r, &s, diag) : 0;
 	if (err == 0)
 		err = fl_smindex_of_jit(&r, &maps, diag);
+	if (err == 0)
+		err = fl_unwind_of_jit(&r, &unwind, diag);
 	if (err) {
 		free(s.v);
+		fl_smindex_free(maps);
 		/* Whatever the format layer found, for the caller it is bad input. */
 		return err == -ENOMEM ? err : -EINVAL;
 	}
@@ -56,10 +64,12 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 		free(m);
 		free(s.v);
 		fl_smindex_free(maps);
+		fl_unwind_free(unwind);
 		return -ENOMEM;
 	}
 	fl_table_mod_take_sites(m, &s);
 	m->stackmaps = maps;
+	m->unwind = unwind;
 	m->start = m->code_lo = r.code_start;
 	m->end = m->code_hi = r.code_start + r.code_size;
 	fl_table_mod_prepare(m, NULL, &r);
@@ -71,7 +81,7 @@ int fl_jit_register(const struct fl_jit_reg *reg, struct fl_diag *diag)
 	if (err < 0) {
 		if (err == -EEXIST)
 			fl_diag_say(diag, err, "fl_jit_register: code range overlaps a registered "
-				    "module (its sites or stack map records)");
+				    "module (its sites, stack map records or .eh_frame's code)");
 		fl_table_mod_free(m);
 	}
 	return err;

@@ -32,6 +32,7 @@
 #include "table/sites.h"
 #include "table/stackmaps.h"
 #include "table/table.h"
+#include "table/unwind.h"
 
 pthread_mutex_t fl_table_refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t fl_table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +75,7 @@ size_t fl_table_observers_count(void)
 	return atomic_load_explicit(&num_observers, memory_order_acquire);
 }
 
-/* The observers' data for m, a module with sites.  Without lock. */
+/* The observers' data for m, a module to publish.  Without lock. */
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 			  const struct fl_jit_reg *jit)
 {
@@ -84,7 +85,7 @@ void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 	};
 	size_t n = fl_table_observers_count();
 
-	if (!m->num_sites)
+	if (!fl_table_mod_published(m))
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (observers[i]->module_prepare)
@@ -101,6 +102,7 @@ void fl_table_mod_free(struct fl_table_mod *m)
 	if (!m)
 		return;
 	fl_smindex_free(m->stackmaps);
+	fl_unwind_free(m->unwind);
 	for (size_t i = 0; i < FL_TABLE_MAX_OBSERVERS; i++)
 		if (m->observed[i] && observers[i]->module_discard)
 			observers[i]->module_discard(m->observed[i]);
@@ -210,16 +212,17 @@ int fl_table_publish(struct fl_table_mod **removed, size_t num_removed)
 	fl_snapshot_synchronize();
 	free((void *)old);
 	for (size_t i = 0; i < num_removed; i++) {
-		if (removed[i]->num_sites) {
-			/*
-			 * Kept, final counts and all, until the daemon has saved
-			 * them (counters.c); marked so before MODULE_REMOVE can go.
-			 */
+		/*
+		 * Kept, final counts and all, until the daemon has saved them
+		 * (counters.c); marked so before MODULE_REMOVE can go.
+		 */
+		if (removed[i]->num_sites)
 			fl_counters_retire(removed[i]->counter_base, removed[i]->num_sites);
+		/* The observers heard of every published module (fl_table_mod_add). */
+		if (fl_table_mod_published(removed[i]))
 			for (size_t k = 0; k < fl_table_observers_count(); k++)
 				if (observers[k]->module_removed)
 					observers[k]->module_removed(removed[i]->id);
-		}
 		fl_table_mod_free(removed[i]);
 	}
 	return 0;
@@ -234,18 +237,35 @@ static bool overlaps(uint64_t start, uint64_t end)
 	return false;
 }
 
-/* Whether records spanning [start, end) would overlap a registered module's. */
-static bool stackmaps_overlap(uint64_t start, uint64_t end)
+/* The span of m's stack map records; false when it has none. */
+static bool records_span(const struct fl_table_mod *m, uint64_t *lo, uint64_t *hi)
 {
-	for (size_t i = 0; i < fl_table_num_mods; i++) {
-		uint64_t lo, hi;
+	if (!m->stackmaps)
+		return false;
+	fl_smindex_span(m->stackmaps, lo, hi);
+	return true;
+}
 
-		if (!fl_table_mods[i]->stackmaps)
-			continue;
-		fl_smindex_span(fl_table_mods[i]->stackmaps, &lo, &hi);
-		if (start < hi && lo < end)
+/* The span of the code m's unwind information covers; false when it has none. */
+static bool unwind_span(const struct fl_table_mod *m, uint64_t *lo, uint64_t *hi)
+{
+	if (!m->unwind)
+		return false;
+	fl_unwind_span(m->unwind, lo, hi);
+	return true;
+}
+
+/* Whether m's span (by span) overlaps a registered module's. */
+static bool span_overlaps(const struct fl_table_mod *m,
+			  bool (*span)(const struct fl_table_mod *, uint64_t *, uint64_t *))
+{
+	uint64_t lo, hi, other_lo, other_hi;
+
+	if (!span(m, &lo, &hi))
+		return false;
+	for (size_t i = 0; i < fl_table_num_mods; i++)
+		if (span(fl_table_mods[i], &other_lo, &other_hi) && lo < other_hi && other_lo < hi)
 			return true;
-	}
 	return false;
 }
 
@@ -256,13 +276,8 @@ int fl_table_mod_add(struct fl_table_mod *m)
 	int64_t base = 0;
 	int err;
 
-	if (m->stackmaps) {
-		uint64_t lo, hi;
-
-		fl_smindex_span(m->stackmaps, &lo, &hi);
-		if (stackmaps_overlap(lo, hi))
-			return -EEXIST;
-	}
+	if (span_overlaps(m, records_span) || span_overlaps(m, unwind_span))
+		return -EEXIST;
 	if (m->num_sites) {
 		if (overlaps(m->start, m->end))
 			return -EEXIST;
@@ -279,6 +294,13 @@ int fl_table_mod_add(struct fl_table_mod *m)
 		goto fail;
 	}
 	fl_table_mods = grown;
+	/*
+	 * Before the records are published: a deoptimization that finds one
+	 * finds the frame's unwind information too.
+	 */
+	err = fl_unwind_register(m->unwind);
+	if (err)
+		goto fail;
 	m->id = next_id++;
 	fl_table_mods[fl_table_num_mods++] = m;
 	if (!fl_table_mod_published(m))
@@ -286,8 +308,6 @@ int fl_table_mod_add(struct fl_table_mod *m)
 	if (m->num_sites)
 		fl_counters_describe(m->counter_base, m->num_sites, (uint32_t)m->id, m->sites);
 	err = fl_table_publish(NULL, 0);
-	if (err == 0 && m->num_sites == 0)
-		return m->id;	/* the observers hear of modules with sites */
 	if (err == 0) {
 		struct fl_table_module tm = {
 			.id = m->id, .name = m->name,

@@ -40,6 +40,8 @@ struct fl_table_mod {
 	uint32_t counter_base;
 	/* Its stack map records by address, or NULL (stackmaps.h). */
 	struct fl_smindex *stackmaps;
+	/* JIT: its .eh_frame, registered with libunwind while it is in the lists, or NULL (unwind.h). */
+	struct fl_unwind *unwind;
 	/*
 	 * Per observer, its data from module_prepare until module_added
 	 * takes it (module_discard frees what is left).
@@ -68,8 +70,9 @@ extern bool fl_table_replaced_reported;
 size_t fl_table_observers_count(void);
 
 /*
- * Asks the observers for their data about m, a module with sites (none
- * asked when it has none).  Without lock: they may read files.
+ * Asks the observers for their data about m, a module with sites or stack
+ * map records (none asked when it has neither: it is not published).
+ * Without lock: they may read files.
  */
 void fl_table_mod_prepare(struct fl_table_mod *m, const struct fl_module *elf,
 			  const struct fl_jit_reg *jit);
@@ -84,10 +87,12 @@ void fl_table_mod_free(struct fl_table_mod *m);
 void fl_table_mod_take_sites(struct fl_table_mod *m, struct fl_sites *s);
 
 /*
- * Adds m to the lists, with counters, publishes, and tells the observers.
- * Returns m's id, -EEXIST (its sites, or its stack map records, overlap a
- * registered module's),
- * -ENOMEM or -ENOSPC (no counters); on failure m is not in the lists.
+ * Adds m to the lists, with counters and its unwind information registered
+ * with libunwind, publishes, and tells the observers.  Returns m's id,
+ * -EEXIST (its sites, its stack map records or the code its .eh_frame
+ * covers overlap a registered module's), -ENOMEM or -ENOSPC (no counters);
+ * on failure m is not in the lists (fl_table_mod_free cancels what was
+ * registered).
  */
 int fl_table_mod_add(struct fl_table_mod *m);
 

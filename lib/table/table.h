@@ -32,7 +32,10 @@ bool fl_table_ready(void);
  * The table knows nothing of them beyond this.
  */
 
-/* A module published with sites, as the observers are told of it. */
+/*
+ * A published module (one with sites, stack map records or both), as the
+ * observers are told of it.
+ */
 struct fl_table_module {
 	int id;
 	const char *name;
@@ -40,7 +43,7 @@ struct fl_table_module {
 	uint64_t code_start;
 	uint64_t code_size;
 	uint32_t first_counter;
-	uint32_t num_sites;
+	uint32_t num_sites;			/* 0: stack map records only */
 	const struct fl_site_entry *sites;	/* sorted by faulting_pc */
 };
 
@@ -63,10 +66,11 @@ struct fl_table_source {
  */
 struct fl_table_observer {
 	/*
-	 * A module with sites is about to be added.  Called without the
-	 * table's locks (it may read files, allocate); src and what it points
-	 * to are valid for the call only.  Returns the observer's data for
-	 * the module (handed to module_added or module_discard), or NULL.
+	 * A module with sites or stack map records (or both: src->num_sites
+	 * says) is about to be added.  Called without the table's locks (it
+	 * may read files, allocate); src and what it points to are valid for
+	 * the call only.  Returns the observer's data for the module (handed
+	 * to module_added or module_discard), or NULL.
 	 */
 	void *(*module_prepare)(const struct fl_table_source *src);
 	/*

@@ -74,7 +74,8 @@ VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_P
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
 	$(filter $(B)/%,$(VMTEST_DAEMON_PROGS))
 VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) $(PTS_DIR)/run.sh $(HEAL_OUT) $(HEAL_DIR)/run.sh selftests/common/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
-	$(DEOPT_OUT) $(DEOPT_DIR)/run.sh $(DEOPT_DIR)/widened_once.sh $(GC_OUT) $(GC_DIR)/run.sh \
+	$(DEOPT_OUT) $(DEOPT_DIR)/run.sh $(DEOPT_DIR)/widened_once.sh \
+	$(DEOPT_DIR)/returns.ll $(DEOPT_DIR)/values.ll $(GC_OUT) $(GC_DIR)/run.sh \
 	/usr/bin/$(LLVM_OBJDUMP) /usr/bin/$(LLVM_READELF) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS)
 VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
 	'patch::$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \

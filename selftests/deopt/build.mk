@@ -23,6 +23,14 @@
 #                                        fl_stackmap_record_at finds every record of
 #                                        a JIT registration and nothing else; bad
 #                                        stack maps and locations get clear errors
+#   eh_frame_checked_before_registration a JIT's .eh_frame registered with libunwind
+#                                        while its module is; malformed ones refused
+#                                        with clear errors, nothing registered
+#   deopt_from_mcjit_code                returns.ll and values.ll compiled by MCJIT
+#                                        (selftests/jit/mcjit.c) and registered with
+#                                        their .eh_frame deoptimize as linked code
+#                                        does; code registered where unregistered
+#                                        code was is unwound with its own frame
 #
 #   make check-deopt   the tests, then again built with ASan + UBSan (SAN=1
 #                      runs only that build)
@@ -63,8 +71,10 @@ $(DEOPT_OUT)/ll/returns.o: $(DEOPT_DIR)/returns.ll | deps
 DEOPT_RETURNS_BINS := $(DEOPT_OUT)/returns_every_type $(DEOPT_OUT)/threads_deopt_at_once \
 	$(DEOPT_OUT)/deopt_in_a_signal_handler $(DEOPT_OUT)/no_handler_aborts_naming_the_site
 DEOPT_VALUES := $(DEOPT_OUT)/deopt_values_every_kind_and_size
+DEOPT_JIT := $(DEOPT_OUT)/deopt_from_mcjit_code
 DEOPT_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BINS) \
 	$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input \
+	$(DEOPT_OUT)/eh_frame_checked_before_registration $(DEOPT_JIT) \
 	$(DEOPT_VALUES)_nopie $(DEOPT_VALUES)_pie $(DEOPT_VALUES)_shared
 DEOPT_LIBS = $(LIB_A) $(LIB_LIBS) -ldl -pthread
 .SECONDARY: $(call deopt_values,static) $(call deopt_values,pic) \
@@ -77,11 +87,17 @@ $(DEOPT_OUT)/widening_matches_unoptimized: $(B)/obj/$(DEOPT_DIR)/widening_matche
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
 
-$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input: \
-		$(B)/obj/$(DEOPT_DIR)/record_at_and_locations_refuse_bad_input.o $(LIB_A)
+$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input $(DEOPT_OUT)/eh_frame_checked_before_registration: \
+		$(DEOPT_OUT)/%: $(B)/obj/$(DEOPT_DIR)/%.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+# -rdynamic: MCJIT resolves __llvm_deoptimize and opaque in the program.
+$(DEOPT_JIT): $(B)/obj/$(DEOPT_DIR)/deopt_from_mcjit_code.o $(B)/obj/selftests/jit/mcjit.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $(filter %.o,$^) $(DEOPT_LIBS) $(JIT_LLVM_LIBS)
 
 $(DEOPT_RETURNS_BINS): $(DEOPT_OUT)/%: $(B)/obj/$(DEOPT_DIR)/%.o $(DEOPT_OUT)/ll/returns.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <faultline/deopt.h>
@@ -113,6 +114,53 @@ static inline bool ret_handle(const struct fl_deopt_state *st, struct fl_deopt_r
 		return false;
 	}
 	return true;
+}
+
+/* returns.ll's functions, wherever the IR was compiled (linked, or MCJIT). */
+struct ret_fns {
+	int32_t (*i32)(int32_t, bool);
+	int64_t (*i64)(int64_t, bool);
+	void *(*ptr)(void *, bool);
+	float (*f32)(float, bool);
+	double (*f64)(double, bool);
+	void (*v)(int64_t *, int64_t, bool);
+};
+
+/* The functions linked into the program. */
+#define RET_LINKED ((struct ret_fns){ ret_i32, ret_i64, ret_ptr, ret_f32, ret_f64, ret_void })
+
+/*
+ * Each of f's functions deoptimized over a range of values (the handler
+ * uses ret_handle) returns what ret_*_expected says, and returns its
+ * argument when it does not deoptimize; where names them in messages.
+ */
+static inline void ret_check_all(const struct ret_fns *f, const char *where)
+{
+	int64_t out = 0;
+	char buf[64];
+
+	for (int i = -3; i < 1000; i += 7) {
+		int64_t big = (int64_t)i * 0x100000007ll;
+		float x = (float)i / 8.0f;
+		double d = (double)i / 3.0;
+
+		t_check(f->i32(i, false) == i, "%s: i32: fast path", where);
+		t_check(f->i32(i, true) == ret_i32_expected(i), "%s: i32 %d: %d", where, i,
+			f->i32(i, true));
+		t_check(f->i64(big, true) == ret_i64_expected(big), "%s: i64 %lld", where,
+			(long long)big);
+		t_check(f->ptr(buf + i % 32, true) == ret_ptr_expected(buf + i % 32), "%s: ptr",
+			where);
+		t_check(f->f32(x, false) == x, "%s: f32: fast path", where);
+		t_check(f->f32(x, true) == ret_f32_expected(x), "%s: f32 %g: %g", where, (double)x,
+			(double)f->f32(x, true));
+		t_check(f->f64(d, true) == ret_f64_expected(d), "%s: f64 %g: %g", where, d,
+			f->f64(d, true));
+		f->v(&out, big, true);
+		t_check(out == ret_void_expected(big), "%s: void: %lld", where, (long long)out);
+		f->v(&out, big, false);
+		t_check(out == big, "%s: void: fast path", where);
+	}
 }
 
 #endif /* FL_TEST_DEOPT_COMMON_H */

@@ -90,8 +90,17 @@ static void records(void)
 	t_check(fl_jit_unregister(id) == 0, "fl_jit_unregister");
 	t_check(fl_stackmap_record_at(base + 8, &at) == -ENOENT, "a record after unregistration");
 
-	/* A record past the code. */
+	/*
+	 * A record right after the code's last byte is the return address of
+	 * a call that ends it: accepted.  One byte further is past the code.
+	 */
 	size = make_map(map, base, sizeof(code));
+	id = reg(map, size, base, sizeof(code), &d);
+	t_check(id > 0, "a record at the end of the code: %d %s", id, d.msg);
+	t_check(fl_stackmap_record_at(base + sizeof(code), &at) == 0 && at.record->id == 1000,
+		"the record at the end of the code is not found");
+	t_check(fl_jit_unregister(id) == 0, "fl_jit_unregister");
+	size = make_map(map, base, sizeof(code) + 1);
 	err = reg(map, size, base, sizeof(code), &d);
 	t_check(err == -EINVAL && strstr(d.msg, "record 0") && strstr(d.msg, "outside"),
 		"a record outside the code: %d %s", err, d.msg);

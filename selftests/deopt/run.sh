@@ -17,8 +17,11 @@ t_run "$TIMEOUT" "$(dirname "$0")/widened_once.sh" "$bin/ll"
 for t in widening_matches_unoptimized returns_every_type \
 	deopt_values_every_kind_and_size_nopie deopt_values_every_kind_and_size_pie \
 	deopt_values_every_kind_and_size_shared deopt_in_a_signal_handler \
-	no_handler_aborts_naming_the_site record_at_and_locations_refuse_bad_input; do
+	no_handler_aborts_naming_the_site record_at_and_locations_refuse_bad_input \
+	eh_frame_checked_before_registration; do
 	t_run "$TIMEOUT" "$bin/$t"
 done
+t_run "$TIMEOUT" "$bin/deopt_from_mcjit_code" "$(dirname "$0")/returns.ll" \
+	"$(dirname "$0")/values.ll"
 t_run "$TIMEOUT" "$bin/threads_deopt_at_once" "$rounds"
 t_summary check-deopt

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Many threads deoptimize at once, each with its own values, while another
- * thread registers and unregisters JIT stack maps (publishing snapshots
- * under the lookups): every deoptimization returns its own thread's value.
+ * thread registers and unregisters JIT stack maps and unwind information
+ * (publishing snapshots under the lookups, changing libunwind's list under
+ * the unwinding): every deoptimization returns its own thread's value.
  *   threads_deopt_at_once [ROUNDS]
  */
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "handmade.h"
 
 #define THREADS 8
 
@@ -44,34 +46,25 @@ static void *run(void *arg)
 }
 
 /*
- * A v3 stack map of one function at code_start with one record, for a
- * JIT registration that comes and goes.
+ * Registers and unregisters "JIT code" (a static buffer) with a stack map
+ * and an .eh_frame: the snapshot the deoptimizations look records up in
+ * changes under them, and so does libunwind's list of registered code,
+ * which their unwinding reads without a lock.
  */
-static void churn_map(uint8_t *m, uint64_t code_start)
-{
-	memset(m, 0, 64);
-	m[0] = 3;
-	m[4] = 1;		/* NumFunctions */
-	m[12] = 1;		/* NumRecords */
-	memcpy(m + 16, &code_start, 8);
-	m[24] = 16;		/* StackSize */
-	m[32] = 1;		/* RecordCount */
-	m[40] = 7;		/* ID */
-	m[48] = 4;		/* InstrOffset */
-	/* flags, NumLocations 0; at 56 padding, NumLiveOuts 0; 64 bytes */
-}
-
 static void *churn(void *arg)
 {
 	static uint8_t code[64];
+	static struct eh eh;
 	uint8_t map[64];
 	unsigned n = 0;
 
 	(void)arg;
-	churn_map(map, (uint64_t)(uintptr_t)code);
+	map_one_record(map, (uint64_t)(uintptr_t)code);
+	eh_simple(&eh, (uint64_t)(uintptr_t)code, 16);
 	while (!atomic_load(&stop)) {
 		FL_OPTS(fl_jit_reg, r, .name = "churn", .stackmap = map, .stackmap_size = 64,
-			.code_start = (uint64_t)(uintptr_t)code, .code_size = sizeof(code));
+			.code_start = (uint64_t)(uintptr_t)code, .code_size = sizeof(code),
+			.eh_frame = eh.b, .eh_frame_size = eh.n);
 		struct fl_diag d = { 0 };
 		int id = fl_jit_register(&r, &d);
 

@@ -1,8 +1,8 @@
-# libFuzzer targets (selftests/fuzz/): the format layer's fault map and stack
-# map parsers, the discovery layer's ELF reader, and the protocol's message
-# decoder, region header check and ring consumer, and the process's side of
-# a point request (fuzz_request) and of a healing request (fuzz_heal), on
-# arbitrary bytes.
+# libFuzzer targets (selftests/fuzz/): the format layer's fault map, stack
+# map and .eh_frame parsers, the discovery layer's ELF reader, and the
+# protocol's message decoder, region header check and ring consumer, and the
+# process's side of a point request (fuzz_request) and of a healing request
+# (fuzz_heal), on arbitrary bytes.
 # Built by clang-14 with -fsanitize=fuzzer plus ASan and UBSan, from the
 # library's sources compiled again with the same instrumentation into
 # build/fuzz/obj/ (never mixed with the gcc objects).
@@ -24,7 +24,7 @@ FUZZ_OUT := build/fuzz
 # NAME:MAX_LEN.  Sections of a few KiB reach every path; ELF files need
 # room for headers, section tables and a few sections; messages up to a
 # MODULE_ADD with the longest name.
-FUZZ_TARGETS := faultmap:8192 stackmap:8192 elf:65536 proto:8192 request:1400 heal:64
+FUZZ_TARGETS := faultmap:8192 stackmap:8192 ehframe:4096 elf:65536 proto:8192 request:1400 heal:64
 FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz_$(firstword $(subst :, ,$(t))))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -O1 -g $(FUZZ_SAN) \
@@ -54,7 +54,7 @@ $(FUZZ_LIB_A): $(FUZZ_LIB_OBJS)
 
 $(FUZZ_OUT)/fuzz_%: $(FUZZ_OUT)/obj/selftests/fuzz/fuzz_%.o $(FUZZ_LIB_A)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_LIB_A) $(PKG_LIBS) -lZydis -pthread
+	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_LIB_A) $(LIB_LIBS) $(PKG_LIBS) -pthread
 
 .PHONY: fuzz check-fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)

@@ -12,6 +12,9 @@
 #   stackmap/  .llvm_stackmaps sections: extracted as above, and hand-made
 #              v1 and v2 tables in both byte orders, an empty v3 table, a
 #              section holding a v3, a v2 and a v1 table back to back
+#   ehframe/   .eh_frame sections: extracted from objects llc-14 makes of
+#              seed.ll for x86-64 (small code model: PC-relative 4-byte
+#              pointers; large: 8-byte ones), not relocated
 #   elf/       small ELF files: the ET_REL objects, an lld -shared -z notext
 #              library (two tables, R_X86_64_64 dynamic relocations), a GNU ld
 #              -pie executable (DT_TEXTREL, R_X86_64_RELATIVE), an lld static
@@ -27,8 +30,8 @@ cd "$top"
 work=build/fuzz/seedwork
 out=selftests/fuzz/corpus
 rm -rf "$work"
-mkdir -p "$work" "$out/faultmap" "$out/stackmap" "$out/elf"
-rm -f "$out"/faultmap/* "$out"/stackmap/* "$out"/elf/*
+mkdir -p "$work" "$out/faultmap" "$out/stackmap" "$out/elf" "$out/ehframe"
+rm -f "$out"/faultmap/* "$out"/stackmap/* "$out"/elf/* "$out"/ehframe/*
 
 LLC="llc-14 -O2 -enable-implicit-null-checks -filetype=obj"
 
@@ -67,6 +70,9 @@ dump "$work/two.so" .llvm_faultmaps "$out/faultmap/lld-two-tables"
 dump "$work/seed.o" .llvm_stackmaps "$out/stackmap/llc-x86_64-v3"
 dump "$work/be.o" .llvm_stackmaps "$out/stackmap/llc-aarch64_be-v3"
 dump "$work/two.so" .llvm_stackmaps "$out/stackmap/lld-two-tables-v3"
+dump "$work/seed.o" .eh_frame "$out/ehframe/llc-x86_64"
+$LLC -code-model=large selftests/fuzz/seed.ll -o "$work/large.o"
+dump "$work/large.o" .eh_frame "$out/ehframe/llc-x86_64-large"
 
 # ---------------------------------------------------------------------------
 # Hand-made tables.  The emitters append hex digits to $hex in the byte

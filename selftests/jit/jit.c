@@ -228,27 +228,13 @@ static void compile(struct jit_module *m, struct jit_fns *f, const char *name)
 	}
 }
 
-static void reg_init(struct fl_jit_reg *r, const struct jit_module *m,
-		     const char *name)
-{
-	memset(r, 0, sizeof(*r));
-	r->sz = sizeof(*r);
-	r->name = name;
-	r->faultmap = m->faultmap;
-	r->faultmap_size = m->faultmap_size;
-	r->stackmap = m->stackmap;
-	r->stackmap_size = m->stackmap_size;
-	r->code_start = m->code_start;
-	r->code_size = m->code_size;
-}
-
 static int do_register(const struct jit_module *m, const char *name)
 {
 	struct fl_jit_reg r;
 	struct fl_diag d = { 0 };
 	int id;
 
-	reg_init(&r, m, name);
+	jit_reg(m, name, &r);
 	id = fl_jit_register(&r, &d);
 	if (id <= 0)
 		fail("fl_jit_register(%s): %d (%s) %s", name, id, strerror(-id), d.msg);
@@ -260,7 +246,7 @@ static void register_before_init_is_enodev(const struct jit_module *m)
 	struct fl_jit_reg r;
 	int id;
 
-	reg_init(&r, m, "early");
+	jit_reg(m, "early", &r);
 	id = fl_jit_register(&r, NULL);
 	if (id != -ENODEV) {
 		fail("got %d, want -ENODEV", id);
@@ -410,18 +396,18 @@ static void register_rejects(const struct jit_module *m, int registered_id)
 	struct fl_jit_reg r;
 	unsigned char bad[512];
 
-	reg_init(&r, m, "overlap");
+	jit_reg(m, "overlap", &r);
 	expect_reject("same code range again", &r, -EEXIST);
 
-	reg_init(&r, m, "short code range");
+	jit_reg(m, "short code range", &r);
 	r.code_size = 1;
 	expect_reject("handler PCs outside the code", &r, -EINVAL);
 
-	reg_init(&r, m, "truncated fault map");
+	jit_reg(m, "truncated fault map", &r);
 	r.faultmap_size = m->faultmap_size - 1;
 	expect_reject("truncated fault map", &r, MALFORMED);
 
-	reg_init(&r, m, "bad kind");
+	jit_reg(m, "bad kind", &r);
 	if (m->faultmap_size <= sizeof(bad)) {
 		memcpy(bad, m->faultmap, m->faultmap_size);
 		bad[24] = 9;	/* the first entry's Kind (header 8, function 16) */
@@ -429,11 +415,11 @@ static void register_rejects(const struct jit_module *m, int registered_id)
 		expect_reject("fault kind 9", &r, MALFORMED);
 	}
 
-	reg_init(&r, m, "truncated stack map");
+	jit_reg(m, "truncated stack map", &r);
 	r.stackmap_size = m->stackmap_size - 1;
 	expect_reject("truncated stack map", &r, MALFORMED);
 
-	reg_init(&r, m, "bad stack map version");
+	jit_reg(m, "bad stack map version", &r);
 	if (m->stackmap_size <= sizeof(bad)) {
 		memcpy(bad, m->stackmap, m->stackmap_size);
 		bad[0] = 77;
@@ -468,8 +454,8 @@ static void counter_slots_are_reused(const struct jit_module *m1,
 	if (pid == 0) {
 		if (fl_init(&opts))
 			_exit(10);
-		reg_init(&r1, m1, "slots-1");
-		reg_init(&r2, m2, "slots-2");
+		jit_reg(m1, "slots-1", &r1);
+		jit_reg(m2, "slots-2", &r2);
 		for (i = 0; i < 100; i++) {
 			id = fl_jit_register(&r1, NULL);
 			if (id <= 0)

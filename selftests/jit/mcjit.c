@@ -22,6 +22,7 @@
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 
+#include <faultline/dispatch.h>
 #include <faultline/format.h>
 
 #include "mcjit.h"
@@ -42,6 +43,8 @@ int jit_setup(void)
 	LLVMLinkInMCJIT();
 	LLVMInitializeNativeTarget();
 	LLVMInitializeNativeAsmPrinter();
+	/* Inline assembly in the IR (a test's padding) needs the parser. */
+	LLVMInitializeNativeAsmParser();
 	LLVMParseCommandLineOptions(2, argv, NULL);
 	return 0;
 }
@@ -107,6 +110,9 @@ static uint8_t *alloc_data(void *opaque, uintptr_t size, unsigned align,
 	} else if (strcmp(name, FL_STACKMAP_SECTION) == 0) {
 		m->stackmap = p;
 		m->stackmap_size = size;
+	} else if (strcmp(name, ".eh_frame") == 0) {
+		m->eh_frame = p;
+		m->eh_frame_size = size;
 	}
 	return p;
 }
@@ -146,11 +152,14 @@ int jit_compile(struct jit_module *m, const char *ir, const char *name)
 	char *msg = NULL;
 
 	m->area_size = JIT_AREA_SIZE;
-	m->mem = mmap(NULL, 3 * (size_t)JIT_AREA_SIZE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m->mem == MAP_FAILED) {
+	m->mem = mmap(m->place, 3 * (size_t)JIT_AREA_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | (m->place ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+	if (m->mem == MAP_FAILED || (m->place && m->mem != m->place)) {
+		snprintf(m->err, sizeof(m->err), "mmap at %p: %s", m->place,
+			 m->mem == MAP_FAILED ? strerror(errno) : "placed elsewhere");
+		if (m->mem != MAP_FAILED)
+			munmap(m->mem, 3 * (size_t)JIT_AREA_SIZE);
 		m->mem = NULL;
-		snprintf(m->err, sizeof(m->err), "mmap: %s", strerror(errno));
 		return -1;
 	}
 	m->context = LLVMContextCreate();
@@ -192,6 +201,17 @@ int jit_compile(struct jit_module *m, const char *ir, const char *name)
 	if (m->err[0])
 		return -1;
 	return 0;
+}
+
+void jit_reg(const struct jit_module *m, const char *name, struct fl_jit_reg *out)
+{
+	FL_OPTS(fl_jit_reg, r, .name = name, .faultmap = m->faultmap,
+		.faultmap_size = m->faultmap_size, .stackmap = m->stackmap,
+		.stackmap_size = m->stackmap_size, .code_start = m->code_start,
+		.code_size = m->code_size, .eh_frame = m->eh_frame,
+		.eh_frame_size = m->eh_frame_size);
+
+	*out = r;
 }
 
 uint64_t jit_function(struct jit_module *m, const char *name)

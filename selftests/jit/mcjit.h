@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A test JIT: LLVM IR text compiled by MCJIT (LLVM-C API of LLVM 14) into
- * memory this helper owns, with the .llvm_faultmaps and .llvm_stackmaps
- * sections captured the way a runtime would capture them for
+ * memory this helper owns, with the .llvm_faultmaps, .llvm_stackmaps and
+ * .eh_frame sections captured the way a runtime would capture them for
  * fl_jit_register.
  *
  * What MCJIT does with the sections (measured with LLVM 14.0.6, x86-64):
@@ -39,6 +39,15 @@ struct jit_module {
 	size_t faultmap_size;
 	const void *stackmap;
 	size_t stackmap_size;
+	/*
+	 * .eh_frame: RuntimeDyld allocates it 4 bytes longer than the
+	 * object's section and leaves them zero (the terminator that libgcc's
+	 * __register_frame, to which MCJIT gives it, expects).
+	 */
+	const void *eh_frame;
+	size_t eh_frame_size;
+	/* Set before jit_compile: the mapping goes there, or the compilation fails. */
+	void *place;
 	int finalize_calls;
 	char err[256];
 };
@@ -59,6 +68,14 @@ int jit_compile(struct jit_module *m, const char *ir, const char *name);
 
 /* Returns the runtime address of a compiled function, or 0. */
 uint64_t jit_function(struct jit_module *m, const char *name);
+
+/*
+ * fl_jit_register's options for m: its name, code and captured sections.
+ * Declared here, defined in mcjit.c: <faultline/dispatch.h> is not needed
+ * to include this header.
+ */
+struct fl_jit_reg;
+void jit_reg(const struct jit_module *m, const char *name, struct fl_jit_reg *out);
 
 /* Disposes the engine and unmaps the code (after fl_jit_unregister). */
 void jit_free(struct jit_module *m);

@@ -311,19 +311,6 @@ static void dl_iteration(struct loader *l)
 	l->dl_iterations++;
 }
 
-static void jit_reg_init(struct fl_jit_reg *r, const struct jit_module *m)
-{
-	memset(r, 0, sizeof(*r));
-	r->sz = sizeof(*r);
-	r->name = "stress-jit";
-	r->faultmap = m->faultmap;
-	r->faultmap_size = m->faultmap_size;
-	r->stackmap = m->stackmap;
-	r->stackmap_size = m->stackmap_size;
-	r->code_start = m->code_start;
-	r->code_size = m->code_size;
-}
-
 static void jit_iteration(struct loader *l, struct jit_module *m)
 {
 	struct fl_jit_reg r;
@@ -344,7 +331,7 @@ static void jit_iteration(struct loader *l, struct jit_module *m)
 		l->jit_builds++;
 	}
 	fn = (load32_fn)(uintptr_t)jit_function(m, "sj_load");
-	jit_reg_init(&r, m);
+	jit_reg(m, "stress-jit", &r);
 	id = fl_jit_register(&r, &d);
 	if (id <= 0) {
 		loader_error(l, "fl_jit_register: %d %s", id, d.msg);

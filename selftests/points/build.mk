@@ -4,8 +4,10 @@
 # -no-pie: a patch point's call target is an absolute address in .text):
 # rewrites while threads call the code, a thread in the way of a boundary
 # move, what is refused (and changes nothing), invalidated frames landing
-# in the runtime's entry; and patch points in MCJIT code (no .ll: its IR is
-# compiled at run time by selftests/jit/mcjit.c).
+# in the runtime's entry, the records of every table of a program linked
+# from several objects (several_tables_*.ll); and patch points in MCJIT
+# code, also of code registered with a stack map alone (no .ll: their IR
+# is compiled at run time by selftests/jit/mcjit.c).
 #
 #   make check-points  the tests, then again built with ASan + UBSan
 #                      (SAN=1 runs only that build)
@@ -15,9 +17,12 @@ PTS_OUT := $(B)/tests/points
 PTS_LLC_FLAGS := -O2 -relocation-model=static -mtriple=x86_64-unknown-linux-gnu \
 	-filetype=obj
 PTS_LL := $(wildcard $(PTS_DIR)/*.ll)
-PTS_LL_BINS := $(patsubst $(PTS_DIR)/%.ll,$(PTS_OUT)/%,$(PTS_LL))
-PTS_JIT := $(PTS_OUT)/jit_patch_points_are_rewritten
-PTS_BINS := $(PTS_LL_BINS) $(PTS_JIT)
+# several_tables_*.ll: the objects of one program, each with its own table.
+PTS_TABLES_LL := $(wildcard $(PTS_DIR)/several_tables_*.ll)
+PTS_TABLES := $(PTS_OUT)/records_of_every_table_are_placed
+PTS_LL_BINS := $(patsubst $(PTS_DIR)/%.ll,$(PTS_OUT)/%,$(filter-out $(PTS_TABLES_LL),$(PTS_LL)))
+PTS_JIT := $(PTS_OUT)/jit_patch_points_are_rewritten $(PTS_OUT)/jit_stackmap_only_points_work
+PTS_BINS := $(PTS_LL_BINS) $(PTS_TABLES) $(PTS_JIT)
 .SECONDARY: $(patsubst $(PTS_DIR)/%.ll,$(PTS_OUT)/ll/%.o,$(PTS_LL)) \
 	$(patsubst $(PTS_OUT)/%,$(B)/obj/$(PTS_DIR)/%.o,$(PTS_BINS))
 
@@ -31,8 +36,14 @@ $(PTS_LL_BINS): $(PTS_OUT)/%: $(B)/obj/$(PTS_DIR)/%.o $(PTS_OUT)/ll/%.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -pthread -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS)
 
-$(PTS_JIT): $(B)/obj/$(PTS_DIR)/jit_patch_points_are_rewritten.o \
-		$(B)/obj/selftests/jit/mcjit.o $(LIB_A)
+# The objects in the order of their .ll names: the first table first.
+$(PTS_TABLES): $(B)/obj/$(PTS_DIR)/records_of_every_table_are_placed.o \
+		$(patsubst $(PTS_DIR)/%.ll,$(PTS_OUT)/ll/%.o,$(PTS_TABLES_LL)) $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -pthread -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS)
+
+$(PTS_JIT): $(PTS_OUT)/%: $(B)/obj/$(PTS_DIR)/%.o $(B)/obj/selftests/jit/mcjit.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS) \

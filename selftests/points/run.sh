@@ -23,7 +23,9 @@ tests=(
 	"refused_writes_change_nothing"
 	"invalidated_frames_return_into_the_target"
 	"neighbouring_regions_stay_apart"
+	"records_of_every_table_are_placed"
 	"jit_patch_points_are_rewritten $jit"
+	"jit_stackmap_only_points_work"
 )
 
 for entry in "${tests[@]}"; do

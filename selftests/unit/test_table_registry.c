@@ -38,6 +38,29 @@ static int jit_register(struct jit *j, const char *name)
 	return jit_register_as(j, name, NULL);
 }
 
+/*
+ * Registers j's code with a stack map alone: one v3 table, one function at
+ * the code's start, one record (ID 7) 4 bytes in, no locations.
+ */
+static int jit_register_stackmap(struct jit *j, const char *name)
+{
+	static struct vec map;
+	uint64_t at = (uint64_t)(uintptr_t)j->code;
+
+	map.len = 0;
+	put8(&map, 3); put8(&map, 0); put16(&map, 0);
+	put32(&map, 1); put32(&map, 0); put32(&map, 1);	/* functions, constants, records */
+	put64(&map, at); put64(&map, 16); put64(&map, 1);	/* address, stack size, records */
+	put64(&map, 7); put32(&map, 4);				/* ID, instruction offset */
+	put16(&map, 0); put16(&map, 0);				/* flags, locations */
+	put16(&map, 0); put16(&map, 0);				/* padding, live-outs */
+	put32(&map, 0);						/* padding to 8 */
+	FL_OPTS(fl_jit_reg, reg, .name = name, .stackmap = map.buf, .stackmap_size = map.len,
+		.code_start = at, .code_size = 4096);
+
+	return fl_jit_register(&reg, NULL);
+}
+
 static void init_alone(void)
 {
 	struct fl_init_opts o = { .sz = sizeof(o),
@@ -239,12 +262,14 @@ static void note(const char *fmt, ...)
 }
 
 static int data_a = 'A', data_b = 'B';
+/* The sites of the module being registered: 0 for stack map records only. */
+static uint32_t sites_told = 2;
 
 static void *prepare_a(const struct fl_table_source *src)
 {
 	ck_assert_ptr_nonnull(src->jit);
 	ck_assert_ptr_null(src->elf);
-	ck_assert_uint_eq(src->num_sites, 2);
+	ck_assert_uint_eq(src->num_sites, sites_told);
 	note("prepare:A:%s ", src->name);
 	return &data_a;
 }
@@ -257,9 +282,10 @@ static void *prepare_b(const struct fl_table_source *src)
 
 static void added(const struct fl_table_module *m, void *data)
 {
-	ck_assert_uint_eq(m->num_sites, 2);
+	ck_assert_uint_eq(m->num_sites, sites_told);
 	ck_assert_uint_eq(m->code_size, 4096);
-	ck_assert_uint_eq(m->sites[0].counter, m->first_counter);
+	if (m->num_sites)
+		ck_assert_uint_eq(m->sites[0].counter, m->first_counter);
 	note("added:%c:%d ", *(int *)data, m->id);
 }
 
@@ -314,13 +340,26 @@ START_TEST(observers_are_told_in_subscription_order)
 	snprintf(want, sizeof(want), "removed:A:%d removed:B:%d ", id, id);
 	ck_assert_str_eq(events, want);
 
-	/* A module without sites is nothing to the observers. */
+	/* A module with neither sites nor stack map records is nothing to the observers. */
 	events[0] = 0;
 	jit_make_mapped(&k);
 	k.map.len = 0;
 	put8(&k.map, 1); put8(&k.map, 0); put16(&k.map, 0); put32(&k.map, 0);
 	ck_assert_int_gt(jit_register(&k, "empty"), 0);
 	ck_assert_str_eq(events, "");
+
+	/* One with stack map records only is published: they hear of it, with no sites. */
+	events[0] = 0;
+	sites_told = 0;
+	id = jit_register_stackmap(&k, "records");
+	ck_assert_int_gt(id, 0);
+	snprintf(want, sizeof(want), "prepare:A:records prepare:B:records added:A:%d added:B:%d ",
+		 id, id);
+	ck_assert_str_eq(events, want);
+	events[0] = 0;
+	ck_assert_int_eq(fl_jit_unregister(id), 0);
+	snprintf(want, sizeof(want), "removed:A:%d removed:B:%d ", id, id);
+	ck_assert_str_eq(events, want);
 }
 END_TEST
 

@@ -163,7 +163,6 @@ suite() {
 	stop
 
 	# Out of descriptors: accepting pauses a tick at a time, no busy loop.
-	# (From the start: io_uring's accept reads the limit when it is armed.)
 	PRE="prlimit --nofile=24:24"
 	start "$mode" "$log.4" || { PRE=; return; }
 	PRE=
