@@ -193,10 +193,12 @@ typedef int (*fl_walk_fn)(const struct fl_walk_frame *frame, void *ctx);
  * library does not know, or a signal_context that is not a signal
  * handler's (the kernel's signal frame); -ENODEV before fl_init;
  * -ENODATA when libunwind cannot step out of a frame (the frames beyond
- * it are not walked); -ELOOP after FL_WALK_MAX_FRAMES frames.  Frames of
- * code without unwind information are stepped over by libunwind's guess,
- * and the callee-saved registers of the frames beyond one are then
- * unknown (NULL).  Thread-safe (each thread walks its own stack); from a
+ * it are not walked); -ELOOP after FL_WALK_MAX_FRAMES frames.  Every
+ * frame up to the last of registered code needs unwind information
+ * (.eh_frame; JIT code's given to fl_jit_register): libunwind steps over a
+ * frame without any by a guess that the walk cannot tell, and the frames
+ * beyond may then have wrong stack pointers and unknown (NULL) callee-saved
+ * registers.  Thread-safe (each thread walks its own stack); from a
  * signal handler too, once libunwind has initialized itself (at the
  * process's first walk, deoptimization or other use of it).
  */

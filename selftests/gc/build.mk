@@ -8,7 +8,10 @@
 #                                 right results while a moving collector
 #                                 (heap.c, collector.c) runs at every
 #                                 safepoint: called from C, from IR, and from
-#                                 a signal handler
+#                                 a signal handler (runs.c)
+#   moved_roots_in_mcjit_code     the same, workload.ll compiled by MCJIT
+#                                 (selftests/jit/mcjit.c) and registered
+#                                 with its stack map and .eh_frame
 #   walk_refuses_bad_input        fl_stack_walk's errors (no callback, bad
 #                                 start, a context that is not a signal
 #                                 handler's, before fl_init); what the walk
@@ -47,7 +50,8 @@ $(GC_OUT)/moved_roots_keep_results_$(1): $(B)/obj/$(GC_DIR)/moved_roots_keep_res
 	$$(Q)$$(CC) $$(ALL_LDFLAGS) -no-pie -o $$@ $$(filter %.o,$$^) $$(GC_LIBS)
 endef
 
-GC_COMMON_OBJS := $(B)/obj/$(GC_DIR)/heap.o $(B)/obj/$(GC_DIR)/collector.o
+GC_COMMON_OBJS := $(B)/obj/$(GC_DIR)/heap.o $(B)/obj/$(GC_DIR)/collector.o \
+	$(B)/obj/$(GC_DIR)/runs.o
 GC_LIBS = $(LIB_A) $(LIB_LIBS) -ldl -pthread
 $(foreach v,$(GC_VARIANTS),$(eval $(call GC_VARIANT_RULE,$(v))))
 
@@ -55,6 +59,13 @@ $(GC_OUT)/walk_refuses_bad_input: $(B)/obj/$(GC_DIR)/walk_refuses_bad_input.o \
 		$(GC_OUT)/ll/workload-O2_stack.o $(GC_COMMON_OBJS) $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(GC_LIBS)
+
+# -rdynamic: MCJIT resolves the collector's functions and safepoint_fn in
+# the program.
+$(GC_OUT)/moved_roots_in_mcjit_code: $(B)/obj/$(GC_DIR)/moved_roots_in_mcjit_code.o \
+		$(B)/obj/selftests/jit/mcjit.o $(GC_COMMON_OBJS) $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -rdynamic -o $@ $(filter %.o,$^) $(GC_LIBS) $(JIT_LLVM_LIBS)
 
 # sigframe.ll, once per -O level, its function renamed for each.
 GC_LEVELS := O0 O1 O2 O3
@@ -71,12 +82,13 @@ $(GC_OUT)/signal_frame_is_the_context: $(B)/obj/$(GC_DIR)/signal_frame_is_the_co
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(GC_LIBS)
 
 GC_BINS := $(foreach v,$(GC_VARIANTS),$(GC_OUT)/moved_roots_keep_results_$(v)) \
-	$(GC_OUT)/walk_refuses_bad_input $(GC_OUT)/signal_frame_is_the_context
+	$(GC_OUT)/walk_refuses_bad_input $(GC_OUT)/signal_frame_is_the_context \
+	$(GC_OUT)/moved_roots_in_mcjit_code
 .SECONDARY: $(GC_OUT)/ll/workload.opt.ll $(foreach v,$(GC_VARIANTS),$(GC_OUT)/ll/workload-$(v).o) \
 	$(foreach l,$(GC_LEVELS),$(GC_OUT)/ll/sigframe-$(l).o)
 
 .PHONY: check-gc
-check-gc: $(GC_BINS)
+check-gc: $(GC_BINS) $(GC_OUT)/ll/workload.opt.ll
 	$(Q)$(GC_DIR)/run.sh $(GC_OUT)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-gc

@@ -76,5 +76,6 @@ extern const char *gc_test_name;
 
 /* t_fail (selftests/common/t.h) for the files the tests share: "FAIL <test>: ...", exit 1. */
 void gc_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+#define gc_check(cond, ...) do { if (!(cond)) gc_die(__VA_ARGS__); } while (0)
 
 #endif /* FL_TEST_GC_HEAP_H */
