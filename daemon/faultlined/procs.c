@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/smindex.h"
+
 #include "procs.h"
 
 /* include/linux/sched.h: set in do_exit() before the process's files are closed. */
@@ -527,8 +529,7 @@ void fld_module_free(struct fld_module *m)
 		free(m->sites[i].function);
 	free(m->sites);
 	free(m->name);
-	fl_stackmap_free(m->sm);
-	free(m->record_pc);
+	fl_smindex_free(m->stackmaps);
 	if (m->sections)
 		munmap(m->sections, m->sections_size);
 	free(m);

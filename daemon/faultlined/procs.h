@@ -17,6 +17,7 @@
 #include "proto/proto.h"
 
 struct fld_client;
+struct fl_smindex;
 
 struct fld_site {
 	uint64_t faulting_pc;
@@ -50,11 +51,15 @@ struct fld_module {
 	bool ack;
 	/* The connection whose MODULE_ADD made it (fld_client_id), or 0. */
 	unsigned long conn;
-	/* Stack map: the sealed bytes (mapped), parsed, and runtime PCs. */
+	/* The sections: the sealed bytes (mapped). */
 	void *sections;
 	size_t sections_size;
-	struct fl_stackmap *sm;
-	uint64_t *record_pc;	/* per record, in section order */
+	/*
+	 * The stack map's records at their runtime addresses, indexed by
+	 * address: the process's own lookup (format/smindex.h), which
+	 * fl_stackmap_record_at searches in the process.  NULL: none.
+	 */
+	struct fl_smindex *stackmaps;
 	/*
 	 * The eBPF side's own state of this module (struct fld_kmod,
 	 * kbpf_procs.c): opaque here; it goes when the module_gone observers

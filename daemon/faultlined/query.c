@@ -23,6 +23,8 @@
 
 #include <faultline/format.h>
 
+#include "format/smindex.h"
+
 #include "dlog.h"
 #include "kbpf_json.h"
 #include "kbpf_load.h"
@@ -246,14 +248,13 @@ static json_object *location_json(const struct fl_stackmap_location *l)
 	return o;
 }
 
-static json_object *record_json(const struct fld_module *m, size_t k)
+static json_object *record_json(const struct fld_module *m, const struct fl_stackmap_record *r)
 {
-	const struct fl_stackmap_record *r = fl_stackmap_record(m->sm, k);
 	json_object *ro = json_object_new_object(), *locs = json_object_new_array();
 
 	add(ro, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
 	add(ro, "id", json_object_new_uint64(r->id));
-	add(ro, "pc", json_object_new_uint64(m->record_pc[k]));
+	add(ro, "pc", json_object_new_uint64(r->pc));
 	add(ro, "stack_size", json_object_new_uint64(r->stack_size));
 	for (uint16_t j = 0; j < r->num_locations; j++)
 		json_object_array_add(locs, location_json(&r->locations[j]));
@@ -447,23 +448,37 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 	}
 	for (; q->phase == RECORDS && q->mod < p->num_mods; q->mod++, q->site = 0) {
 		const struct fld_module *m = p->mods[q->mod];
-		size_t n = m->sm ? fl_stackmap_count(m->sm) : 0;
-		bool by_pc = q->what == FL_QUERY_STACKMAP_PC;
+		uint32_t n = m->stackmaps ? fl_smindex_count(m->stackmaps) : 0;
 
-		if (m->removed && !p->exited)
+		if ((m->removed && !p->exited) || !n)
 			continue;
-		for (; q->site < n; q->site++) {
-			const struct fl_stackmap_record *r = fl_stackmap_record(m->sm, q->site);
+		if (q->what == FL_QUERY_STACKMAP_PC) {
+			/* The process's own lookup: the record fl_stackmap_record_at finds. */
+			uint64_t function, stack_size;
+			const struct fl_stackmap_record *r;
 
 			if (!*budget || q->len >= CHUNK)
 				return false;
 			--*budget;
-			if (by_pc ? m->record_pc[q->site] != q->arg :
-			    (q->arg != UINT64_MAX && r->id != q->arg))
+			r = fl_smindex_find(m->stackmaps, q->arg, &function, &stack_size);
+			if (r) {
+				*budget -= *budget < FLD_UNITS_JSON ? *budget : FLD_UNITS_JSON;
+				put_sep(q);
+				put_json(q, record_json(m, r), false);
+			}
+			continue;
+		}
+		for (; q->site < n; q->site++) {
+			const struct fl_stackmap_record *r = fl_smindex_record(m->stackmaps, q->site);
+
+			if (!*budget || q->len >= CHUNK)
+				return false;
+			--*budget;
+			if (q->arg != UINT64_MAX && r->id != q->arg)
 				continue;
 			*budget -= *budget < FLD_UNITS_JSON ? *budget : FLD_UNITS_JSON;
 			put_sep(q);
-			put_json(q, record_json(m, q->site), false);
+			put_json(q, record_json(m, r), false);
 		}
 	}
 	if (q->phase == RECORDS) {

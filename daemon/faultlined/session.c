@@ -18,6 +18,8 @@
 
 #include <faultline/format.h>
 
+#include "format/smindex.h"
+
 #include "budget.h"
 #include "dlog.h"
 #include "keeper.h"
@@ -211,42 +213,6 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
  * MODULE_ADD, MODULE_REMOVE, SYMBOLS
  */
 
-/* Runtime PCs of the stack map's records (cursor order = section order). */
-static int stackmap_pcs(struct fld_module *mod, const void *sm, size_t size,
-			const uint64_t *funcs, uint32_t nfuncs, struct fl_diag *d)
-{
-	struct fl_stackmap_cursor cur;
-	struct fl_stackmap_event ev;
-	size_t n = fl_stackmap_count(mod->sm), k = 0;
-	int64_t fn = -1;
-	int r;
-
-	mod->record_pc = calloc(n ? n : 1, sizeof(*mod->record_pc));
-	if (!mod->record_pc)
-		return -ENOMEM;
-	fl_stackmap_cursor_init(&cur, sm, size, 0, d);
-	while ((r = fl_stackmap_next(&cur, &ev)) > 0) {
-		if (ev.type == FL_SM_FUNCTION) {
-			fn++;
-		} else if (ev.type == FL_SM_RECORD) {
-			uint64_t base = (fn >= 0 && (uint64_t)fn < nfuncs) ? funcs[fn] : 0;
-
-			if (k >= n)
-				return -EINVAL;
-			/* v1 has no functions: the record's offset is the PC. */
-			mod->record_pc[k++] = base + ev.record.instruction_offset;
-		}
-	}
-	if (r < 0)
-		return r;
-	if (nfuncs && (uint64_t)(fn + 1) != nfuncs) {
-		snprintf(d->msg, sizeof(d->msg), "%u function addresses for %lld functions",
-			 nfuncs, (long long)(fn + 1));
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /*
  * Module id is left out: its SYMBOLS and MODULE_REMOVE, which follow, are
  * ignored.  Returns false when too many are (the client was dropped).
@@ -407,20 +373,29 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 			return;
 		}
 		if (a->stackmap_size) {
-			const void *sm = bytes + a->faultmap_size;
+			/*
+			 * Indexed as the process indexes it: faultline stackmaps
+			 * --pc finds the record fl_stackmap_record_at would.
+			 * Its records must be in the module's code.
+			 */
+			const struct fl_smindex_code code = {
+				.lo = a->code_start, .hi = a->code_start + a->code_size,
+			};
 			uint64_t *funcs = malloc(8ull * (a->sm_functions ? a->sm_functions : 1));
 
-			err = fl_stackmap_parse(sm, a->stackmap_size, 0, &mod->sm, &d);
-			if (!err && funcs) {
+			err = -ENOMEM;
+			if (funcs) {
 				memcpy(funcs, bytes + a->faultmap_size + a->stackmap_size,
 				       8ull * a->sm_functions);
-				err = stackmap_pcs(mod, sm, a->stackmap_size, funcs,
-						   a->sm_functions, &d);
+				err = fl_smindex_build(mod->name, bytes + a->faultmap_size,
+						       a->stackmap_size, 0,
+						       a->sm_functions ? funcs : NULL,
+						       a->sm_functions, &code, &mod->stackmaps, &d);
 			}
 			free(funcs);
-			if (err || !funcs) {
+			if (err) {
 				fld_module_free(mod);
-				drop(c, "MODULE_ADD", d.msg[0] ? d.msg : "stack map");
+				drop(c, "MODULE_ADD", d.msg[0] ? d.msg : "stack map: out of memory");
 				return;
 			}
 		}
@@ -466,9 +441,9 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		fld_module_freeze(p, mod);
 	else
 		fld_bpf_sites_add(p, mod);
-	fld_debug("pid %d: module %u %s: %u sites, %zu stack map records",
+	fld_debug("pid %d: module %u %s: %u sites, %u stack map records",
 		(int)p->pid, mod->id, mod->name, mod->num_sites,
-		mod->sm ? fl_stackmap_count(mod->sm) : 0);
+		mod->stackmaps ? fl_smindex_count(mod->stackmaps) : 0);
 	fld_state_changed(p);
 }
 
@@ -503,10 +478,8 @@ static void on_module_remove(struct fld_client *c, struct session *s, const stru
 	fld_module_freeze(s->proc, mod);
 	/* Its counts stay; its stack maps are no longer shown: let them go. */
 	s->proc->section_bytes -= mod->sections_size;
-	fl_stackmap_free(mod->sm);
-	mod->sm = NULL;
-	free(mod->record_pc);
-	mod->record_pc = NULL;
+	fl_smindex_free(mod->stackmaps);
+	mod->stackmaps = NULL;
 	if (mod->sections)
 		munmap(mod->sections, mod->sections_size);
 	mod->sections = NULL;

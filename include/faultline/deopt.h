@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Deoptimization, and what it is built on: finding the stack map record of
- * a return address in any registered module, and reading (or writing) a
- * record's locations in a frame.
+ * a return address in any registered module, reading (or writing) a
+ * record's locations in a frame, and walking a stack's frames of
+ * registered code (what a collector does at a gc.statepoint to find and
+ * update its roots).
  *
  * llc-14 lowers llvm.experimental.deoptimize (and the guards that
  * lower-guard-intrinsic turns into it) to a call of __llvm_deoptimize with
@@ -127,6 +129,83 @@ int fl_location_read(const struct fl_frame_regs *regs, const struct fl_stackmap_
  */
 int fl_location_write(const struct fl_frame_regs *regs, const struct fl_stackmap_location *loc,
 		      uint64_t value);
+
+/* ------------------------------------------------------------------------
+ * Stack walks
+ */
+
+/*
+ * Where fl_stack_walk starts (FL_OPTS(fl_walk_start, s, ...); a NULL
+ * start is the defaults).
+ */
+struct fl_walk_start {
+	size_t sz;		/* sizeof(struct fl_walk_start), set by the caller */
+	/*
+	 * NULL (the default): the calling thread's stack, from the caller of
+	 * fl_stack_walk.  Else the ucontext_t * that a signal handler
+	 * installed with SA_SIGINFO received as its third argument, the
+	 * kernel's own (not a copy), during that handler: the stack the
+	 * signal interrupted, from the interrupted instruction.  The values
+	 * still in registers then are in the context, and a write there is
+	 * what the interrupted code sees when the handler returns.
+	 */
+	void *signal_context;
+};
+
+/* A frame of registered code, as fl_stack_walk yields it. */
+struct fl_walk_frame {
+	uint64_t pc;		/* where it resumes: the return address of its call */
+	uint64_t sp;		/* its stack pointer at the call */
+	unsigned index;		/* 0 for the walk's first frame; every frame counts */
+	const struct fl_stackmap_at *at;	/* the record at pc, its function, its module */
+	/*
+	 * Where its registers are stored, for fl_location_read and
+	 * fl_location_write.  The callee-saved ones (rbx, rbp, r12..r15):
+	 * where the frame gets them back from when it resumes, a callee's
+	 * save slot or, when no callee saved one, the start's context (the
+	 * register itself, which fl_stack_walk or the signal's return
+	 * reloads), so that a write is what the frame sees.  RSP and RA
+	 * point at copies of sp and pc (writing them changes nothing).  The
+	 * other registers are NULL, for a call does not keep them, but in
+	 * the first frame from a signal context, interrupted anywhere: all
+	 * the general registers and xmm0..xmm15 are the context's.
+	 */
+	const struct fl_frame_regs *regs;
+};
+
+/*
+ * Called by fl_stack_walk for each frame of registered code, innermost
+ * first, with the ctx given to it.  Returns 0 to go on to the next frame;
+ * any other value ends the walk, and fl_stack_walk returns it.  frame and
+ * what it points at are valid during the call only.
+ */
+typedef int (*fl_walk_fn)(const struct fl_walk_frame *frame, void *ctx);
+
+/*
+ * Walks the stack from start (NULL: the calling thread's, from the
+ * caller of fl_stack_walk) to its outermost frame with libunwind, and
+ * calls fn for each frame whose pc has a registered stack map record
+ * (fl_stackmap_record_at): a collector's roots at a gc.statepoint, a
+ * runtime's deopt state.  Frames of other code are stepped over; fn does
+ * not see them (frame->index counts them).  Returns 0 when the walk
+ * reached the outermost frame; fn's value when fn ended it; -EINVAL for a
+ * NULL fn, a start whose sz is too small or that asks for what this
+ * library does not know, or a signal_context that is not a signal
+ * handler's (the kernel's signal frame); -ENODEV before fl_init;
+ * -ENODATA when libunwind cannot step out of a frame (the frames beyond
+ * it are not walked); -ELOOP after FL_WALK_MAX_FRAMES frames.  Every
+ * frame up to the last of registered code needs unwind information
+ * (.eh_frame; JIT code's given to fl_jit_register): libunwind steps over a
+ * frame without any by a guess that the walk cannot tell, and the frames
+ * beyond may then have wrong stack pointers and unknown (NULL) callee-saved
+ * registers.  Thread-safe (each thread walks its own stack); from a
+ * signal handler too, once libunwind has initialized itself (at the
+ * process's first walk, deoptimization or other use of it).
+ */
+int fl_stack_walk(const struct fl_walk_start *start, fl_walk_fn fn, void *ctx);
+
+/* Frames fl_stack_walk steps through before it gives up (-ELOOP). */
+#define FL_WALK_MAX_FRAMES (1u << 20)
 
 /* ------------------------------------------------------------------------
  * Deoptimization

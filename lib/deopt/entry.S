@@ -13,6 +13,8 @@
  * debugger, a profiler, a stack walk from the handler) steps through this
  * frame to the deoptimized one.
  */
+#include "save_gprs.inc"
+
 	.text
 	.globl	__llvm_deoptimize
 	.type	__llvm_deoptimize, @function
@@ -26,31 +28,7 @@ __llvm_deoptimize:
 	 */
 	subq	$280, %rsp
 	.cfi_adjust_cfa_offset 280
-	movq	%rax, 0(%rsp)
-	movq	%rdx, 8(%rsp)
-	movq	%rcx, 16(%rsp)
-	movq	%rbx, 24(%rsp)
-	.cfi_rel_offset %rbx, 24
-	movq	%rsi, 32(%rsp)
-	movq	%rdi, 40(%rsp)
-	movq	%rbp, 48(%rsp)
-	.cfi_rel_offset %rbp, 48
-	leaq	288(%rsp), %rax		/* the caller's rsp at the call */
-	movq	%rax, 56(%rsp)
-	movq	%r8, 64(%rsp)
-	movq	%r9, 72(%rsp)
-	movq	%r10, 80(%rsp)
-	movq	%r11, 88(%rsp)
-	movq	%r12, 96(%rsp)
-	.cfi_rel_offset %r12, 96
-	movq	%r13, 104(%rsp)
-	.cfi_rel_offset %r13, 104
-	movq	%r14, 112(%rsp)
-	.cfi_rel_offset %r14, 112
-	movq	%r15, 120(%rsp)
-	.cfi_rel_offset %r15, 120
-	movq	280(%rsp), %rax		/* the return address */
-	movq	%rax, 128(%rsp)
+	SAVE_GPRS 288
 	movaps	%xmm0, 144(%rsp)
 	movaps	%xmm1, 160(%rsp)
 	movaps	%xmm2, 176(%rsp)

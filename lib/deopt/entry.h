@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to lib/deopt/: what the assembly entry (entry.S) and the C side
- * of a deoptimization (deopt.c) share.  The layouts are the assembly's:
- * change both together.
+ * Internal to lib/deopt/: what the assembly entries and their C sides
+ * share: __llvm_deoptimize (entry.S) and a deoptimization (deopt.c),
+ * fl_stack_walk (walk_entry.S) and the walk (walk.c).  The layouts are the
+ * assembly's (save_gprs.inc): change both together.
  */
 #ifndef FL_DEOPT_ENTRY_H
 #define FL_DEOPT_ENTRY_H
@@ -12,10 +13,12 @@
 #include <faultline/deopt.h>
 
 /*
- * The caller's registers as __llvm_deoptimize found them, on its stack
- * (16-byte aligned).  gpr in DWARF order (FL_DWARF_*): gpr[FL_DWARF_RSP]
- * is the caller's stack pointer at the call (before the call pushed the
- * return address), gpr[FL_DWARF_RA] the return address.
+ * The caller's registers as __llvm_deoptimize or fl_stack_walk found them,
+ * on its stack (16-byte aligned).  gpr in DWARF order (FL_DWARF_*):
+ * gpr[FL_DWARF_RSP] is the caller's stack pointer at the call (before the
+ * call pushed the return address), gpr[FL_DWARF_RA] the return address.
+ * fl_stack_walk leaves xmm unset, and loads the callee-saved registers
+ * back from gpr when the walk returns.
  */
 struct fl_deopt_saved {
 	uint64_t gpr[17];	/* offset 0 */
@@ -41,5 +44,9 @@ void fl_deopt_enter(struct fl_deopt_saved *saved) __attribute__((noreturn));
 
 /* entry.S: loads r's registers, its stack pointer, and jumps to r->rip. */
 void fl_deopt_resume(const struct fl_deopt_resume *r) __attribute__((noreturn));
+
+/* walk.c: the walk, called by fl_stack_walk with its caller's registers. */
+int fl_walk_enter(struct fl_deopt_saved *saved, const struct fl_walk_start *start,
+		  fl_walk_fn fn, void *ctx);
 
 #endif /* FL_DEOPT_ENTRY_H */

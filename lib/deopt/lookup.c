@@ -5,11 +5,12 @@
  *
  * The modules with records are in the handler table's snapshot (lib/table/
  * publishes them), sorted by the span of their records
- * (fl_snapshot_stackmap finds the one for pc); the reader side of
- * the snapshot's protocol (lib/dispatch/dispatch.h) keeps the module from
- * being freed while the lookup reads it, so that the lookup is safe against
- * concurrent registration and unregistration, and async-signal-safe: no
- * lock, no allocation, no syscall.
+ * (fl_snapshot_stackmap finds the one for pc), each with its index
+ * (format/smindex.h); the reader side of the snapshot's protocol
+ * (lib/dispatch/dispatch.h) keeps the module from being freed while the
+ * lookup reads it, so that the lookup is safe against concurrent
+ * registration and unregistration, and async-signal-safe: no lock, no
+ * allocation, no syscall.
  */
 #include <errno.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 #include "core/opts.h"
 #include "dispatch/dispatch.h"
-#include "table/stackmaps.h"
+#include "format/smindex.h"
 
 int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out)
 {

@@ -8,8 +8,8 @@
  * the section's functions in order (the discovery layer's
  * fl_module_section.functions, or the addresses stored in a JIT's section)
  * must count the functions of the tables before the record's: that is
- * what this does, once, for the table layer's index (lib/table/
- * stackmaps.c) and the patch layer's registry (lib/patch/points.c).
+ * what this does, once, for the index by runtime address (smindex.c) and
+ * the patch layer's registry (lib/patch/points.c).
  */
 #ifndef FL_FORMAT_STACKMAP_FUNCTIONS_H
 #define FL_FORMAT_STACKMAP_FUNCTIONS_H

@@ -12,6 +12,8 @@
 
 #include <faultline/format.h>
 
+#include "format/table.h"
+
 struct fl_faultmap {
 	size_t count;
 	struct fl_faultmap_entry *entries;	/* section order */
@@ -266,6 +268,14 @@ out:
 	qsort(sm->by_pc, nrec, sizeof(*sm->by_pc), cmp_record_pc);
 	*out = sm;
 	return 0;
+}
+
+struct fl_stackmap_record *fl_stackmap_records_to_place(struct fl_stackmap *sm)
+{
+	free(sm->by_id);
+	free(sm->by_pc);
+	sm->by_id = sm->by_pc = NULL;
+	return sm->records;
 }
 
 void fl_stackmap_free(struct fl_stackmap *sm)

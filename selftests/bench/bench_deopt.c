@@ -20,8 +20,21 @@
  *    plain call) and a failed implicit null check (bench_heal.ll's bh_load
  *    on NULL: a SIGSEGV claimed by faultline's dispatch).  Ratios of the
  *    medians.
+ * 3. A stack walk of 100 frames of registered code (walk.ll's bw_frames,
+ *    each at a gc.statepoint holding a reference), from C called by the
+ *    innermost, to the stack's end: ns per walk and per frame stepped
+ *    (every frame, the C ones too), the median of ROUNDS rounds of 200
+ *    walks [min .. max]:
+ *      fl_stack_walk       a callback that counts the frames
+ *      ...reading a root   a callback that reads each frame's reference
+ *                          (fl_location_read), as a collector would
+ *      unw_step            libunwind alone over the same frames:
+ *                          unw_getcontext, unw_init_local, unw_step to the
+ *                          end, nothing else
  */
+#define UNW_LOCAL_ONLY
 #include <errno.h>
+#include <libunwind.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +50,7 @@
 
 int64_t ret_i64(int64_t x, bool go);
 int64_t bh_load(int64_t *p);
+uint64_t bw_frames(uint64_t ref, uint64_t n);
 
 static int64_t (*volatile fn_deopt)(int64_t, bool) = ret_i64;
 static int64_t (*volatile fn_load)(int64_t *) = bh_load;
@@ -234,6 +248,111 @@ static void round_trips(int rounds)
 	       md / mp, md / mf);
 }
 
+/* ------------------------------------------------------------------------
+ * 3. Stack walks
+ */
+
+#define WALK_FRAMES 100
+#define WALKS 200
+/* bw_frames' reference: a value to read, not an object (nothing moves here). */
+#define WALK_REF 0x5eed
+
+static int walk_rounds;
+
+struct walk_count {
+	unsigned frames;
+	bool read;		/* each frame's reference, too */
+	uint64_t refs;		/* the references read that were WALK_REF */
+};
+
+static int count_frame(const struct fl_walk_frame *f, void *ctx)
+{
+	struct walk_count *c = ctx;
+	uint64_t v;
+
+	c->frames++;
+	if (c->read) {
+		/* Locations 0..2: constants; then its (base, derived) pair. */
+		if (f->at->record->num_locations != 5 ||
+		    fl_location_read(f->regs, &f->at->record->locations[3], &v))
+			return -EIO;
+		c->refs += v == WALK_REF;
+	}
+	return 0;
+}
+
+/* Steps libunwind through the stack from here to its end; returns the frames. */
+static unsigned bare_walk(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unsigned n = 1;
+
+	unw_getcontext(&uc);
+	if (unw_init_local(&c, &uc) < 0)
+		die("unw_init_local", -EIO, NULL);
+	while (unw_step(&c) > 0)
+		n++;
+	return n;
+}
+
+static double walk_fl(bool read, unsigned *frames)
+{
+	double t0 = bench_now();
+
+	for (int i = 0; i < WALKS; i++) {
+		struct walk_count c = { .read = read };
+		int err = fl_stack_walk(NULL, count_frame, &c);
+
+		if (err)
+			die("fl_stack_walk", err, NULL);
+		if (c.frames != WALK_FRAMES || (read && c.refs != WALK_FRAMES))
+			die("fl_stack_walk", -EINVAL, "did not yield every bw_frames frame");
+		*frames = c.frames;
+	}
+	return (bench_now() - t0) * 1e9 / WALKS;
+}
+
+/* bw_frames' innermost frame calls it: the walks, with the frames below. */
+void bench_walk_bottom(void);
+void bench_walk_bottom(void)
+{
+	double fl[64], rd[64], bare[64];
+	int m = walk_rounds < 64 ? walk_rounds : 64;
+	unsigned yielded = 0, stepped = 0;
+
+	for (int k = 0; k < m; k++) {
+		double t0;
+
+		fl[k] = walk_fl(false, &yielded);
+		rd[k] = walk_fl(true, &yielded);
+		t0 = bench_now();
+		for (int i = 0; i < WALKS; i++)
+			stepped = bare_walk();
+		bare[k] = (bench_now() - t0) * 1e9 / WALKS;
+	}
+	double mf = bench_median(fl, (size_t)m), mr = bench_median(rd, (size_t)m);
+	double mb = bench_median(bare, (size_t)m);
+
+	printf("\n3. A stack walk of %u frames of registered code (%u frames to the stack's end):\n"
+	       "   ns per walk and per frame, median of %d rounds of %d walks [min .. max]\n",
+	       yielded, stepped, m, WALKS);
+	printf("   fl_stack_walk, counting frames      %9.0f [%.0f .. %.0f]  %6.1f per frame\n",
+	       mf, fl[0], fl[m - 1], mf / stepped);
+	printf("   fl_stack_walk, reading each root    %9.0f [%.0f .. %.0f]  %6.1f per frame\n",
+	       mr, rd[0], rd[m - 1], mr / stepped);
+	printf("   libunwind unw_step alone            %9.0f [%.0f .. %.0f]  %6.1f per frame\n",
+	       mb, bare[0], bare[m - 1], mb / stepped);
+	printf("   fl_stack_walk / unw_step: %.2fx\n", mf / mb);
+}
+
+static void walks(int rounds)
+{
+	walk_rounds = rounds;
+	if (bw_frames(WALK_REF, WALK_FRAMES - 1) != (uint64_t)WALK_REF * WALK_FRAMES)
+		die("bw_frames", -EINVAL, "wrong result");
+}
+
 int main(int argc, char **argv)
 {
 	FL_OPTS(fl_init_opts, o, .flags = FL_INIT_NO_AGENT);
@@ -252,5 +371,6 @@ int main(int argc, char **argv)
 	srandom(1);
 	lookups(rounds);
 	round_trips(rounds);
+	walks(rounds);
 	return 0;
 }

@@ -122,12 +122,20 @@ bench-heal: $(BENCH_HEAL)
 
 # selftests/bench/bench_deopt.c: deoptimization's cost (part 12 of run.sh):
 # fl_stackmap_record_at at 10^3..10^6 records, a deoptimization's round
-# trip against a plain call and a fault dispatch.  The functions are
-# selftests/deopt's returns.ll and bench_heal.ll's bh_load.
+# trip against a plain call and a fault dispatch, a stack walk of 100
+# frames beside libunwind's unw_step.  The functions are selftests/deopt's
+# returns.ll, bench_heal.ll's bh_load and walk.ll (statepoints, through
+# rewrite-statepoints-for-gc).
 BENCH_DEOPT := $(BENCH_OUT)/bench_deopt
 
+$(BENCH_OUT)/deopt/walk.o: selftests/bench/walk.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)opt-14 -passes=rewrite-statepoints-for-gc $< | \
+		$(LLC) -O2 -relocation-model=static -filetype=obj -o $@
+
 $(BENCH_DEOPT): $(B)/obj/selftests/bench/bench_deopt.o $(DEOPT_OUT)/ll/returns.o \
-		$(BENCH_OUT)/heal/bench_heal-implicit.o $(LIB_A)
+		$(BENCH_OUT)/heal/bench_heal-implicit.o $(BENCH_OUT)/deopt/walk.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS)

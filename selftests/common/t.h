@@ -16,17 +16,22 @@
 
 static const char *t_name = "?";
 
+static inline void t_vfail(const char *fmt, va_list ap) __attribute__((noreturn));
+static inline void t_vfail(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "FAIL %s: ", t_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
 static inline void t_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static inline void t_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "FAIL %s: ", t_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	t_vfail(fmt, ap);
 }
 
 static inline void t_skip(const char *why) __attribute__((noreturn));

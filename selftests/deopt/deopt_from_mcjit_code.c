@@ -46,17 +46,9 @@ static void ret_handler(const struct fl_deopt_state *st, struct fl_deopt_return 
 /* Reads a whole file (IR). */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
+	char *buf = jit_read_file(path);
 
-	t_check(f != NULL, "%s: cannot open", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	t_check(buf && fread(buf, 1, (size_t)n, f) == (size_t)n, "%s: cannot read", path);
-	fclose(f);
+	t_check(buf != NULL, "%s: cannot read", path);
 	return buf;
 }
 

@@ -32,14 +32,23 @@ gcc -Wall -Werror -o "$W/user" "$W/user.c" $(pkg-config --cflags --libs faultlin
 LD_LIBRARY_PATH="$R/lib" "$W/user" >"$W/user.out"
 grep -q '^0 -90 .llvm_faultmaps: table 0: header truncated' "$W/user.out" ||
 	{ echo "install: unexpected output: $(cat "$W/user.out")"; exit 1; }
-# Only the fl_ API is exported, and __llvm_deoptimize: the name llc-14
-# calls for llvm.experimental.deoptimize (deopt.h).
-if nm -D --defined-only "$R/lib/libfaultline.so" | awk '{print $3}' | grep -v '^fl_' |
-	grep -v '^FAULTLINE_' | grep -v '^__llvm_deoptimize@@' | grep -q .; then
-	echo "install: libfaultline.so exports more than fl_* and __llvm_deoptimize:"
-	nm -D --defined-only "$R/lib/libfaultline.so" | grep -v ' fl_'
+# The exported API is exactly lib/libfaultline.map's list: the fl_ API and
+# __llvm_deoptimize, the name llc-14 calls for llvm.experimental.deoptimize
+# (deopt.h).  A function added to the map is expected here; one the library
+# exports that the map does not name, or one the map names that the library
+# does not define, fails.
+sed -n '/global:/,/local:/p' lib/libfaultline.map | grep -oE '^[[:space:]]*[A-Za-z_][A-Za-z0-9_]*;' |
+	tr -d ' \t;' | sort >"$W/api.expected"
+nm -D --defined-only "$R/lib/libfaultline.so" | awk '$3 != "FAULTLINE_0.1" {print $3}' |
+	sed 's/@@FAULTLINE_0.1$//' | sort >"$W/api.exported"
+if ! diff -u "$W/api.expected" "$W/api.exported" >"$W/api.diff"; then
+	echo "install: libfaultline.so's exports are not lib/libfaultline.map's (- map, + library):"
+	cat "$W/api.diff"
 	exit 1
 fi
+grep -qx fl_stack_walk "$W/api.exported" && grep -qx __llvm_deoptimize "$W/api.exported" &&
+	[ "$(grep -c '^fl_' "$W/api.exported")" -eq "$(($(wc -l <"$W/api.exported") - 1))" ] ||
+	{ echo "install: the exports are not the fl_ API and __llvm_deoptimize"; exit 1; }
 "$R/bin/faultline" --version >/dev/null
 # What each goal installs first: building and installing need only the
 # build's packages, never the test suites' (OpenJDK, Node.js, QEMU, ...).
@@ -53,4 +62,4 @@ for purpose in build demo test; do
 		{ echo "install: deps.sh $purpose failed"; exit 1; }
 done
 scripts/deps.sh nonsense 2>/dev/null && { echo "install: deps.sh took a bad purpose"; exit 1; }
-echo "install: ok (headers, libraries, pkg-config, man pages, exports, deps per goal)"
+echo "install: ok (headers, libraries, pkg-config, man pages, $(wc -l <"$W/api.exported") exports as the map lists them, deps per goal)"

@@ -80,4 +80,10 @@ void jit_reg(const struct jit_module *m, const char *name, struct fl_jit_reg *ou
 /* Disposes the engine and unmaps the code (after fl_jit_unregister). */
 void jit_free(struct jit_module *m);
 
+/*
+ * A whole file (IR text, for jit_compile), NUL-terminated, malloc'ed; NULL
+ * when it cannot be read.
+ */
+char *jit_read_file(const char *path);
+
 #endif /* FL_SELFTESTS_JIT_MCJIT_H */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The workload of the CLI's end-to-end tests, linked with
- * selftests/cli/sample.ll (two implicit null checks and stack map 7).
+ * selftests/cli/sample.ll (two implicit null checks and stack map 7) and
+ * shared_pc.ll (stack maps 8 and 9 at one address).
  *
  *   prog L S    fails load_field's check L times and store_field's S times
  *               (valid pointers in between, which must not count), passes
- *               the stack map once, prints "ready PID"; then for each line
+ *               the stack maps once, prints "ready PID"; then for each line
  *               "fail L S" on stdin fails that many more and prints "ok";
  *               exits 0 at EOF.
  * A check that does not return its sentinel prints "FAIL" and exits 1.
@@ -18,6 +19,7 @@
 int load_field(int *p);
 void store_field(int64_t *p, int64_t v);
 int64_t with_stackmap(int64_t a);
+int64_t two_records(int64_t a);
 
 static volatile long null_stores;
 
@@ -55,7 +57,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (fail(atol(argv[1]), atol(argv[2])) != 0 || with_stackmap(11) != 11) {
+	if (fail(atol(argv[1]), atol(argv[2])) != 0 || with_stackmap(11) != 11 ||
+	    two_records(11) != 12) {
 		puts("FAIL");
 		return 1;
 	}

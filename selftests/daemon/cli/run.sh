@@ -72,9 +72,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# ---- the program: selftests/cli/sample.ll's checks, no-PIE (PCs = link-time)
+# ---- the program: selftests/cli/sample.ll's checks and stack map, and
+# shared_pc.ll's two stack maps at one address, no-PIE (PCs = link-time)
 llc-14 -O2 -enable-implicit-null-checks -filetype=obj "$ROOT/selftests/cli/sample.ll" -o sample.o || exit 1
-gcc -O2 -no-pie "$HERE/prog.c" sample.o -o prog || exit 1
+llc-14 -O2 -filetype=obj "$HERE/shared_pc.ll" -o shared_pc.o || exit 1
+gcc -O2 -no-pie "$HERE/prog.c" sample.o shared_pc.o -o prog || exit 1
 "$FL" faultmap --json prog >faultmap.json || exit 1
 "$PY" - <<'EOF' >pcs || exit 1
 import json
@@ -318,9 +320,10 @@ EOF
 run sites_none 1 "$FL" sites 999999999
 has sites_none sites_none.err "no registered process 999999999"
 
-# ---- stackmaps: sample.ll's record 7 (a register, -3, 8589934592, an alloca)
+# ---- stackmaps: sample.ll's record 7 (a register, -3, 8589934592, an
+# alloca), shared_pc.ll's 8 and 9 (one address)
 run stackmaps 0 "$FL" stackmaps "$PID"
-has stackmaps stackmaps.out "1 stack map record"
+has stackmaps stackmaps.out "3 stack map records"
 has stackmaps stackmaps.out "record 7 at 0x"
 has stackmaps stackmaps.out "#0 Register"
 has stackmaps stackmaps.out "#1 Constant      -3, size 8"
@@ -328,29 +331,59 @@ has stackmaps stackmaps.out "#2 ConstantIndex 8589934592"
 grep -Eq '#3 Direct +(rsp|rbp) [-+] [0-9]+, size 8' stackmaps.out && ok || bad "stackmaps: no Direct rsp/rbp location"
 run stackmaps_id 0 "$FL" stackmaps --id 7 "$PID"
 has stackmaps_id stackmaps_id.out "record 7"
-run stackmaps_noid 1 "$FL" stackmaps --id 8 "$PID"
-has stackmaps_noid stackmaps_noid.err "has no stack map record 8"
+has stackmaps_id stackmaps_id.out "1 stack map record"
+run stackmaps_noid 1 "$FL" stackmaps --id 10 "$PID"
+has stackmaps_noid stackmaps_noid.err "has no stack map record 10"
 # --pc: the record at its runtime PC, which for this non-PIE program is the
 # function's address in the file plus the record's offset.
 "$FL" stackmap --json prog >stackmap-file.json || exit 1
-REC_PC=$(/usr/bin/python3 -c '
-import json
-t = json.load(open("stackmap-file.json"))["files"][0]["tables"][0]
-[f] = t["functions"]
-r = [r for r in t["records"] if r["id"] == 7][0]
-print(hex(f["address"] + r["instruction_offset"]))')
+# record_pc ID: the runtime PC of the record with that ID
+record_pc() {
+	"$PY" - "$1" <<'EOF'
+import json, sys
+for t in json.load(open("stackmap-file.json"))["files"][0]["tables"]:
+    for r in t["records"]:
+        if r["id"] == int(sys.argv[1]):
+            print(hex(t["functions"][r["function"]]["address"] + r["instruction_offset"]))
+            sys.exit(0)
+sys.exit(1)
+EOF
+}
+REC_PC=$(record_pc 7) && SHARED_PC=$(record_pc 8) && [ "$(record_pc 9)" = "$SHARED_PC" ] ||
+	{ bad "stackmap --json prog: records 7, 8 and 9 (8 and 9 at one PC) not found"; REC_PC=0x1; SHARED_PC=0x2; }
 run stackmaps_pc 0 "$FL" stackmaps --pc "$REC_PC" "$PID"
 has stackmaps_pc stackmaps_pc.out "record 7 at $REC_PC"
+has stackmaps_pc stackmaps_pc.out "1 stack map record"
+# The daemon's lookup is the process's own (fl_stackmap_record_at): the
+# record at exactly that address, the first in section order of the two
+# there; the whole list has both.
+grep -q "record 8 at $SHARED_PC" stackmaps.out && grep -q "record 9 at $SHARED_PC" stackmaps.out &&
+	ok || bad "stackmaps: records 8 and 9 not both listed at $SHARED_PC"
+run stackmaps_pc_shared 0 "$FL" stackmaps --pc "$SHARED_PC" "$PID"
+has stackmaps_pc_shared stackmaps_pc_shared.out "1 stack map record"
+has stackmaps_pc_shared stackmaps_pc_shared.out "record 8 at $SHARED_PC"
+INSIDE=$(printf '0x%x' $((REC_PC + 1)))
+run stackmaps_pc_inside 1 "$FL" stackmaps --pc "$INSIDE" "$PID"
+has stackmaps_pc_inside stackmaps_pc_inside.err "has no stack map record at $INSIDE"
 run stackmaps_nopc 1 "$FL" stackmaps --pc 1 "$PID"
 has stackmaps_nopc stackmaps_nopc.err "has no stack map record at 0x1"
 run stackmaps_pc_and_id 2 "$FL" stackmaps --pc 1 --id 7 "$PID"
+run stackmaps_pc_json 0 "$FL" stackmaps --json --pc "$SHARED_PC" "$PID"
+py stackmaps_pc_json - "$SHARED_PC" <<'EOF'
+import json, sys
+[p] = json.load(open("stackmaps_pc_json.out"))["processes"]
+[r] = p["records"]
+assert r["id"] == 8 and r["pc"] == int(sys.argv[1], 16), r
+assert [(l["kind"], l["dwarf_reg"]) for l in r["locations"]] == [("Register", 5)], r
+EOF
 run stackmaps_json 0 "$FL" stackmaps --json "$PID"
 py stackmaps_json <<'EOF'
 import json
 d = json.load(open("stackmaps_json.out"))
 [p] = d["processes"]
-[r] = p["records"]
-assert r["id"] == 7 and r["pc"] > 0 and r["live_outs"] == 0, r
+assert [r["id"] for r in p["records"]] == [7, 8, 9], p["records"]
+r = p["records"][0]
+assert r["pc"] > 0 and r["live_outs"] == 0, r
 kinds = [l["kind"] for l in r["locations"]]
 assert kinds[1:] == ["Constant", "ConstantIndex", "Direct"], kinds
 assert r["locations"][2]["constant"] == 8589934592, r["locations"][2]
