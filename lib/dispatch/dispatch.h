@@ -308,20 +308,9 @@ extern struct fl_pokes fl_pokes;
 
 struct fl_park_slot {
 	_Atomic int32_t tid;		/* 0 until pc and sp are written */
-	_Atomic uint64_t pc;		/* FL_PARK_NESTED: see below */
+	_Atomic uint64_t pc;
 	_Atomic uint64_t sp;
 };
-
-/*
- * The pc of a thread stopped in a signal handler that runs on its
- * alternate stack (its interrupted stack pointer is on that stack): the
- * code that handler interrupted, and where it goes back to, are in a
- * signal frame the handshake does not read (a thread in faultline's
- * SIGTRAP handler yielding for a patch goes back into the code being
- * patched, maybe in the middle of a range that a handshake changes).  The
- * patcher counts such a thread as in the way and tries again.
- */
-#define FL_PARK_NESTED UINT64_MAX
 
 /*
  * At most this many of faultline's own threads (the agent's, the region

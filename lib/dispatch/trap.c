@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,17 +56,11 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
 		struct fl_park_slot *s = &fl_park.who[i];
-		uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-		uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-		stack_t alt;
 
-		/* Interrupted on the alternate stack: a handler's code (FL_PARK_NESTED). */
-		if (sigaltstack(NULL, &alt) == 0 && !(alt.ss_flags & SS_DISABLE) &&
-		    sp >= (uint64_t)(uintptr_t)alt.ss_sp &&
-		    sp - (uint64_t)(uintptr_t)alt.ss_sp < alt.ss_size)
-			pc = FL_PARK_NESTED;
-		atomic_store_explicit(&s->pc, pc, memory_order_relaxed);
-		atomic_store_explicit(&s->sp, sp, memory_order_relaxed);
+		atomic_store_explicit(&s->pc, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->sp, (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+				      memory_order_relaxed);
 		atomic_store_explicit(&s->tid, (int32_t)gettid(), memory_order_release);
 	}
 	while (atomic_load_explicit(&fl_park.running, memory_order_acquire) == gen)

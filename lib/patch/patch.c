@@ -94,11 +94,8 @@
  *
  * The stack scan is conservative: a stale word that happens to point
  * inside a change refuses it too, which is safe.  It does not see
- * frames on another stack than the one the thread is on: a thread
- * stopped in a handler running on its alternate signal stack (the
- * handshake's handler says so: FL_PARK_NESTED) counts as in the way, since
- * the code it interrupted, in the signal frame, may be in the range (a
- * thread in faultline's SIGTRAP handler goes back to an int3's address).
+ * frames on another stack than the one the thread is on (an alternate
+ * signal stack's interrupted code): say so in the man page.
  *
  * The patching thread blocks every signal while it patches: a handler of
  * its own that ran into a site would wait for the patch forever.  And a
@@ -636,11 +633,6 @@ static int check_threads(struct batch *b, const struct fl_maps *maps, uint32_t s
 		uint64_t pc = atomic_load_explicit(&s->pc, memory_order_relaxed);
 		uint64_t sp = atomic_load_explicit(&s->sp, memory_order_relaxed);
 
-		if (pc == FL_PARK_NESTED) {
-			fl_fmt(b->why, sizeof(b->why), "thread %d is in a signal handler on its "
-			       "alternate stack (where it goes back to is not known)", (int)tid);
-			return -EAGAIN;
-		}
 		if (inside(b, pc, &which)) {
 			fl_fmt(b->why, sizeof(b->why), "thread %d is at 0x%llx, inside change %zu",
 			       (int)tid, (unsigned long long)pc, which);
