@@ -215,6 +215,16 @@ int fl_dispatch_install_trap(void)
 		if (fl_dispatch_installed(sigs[i]))
 			continue;
 		our_action(&ours);
+		/*
+		 * The handshake's signal waits while SIGTRAP is handled: a
+		 * thread in fl_trap_claim (yielding at the int3 of a patch)
+		 * goes back to that int3's address, which a handshake would
+		 * not see (the address is in the signal frame, maybe on the
+		 * alternate stack) and could move a boundary under.  Stopped
+		 * after the handler, the thread's PC is that address.
+		 */
+		if (sigs[i] == SIGTRAP && fl_park.signo)
+			sigaddset(&ours.sa_mask, fl_park.signo);
 		err = fl_chain_take(sigs[i], &ours);
 		if (err)
 			return err;
