@@ -567,7 +567,7 @@ static bool direct(const struct fl_heal_env *env, struct fl_heal_plan *p)
 		 * cache keeps one decoding of a byte), so the stub runs them
 		 * itself (its tail) and comes back after the overlap.
 		 */
-		tail(env, p, len < 5 + prefixes ? end : a + len, 0);
+		tail(env, p, end, 0);
 		p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
 		if (!jump_window(env, a, prefixes, a + len, &lo, &hi) ||
 		    !env->place(env->ctx, lo, hi, p->stub_size, &stub))
