@@ -5,7 +5,8 @@
 #   widened_once.sh                      the check-widening examples (widen.ll,
 #                                        range.ll) after opt-14 guard-widening and
 #                                        lower-guard-intrinsic keep one widened
-#                                        check, with the first guard's state
+#                                        check, with the first guard's state: one
+#                                        compare in widen's code, two in range's
 #   widening_matches_unoptimized         ... and, compiled with a C interpreter as
 #                                        the handler, behave as the unoptimized
 #                                        program for every length (and i)

@@ -1,13 +1,19 @@
 ; The seed's arr[i..i+3] example (seeds/check-widening.txt, bar): four
 ; stores arr[i + k] = 10 * (k + 1), each after a guard on i + k u< len, the
 ; deopt state of each guard (k, arr, i, len).  Guard widening combines the
-; range checks (i u< len and i + 3 u< len); see widen.ll for the rest.
+; range checks into the seed's two, i + 3 u< len and i u< len; see widen.ll
+; for the rest.
+;
+; The length is non-negative, as an array's length is: the `and` says so to
+; LLVM, which combines range checks only against a length it knows is not
+; negative (GuardWidening's parseRangeChecks).  The callers pass 0..10.
 target triple = "x86_64-unknown-linux-gnu"
 
 declare void @llvm.experimental.guard(i1, ...)
 
-define void @bar(i32* %arr, i32 %i, i32 %len) {
+define void @bar(i32* %arr, i32 %i, i32 %len.arg) {
 entry:
+  %len = and i32 %len.arg, 2147483647
   %c0 = icmp ult i32 %i, %len
   call void (i1, ...) @llvm.experimental.guard(i1 %c0) [ "deopt"(i32 0, i32* %arr, i32 %i, i32 %len) ]
   %x0 = zext i32 %i to i64

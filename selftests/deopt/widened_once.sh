@@ -4,8 +4,12 @@
 # DIR holds NAME.opt.ll (opt-14 -passes='guard-widening,lower-guard-intrinsic')
 # and NAME.o (llc-14 of it) for widen and range.  For each: no guard is
 # left, one deoptimization is, with the first guard's state (its deopt
-# bundle starts with i32 0); every guard's condition feeds its one branch;
-# the object has one stack map record and one call of __llvm_deoptimize.
+# bundle starts with i32 0); one branch leads to it, on the widened
+# condition: for widen the seed's single `3 u< len` (len u>= 4), for range
+# its pair `i + 3 u< len` and `i u< len`; the object has one stack map
+# record and one call of __llvm_deoptimize; and its code checks that many
+# times, no more: one compare and one conditional branch for widen, two of
+# each for range, where the unwidened code had four.
 set -u
 dir=$1
 readelf=${LLVM_READELF:-llvm-readelf-14}
@@ -13,22 +17,41 @@ objdump=${LLVM_OBJDUMP:-llvm-objdump-14}
 status=0
 bad() { echo "FAIL widened_once: $*"; status=1; }
 
+# The widened condition as opt-14 writes it, and the compares it is.
+cond_widen='%wide.chk2 = icmp uge i32 %len, 4$'
+cond_range='%wide.chk2 = and i1 %c3, %c0$'
+compares_widen=1
+compares_range=2
+
 for name in widen range; do
 	ll=$dir/$name.opt.ll
 	obj=$dir/$name.o
+	cond_var=cond_$name; compares_var=compares_$name
+	want_compares=${!compares_var}
 	guards=$(grep -c 'call void (i1, ...) @llvm.experimental.guard' "$ll")
 	deopts=$(grep -c 'call void (...) @llvm.experimental.deoptimize' "$ll")
 	first=$(grep -c '@llvm.experimental.deoptimize.isVoid() \[ "deopt"(i32 0,' "$ll")
 	branches=$(grep -c 'br i1 %wide.chk2, label %guarded, label %deopt' "$ll")
 	records=$("$readelf" --stackmap "$obj" | sed -n 's/^Num Records: //p')
 	calls=$("$objdump" -dr "$obj" | grep -c 'R_X86_64_PLT32	__llvm_deoptimize\|R_X86_64_PC32	__llvm_deoptimize')
+	cond=$(grep -c -- "${!cond_var}" "$ll")
+	c3=$(grep -c -- '%c3 = icmp ult i32 %i3, %len$' "$ll")
+	c0=$(grep -c -- '%c0 = icmp ult i32 %i, %len$' "$ll")
+	# The function's code up to the call: its compares and conditional jumps.
+	code=$("$objdump" -d --no-show-raw-insn "$obj" | sed -n '/^[0-9a-f]* <[a-z]*>:$/,/call/p')
+	compares=$(grep -cE '\s(cmp|test)[bwlq]?\s' <<<"$code")
+	jccs=$(grep -E '\sj[a-z]+\s' <<<"$code" | grep -vcE '\sjmp[q]?\s')
 	[ "$guards" = 0 ] || bad "$name: $guards guards left"
+	[ "$cond" = 1 ] || bad "$name: the branch's condition is not the widened one (${!cond_var})"
+	[ "$name" = widen ] || [ "$c3$c0" = 11 ] || bad "$name: the widened condition is not i + 3 u< len and i u< len"
+	[ "$compares" = "$want_compares" ] || bad "$name: the code compares $compares times before deoptimizing, not $want_compares"
+	[ "$jccs" = "$want_compares" ] || bad "$name: the code has $jccs conditional branches, not $want_compares"
 	[ "$deopts" = 1 ] || bad "$name: $deopts deoptimizations, not 1"
 	[ "$first" = 1 ] || bad "$name: the deoptimization is not the first guard's state"
 	[ "$branches" = 1 ] || bad "$name: the four checks are not one widened branch"
 	[ "$records" = 1 ] || bad "$name: $records stack map records, not 1"
 	[ "$calls" = 1 ] || bad "$name: $calls calls of __llvm_deoptimize, not 1"
-	[ $status = 0 ] && echo "ok $name: one widened check (the first guard's state), one record, one call"
+	[ $status = 0 ] && echo "ok $name: one widened check ($want_compares compare(s) in the code; the first guard's state), one record, one call"
 done
 [ $status = 0 ] && echo "PASS widened_once"
 exit $status
