@@ -1,23 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * Indexed tables built from the cursors: every entry in section order, plus
- * sorted indexes for lookups by PC and by stack map ID.
+ * indexes (index.h) for lookups by PC and by stack map ID.
  *
- * Each builder walks the section twice: once to validate and count (so it
- * allocates exactly once, and nothing at all for malformed input), once to
- * fill in.  A built table is immutable.
+ * Each builder walks the section once, validating as it fills in: the
+ * arrays grow as the walk learns the counts (a function's NumFaultingPCs, a
+ * record's NumLocations), bounded by what the cursor has checked fits in
+ * the section.  Malformed input frees what was built and returns the
+ * cursor's error.  A built table is immutable.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include <faultline/format.h>
 
+#include "format/index.h"
 #include "format/table.h"
 
 struct fl_faultmap {
 	size_t count;
 	struct fl_faultmap_entry *entries;	/* section order */
-	const struct fl_faultmap_entry **by_pc;	/* sorted by faulting_pc, then order */
+	struct fl_index by_pc;			/* faulting_pc -> entry */
 };
 
 struct fl_stackmap {
@@ -26,18 +29,31 @@ struct fl_stackmap {
 	struct fl_stackmap_location *locations;
 	struct fl_stackmap_live_out *live_outs;
 	const struct fl_stackmap_record **by_id;	/* sorted by id, then order */
-	const struct fl_stackmap_record **by_pc;	/* sorted by pc, then order */
+	struct fl_index id_rank;		/* id -> its first place in by_id */
+	struct fl_index by_pc;			/* pc -> record */
 };
 
-/* qsort is not stable: ties are broken by address, which is section order. */
-static int cmp_entry_pc(const void *a, const void *b)
+/*
+ * Makes room for need elements in *p (of size bytes each, *cap of them
+ * now), at least doubling.  Returns 0, or -ENOMEM (*p unchanged).
+ */
+static int reserve(void *p, size_t *cap, size_t need, size_t size)
 {
-	const struct fl_faultmap_entry *x = *(const struct fl_faultmap_entry *const *)a;
-	const struct fl_faultmap_entry *y = *(const struct fl_faultmap_entry *const *)b;
+	void **arr = p, *grown;
+	size_t to = *cap ? *cap : 64;
 
-	if (x->faulting_pc != y->faulting_pc)
-		return x->faulting_pc < y->faulting_pc ? -1 : 1;
-	return x < y ? -1 : x > y;
+	if (need <= *cap)
+		return 0;
+	while (to < need)
+		to = to > SIZE_MAX / 2 ? need : 2 * to;
+	if (to > SIZE_MAX / size)
+		return -ENOMEM;
+	grown = realloc(*arr, to * size);
+	if (!grown)
+		return -ENOMEM;
+	*arr = grown;
+	*cap = to;
+	return 0;
 }
 
 int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
@@ -46,33 +62,28 @@ int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 	struct fl_faultmap_cursor c;
 	struct fl_faultmap_event ev;
 	struct fl_faultmap *fm;
-	long count;
-	size_t i = 0;
+	size_t cap = 0;
 	int ret;
 
 	*out = NULL;
-	count = fl_faultmap_validate(data, size, flags, diag);
-	if (count < 0)
-		return (int)count;
-
 	fm = calloc(1, sizeof(*fm));
 	if (!fm)
 		return -ENOMEM;
-	fm->count = (size_t)count;
-	fm->entries = calloc(fm->count ? fm->count : 1, sizeof(*fm->entries));
-	fm->by_pc = calloc(fm->count ? fm->count : 1, sizeof(*fm->by_pc));
-	if (!fm->entries || !fm->by_pc) {
-		fl_faultmap_free(fm);
-		return -ENOMEM;
-	}
-
 	fl_faultmap_cursor_init(&c, data, size, flags, diag);
 	while ((ret = fl_faultmap_next(&c, &ev)) > 0) {
 		struct fl_faultmap_entry *e;
 
+		if (ev.type == FL_FM_FUNCTION) {
+			/* The cursor checked that they fit in the section. */
+			ret = reserve(&fm->entries, &cap,
+				      fm->count + ev.function.num_faulting_pcs,
+				      sizeof(*fm->entries));
+			if (ret < 0)
+				break;
+		}
 		if (ev.type != FL_FM_FAULT)
 			continue;
-		e = &fm->entries[i];
+		e = &fm->entries[fm->count++];
 		e->function_address = ev.fault.function_address;
 		e->faulting_pc = ev.fault.function_address + ev.fault.faulting_pc_offset;
 		e->handler_pc = ev.fault.function_address + ev.fault.handler_pc_offset;
@@ -80,15 +91,14 @@ int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 		e->table = ev.table;
 		e->function = ev.fault.function;
 		e->index = ev.fault.index;
-		fm->by_pc[i] = e;
-		i++;
 	}
-	/* The first walk succeeded over the same bytes: so does this one. */
-	if (ret < 0 || i != fm->count) {
+	if (ret == 0)
+		ret = fl_index_build(&fm->by_pc, fm->count ? &fm->entries[0].faulting_pc : NULL,
+				     sizeof(*fm->entries), fm->count);
+	if (ret < 0) {
 		fl_faultmap_free(fm);
-		return ret < 0 ? ret : -EINVAL;
+		return ret;
 	}
-	qsort(fm->by_pc, fm->count, sizeof(*fm->by_pc), cmp_entry_pc);
 	*out = fm;
 	return 0;
 }
@@ -98,7 +108,7 @@ void fl_faultmap_free(struct fl_faultmap *fm)
 	if (!fm)
 		return;
 	free(fm->entries);
-	free(fm->by_pc);
+	fl_index_free(&fm->by_pc);
 	free(fm);
 }
 
@@ -116,165 +126,174 @@ const struct fl_faultmap_entry *fl_faultmap_entry(const struct fl_faultmap *fm,
 const struct fl_faultmap_entry *fl_faultmap_lookup(const struct fl_faultmap *fm,
 						   uint64_t pc)
 {
-	size_t lo = 0, hi = fm->count;
+	uint32_t i;
 
-	/* The first index whose faulting_pc >= pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (fm->by_pc[mid]->faulting_pc < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < fm->count && fm->by_pc[lo]->faulting_pc == pc)
-		return fm->by_pc[lo];
-	return NULL;
+	return fl_index_find(&fm->by_pc, pc, &i) ? &fm->entries[i] : NULL;
 }
 
-static int cmp_record_id(const void *a, const void *b)
-{
-	const struct fl_stackmap_record *x = *(const struct fl_stackmap_record *const *)a;
-	const struct fl_stackmap_record *y = *(const struct fl_stackmap_record *const *)b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_record_pc(const void *a, const void *b)
-{
-	const struct fl_stackmap_record *x = *(const struct fl_stackmap_record *const *)a;
-	const struct fl_stackmap_record *y = *(const struct fl_stackmap_record *const *)b;
-
-	if (x->pc != y->pc)
-		return x->pc < y->pc ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/* First walk: counts records, locations and live-outs. */
-static int count_stackmap(const void *data, size_t size, uint32_t flags,
-			  struct fl_diag *diag, size_t *records, size_t *locations,
-			  size_t *live_outs)
-{
-	struct fl_stackmap_cursor c;
-	struct fl_stackmap_event ev;
-	int ret;
-
-	*records = *locations = *live_outs = 0;
-	fl_stackmap_cursor_init(&c, data, size, flags, diag);
-	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
-		if (ev.type == FL_SM_RECORD) {
-			(*records)++;
-			*locations += ev.record.num_locations;
-			*live_outs += ev.record.num_live_outs;
-		}
-	}
-	return ret;
-}
-
-int fl_stackmap_parse(const void *data, size_t size, uint32_t flags,
-		      struct fl_stackmap **out, struct fl_diag *diag)
-{
-	size_t nrec, nloc, nlo, r = 0, l = 0, o = 0;
-	struct fl_stackmap_cursor c;
-	struct fl_stackmap_event ev;
-	struct fl_stackmap_record *rec = NULL;
+/* What a stack map walk has filled in, and how much room there is. */
+struct sm_build {
 	struct fl_stackmap *sm;
-	uint32_t version = 0;
+	size_t cap_records, cap_locations, cap_live_outs;
+	size_t nloc, nlo;
+};
+
+static int add_record(struct sm_build *b, const struct fl_stackmap_event *ev,
+		      uint8_t version)
+{
+	struct fl_stackmap_record *rec;
 	int ret;
 
-	*out = NULL;
-	ret = count_stackmap(data, size, flags, diag, &nrec, &nloc, &nlo);
-	if (ret < 0)
+	/* The cursor checked that the record, locations and live-outs fit. */
+	if ((ret = reserve(&b->sm->records, &b->cap_records, b->sm->count + 1,
+			   sizeof(*b->sm->records))) < 0 ||
+	    (ret = reserve(&b->sm->locations, &b->cap_locations,
+			   b->nloc + ev->record.num_locations,
+			   sizeof(*b->sm->locations))) < 0 ||
+	    (ret = reserve(&b->sm->live_outs, &b->cap_live_outs,
+			   b->nlo + ev->record.num_live_outs,
+			   sizeof(*b->sm->live_outs))) < 0)
 		return ret;
+	rec = &b->sm->records[b->sm->count++];
+	rec->id = ev->record.id;
+	rec->function_address = ev->record.function_address;
+	rec->instruction_offset = ev->record.instruction_offset;
+	rec->pc = ev->record.function_address + ev->record.instruction_offset;
+	rec->table = ev->table;
+	rec->function = ev->record.function;
+	rec->index = ev->record.index;
+	rec->flags = ev->record.flags;
+	rec->num_locations = ev->record.num_locations;
+	rec->num_live_outs = ev->record.num_live_outs;
+	rec->version = version;
+	rec->stack_size = ev->record.stack_size;
+	/* Set once the arrays stop moving: see link_records. */
+	rec->locations = NULL;
+	rec->live_outs = NULL;
+	return 0;
+}
 
-	sm = calloc(1, sizeof(*sm));
-	if (!sm)
-		return -ENOMEM;
-	sm->count = nrec;
-	sm->records = calloc(nrec ? nrec : 1, sizeof(*sm->records));
-	sm->locations = calloc(nloc ? nloc : 1, sizeof(*sm->locations));
-	sm->live_outs = calloc(nlo ? nlo : 1, sizeof(*sm->live_outs));
-	sm->by_id = calloc(nrec ? nrec : 1, sizeof(*sm->by_id));
-	sm->by_pc = calloc(nrec ? nrec : 1, sizeof(*sm->by_pc));
-	if (!sm->records || !sm->locations || !sm->live_outs || !sm->by_id ||
-	    !sm->by_pc) {
-		fl_stackmap_free(sm);
-		return -ENOMEM;
-	}
+/* Walks the section into b. */
+static int fill_stackmap(struct sm_build *b, const void *data, size_t size,
+			 uint32_t flags, struct fl_diag *diag)
+{
+	struct fl_stackmap *sm = b->sm;
+	struct fl_stackmap_cursor c;
+	struct fl_stackmap_event ev;
+	uint8_t version = 0;
+	int ret;
 
 	fl_stackmap_cursor_init(&c, data, size, flags, diag);
 	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
 		switch (ev.type) {
 		case FL_SM_TABLE:
 			version = ev.header.version;
+			/* The cursor checked that NumRecords fit in the section. */
+			ret = reserve(&sm->records, &b->cap_records,
+				      sm->count + ev.header.num_records,
+				      sizeof(*sm->records));
 			break;
 		case FL_SM_RECORD:
-			if (r >= nrec) {
-				ret = -EINVAL;
-				goto out;
-			}
-			rec = &sm->records[r];
-			rec->id = ev.record.id;
-			rec->function_address = ev.record.function_address;
-			rec->instruction_offset = ev.record.instruction_offset;
-			rec->pc = ev.record.function_address + ev.record.instruction_offset;
-			rec->table = ev.table;
-			rec->function = ev.record.function;
-			rec->index = ev.record.index;
-			rec->flags = ev.record.flags;
-			rec->num_locations = ev.record.num_locations;
-			rec->num_live_outs = ev.record.num_live_outs;
-			rec->version = (uint8_t)version;
-			rec->locations = &sm->locations[l];
-			rec->live_outs = &sm->live_outs[o];
-			rec->stack_size = ev.record.stack_size;
-			sm->by_id[r] = rec;
-			sm->by_pc[r] = rec;
-			r++;
+			ret = add_record(b, &ev, version);
 			break;
 		case FL_SM_LOCATION:
-			if (l >= nloc) {
-				ret = -EINVAL;
-				goto out;
-			}
-			sm->locations[l].kind = ev.location.kind;
-			sm->locations[l].size = ev.location.size;
-			sm->locations[l].dwarf_reg = ev.location.dwarf_reg;
-			sm->locations[l].offset = ev.location.offset;
-			sm->locations[l].constant = ev.location.constant;
-			l++;
+			sm->locations[b->nloc++] = (struct fl_stackmap_location){
+				.kind = ev.location.kind,
+				.size = ev.location.size,
+				.dwarf_reg = ev.location.dwarf_reg,
+				.offset = ev.location.offset,
+				.constant = ev.location.constant,
+			};
 			break;
 		case FL_SM_LIVE_OUT:
-			if (o >= nlo) {
-				ret = -EINVAL;
-				goto out;
-			}
-			sm->live_outs[o].dwarf_reg = ev.live_out.dwarf_reg;
-			sm->live_outs[o].size = ev.live_out.size;
-			o++;
+			sm->live_outs[b->nlo++] = (struct fl_stackmap_live_out){
+				.dwarf_reg = ev.live_out.dwarf_reg,
+				.size = ev.live_out.size,
+			};
 			break;
 		default:
 			break;
 		}
+		if (ret < 0)
+			return ret;
 	}
-out:
-	if (ret < 0 || r != nrec) {
-		fl_stackmap_free(sm);
-		return ret < 0 ? ret : -EINVAL;
+	return ret;
+}
+
+/* Points every record at its locations and live-outs, in section order. */
+static void link_records(struct fl_stackmap *sm)
+{
+	size_t r, l = 0, o = 0;
+
+	for (r = 0; r < sm->count; r++) {
+		struct fl_stackmap_record *rec = &sm->records[r];
+
+		rec->locations = sm->locations ? &sm->locations[l] : NULL;
+		rec->live_outs = sm->live_outs ? &sm->live_outs[o] : NULL;
+		l += rec->num_locations;
+		o += rec->num_live_outs;
 	}
-	qsort(sm->by_id, nrec, sizeof(*sm->by_id), cmp_record_id);
-	qsort(sm->by_pc, nrec, sizeof(*sm->by_pc), cmp_record_pc);
-	*out = sm;
+}
+
+/* by_id and its index (IDs to places in by_id), then the PC index. */
+static int index_stackmap(struct fl_stackmap *sm)
+{
+	size_t n = sm->count, i;
+	struct fl_key *keys;
+	int ret;
+
+	keys = malloc((n ? n : 1) * sizeof(*keys));
+	sm->by_id = malloc((n ? n : 1) * sizeof(*sm->by_id));
+	if (!keys || !sm->by_id) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		keys[i] = (struct fl_key){ sm->records[i].id, (uint32_t)i };
+	ret = fl_keys_sort(keys, n);
+	if (ret == 0) {
+		for (i = 0; i < n; i++)
+			sm->by_id[i] = &sm->records[keys[i].val];
+		/* In order now: the value of each is its place in by_id. */
+		ret = fl_index_build(&sm->id_rank, n ? &keys[0].key : NULL, sizeof(*keys), n);
+	}
+	free(keys);
+	if (ret == 0)
+		ret = fl_index_build(&sm->by_pc, n ? &sm->records[0].pc : NULL,
+				     sizeof(*sm->records), n);
+	return ret;
+}
+
+int fl_stackmap_parse(const void *data, size_t size, uint32_t flags,
+		      struct fl_stackmap **out, struct fl_diag *diag)
+{
+	struct sm_build b = { 0 };
+	int ret;
+
+	*out = NULL;
+	b.sm = calloc(1, sizeof(*b.sm));
+	if (!b.sm)
+		return -ENOMEM;
+	ret = fill_stackmap(&b, data, size, flags, diag);
+	/* Past FL_INDEX_MAX records the indexes refuse (-ENOMEM). */
+	if (ret == 0) {
+		link_records(b.sm);
+		ret = index_stackmap(b.sm);
+	}
+	if (ret < 0) {
+		fl_stackmap_free(b.sm);
+		return ret;
+	}
+	*out = b.sm;
 	return 0;
 }
 
 struct fl_stackmap_record *fl_stackmap_records_to_place(struct fl_stackmap *sm)
 {
 	free(sm->by_id);
-	free(sm->by_pc);
-	sm->by_id = sm->by_pc = NULL;
+	sm->by_id = NULL;
+	fl_index_free(&sm->id_rank);
+	fl_index_free(&sm->by_pc);
 	return sm->records;
 }
 
@@ -286,7 +305,8 @@ void fl_stackmap_free(struct fl_stackmap *sm)
 	free(sm->locations);
 	free(sm->live_outs);
 	free(sm->by_id);
-	free(sm->by_pc);
+	fl_index_free(&sm->id_rank);
+	fl_index_free(&sm->by_pc);
 	free(sm);
 }
 
@@ -304,37 +324,22 @@ const struct fl_stackmap_record *fl_stackmap_record(const struct fl_stackmap *sm
 size_t fl_stackmap_find_id(const struct fl_stackmap *sm, uint64_t id,
 			   const struct fl_stackmap_record *const **records)
 {
-	size_t lo = 0, hi = sm->count, end;
+	uint32_t first;
+	size_t end;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sm->by_id[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (end = lo; end < sm->count && sm->by_id[end]->id == id; end++)
+	if (!fl_index_find(&sm->id_rank, id, &first))
+		return 0;
+	for (end = first + 1; end < sm->count && sm->by_id[end]->id == id; end++)
 		;
-	if (end > lo && records)
-		*records = &sm->by_id[lo];
-	return end - lo;
+	if (records)
+		*records = &sm->by_id[first];
+	return end - first;
 }
 
 const struct fl_stackmap_record *fl_stackmap_find_pc(const struct fl_stackmap *sm,
 						     uint64_t pc)
 {
-	size_t lo = 0, hi = sm->count;
+	uint32_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sm->by_pc[mid]->pc < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < sm->count && sm->by_pc[lo]->pc == pc)
-		return sm->by_pc[lo];
-	return NULL;
+	return fl_index_find(&sm->by_pc, pc, &i) ? &sm->records[i] : NULL;
 }
