@@ -367,8 +367,8 @@ const struct fl_faultmap_entry *fl_faultmap_entry(const struct fl_faultmap *fm,
 						  size_t i);
 /*
  * Returns the entry whose faulting_pc is pc (the first in section order if
- * several), or NULL.  O(log n).  Thread-safe; async-signal-safe (a binary
- * search of the built table, nothing allocated).
+ * several), or NULL.  O(log n).  Thread-safe; async-signal-safe (a search
+ * of the built table's index, nothing allocated).
  */
 const struct fl_faultmap_entry *fl_faultmap_lookup(const struct fl_faultmap *fm,
 						   uint64_t pc);

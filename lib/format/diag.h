@@ -22,4 +22,19 @@ int fl_diag_set(struct fl_diag *diag, int err, const char *section,
 int fl_diag_say(struct fl_diag *diag, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Whether a kind exists: fl_fault_kind_name(kind) != NULL and
+ * fl_location_kind_name(kind) != NULL, inline for the cursors, which ask
+ * once per entry.  Async-signal-safe.
+ */
+static inline int fl_fault_kind_known(uint32_t kind)
+{
+	return kind >= FL_FAULT_LOAD && kind <= FL_FAULT_STORE;
+}
+
+static inline int fl_location_kind_known(uint32_t kind)
+{
+	return kind >= FL_LOC_REGISTER && kind <= FL_LOC_CONSTANT_INDEX;
+}
+
 #endif /* FL_FORMAT_DIAG_H */

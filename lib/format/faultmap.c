@@ -160,7 +160,7 @@ static int read_fault(struct fl_faultmap_cursor *c, struct fl_faultmap_event *ev
 	/* read_function guaranteed room for all NumFaultingPCs entries. */
 	uint32_t kind = r32(c, c->pos);
 
-	if (!fl_fault_kind_name(kind))
+	if (!fl_fault_kind_known(kind))
 		return fail(c, fl_diag_set(c->diag, -EINVAL, SECTION, c->table,
 			"function %u: fault %u: FaultKind %u unknown%s",
 			c->function, c->pc, kind, endian_hint(c, kind, 3)));

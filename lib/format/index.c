@@ -3,11 +3,11 @@
  * The lookup index of the tables (index.h): a stable sort of the keys when
  * they are out of order, then their Eytzinger layout.
  *
- * The sort is an LSD radix sort on the bytes in which the keys differ (the
- * others cannot change the order): a PC or an ID varies in its low three or
- * four bytes, so that is three or four passes over the keys, where qsort of
- * a million pointers with a comparator took most of a table's build.  Being
- * stable, it keeps equal keys in section order.
+ * The sort is an LSD radix sort on the 11-bit digits in which the keys
+ * differ (the others cannot change the order): a PC or an ID varies in its
+ * low 20 to 32 bits, so that is two or three passes over the keys, where
+ * qsort of a million pointers with a comparator took most of a table's
+ * build.  Being stable, it keeps equal keys in section order.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,14 +17,18 @@
 #include "format/index.h"
 
 #define CACHE_LINE 64
+/* Digits of 11 bits: 2,048 counters a digit stay in the L1 cache. */
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+#define DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
 int fl_keys_sort(struct fl_key *v, size_t n)
 {
-	size_t (*c)[256];	/* c[b][d]: keys whose byte b is d, then where they go */
+	size_t (*c)[RADIX];	/* c[d][x]: keys whose digit d is x, then where they go */
 	struct fl_key *tmp, *src = v, *dst;
 	uint64_t differ = 0;
+	unsigned d, shift;
 	size_t i;
-	unsigned b;
 
 	for (i = 1; i < n && v[i - 1].key <= v[i].key; i++)
 		;
@@ -33,7 +37,7 @@ int fl_keys_sort(struct fl_key *v, size_t n)
 	for (i = 1; i < n; i++)
 		differ |= v[i].key ^ v[0].key;
 
-	c = calloc(8, sizeof(*c));
+	c = calloc(DIGITS, sizeof(*c));
 	tmp = malloc(n * sizeof(*tmp));
 	if (!c || !tmp) {
 		free(c);
@@ -41,26 +45,25 @@ int fl_keys_sort(struct fl_key *v, size_t n)
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++)
-		for (b = 0; b < 8; b++)
-			if ((differ >> (8 * b)) & 0xff)
-				c[b][(v[i].key >> (8 * b)) & 0xff]++;
+		for (d = 0, shift = 0; d < DIGITS; d++, shift += RADIX_BITS)
+			if ((differ >> shift) & (RADIX - 1))
+				c[d][(v[i].key >> shift) & (RADIX - 1)]++;
 
 	dst = tmp;
-	for (b = 0; b < 8; b++) {
-		unsigned shift = 8 * b;
-		size_t sum = 0, d;
+	for (d = 0, shift = 0; d < DIGITS; d++, shift += RADIX_BITS) {
+		size_t sum = 0, x;
 		struct fl_key *t;
 
-		if (!((differ >> shift) & 0xff))
+		if (!((differ >> shift) & (RADIX - 1)))
 			continue;
-		for (d = 0; d < 256; d++) {
-			size_t here = c[b][d];
+		for (x = 0; x < RADIX; x++) {
+			size_t here = c[d][x];
 
-			c[b][d] = sum;
+			c[d][x] = sum;
 			sum += here;
 		}
 		for (i = 0; i < n; i++)
-			dst[c[b][(src[i].key >> shift) & 0xff]++] = src[i];
+			dst[c[d][(src[i].key >> shift) & (RADIX - 1)]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
@@ -117,19 +120,17 @@ static void lay_out(struct fl_index *ix, const struct fl_key *sorted,
 	}
 }
 
-int fl_index_build(struct fl_index *ix, const uint64_t *keys, size_t stride, size_t n)
+int fl_index_build(struct fl_index *ix, const uint64_t *keys, size_t stride, size_t n,
+		   bool in_order)
 {
 	struct fl_key *sorted = NULL;
 	uint64_t last;
-	bool in_order = true;
 	size_t i;
 	int ret;
 
 	memset(ix, 0, sizeof(*ix));
 	if (n > FL_INDEX_MAX)
 		return -ENOMEM;
-	for (i = 1; i < n && in_order; i++)
-		in_order = key_at(keys, stride, i - 1) <= key_at(keys, stride, i);
 	if (!in_order) {
 		sorted = malloc(n * sizeof(*sorted));
 		if (!sorted)
@@ -188,24 +189,27 @@ static inline void prefetch(const void *slots, size_t offset)
 	__builtin_prefetch((const void *)((uintptr_t)slots + offset));
 }
 
-int fl_index_find(const struct fl_index *ix, uint64_t key, uint32_t *val)
+int fl_index_lower_bound(const struct fl_index *ix, uint64_t key, uint64_t *at,
+			 uint32_t *val)
 {
 	size_t k = 1, n = ix->n;
 
 	if (ix->narrow) {
 		const struct fl_slot32 *s = ix->narrow;
-		uint32_t x = (uint32_t)(key - ix->base);
+		uint32_t x;
 
-		if (key < ix->base || key - ix->base > UINT32_MAX)
+		if (key > ix->base && key - ix->base > UINT32_MAX)
 			return 0;
+		x = key > ix->base ? (uint32_t)(key - ix->base) : 0;
 		while (k <= n) {
 			prefetch(s, 16 * sizeof(*s) * k);
 			prefetch(s, 16 * sizeof(*s) * k + CACHE_LINE);
 			k = 2 * k + (s[k].key < x);
 		}
 		k = first_at_or_above(k);
-		if (k == 0 || s[k].key != x)
+		if (k == 0)
 			return 0;
+		*at = ix->base + s[k].key;
 		*val = s[k].val;
 		return 1;
 	}
@@ -218,10 +222,18 @@ int fl_index_find(const struct fl_index *ix, uint64_t key, uint32_t *val)
 			k = 2 * k + (s[k].key < key);
 		}
 		k = first_at_or_above(k);
-		if (k == 0 || s[k].key != key)
+		if (k == 0)
 			return 0;
+		*at = s[k].key;
 		*val = s[k].val;
 		return 1;
 	}
 	return 0;
+}
+
+int fl_index_find(const struct fl_index *ix, uint64_t key, uint32_t *val)
+{
+	uint64_t at;
+
+	return fl_index_lower_bound(ix, key, &at, val) && at == key;
 }

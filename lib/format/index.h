@@ -21,6 +21,7 @@
 #ifndef FL_FORMAT_INDEX_H
 #define FL_FORMAT_INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,14 +61,24 @@ int fl_keys_sort(struct fl_key *v, size_t n);
 /*
  * Builds ix over n keys in section order, key i at (char *)keys + i *
  * stride (a uint64_t), whose value is i.  Equal keys: a lookup finds the
- * first.  Keys in order (as LLVM writes PCs) are laid out as they are;
+ * first.  in_order says that the keys do not go down (as LLVM writes PCs;
+ * the builders see it while they fill in): they are laid out as they are;
  * others are sorted first.  Returns 0, or -ENOMEM (also for more than
  * FL_INDEX_MAX keys).  Thread-safe.
  */
-int fl_index_build(struct fl_index *ix, const uint64_t *keys, size_t stride, size_t n);
+int fl_index_build(struct fl_index *ix, const uint64_t *keys, size_t stride, size_t n,
+		   bool in_order);
 
 /* Frees what fl_index_build allocated (a zeroed ix: nothing). */
 void fl_index_free(struct fl_index *ix);
+
+/*
+ * Returns 1 with *at set to the first key (in sorted order) that is key or
+ * above and *val to its value, or 0 when every key is below key.
+ * Thread-safe; async-signal-safe.
+ */
+int fl_index_lower_bound(const struct fl_index *ix, uint64_t key, uint64_t *at,
+			 uint32_t *val);
 
 /*
  * Returns 1 with *val set to the value of the first key equal to key, or 0

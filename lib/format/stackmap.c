@@ -350,7 +350,7 @@ static int read_location(struct fl_stackmap_cursor *c, struct fl_stackmap_event 
 		ev->location.offset = (int32_t)r32(c, off + 4);
 	}
 
-	if (!fl_location_kind_name(kind))
+	if (!fl_location_kind_known(kind))
 		return fail(c, fl_diag_set(c->diag, -EINVAL, SECTION, c->table,
 			"record %u: location %u: Kind %u unknown",
 			c->record, c->location, kind));

@@ -10,6 +10,7 @@
  * cursor's error.  A built table is immutable.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <faultline/format.h>
@@ -40,12 +41,12 @@ struct fl_stackmap {
 static int reserve(void *p, size_t *cap, size_t need, size_t size)
 {
 	void **arr = p, *grown;
-	size_t to = *cap ? *cap : 64;
+	size_t to = *cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * *cap;
 
 	if (need <= *cap)
 		return 0;
-	while (to < need)
-		to = to > SIZE_MAX / 2 ? need : 2 * to;
+	if (to < need)
+		to = need;
 	if (to > SIZE_MAX / size)
 		return -ENOMEM;
 	grown = realloc(*arr, to * size);
@@ -56,12 +57,41 @@ static int reserve(void *p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/*
+ * A first capacity for an array the walk fills: the most elements the
+ * section's size allows, so that the array never has to grow (and be
+ * copied, and fault in its pages twice).  What the walk does not fill is
+ * never touched, so it costs address space only, until shrink gives it
+ * back.  If even that cannot be had, the walk grows the array as it goes.
+ */
+static void presize(void *p, size_t *cap, size_t most, size_t size)
+{
+	if (reserve(p, cap, most, size) < 0)
+		*cap = 0;
+}
+
+/* *p, of n elements of size bytes, without the capacity past them. */
+static void shrink(void *p, size_t n, size_t size)
+{
+	void **arr = p, *smaller;
+
+	if (!n) {
+		free(*arr);
+		*arr = NULL;
+		return;
+	}
+	smaller = realloc(*arr, n * size);
+	if (smaller)
+		*arr = smaller;
+}
+
 int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 		      struct fl_faultmap **out, struct fl_diag *diag)
 {
 	struct fl_faultmap_cursor c;
 	struct fl_faultmap_event ev;
 	struct fl_faultmap *fm;
+	bool in_order = true;
 	size_t cap = 0;
 	int ret;
 
@@ -69,6 +99,8 @@ int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 	fm = calloc(1, sizeof(*fm));
 	if (!fm)
 		return -ENOMEM;
+	/* Past the 8-byte header, a fault is at least 12 bytes. */
+	presize(&fm->entries, &cap, size / 12, sizeof(*fm->entries));
 	fl_faultmap_cursor_init(&c, data, size, flags, diag);
 	while ((ret = fl_faultmap_next(&c, &ev)) > 0) {
 		struct fl_faultmap_entry *e;
@@ -91,10 +123,12 @@ int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 		e->table = ev.table;
 		e->function = ev.fault.function;
 		e->index = ev.fault.index;
+		in_order &= fm->count == 1 || e[-1].faulting_pc <= e->faulting_pc;
 	}
+	shrink(&fm->entries, fm->count, sizeof(*fm->entries));
 	if (ret == 0)
 		ret = fl_index_build(&fm->by_pc, fm->count ? &fm->entries[0].faulting_pc : NULL,
-				     sizeof(*fm->entries), fm->count);
+				     sizeof(*fm->entries), fm->count, in_order);
 	if (ret < 0) {
 		fl_faultmap_free(fm);
 		return ret;
@@ -134,9 +168,19 @@ const struct fl_faultmap_entry *fl_faultmap_lookup(const struct fl_faultmap *fm,
 /* What a stack map walk has filled in, and how much room there is. */
 struct sm_build {
 	struct fl_stackmap *sm;
-	size_t cap_records, cap_locations, cap_live_outs;
+	struct fl_key *ids;	/* each record's ID and index, for by_id */
+	size_t cap_records, cap_ids, cap_locations, cap_live_outs;
 	size_t nloc, nlo;
+	bool pc_in_order;	/* so far, the PCs do not go down */
 };
+
+/* Room for need records (and their IDs). */
+static int reserve_records(struct sm_build *b, size_t need)
+{
+	int ret = reserve(&b->sm->records, &b->cap_records, need, sizeof(*b->sm->records));
+
+	return ret < 0 ? ret : reserve(&b->ids, &b->cap_ids, need, sizeof(*b->ids));
+}
 
 static int add_record(struct sm_build *b, const struct fl_stackmap_event *ev,
 		      uint8_t version)
@@ -145,8 +189,7 @@ static int add_record(struct sm_build *b, const struct fl_stackmap_event *ev,
 	int ret;
 
 	/* The cursor checked that the record, locations and live-outs fit. */
-	if ((ret = reserve(&b->sm->records, &b->cap_records, b->sm->count + 1,
-			   sizeof(*b->sm->records))) < 0 ||
+	if ((ret = reserve_records(b, b->sm->count + 1)) < 0 ||
 	    (ret = reserve(&b->sm->locations, &b->cap_locations,
 			   b->nloc + ev->record.num_locations,
 			   sizeof(*b->sm->locations))) < 0 ||
@@ -154,6 +197,7 @@ static int add_record(struct sm_build *b, const struct fl_stackmap_event *ev,
 			   b->nlo + ev->record.num_live_outs,
 			   sizeof(*b->sm->live_outs))) < 0)
 		return ret;
+	b->ids[b->sm->count] = (struct fl_key){ ev->record.id, (uint32_t)b->sm->count };
 	rec = &b->sm->records[b->sm->count++];
 	rec->id = ev->record.id;
 	rec->function_address = ev->record.function_address;
@@ -167,6 +211,7 @@ static int add_record(struct sm_build *b, const struct fl_stackmap_event *ev,
 	rec->num_live_outs = ev->record.num_live_outs;
 	rec->version = version;
 	rec->stack_size = ev->record.stack_size;
+	b->pc_in_order &= b->sm->count == 1 || rec[-1].pc <= rec->pc;
 	/* Set once the arrays stop moving: see link_records. */
 	rec->locations = NULL;
 	rec->live_outs = NULL;
@@ -183,15 +228,15 @@ static int fill_stackmap(struct sm_build *b, const void *data, size_t size,
 	uint8_t version = 0;
 	int ret;
 
+	/* A location is at least 8 bytes (v1, v2). */
+	presize(&sm->locations, &b->cap_locations, size / 8, sizeof(*sm->locations));
 	fl_stackmap_cursor_init(&c, data, size, flags, diag);
 	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
 		switch (ev.type) {
 		case FL_SM_TABLE:
 			version = ev.header.version;
 			/* The cursor checked that NumRecords fit in the section. */
-			ret = reserve(&sm->records, &b->cap_records,
-				      sm->count + ev.header.num_records,
-				      sizeof(*sm->records));
+			ret = reserve_records(b, sm->count + ev.header.num_records);
 			break;
 		case FL_SM_RECORD:
 			ret = add_record(b, &ev, version);
@@ -220,7 +265,14 @@ static int fill_stackmap(struct sm_build *b, const void *data, size_t size,
 	return ret;
 }
 
-/* Points every record at its locations and live-outs, in section order. */
+/* Where records point when the section has no locations or no live-outs. */
+static const struct fl_stackmap_location no_locations[1];
+static const struct fl_stackmap_live_out no_live_outs[1];
+
+/*
+ * Points every record at its locations and live-outs, in section order
+ * (never NULL, as memcpy and friends want even for 0 of them).
+ */
 static void link_records(struct fl_stackmap *sm)
 {
 	size_t r, l = 0, o = 0;
@@ -228,46 +280,40 @@ static void link_records(struct fl_stackmap *sm)
 	for (r = 0; r < sm->count; r++) {
 		struct fl_stackmap_record *rec = &sm->records[r];
 
-		rec->locations = sm->locations ? &sm->locations[l] : NULL;
-		rec->live_outs = sm->live_outs ? &sm->live_outs[o] : NULL;
+		rec->locations = sm->locations ? &sm->locations[l] : no_locations;
+		rec->live_outs = sm->live_outs ? &sm->live_outs[o] : no_live_outs;
 		l += rec->num_locations;
 		o += rec->num_live_outs;
 	}
 }
 
 /* by_id and its index (IDs to places in by_id), then the PC index. */
-static int index_stackmap(struct fl_stackmap *sm)
+static int index_stackmap(struct fl_stackmap *sm, struct fl_key *keys, bool pc_in_order)
 {
 	size_t n = sm->count, i;
-	struct fl_key *keys;
 	int ret;
 
-	keys = malloc((n ? n : 1) * sizeof(*keys));
 	sm->by_id = malloc((n ? n : 1) * sizeof(*sm->by_id));
-	if (!keys || !sm->by_id) {
-		free(keys);
+	if (!sm->by_id)
 		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		keys[i] = (struct fl_key){ sm->records[i].id, (uint32_t)i };
 	ret = fl_keys_sort(keys, n);
 	if (ret == 0) {
 		for (i = 0; i < n; i++)
 			sm->by_id[i] = &sm->records[keys[i].val];
 		/* In order now: the value of each is its place in by_id. */
-		ret = fl_index_build(&sm->id_rank, n ? &keys[0].key : NULL, sizeof(*keys), n);
+		ret = fl_index_build(&sm->id_rank, n ? &keys[0].key : NULL, sizeof(*keys), n,
+				     true);
 	}
-	free(keys);
 	if (ret == 0)
 		ret = fl_index_build(&sm->by_pc, n ? &sm->records[0].pc : NULL,
-				     sizeof(*sm->records), n);
+				     sizeof(*sm->records), n, pc_in_order);
 	return ret;
 }
 
 int fl_stackmap_parse(const void *data, size_t size, uint32_t flags,
 		      struct fl_stackmap **out, struct fl_diag *diag)
 {
-	struct sm_build b = { 0 };
+	struct sm_build b = { .pc_in_order = true };
 	int ret;
 
 	*out = NULL;
@@ -275,11 +321,15 @@ int fl_stackmap_parse(const void *data, size_t size, uint32_t flags,
 	if (!b.sm)
 		return -ENOMEM;
 	ret = fill_stackmap(&b, data, size, flags, diag);
+	shrink(&b.sm->records, b.sm->count, sizeof(*b.sm->records));
+	shrink(&b.sm->locations, b.nloc, sizeof(*b.sm->locations));
+	shrink(&b.sm->live_outs, b.nlo, sizeof(*b.sm->live_outs));
 	/* Past FL_INDEX_MAX records the indexes refuse (-ENOMEM). */
 	if (ret == 0) {
 		link_records(b.sm);
-		ret = index_stackmap(b.sm);
+		ret = index_stackmap(b.sm, b.ids, b.pc_in_order);
 	}
+	free(b.ids);
 	if (ret < 0) {
 		fl_stackmap_free(b.sm);
 		return ret;
@@ -324,13 +374,14 @@ const struct fl_stackmap_record *fl_stackmap_record(const struct fl_stackmap *sm
 size_t fl_stackmap_find_id(const struct fl_stackmap *sm, uint64_t id,
 			   const struct fl_stackmap_record *const **records)
 {
-	uint32_t first;
-	size_t end;
+	uint32_t first, end;
+	uint64_t next;
 
 	if (!fl_index_find(&sm->id_rank, id, &first))
 		return 0;
-	for (end = first + 1; end < sm->count && sm->by_id[end]->id == id; end++)
-		;
+	/* The records with this ID end where the next ID starts. */
+	if (id == UINT64_MAX || !fl_index_lower_bound(&sm->id_rank, id + 1, &next, &end))
+		end = (uint32_t)sm->count;
 	if (records)
 		*records = &sm->by_id[first];
 	return end - first;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The benchmarks' summaries of repeated measurements: medians (and
- * percentiles) of doubles.  Each sorts its array in place.  And the clock
+ * percentiles) of doubles.  Each sorts its array in place.  And the clocks
  * they are measured with.
  */
 #ifndef FL_BENCH_STATS_H
@@ -17,6 +17,19 @@ static inline double bench_now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * The calling thread's CPU time (user and system), in seconds: what a piece
+ * of work costs, without the time the thread waited for a CPU that other
+ * processes of a shared machine had.
+ */
+static inline double bench_thread_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 

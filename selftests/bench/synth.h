@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Synthetic sections for the benchmarks: a fault map and a v3 stack map
- * with 1,000,000 entries each, built in memory, always the same bytes.
+ * Synthetic sections for the benchmarks: a fault map and a v3 stack map of
+ * 10 entries per function (1,000,000 entries each at SYNTH_FUNCTIONS
+ * functions, the scaling table's other sizes at fewer), built in memory,
+ * always the same bytes for the same number of functions.
  *
- *  fault map   one table, 100,000 functions x 10 faulting PCs; kinds in the
+ *  fault map   one table, functions x 10 faulting PCs; kinds in the
  *              proportion LLVM emits them in real code (mostly loads:
  *              6 FaultingLoad, 3 FaultingStore, 1 FaultingLoadStore)
- *  stack map   one v3 table, 100,000 functions x 10 records, 16 large
+ *  stack map   one v3 table, functions x 10 records, 16 large
  *              constants, stack sizes from 8 to 504 bytes (every 100th
  *              function has a dynamic frame); the records, in turn:
  *                5 of 8  call sites (stackmap / statepoint): 2-6 locations,
@@ -60,7 +62,7 @@ static inline uint64_t synth_function_address(uint32_t f)
 	return 0x401000 + (uint64_t)f * 0x200;
 }
 
-static inline void synth_faultmap(struct synth_buf *b)
+static inline void synth_faultmap(struct synth_buf *b, uint32_t functions)
 {
 	static const uint8_t kinds[10] = { 1, 1, 3, 1, 2, 1, 3, 1, 3, 1 };
 	uint32_t f, i;
@@ -69,8 +71,8 @@ static inline void synth_faultmap(struct synth_buf *b)
 	synth_put(b, 1, 1);
 	synth_put(b, 0, 1);
 	synth_put(b, 0, 2);
-	synth_put(b, SYNTH_FUNCTIONS, 4);
-	for (f = 0; f < SYNTH_FUNCTIONS; f++) {
+	synth_put(b, functions, 4);
+	for (f = 0; f < functions; f++) {
 		synth_put(b, synth_function_address(f), 8);
 		synth_put(b, SYNTH_PER_FUNCTION, 4);
 		synth_put(b, 0, 4);
@@ -94,7 +96,7 @@ static inline void synth_loc(struct synth_buf *b, uint8_t kind, uint16_t size,
 	synth_put(b, (uint32_t)offset, 4);
 }
 
-static inline void synth_stackmap(struct synth_buf *b)
+static inline void synth_stackmap(struct synth_buf *b, uint32_t functions)
 {
 	/* DWARF registers LLVM uses for live values: rbx, r12-r15, rbp, rsp. */
 	static const uint16_t regs[] = { 3, 12, 13, 14, 15, 6, 7 };
@@ -104,10 +106,10 @@ static inline void synth_stackmap(struct synth_buf *b)
 	synth_put(b, 3, 1);
 	synth_put(b, 0, 1);
 	synth_put(b, 0, 2);
-	synth_put(b, SYNTH_FUNCTIONS, 4);
+	synth_put(b, functions, 4);
 	synth_put(b, SYNTH_CONSTANTS, 4);
-	synth_put(b, SYNTH_ENTRIES, 4);
-	for (f = 0; f < SYNTH_FUNCTIONS; f++) {
+	synth_put(b, functions * SYNTH_PER_FUNCTION, 4);
+	for (f = 0; f < functions; f++) {
 		synth_put(b, synth_function_address(f), 8);
 		synth_put(b, f % 100 == 99 ? UINT64_MAX : 8 + 16 * (uint64_t)(f % 32), 8);
 		synth_put(b, SYNTH_PER_FUNCTION, 8);
@@ -115,7 +117,7 @@ static inline void synth_stackmap(struct synth_buf *b)
 	for (i = 0; i < SYNTH_CONSTANTS; i++)
 		synth_put(b, 0x100000000ull + 0x1000 * i, 8);
 
-	for (r = 0; r < SYNTH_ENTRIES; r++) {
+	for (r = 0; r < functions * SYNTH_PER_FUNCTION; r++) {
 		uint32_t kind = r % 8, nloc, nlo = 0;
 
 		if (kind < 5)
