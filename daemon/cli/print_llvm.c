@@ -5,77 +5,124 @@
  *   stackmap: llvm-readelf-14 --stackmap
  * LLVM prints only the first table of a section; these print every table,
  * each in the same form as LLVM's first.  Input is validated before it gets
- * here, so the cursors cannot fail; they are still checked.
+ * here, so the cursors cannot fail; they are still checked.  A line per
+ * entry, millions for a large file: written through out.h, not printf.
  */
-#include <inttypes.h>
 #include <stdio.h>
 
 #include <faultline/format.h>
 
+#include "out.h"
 #include "print_llvm.h"
 
-int print_faultmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags)
+#define PUT CLI_OUT_LIT
+
+/* fl_fault_kind_name, without strlen. */
+static void put_fault_kind(struct cli_out *out, uint32_t kind)
+{
+	switch (kind) {
+	case FL_FAULT_LOAD:
+		PUT(out, "FaultingLoad");
+		break;
+	case FL_FAULT_LOAD_STORE:
+		PUT(out, "FaultingLoadStore");
+		break;
+	case FL_FAULT_STORE:
+		PUT(out, "FaultingStore");
+		break;
+	}
+}
+
+int print_faultmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 {
 	struct fl_faultmap_cursor c;
 	struct fl_faultmap_event ev;
 	struct fl_diag diag;
+	struct cli_out out;
 	int ret;
 
 	if (!sec->found) {
-		fputs("FaultMap table:\n<not found>\n", out);
+		fputs("FaultMap table:\n<not found>\n", f);
 		return 0;
 	}
+	cli_out_init(&out, f);
 	fl_faultmap_cursor_init(&c, sec->data, sec->size, flags, &diag);
 	while ((ret = fl_faultmap_next(&c, &ev)) > 0) {
 		switch (ev.type) {
 		case FL_FM_TABLE:
 			/* LLVM: format_hex(Version, 2) */
-			fprintf(out, "FaultMap table:\nVersion: 0x%x\nNumFunctions: %" PRIu32 "\n",
-				ev.header.version, ev.header.num_functions);
+			PUT(&out, "FaultMap table:\nVersion: 0x");
+			cli_out_hex(&out, ev.header.version, 0);
+			PUT(&out, "\nNumFunctions: ");
+			cli_out_u64(&out, ev.header.num_functions);
+			PUT(&out, "\n");
 			break;
 		case FL_FM_FUNCTION:
 			/* LLVM: format_hex(FunctionAddress, 8): "0x" and 6+ digits */
-			fprintf(out, "FunctionAddress: 0x%06" PRIx64 ", NumFaultingPCs: %" PRIu32 "\n",
-				ev.function.address, ev.function.num_faulting_pcs);
+			PUT(&out, "FunctionAddress: 0x");
+			cli_out_hex(&out, ev.function.address, 6);
+			PUT(&out, ", NumFaultingPCs: ");
+			cli_out_u64(&out, ev.function.num_faulting_pcs);
+			PUT(&out, "\n");
 			break;
 		case FL_FM_FAULT:
-			fprintf(out, "Fault kind: %s, faulting PC offset: %" PRIu32
-				", handling PC offset: %" PRIu32 "\n",
-				fl_fault_kind_name(ev.fault.kind),
-				ev.fault.faulting_pc_offset, ev.fault.handler_pc_offset);
+			PUT(&out, "Fault kind: ");
+			put_fault_kind(&out, ev.fault.kind);
+			PUT(&out, ", faulting PC offset: ");
+			cli_out_u64(&out, ev.fault.faulting_pc_offset);
+			PUT(&out, ", handling PC offset: ");
+			cli_out_u64(&out, ev.fault.handler_pc_offset);
+			PUT(&out, "\n");
 			break;
 		case FL_FM_TABLE_END:
 			break;
 		}
 	}
+	cli_out_flush(&out);
 	return ret;
 }
 
-static void print_location(FILE *out, const struct fl_stackmap_event *ev)
+static void print_location(struct cli_out *out, const struct fl_stackmap_event *ev)
 {
-	fprintf(out, "      #%u: ", ev->location.index + 1);
+	PUT(out, "      #");
+	cli_out_u64(out, ev->location.index + 1u);
 	switch (ev->location.kind) {
 	case FL_LOC_REGISTER:
-		fprintf(out, "Register R#%u", ev->location.dwarf_reg);
+		PUT(out, ": Register R#");
+		cli_out_u64(out, ev->location.dwarf_reg);
 		break;
 	case FL_LOC_DIRECT:
-		fprintf(out, "Direct R#%u + %" PRId32, ev->location.dwarf_reg,
-			ev->location.offset);
+		PUT(out, ": Direct R#");
+		cli_out_u64(out, ev->location.dwarf_reg);
+		PUT(out, " + ");
+		cli_out_i64(out, ev->location.offset);
 		break;
 	case FL_LOC_INDIRECT:
-		fprintf(out, "Indirect [R#%u + %" PRId32 "]", ev->location.dwarf_reg,
-			ev->location.offset);
+		PUT(out, ": Indirect [R#");
+		cli_out_u64(out, ev->location.dwarf_reg);
+		PUT(out, " + ");
+		cli_out_i64(out, ev->location.offset);
+		PUT(out, "]");
 		break;
 	case FL_LOC_CONSTANT:
 		/* LLVM prints the small constant as the uint32_t it reads. */
-		fprintf(out, "Constant %" PRIu32, (uint32_t)ev->location.offset);
+		PUT(out, ": Constant ");
+		cli_out_u64(out, (uint32_t)ev->location.offset);
 		break;
 	case FL_LOC_CONSTANT_INDEX:
-		fprintf(out, "ConstantIndex #%" PRIu32 " (%" PRIu64 ")",
-			(uint32_t)ev->location.offset, ev->location.constant);
+		PUT(out, ": ConstantIndex #");
+		cli_out_u64(out, (uint32_t)ev->location.offset);
+		PUT(out, " (");
+		cli_out_u64(out, ev->location.constant);
+		PUT(out, ")");
+		break;
+	default:
+		PUT(out, ": ");
 		break;
 	}
-	fprintf(out, ", size: %u\n", ev->location.size);
+	PUT(out, ", size: ");
+	cli_out_u64(out, ev->location.size);
+	PUT(out, "\n");
 }
 
 /*
@@ -93,42 +140,54 @@ struct table_print {
 	int live_outs_open;		/* its "N live-outs: [ " is printed */
 };
 
-static void enter(FILE *out, struct table_print *t, enum part part)
+static void enter(struct cli_out *out, struct table_print *t, enum part part)
 {
 	while (t->at < part) {
 		t->at++;
-		if (t->at == CONSTANTS)
-			fprintf(out, "Num Constants: %" PRIu32 "\n", t->num_constants);
-		else
-			fprintf(out, "Num Records: %" PRIu32 "\n", t->num_records);
+		if (t->at == CONSTANTS) {
+			PUT(out, "Num Constants: ");
+			cli_out_u64(out, t->num_constants);
+		} else {
+			PUT(out, "Num Records: ");
+			cli_out_u64(out, t->num_records);
+		}
+		PUT(out, "\n");
 	}
 }
 
 /* The live-out list opens after the last location, before any live-out. */
-static void open_live_outs(FILE *out, struct table_print *t)
+static void open_live_outs(struct cli_out *out, struct table_print *t)
 {
-	if (!t->live_outs_open)
-		fprintf(out, "    %u live-outs: [ ", t->live_outs);
+	if (!t->live_outs_open) {
+		PUT(out, "    ");
+		cli_out_u64(out, t->live_outs);
+		PUT(out, " live-outs: [ ");
+	}
 	t->live_outs_open = 1;
 }
 
-int print_stackmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags)
+int print_stackmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 {
 	struct fl_stackmap_cursor c;
 	struct fl_stackmap_event ev;
 	struct fl_diag diag;
 	struct table_print t = { 0 };
+	struct cli_out out;
 	int ret;
 
 	/* llvm-readelf prints nothing for a file without stack maps. */
 	if (!sec->found)
 		return 0;
+	cli_out_init(&out, f);
 	fl_stackmap_cursor_init(&c, sec->data, sec->size, flags, &diag);
 	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
 		switch (ev.type) {
 		case FL_SM_TABLE:
-			fprintf(out, "LLVM StackMap Version: %u\nNum Functions: %" PRIu32 "\n",
-				ev.header.version, ev.header.num_functions);
+			PUT(&out, "LLVM StackMap Version: ");
+			cli_out_u64(&out, ev.header.version);
+			PUT(&out, "\nNum Functions: ");
+			cli_out_u64(&out, ev.header.num_functions);
+			PUT(&out, "\n");
 			t = (struct table_print){
 				.at = FUNCTIONS,
 				.num_constants = ev.header.num_constants,
@@ -136,40 +195,54 @@ int print_stackmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags
 			};
 			break;
 		case FL_SM_FUNCTION:
-			fprintf(out, "  Function address: %" PRIu64 ", stack size: %" PRIu64
-				", callsite record count: %" PRIu64 "\n",
-				ev.function.address, ev.function.stack_size,
-				ev.function.record_count);
+			PUT(&out, "  Function address: ");
+			cli_out_u64(&out, ev.function.address);
+			PUT(&out, ", stack size: ");
+			cli_out_u64(&out, ev.function.stack_size);
+			PUT(&out, ", callsite record count: ");
+			cli_out_u64(&out, ev.function.record_count);
+			PUT(&out, "\n");
 			break;
 		case FL_SM_CONSTANT:
-			enter(out, &t, CONSTANTS);
-			fprintf(out, "  #%" PRIu32 ": %" PRIu64 "\n", ev.constant.index + 1,
-				ev.constant.value);
+			enter(&out, &t, CONSTANTS);
+			PUT(&out, "  #");
+			cli_out_u64(&out, ev.constant.index + 1u);
+			PUT(&out, ": ");
+			cli_out_u64(&out, ev.constant.value);
+			PUT(&out, "\n");
 			break;
 		case FL_SM_RECORD:
-			enter(out, &t, RECORDS);
-			fprintf(out, "  Record ID: %" PRIu64 ", instruction offset: %" PRIu32 "\n"
-				"    %u locations:\n",
-				ev.record.id, ev.record.instruction_offset,
-				ev.record.num_locations);
+			enter(&out, &t, RECORDS);
+			PUT(&out, "  Record ID: ");
+			cli_out_u64(&out, ev.record.id);
+			PUT(&out, ", instruction offset: ");
+			cli_out_u64(&out, ev.record.instruction_offset);
+			PUT(&out, "\n    ");
+			cli_out_u64(&out, ev.record.num_locations);
+			PUT(&out, " locations:\n");
 			t.live_outs = ev.record.num_live_outs;
 			t.live_outs_open = 0;
 			break;
 		case FL_SM_LOCATION:
-			print_location(out, &ev);
+			print_location(&out, &ev);
 			break;
 		case FL_SM_LIVE_OUT:
-			open_live_outs(out, &t);
-			fprintf(out, "R#%u (%u-bytes) ", ev.live_out.dwarf_reg, ev.live_out.size);
+			open_live_outs(&out, &t);
+			PUT(&out, "R#");
+			cli_out_u64(&out, ev.live_out.dwarf_reg);
+			PUT(&out, " (");
+			cli_out_u64(&out, ev.live_out.size);
+			PUT(&out, "-bytes) ");
 			break;
 		case FL_SM_RECORD_END:
-			open_live_outs(out, &t);
-			fputs("]\n", out);
+			open_live_outs(&out, &t);
+			PUT(&out, "]\n");
 			break;
 		case FL_SM_TABLE_END:
-			enter(out, &t, RECORDS);
+			enter(&out, &t, RECORDS);
 			break;
 		}
 	}
+	cli_out_flush(&out);
 	return ret;
 }

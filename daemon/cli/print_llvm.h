@@ -11,7 +11,7 @@
 
 #include "input.h"
 
-int print_faultmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags);
-int print_stackmap_llvm(FILE *out, const struct cli_section *sec, uint32_t flags);
+int print_faultmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags);
+int print_stackmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags);
 
 #endif /* FL_CLI_PRINT_LLVM_H */

@@ -114,6 +114,16 @@ enum {
 	 * ET_REL file, the executable PT_LOAD segments of a linked one.
 	 */
 	FL_ELF_CODE = 1u << 1,
+	/*
+	 * fl_elf_open maps the file instead of reading it: a section's bytes
+	 * are read from the disk (or the page cache) only when they are
+	 * used, so a tool that prints one map section of a large file reads
+	 * only that one.  The mapping lasts until fl_elf_close.  The price:
+	 * if the file is truncated while it is open, touching a byte past
+	 * its new end raises SIGBUS.  For tools, not for a process whose
+	 * SIGBUS handler has other work.  fl_elf_open_mem ignores it.
+	 */
+	FL_ELF_MAP = 1u << 2,
 };
 
 /*
@@ -132,8 +142,8 @@ struct fl_elf;
  * fl_elf_close), -errno on failure with *diag filled in (diag may be NULL).
  * A file without either map section opens fine; a map section that is
  * present but unusable (SHT_NOBITS, past the end of the file, twice) is an
- * error.  The file is read, not kept mapped.  Thread-safe; not
- * async-signal-safe (libelf, malloc).
+ * error.  The file is read, not kept mapped (unless FL_ELF_MAP).
+ * Thread-safe; not async-signal-safe (libelf, malloc).
  */
 int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 		struct fl_elf **out, struct fl_diag *diag);

@@ -851,7 +851,7 @@ static int get_opts(struct fl_elf_opts *o, const struct fl_elf_opts *opts,
 {
 	if (fl_opts_copy(o, sizeof(*o), opts))
 		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: bad sz or unknown fields set");
-	if (o->flags & ~(uint32_t)(FL_ELF_ANY_MACHINE | FL_ELF_CODE))
+	if (o->flags & ~(uint32_t)(FL_ELF_ANY_MACHINE | FL_ELF_CODE | FL_ELF_MAP))
 		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: unknown flags 0x%x",
 				   o->flags);
 	return 0;
@@ -900,8 +900,12 @@ int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 	f->flags = o.flags;
 	err = check_header(f, hdr, (size_t)n, o.flags, diag);
 	if (!err) {
-		/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
-		f->e = elf_begin(fd, ELF_C_READ, NULL);
+		/*
+		 * ELF_C_READ, not mmap, unless the caller takes the risk: a
+		 * file truncated under us must not SIGBUS a process whose
+		 * SIGBUS handler dispatches faults (FL_ELF_MAP in discovery.h).
+		 */
+		f->e = elf_begin(fd, (o.flags & FL_ELF_MAP) ? ELF_C_READ_MMAP : ELF_C_READ, NULL);
 		if (!f->e)
 			err = libelf_error(f, diag, "elf_begin");
 		else
