@@ -7,9 +7,9 @@
 #                 the startup comparison)
 #
 # bench_parse: format layer throughput (cursor walk, table build, lookups)
-# on a synthetic 1,000,000-entry fault map and 1,000,000-record stack map;
-# bench_exec: faultline vs llvm-readelf-14 / llvm-objdump-14 on an object
-# holding those sections, interleaved.
+# on synthetic fault maps and stack maps of 1,000 to 1,000,000 entries (the
+# scaling table); bench_exec: faultline vs llvm-readelf-14 / llvm-objdump-14
+# on objects holding those sections, interleaved, at each size.
 # bench_dispatch: ns per claimed fault, faultline vs a minimal handler that
 # redirects one known PC (the floor), with 1, 1,000 and 1,000,000 JIT sites
 # registered; two threads faulting at once; an unclaimed fault delivered to

@@ -14,14 +14,17 @@
 # ../lib/libfaultline-preload.so next to OUTDIR), LLVM_READELF,
 # LLVM_OBJDUMP, LLVM_OBJCOPY, LLVM_MC (default the -14 tools).
 #
-#  1. Format layer: bench_parse on the synthetic sections (synth.h).
-#  2. Whole process, on one ELF object holding the same two sections (one
-#     table each, since LLVM's tools print only the first): faultline
-#     stackmap vs llvm-readelf --stackmap, faultline faultmap vs llvm-objdump
-#     --fault-map-section.  The outputs are compared first (llvm-objdump's is
-#     taken from "FaultMap table:" on: before that it names the file, which
-#     faultline does only when given several); a pair whose outputs differ is
-#     reported and not timed, and the script then exits 1.
+#  1. Format layer: bench_parse on the synthetic sections (synth.h) of
+#     1,000, 10,000, 100,000 and 1,000,000 entries: build rates and lookup
+#     times at each size (the scaling table).
+#  2. Whole process, at the same sizes, on ELF objects holding the same two
+#     sections (one table each, since LLVM's tools print only the first):
+#     faultline stackmap vs llvm-readelf --stackmap, faultline faultmap vs
+#     llvm-objdump --fault-map-section, then a table of the times and ratios
+#     at each size.  The outputs are compared first (llvm-objdump's is taken
+#     from "FaultMap table:" on: before that it names the file, which
+#     faultline does only when given several); a pair whose outputs differ
+#     is reported and not timed, and the script then exits 1.
 #  3. Dispatch: bench_dispatch (faultline vs the floor, claimed and
 #     unclaimed faults, two threads).
 #  4. userfaultfd regions: bench_region (skipped, with the reason, where
@@ -76,28 +79,31 @@ objdump=${LLVM_OBJDUMP:-llvm-objdump-14}
 objcopy=${LLVM_OBJCOPY:-llvm-objcopy-14}
 mc=${LLVM_MC:-llvm-mc-14}
 data=$out/data
+# The sizes of parts 1 and 2, in entries (bench_parse's).
+sizes="1000 10000 100000 1000000"
 status=0
 
 echo "== 1. Format layer (bench_parse -n $repeat)"
 "$out/bench_parse" -n "$repeat"
 
 echo
-echo "== 2. Whole process (bench_exec -n $runs)"
+echo "== 2. Whole process (bench_exec -n $runs) at ${sizes// /, } entries"
 rm -rf "$data"
 mkdir -p "$data"
 "$out/bench_parse" --write "$data"
 "$mc" -filetype=obj -triple=x86_64-unknown-linux-gnu /dev/null -o "$data/empty.o"
-# Flags and alignment as llc-14 gives them.
-"$objcopy" \
-	--add-section .llvm_faultmaps="$data/faultmap.bin" \
-	--set-section-flags .llvm_faultmaps=alloc,readonly \
-	--add-section .llvm_stackmaps="$data/stackmap.bin" \
-	--set-section-flags .llvm_stackmaps=alloc,readonly \
-	--set-section-alignment .llvm_stackmaps=8 \
-	"$data/empty.o" "$data/maps.o"
-rm -f "$data/faultmap.bin" "$data/stackmap.bin" "$data/empty.o"
-obj=$data/maps.o
-echo "  file: $obj ($(stat -c %s "$obj") bytes: the sections of part 1, one table each)"
+for n in $sizes; do
+	# Flags and alignment as llc-14 gives them.
+	"$objcopy" \
+		--add-section .llvm_faultmaps="$data/faultmap.$n.bin" \
+		--set-section-flags .llvm_faultmaps=alloc,readonly \
+		--add-section .llvm_stackmaps="$data/stackmap.$n.bin" \
+		--set-section-flags .llvm_stackmaps=alloc,readonly \
+		--set-section-alignment .llvm_stackmaps=8 \
+		"$data/empty.o" "$data/maps.$n.o"
+	rm -f "$data/faultmap.$n.bin" "$data/stackmap.$n.bin"
+done
+rm -f "$data/empty.o"
 
 # Compares the outputs of a pair; prints why and returns 1 if they differ.
 same_output() { # name A-output B-output
@@ -112,22 +118,51 @@ same_output() { # name A-output B-output
 	return 1
 }
 
-"$cli" stackmap "$obj" > "$data/stackmap.faultline"
-"$readelf" --stackmap "$obj" > "$data/stackmap.llvm"
-if same_output stackmap "$data/stackmap.faultline" "$data/stackmap.llvm"; then
-	"$out/bench_exec" -n "$runs" \
-		-- "faultline stackmap" "$cli" stackmap "$obj" \
-		-- "${readelf##*/} --stackmap" "$readelf" --stackmap "$obj"
-fi
+# Times a pair with bench_exec, keeping its report for the table.
+timed() { # report-file bench_exec-arguments...
+	local report=$1
+	shift
+	"$out/bench_exec" -n "$runs" "$@" | tee "$report" || status=1
+}
 
-"$cli" faultmap "$obj" > "$data/faultmap.faultline"
-"$objdump" --fault-map-section "$obj" | sed -n '/^FaultMap table:$/,$p' \
-	> "$data/faultmap.llvm"
-if same_output faultmap "$data/faultmap.faultline" "$data/faultmap.llvm"; then
-	"$out/bench_exec" -n "$runs" \
-		-- "faultline faultmap" "$cli" faultmap "$obj" \
-		-- "${objdump##*/} --fault-map-section" "$objdump" --fault-map-section "$obj"
-fi
+# "median-wall-A median-wall-B ratio-wall ratio-cpu" from a bench_exec report.
+figures() {
+	awk '/ wall .* cpu .* maxrss/ { for (i = 1; i <= NF; i++) if ($i == "wall") w[++n] = $(i + 1) }
+	     /^ *ratio / { rw = $3; rc = $5 }
+	     END { sub(/x,$/, "", rw); sub(/x$/, "", rc); print w[1], w[2], rw, rc }' "$1"
+}
+
+for n in $sizes; do
+	obj=$data/maps.$n.o
+	echo "  -- $n entries: $obj ($(stat -c %s "$obj") bytes: the sections of part 1, one table each)"
+	"$cli" stackmap "$obj" > "$data/stackmap.faultline"
+	"$readelf" --stackmap "$obj" > "$data/stackmap.llvm"
+	if same_output stackmap "$data/stackmap.faultline" "$data/stackmap.llvm"; then
+		timed "$data/report.stackmap.$n" \
+			-- "faultline stackmap" "$cli" stackmap "$obj" \
+			-- "${readelf##*/} --stackmap" "$readelf" --stackmap "$obj"
+	fi
+	"$cli" faultmap "$obj" > "$data/faultmap.faultline"
+	"$objdump" --fault-map-section "$obj" | sed -n '/^FaultMap table:$/,$p' \
+		> "$data/faultmap.llvm"
+	if same_output faultmap "$data/faultmap.faultline" "$data/faultmap.llvm"; then
+		timed "$data/report.faultmap.$n" \
+			-- "faultline faultmap" "$cli" faultmap "$obj" \
+			-- "${objdump##*/} --fault-map-section" "$objdump" --fault-map-section "$obj"
+	fi
+done
+echo
+echo "  Scaling: median wall ms of each, and faultline's time / LLVM's (wall, cpu)"
+printf '  %10s  %10s %15s %6s %6s  %10s %15s %6s %6s\n' entries "faultmap" \
+	"${objdump##*/}" wall cpu "stackmap" "${readelf##*/}" wall cpu
+for n in $sizes; do
+	fm="- - - -"
+	sm="- - - -"
+	[ -s "$data/report.faultmap.$n" ] && fm=$(figures "$data/report.faultmap.$n")
+	[ -s "$data/report.stackmap.$n" ] && sm=$(figures "$data/report.stackmap.$n")
+	# shellcheck disable=SC2086 # word splitting of the figures is meant
+	printf '  %10s  %10s %15s %6s %6s  %10s %15s %6s %6s\n' "$n" $fm $sm
+done
 
 echo
 echo "== 3. Dispatch (bench_dispatch -n $repeat)"
