@@ -107,7 +107,8 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 		char err[512];
 		long ret;
 
-		ret = cli_file_open(&f, argv[i], err, sizeof(err));
+		/* Text names no function: it reads the section it prints, no more. */
+		ret = cli_file_open(&f, argv[i], json, err, sizeof(err));
 		if (ret == 0) {
 			ret = validate(mc, &f, flags, &diag);
 			if (ret < 0)

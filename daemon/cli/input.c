@@ -40,9 +40,13 @@ static void take_section(struct fl_elf *elf, enum fl_section_kind kind,
 	}
 }
 
-int cli_file_open(struct cli_file *f, const char *path, char *err, size_t errlen)
+int cli_file_open(struct cli_file *f, const char *path, bool names, char *err,
+		  size_t errlen)
 {
-	struct fl_elf_opts opts = { .sz = sizeof(opts), .flags = FL_ELF_ANY_MACHINE | FL_ELF_MAP };
+	struct fl_elf_opts opts = {
+		.sz = sizeof(opts),
+		.flags = FL_ELF_ANY_MACHINE | FL_ELF_MAP | (names ? 0 : FL_ELF_NO_SYMBOLS),
+	};
 	struct fl_diag diag = { 0 };
 	struct fl_elf *elf;
 	int ret;

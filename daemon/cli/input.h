@@ -3,6 +3,7 @@
 #ifndef FL_CLI_INPUT_H
 #define FL_CLI_INPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,14 +24,18 @@ struct cli_file {
 };
 
 /*
- * Opens path.  Returns 0 on success, -errno on failure with a message
- * (naming the file) in err.  cli_file_close(f) is safe after either.
+ * Opens path, mapped: only the bytes used are read.  names: also read the
+ * symbols and relocations, for cli_file_symbol.  Returns 0 on success,
+ * -errno on failure with a message (naming the file) in err.
+ * cli_file_close(f) is safe after either.
  */
-int cli_file_open(struct cli_file *f, const char *path, char *err, size_t errlen);
+int cli_file_open(struct cli_file *f, const char *path, bool names, char *err,
+		  size_t errlen);
 void cli_file_close(struct cli_file *f);
 /*
  * The symbol a function address field (at section offset address_offset of
- * the fault map or stack map) names, or NULL.
+ * the fault map or stack map) names, or NULL (always, when f was opened
+ * without names).
  */
 const char *cli_file_symbol(struct cli_file *f, const struct cli_section *sec,
 			    size_t address_offset, uint64_t address);

@@ -124,6 +124,15 @@ enum {
 	 * SIGBUS handler has other work.  fl_elf_open_mem ignores it.
 	 */
 	FL_ELF_MAP = 1u << 2,
+	/*
+	 * Do not read the symbol tables and relocations, for a caller that
+	 * wants the maps' bytes only (a million functions' symbols and
+	 * relocations take longer to read than their fault map):
+	 * fl_elf_reloc and fl_elf_function_address then return -ENODATA,
+	 * fl_elf_function_name and fl_elf_function_containing NULL, and a
+	 * malformed relocation section is not noticed.
+	 */
+	FL_ELF_NO_SYMBOLS = 1u << 3,
 };
 
 /*
@@ -218,7 +227,8 @@ struct fl_elf_reloc {
  * SHF_ALLOC ones, r_offset = sh_addr + offset).  offset is the
  * address_offset of the format layer's function events.
  * Returns 0 with *rel filled in, -ENOENT if no relocation applies there (or
- * no such section), -EINVAL for a bad kind.  Thread-safe, async-signal-safe.
+ * no such section), -EINVAL for a bad kind, -ENODATA when elf was opened
+ * with FL_ELF_NO_SYMBOLS.  Thread-safe, async-signal-safe.
  */
 int fl_elf_reloc(const struct fl_elf *elf, enum fl_section_kind kind,
 		 size_t offset, struct fl_elf_reloc *rel);
@@ -232,7 +242,8 @@ int fl_elf_reloc(const struct fl_elf *elf, enum fl_section_kind kind,
  * Returns 0 with *addr set, -EOPNOTSUPP for ET_REL (use fl_elf_reloc),
  * -ENXIO for a relocation against an undefined symbol or of a type it does
  * not know, -ENOENT if no such section, -EINVAL for a bad kind or an offset
- * past the section.  Thread-safe, async-signal-safe.
+ * past the section, -ENODATA when elf was opened with FL_ELF_NO_SYMBOLS.
+ * Thread-safe, async-signal-safe.
  */
 int fl_elf_function_address(const struct fl_elf *elf, enum fl_section_kind kind,
 			    size_t address_offset, uint64_t stored, uint64_t *addr);

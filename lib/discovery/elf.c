@@ -7,7 +7,8 @@
  * accessors never call libelf (an Elf handle must not be used by two threads
  * at once, and libelf reads lazily), so a struct fl_elf is immutable and may
  * be shared.  The Elf handle stays open only because the strings point into
- * the data it read.
+ * the data it read (or, with FL_ELF_MAP, into its mapping of the file).
+ * FL_ELF_NO_SYMBOLS leaves out the symbols and relocations.
  *
  * Nothing in the file is trusted.  The few header fields needed before
  * libelf runs are checked here so that the diagnostic can say exactly what
@@ -833,9 +834,9 @@ static int load(struct fl_elf *f, struct fl_diag *diag)
 		return fl_diag_say(diag, -EINVAL, "%s: e_shstrndx %zu is not a section (%zu sections)",
 				   f->label, f->shstrndx, f->shnum);
 	err = find_maps(f, diag);
-	if (!err)
+	if (!err && !(f->flags & FL_ELF_NO_SYMBOLS))
 		err = load_functions(f);
-	if (!err)
+	if (!err && !(f->flags & FL_ELF_NO_SYMBOLS))
 		err = load_relocs(f, diag);
 	if (!err)
 		err = load_phdrs(f, diag);
@@ -851,7 +852,8 @@ static int get_opts(struct fl_elf_opts *o, const struct fl_elf_opts *opts,
 {
 	if (fl_opts_copy(o, sizeof(*o), opts))
 		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: bad sz or unknown fields set");
-	if (o->flags & ~(uint32_t)(FL_ELF_ANY_MACHINE | FL_ELF_CODE | FL_ELF_MAP))
+	if (o->flags & ~(uint32_t)(FL_ELF_ANY_MACHINE | FL_ELF_CODE | FL_ELF_MAP |
+				   FL_ELF_NO_SYMBOLS))
 		return fl_diag_say(diag, -EINVAL, "struct fl_elf_opts: unknown flags 0x%x",
 				   o->flags);
 	return 0;
@@ -1062,6 +1064,8 @@ int fl_elf_reloc(const struct fl_elf *elf, enum fl_section_kind kind,
 	m = get_map(elf, kind, &err);
 	if (!m)
 		return err;
+	if (elf->flags & FL_ELF_NO_SYMBOLS)
+		return -ENODATA;
 	r = find_reloc(m, offset);
 	if (!r)
 		return -ENOENT;
@@ -1081,6 +1085,8 @@ int fl_elf_function_address(const struct fl_elf *elf, enum fl_section_kind kind,
 		return err;
 	if (elf->type == ET_REL)
 		return -EOPNOTSUPP;
+	if (elf->flags & FL_ELF_NO_SYMBOLS)
+		return -ENODATA;
 	if (!within(address_offset, 8, m->sec.size))
 		return -EINVAL;
 	r = find_reloc(m, address_offset);

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <link.h>
 #include <stdio.h>
@@ -839,6 +840,66 @@ START_TEST(elf_opens_files_as_it_opens_memory)
 }
 END_TEST
 
+START_TEST(elf_mapped_or_without_symbols_gives_the_same_maps)
+{
+	char path[] = "/tmp/fl-test-discovery-XXXXXX";
+	struct fl_elf_opts mapped = { .sz = sizeof(mapped), .flags = FL_ELF_MAP };
+	struct fl_elf_opts bare = { .sz = sizeof(bare), .flags = FL_ELF_MAP | FL_ELF_NO_SYMBOLS };
+	struct probe_load pl = { .vaddr = (uint64_t)(uintptr_t)containing_probe };
+	struct fl_elf_section s;
+	struct fl_elf_reloc r;
+	struct fl_elf *elf;
+	struct fl_diag d;
+	struct img im;
+	uint64_t a;
+	int fd;
+
+	/* A relocation that cannot be read: only a reader of relocations sees it. */
+	build_relocatable(&im, 36, 99);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, im.v.buf, im.v.len), (ssize_t)im.v.len);
+	close(fd);
+	ck_assert_int_eq(fl_elf_open(path, &mapped, &elf, &d), -EINVAL);
+	ck_assert_int_eq(fl_elf_open(path, &bare, &elf, &d), 0);
+	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
+	ck_assert_mem_eq(s.data, fm_bytes, fm_size);
+	fl_elf_close(elf);
+
+	build_relocatable(&im, 36, 1);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, im.v.buf, im.v.len), (ssize_t)im.v.len);
+	close(fd);
+	ck_assert_int_eq(fl_elf_open(path, &mapped, &elf, &d), 0);
+	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
+	ck_assert_mem_eq(s.data, fm_bytes, fm_size);
+	ck_assert_str_eq(fl_elf_function_name(elf, FL_SECTION_FAULTMAP, 36, 0), "fl_b");
+	fl_elf_close(elf);
+
+	ck_assert_int_eq(fl_elf_open(path, &bare, &elf, &d), 0);
+	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
+	ck_assert_mem_eq(s.data, fm_bytes, fm_size);
+	ck_assert_int_eq(fl_elf_reloc(elf, FL_SECTION_FAULTMAP, 36, &r), -ENODATA);
+	ck_assert_ptr_null(fl_elf_function_name(elf, FL_SECTION_FAULTMAP, 36, 0));
+	ck_assert_int_eq(fl_elf_function_address(elf, FL_SECTION_FAULTMAP, 8, 0, &a),
+			 -EOPNOTSUPP);
+	fl_elf_close(elf);
+	unlink(path);
+
+	/* A linked file without its symbols: no function is named. */
+	dl_iterate_phdr(find_main_load, &pl);
+	ck_assert(pl.found);
+	ck_assert_int_eq(fl_elf_open("/proc/self/exe", &bare, &elf, &d), 0);
+	ck_assert_ptr_null(fl_elf_function_containing(elf, pl.vaddr - pl.bias + 2, &a));
+	fl_elf_close(elf);
+	ck_assert_int_eq(fl_elf_open("/proc/self/exe", &mapped, &elf, &d), 0);
+	ck_assert_str_eq(fl_elf_function_containing(elf, pl.vaddr - pl.bias + 2, &a),
+			 "containing_probe");
+	fl_elf_close(elf);
+}
+END_TEST
+
 /* Every accessor on whatever opened. */
 static void poke(struct fl_elf *elf)
 {
@@ -991,6 +1052,7 @@ Suite *discovery_suite(void)
 	tcase_add_test(elf, elf_rejects_32_bit_files);
 	tcase_add_test(elf, elf_rejects_other_machines);
 	tcase_add_test(elf, elf_names_the_function_containing_an_address);
+	tcase_add_test(elf, elf_mapped_or_without_symbols_gives_the_same_maps);
 	tcase_add_test(elf, elf_rejects_files_that_cannot_hold_maps);
 	tcase_add_test(elf, elf_rejects_what_is_not_elf);
 	tcase_add_test(elf, elf_rejects_truncation_at_every_length);
