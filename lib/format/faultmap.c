@@ -16,6 +16,7 @@
 
 #include <faultline/format.h>
 
+#include "format/cursor.h"
 #include "format/diag.h"
 #include "format/read.h"
 
@@ -216,19 +217,41 @@ int fl_faultmap_next(struct fl_faultmap_cursor *c, struct fl_faultmap_event *ev)
 }
 
 /*
- * Steps over the faults of the function just read, making the one check
- * read_fault makes of each (its kind) in a tight loop; the first that fails
- * it is read by read_fault, which fails the walk exactly as an event walk
- * would.  Returns 0, or the error.
+ * The faults of the function just read, in a tight loop: read_fault's one
+ * check of each (its kind), and the entry each makes; the first that fails
+ * the check is read by read_fault, which fails the walk exactly as an event
+ * walk would.
  */
-static int skip_faults(struct fl_faultmap_cursor *c)
+int fl_faultmap_take_faults(struct fl_faultmap_cursor *c, struct fl_faultmap_entry *out)
 {
 	struct fl_faultmap_event ev;
 
-	for (; c->pc < c->num_pcs; c->pc++, c->pos += FAULT_SIZE)
-		if (!fl_fault_kind_known(r32(c, c->pos)))
+	if (c->state != FM_FAULT)
+		return c->state == FM_ERROR ? c->err : -EINVAL;
+	for (; c->pc < c->num_pcs; c->pc++, c->pos += FAULT_SIZE) {
+		uint32_t kind = r32(c, c->pos);
+
+		if (!fl_fault_kind_known(kind))
 			return read_fault(c, &ev);
+		if (out)
+			*out++ = (struct fl_faultmap_entry){
+				.function_address = c->function_address,
+				.faulting_pc = c->function_address + r32(c, c->pos + 4),
+				.handler_pc = c->function_address + r32(c, c->pos + 8),
+				.kind = kind,
+				.table = c->table,
+				.function = c->function,
+				.index = c->pc,
+			};
+	}
 	return 0;
+}
+
+size_t fl_faultmap_faults_bound(const struct fl_faultmap_cursor *c)
+{
+	/* read_header checked that the function headers fit. */
+	return (size_t)((left(c->size, c->pos) -
+			 (uint64_t)c->num_functions * FUNCTION_SIZE) / FAULT_SIZE);
 }
 
 long fl_faultmap_validate(const void *data, size_t size, uint32_t flags,
@@ -243,7 +266,7 @@ long fl_faultmap_validate(const void *data, size_t size, uint32_t flags,
 	while ((ret = fl_faultmap_next(&c, &ev)) > 0) {
 		if (ev.type != FL_FM_FUNCTION)
 			continue;
-		if ((ret = skip_faults(&c)) < 0)
+		if ((ret = fl_faultmap_take_faults(&c, NULL)) < 0)
 			break;
 		faults += ev.function.num_faulting_pcs;
 	}

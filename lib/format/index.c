@@ -17,53 +17,48 @@
 #include "format/index.h"
 
 #define CACHE_LINE 64
-/* Digits of 11 bits: 2,048 counters a digit stay in the L1 cache. */
+/* Digits of 11 bits: 2,048 counters (8 KiB, on the stack) stay in the L1 cache. */
 #define RADIX_BITS 11
 #define RADIX (1u << RADIX_BITS)
-#define DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
 int fl_keys_sort(struct fl_key *v, size_t n)
 {
-	size_t (*c)[RADIX];	/* c[d][x]: keys whose digit d is x, then where they go */
+	uint32_t count[RADIX];	/* keys of each digit value, then where they go */
 	struct fl_key *tmp, *src = v, *dst;
 	uint64_t differ = 0;
-	unsigned d, shift;
+	unsigned shift;
 	size_t i;
 
 	for (i = 1; i < n && v[i - 1].key <= v[i].key; i++)
 		;
 	if (i >= n)
 		return 0;
+	if (n > FL_INDEX_MAX)
+		return -ENOMEM;
 	for (i = 1; i < n; i++)
 		differ |= v[i].key ^ v[0].key;
-
-	c = calloc(DIGITS, sizeof(*c));
 	tmp = malloc(n * sizeof(*tmp));
-	if (!c || !tmp) {
-		free(c);
-		free(tmp);
+	if (!tmp)
 		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		for (d = 0, shift = 0; d < DIGITS; d++, shift += RADIX_BITS)
-			if ((differ >> shift) & (RADIX - 1))
-				c[d][(v[i].key >> shift) & (RADIX - 1)]++;
 
 	dst = tmp;
-	for (d = 0, shift = 0; d < DIGITS; d++, shift += RADIX_BITS) {
-		size_t sum = 0, x;
+	for (shift = 0; shift < 64; shift += RADIX_BITS) {
+		uint32_t sum = 0, x;
 		struct fl_key *t;
 
 		if (!((differ >> shift) & (RADIX - 1)))
 			continue;
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(src[i].key >> shift) & (RADIX - 1)]++;
 		for (x = 0; x < RADIX; x++) {
-			size_t here = c[d][x];
+			uint32_t here = count[x];
 
-			c[d][x] = sum;
+			count[x] = sum;
 			sum += here;
 		}
 		for (i = 0; i < n; i++)
-			dst[c[d][(src[i].key >> shift) & (RADIX - 1)]++] = src[i];
+			dst[count[(src[i].key >> shift) & (RADIX - 1)]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
@@ -71,7 +66,6 @@ int fl_keys_sort(struct fl_key *v, size_t n)
 	if (src != v)
 		memcpy(v, src, n * sizeof(*v));
 	free(tmp);
-	free(c);
 	return 0;
 }
 

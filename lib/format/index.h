@@ -54,7 +54,8 @@ struct fl_index {
 
 /*
  * Sorts v[0..n) by key, stably: equal keys keep their order.  Input already
- * in order costs one pass.  Returns 0, or -ENOMEM.  Thread-safe.
+ * in order costs one pass.  Returns 0, or -ENOMEM (also for more than
+ * FL_INDEX_MAX keys out of order).  Thread-safe.
  */
 int fl_keys_sort(struct fl_key *v, size_t n);
 

@@ -30,6 +30,7 @@
 
 #include <faultline/format.h>
 
+#include "format/cursor.h"
 #include "format/diag.h"
 #include "format/read.h"
 
@@ -328,7 +329,8 @@ static int read_record(struct fl_stackmap_cursor *c, struct fl_stackmap_event *e
 	return 1;
 }
 
-static int read_location(struct fl_stackmap_cursor *c, struct fl_stackmap_event *ev)
+/* The location at c->pos, checked: ev->location filled in, or the error. */
+static inline __attribute__((always_inline)) int location_at(struct fl_stackmap_cursor *c, struct fl_stackmap_event *ev)
 {
 	size_t off = c->pos;
 	uint8_t kind = rd8(c->data + off);
@@ -349,6 +351,7 @@ static int read_location(struct fl_stackmap_cursor *c, struct fl_stackmap_event 
 		ev->location.reserved1 = 0;
 		ev->location.offset = (int32_t)r32(c, off + 4);
 	}
+	ev->location.constant = 0;
 
 	if (!fl_location_kind_known(kind))
 		return fail(c, fl_diag_set(c->diag, -EINVAL, SECTION, c->table,
@@ -360,7 +363,6 @@ static int read_location(struct fl_stackmap_cursor *c, struct fl_stackmap_event 
 			c->record, c->location, ev->location.reserved0,
 			ev->location.reserved1));
 
-	ev->location.constant = 0;
 	if (kind == FL_LOC_CONSTANT) {
 		ev->location.constant = (uint64_t)(int64_t)ev->location.offset;
 	} else if (kind == FL_LOC_CONSTANT_INDEX) {
@@ -372,13 +374,47 @@ static int read_location(struct fl_stackmap_cursor *c, struct fl_stackmap_event 
 				c->record, c->location, index, c->num_constants));
 		ev->location.constant = r64(c, c->constants_pos + (size_t)index * CONSTANT_SIZE);
 	}
+	return 0;
+}
 
+static int read_location(struct fl_stackmap_cursor *c, struct fl_stackmap_event *ev)
+{
+	int ret = location_at(c, ev);
+
+	if (ret < 0)
+		return ret;
 	ev->type = FL_SM_LOCATION;
 	ev->table = c->table;
-	ev->offset = off;
+	ev->offset = c->pos;
 	c->location++;
 	c->pos += location_size(c->version);
 	return 1;
+}
+
+/*
+ * The locations of the record just read, in a loop of their own: the same
+ * checks as read_location (location_at), without an event apiece.
+ */
+int fl_stackmap_take_locations(struct fl_stackmap_cursor *c, struct fl_stackmap_location *out)
+{
+	struct fl_stackmap_event ev;
+	int ret;
+
+	if (c->state != SM_LOCATION)
+		return c->state == SM_ERROR ? c->err : -EINVAL;
+	for (; c->location < c->num_locations; c->location++, c->pos += location_size(c->version)) {
+		if ((ret = location_at(c, &ev)) < 0)
+			return ret;
+		if (out)
+			*out++ = (struct fl_stackmap_location){
+				.kind = ev.location.kind,
+				.size = ev.location.size,
+				.dwarf_reg = ev.location.dwarf_reg,
+				.offset = ev.location.offset,
+				.constant = ev.location.constant,
+			};
+	}
+	return 0;
 }
 
 /* Steps over the padding after the locations and the live-out header. */
@@ -497,6 +533,19 @@ int fl_stackmap_next(struct fl_stackmap_cursor *c, struct fl_stackmap_event *ev)
 	}
 }
 
+/*
+ * A record with k locations takes at least 16 + k * location_size + 4
+ * bytes, so the rest of the section holds at most (rest - 20 * records) /
+ * location_size of them.
+ */
+size_t fl_stackmap_locations_bound(const struct fl_stackmap_cursor *c)
+{
+	uint64_t rest = left(c->size, c->pos), headers = (uint64_t)c->num_records * 20;
+
+	/* read_header left c->pos at the records, and room for 24 bytes each. */
+	return (size_t)((rest - headers) / location_size(c->version));
+}
+
 long fl_stackmap_validate(const void *data, size_t size, uint32_t flags,
 			  struct fl_diag *diag)
 {
@@ -506,8 +555,12 @@ long fl_stackmap_validate(const void *data, size_t size, uint32_t flags,
 	int ret;
 
 	fl_stackmap_cursor_init(&c, data, size, flags, diag);
-	while ((ret = fl_stackmap_next(&c, &ev)) > 0)
-		if (ev.type == FL_SM_RECORD)
-			records++;
+	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
+		if (ev.type != FL_SM_RECORD)
+			continue;
+		if ((ret = fl_stackmap_take_locations(&c, NULL)) < 0)
+			break;
+		records++;
+	}
 	return ret < 0 ? ret : records;
 }

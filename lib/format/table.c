@@ -3,10 +3,11 @@
  * Indexed tables built from the cursors: every entry in section order, plus
  * indexes (index.h) for lookups by PC and by stack map ID.
  *
- * Each builder walks the section once, validating as it fills in: the
- * arrays grow as the walk learns the counts (a function's NumFaultingPCs, a
- * record's NumLocations), bounded by what the cursor has checked fits in
- * the section.  Malformed input frees what was built and returns the
+ * Each builder walks the section once, validating as it fills in.  The
+ * arrays are sized at each table's header for what the rest of the section
+ * can hold (which for one table is about what it holds), and grow past that
+ * only for what a later table of another version holds: never by more than
+ * what the cursor has checked fits in the section.  Malformed input frees what was built and returns the
  * cursor's error.  A built table is immutable.
  */
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include <faultline/format.h>
 
+#include "format/cursor.h"
 #include "format/index.h"
 #include "format/table.h"
 
@@ -57,34 +59,6 @@ static int reserve(void *p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-/*
- * A first capacity for an array the walk fills: the most elements the
- * section's size allows, so that the array never has to grow (and be
- * copied, and fault in its pages twice).  What the walk does not fill is
- * never touched, so it costs address space only, until shrink gives it
- * back.  If even that cannot be had, the walk grows the array as it goes.
- */
-static void presize(void *p, size_t *cap, size_t most, size_t size)
-{
-	if (reserve(p, cap, most, size) < 0)
-		*cap = 0;
-}
-
-/* *p, of n elements of size bytes, without the capacity past them. */
-static void shrink(void *p, size_t n, size_t size)
-{
-	void **arr = p, *smaller;
-
-	if (!n) {
-		free(*arr);
-		*arr = NULL;
-		return;
-	}
-	smaller = realloc(*arr, n * size);
-	if (smaller)
-		*arr = smaller;
-}
-
 int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 		      struct fl_faultmap **out, struct fl_diag *diag)
 {
@@ -92,6 +66,7 @@ int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 	struct fl_faultmap_event ev;
 	struct fl_faultmap *fm;
 	bool in_order = true;
+	uint64_t last_pc = 0;
 	size_t cap = 0;
 	int ret;
 
@@ -99,33 +74,36 @@ int fl_faultmap_parse(const void *data, size_t size, uint32_t flags,
 	fm = calloc(1, sizeof(*fm));
 	if (!fm)
 		return -ENOMEM;
-	/* Past the 8-byte header, a fault is at least 12 bytes. */
-	presize(&fm->entries, &cap, size / 12, sizeof(*fm->entries));
 	fl_faultmap_cursor_init(&c, data, size, flags, diag);
 	while ((ret = fl_faultmap_next(&c, &ev)) > 0) {
 		struct fl_faultmap_entry *e;
+		uint32_t n;
 
-		if (ev.type == FL_FM_FUNCTION) {
-			/* The cursor checked that they fit in the section. */
-			ret = reserve(&fm->entries, &cap,
-				      fm->count + ev.function.num_faulting_pcs,
-				      sizeof(*fm->entries));
-			if (ret < 0)
-				break;
-		}
-		if (ev.type != FL_FM_FAULT)
+		/*
+		 * Room for every fault the rest of the section can hold: in
+		 * one table, exactly its faults, so that the array is
+		 * allocated once and never copied.
+		 */
+		if (ev.type == FL_FM_TABLE &&
+		    (ret = reserve(&fm->entries, &cap, fm->count + fl_faultmap_faults_bound(&c),
+				   sizeof(*fm->entries))) < 0)
+			break;
+		if (ev.type != FL_FM_FUNCTION)
 			continue;
-		e = &fm->entries[fm->count++];
-		e->function_address = ev.fault.function_address;
-		e->faulting_pc = ev.fault.function_address + ev.fault.faulting_pc_offset;
-		e->handler_pc = ev.fault.function_address + ev.fault.handler_pc_offset;
-		e->kind = ev.fault.kind;
-		e->table = ev.table;
-		e->function = ev.fault.function;
-		e->index = ev.fault.index;
-		in_order &= fm->count == 1 || e[-1].faulting_pc <= e->faulting_pc;
+		n = ev.function.num_faulting_pcs;
+		/* The cursor checked that they fit in the section. */
+		if ((ret = reserve(&fm->entries, &cap, fm->count + n, sizeof(*e))) < 0)
+			break;
+		/* (No entries, no array: NULL + 0 is not a pointer.) */
+		e = n ? &fm->entries[fm->count] : NULL;
+		if ((ret = fl_faultmap_take_faults(&c, e)) < 0)
+			break;
+		for (uint32_t i = 0; i < n; i++) {
+			in_order &= last_pc <= e[i].faulting_pc;
+			last_pc = e[i].faulting_pc;
+		}
+		fm->count += n;
 	}
-	shrink(&fm->entries, fm->count, sizeof(*fm->entries));
 	if (ret == 0)
 		ret = fl_index_build(&fm->by_pc, fm->count ? &fm->entries[0].faulting_pc : NULL,
 				     sizeof(*fm->entries), fm->count, in_order);
@@ -228,27 +206,29 @@ static int fill_stackmap(struct sm_build *b, const void *data, size_t size,
 	uint8_t version = 0;
 	int ret;
 
-	/* A location is at least 8 bytes (v1, v2). */
-	presize(&sm->locations, &b->cap_locations, size / 8, sizeof(*sm->locations));
 	fl_stackmap_cursor_init(&c, data, size, flags, diag);
 	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
 		switch (ev.type) {
 		case FL_SM_TABLE:
 			version = ev.header.version;
-			/* The cursor checked that NumRecords fit in the section. */
+			/*
+			 * The cursor checked that NumRecords fit in the
+			 * section.  Locations: room for all the rest of the
+			 * section can hold (in one table, about what it holds:
+			 * no copies as the walk fills them in).
+			 */
 			ret = reserve_records(b, sm->count + ev.header.num_records);
+			if (ret == 0)
+				ret = reserve(&sm->locations, &b->cap_locations,
+					      b->nloc + fl_stackmap_locations_bound(&c),
+					      sizeof(*sm->locations));
 			break;
 		case FL_SM_RECORD:
 			ret = add_record(b, &ev, version);
-			break;
-		case FL_SM_LOCATION:
-			sm->locations[b->nloc++] = (struct fl_stackmap_location){
-				.kind = ev.location.kind,
-				.size = ev.location.size,
-				.dwarf_reg = ev.location.dwarf_reg,
-				.offset = ev.location.offset,
-				.constant = ev.location.constant,
-			};
+			if (ret == 0)
+				ret = fl_stackmap_take_locations(&c, ev.record.num_locations ?
+								 &sm->locations[b->nloc] : NULL);
+			b->nloc += ev.record.num_locations;
 			break;
 		case FL_SM_LIVE_OUT:
 			sm->live_outs[b->nlo++] = (struct fl_stackmap_live_out){
@@ -321,9 +301,6 @@ int fl_stackmap_parse(const void *data, size_t size, uint32_t flags,
 	if (!b.sm)
 		return -ENOMEM;
 	ret = fill_stackmap(&b, data, size, flags, diag);
-	shrink(&b.sm->records, b.sm->count, sizeof(*b.sm->records));
-	shrink(&b.sm->locations, b.nloc, sizeof(*b.sm->locations));
-	shrink(&b.sm->live_outs, b.nlo, sizeof(*b.sm->live_outs));
 	/* Past FL_INDEX_MAX records the indexes refuse (-ENOMEM). */
 	if (ret == 0) {
 		link_records(b.sm);
