@@ -16,6 +16,8 @@
 #include "print_llvm.h"
 
 #define PUT CLI_OUT_LIT
+/* A label (a string literal) and a number in decimal. */
+#define FIELD(o, lit, v) (PUT((o), lit), cli_out_u64((o), (v)))
 
 /* fl_fault_kind_name, without strlen. */
 static void put_fault_kind(struct cli_out *out, uint32_t kind)
@@ -53,25 +55,21 @@ int print_faultmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 			/* LLVM: format_hex(Version, 2) */
 			PUT(&out, "FaultMap table:\nVersion: 0x");
 			cli_out_hex(&out, ev.header.version, 0);
-			PUT(&out, "\nNumFunctions: ");
-			cli_out_u64(&out, ev.header.num_functions);
+			FIELD(&out, "\nNumFunctions: ", ev.header.num_functions);
 			PUT(&out, "\n");
 			break;
 		case FL_FM_FUNCTION:
 			/* LLVM: format_hex(FunctionAddress, 8): "0x" and 6+ digits */
 			PUT(&out, "FunctionAddress: 0x");
 			cli_out_hex(&out, ev.function.address, 6);
-			PUT(&out, ", NumFaultingPCs: ");
-			cli_out_u64(&out, ev.function.num_faulting_pcs);
+			FIELD(&out, ", NumFaultingPCs: ", ev.function.num_faulting_pcs);
 			PUT(&out, "\n");
 			break;
 		case FL_FM_FAULT:
 			PUT(&out, "Fault kind: ");
 			put_fault_kind(&out, ev.fault.kind);
-			PUT(&out, ", faulting PC offset: ");
-			cli_out_u64(&out, ev.fault.faulting_pc_offset);
-			PUT(&out, ", handling PC offset: ");
-			cli_out_u64(&out, ev.fault.handler_pc_offset);
+			FIELD(&out, ", faulting PC offset: ", ev.fault.faulting_pc_offset);
+			FIELD(&out, ", handling PC offset: ", ev.fault.handler_pc_offset);
 			PUT(&out, "\n");
 			break;
 		case FL_FM_TABLE_END:
@@ -84,44 +82,36 @@ int print_faultmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 
 static void print_location(struct cli_out *out, const struct fl_stackmap_event *ev)
 {
-	PUT(out, "      #");
-	cli_out_u64(out, ev->location.index + 1u);
+	FIELD(out, "      #", ev->location.index + 1u);
 	switch (ev->location.kind) {
 	case FL_LOC_REGISTER:
-		PUT(out, ": Register R#");
-		cli_out_u64(out, ev->location.dwarf_reg);
+		FIELD(out, ": Register R#", ev->location.dwarf_reg);
 		break;
 	case FL_LOC_DIRECT:
-		PUT(out, ": Direct R#");
-		cli_out_u64(out, ev->location.dwarf_reg);
+		FIELD(out, ": Direct R#", ev->location.dwarf_reg);
 		PUT(out, " + ");
 		cli_out_i64(out, ev->location.offset);
 		break;
 	case FL_LOC_INDIRECT:
-		PUT(out, ": Indirect [R#");
-		cli_out_u64(out, ev->location.dwarf_reg);
+		FIELD(out, ": Indirect [R#", ev->location.dwarf_reg);
 		PUT(out, " + ");
 		cli_out_i64(out, ev->location.offset);
 		PUT(out, "]");
 		break;
 	case FL_LOC_CONSTANT:
 		/* LLVM prints the small constant as the uint32_t it reads. */
-		PUT(out, ": Constant ");
-		cli_out_u64(out, (uint32_t)ev->location.offset);
+		FIELD(out, ": Constant ", (uint32_t)ev->location.offset);
 		break;
 	case FL_LOC_CONSTANT_INDEX:
-		PUT(out, ": ConstantIndex #");
-		cli_out_u64(out, (uint32_t)ev->location.offset);
-		PUT(out, " (");
-		cli_out_u64(out, ev->location.constant);
+		FIELD(out, ": ConstantIndex #", (uint32_t)ev->location.offset);
+		FIELD(out, " (", ev->location.constant);
 		PUT(out, ")");
 		break;
 	default:
 		PUT(out, ": ");
 		break;
 	}
-	PUT(out, ", size: ");
-	cli_out_u64(out, ev->location.size);
+	FIELD(out, ", size: ", ev->location.size);
 	PUT(out, "\n");
 }
 
@@ -145,11 +135,9 @@ static void enter(struct cli_out *out, struct table_print *t, enum part part)
 	while (t->at < part) {
 		t->at++;
 		if (t->at == CONSTANTS) {
-			PUT(out, "Num Constants: ");
-			cli_out_u64(out, t->num_constants);
+			FIELD(out, "Num Constants: ", t->num_constants);
 		} else {
-			PUT(out, "Num Records: ");
-			cli_out_u64(out, t->num_records);
+			FIELD(out, "Num Records: ", t->num_records);
 		}
 		PUT(out, "\n");
 	}
@@ -159,8 +147,7 @@ static void enter(struct cli_out *out, struct table_print *t, enum part part)
 static void open_live_outs(struct cli_out *out, struct table_print *t)
 {
 	if (!t->live_outs_open) {
-		PUT(out, "    ");
-		cli_out_u64(out, t->live_outs);
+		FIELD(out, "    ", t->live_outs);
 		PUT(out, " live-outs: [ ");
 	}
 	t->live_outs_open = 1;
@@ -183,10 +170,8 @@ int print_stackmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 	while ((ret = fl_stackmap_next(&c, &ev)) > 0) {
 		switch (ev.type) {
 		case FL_SM_TABLE:
-			PUT(&out, "LLVM StackMap Version: ");
-			cli_out_u64(&out, ev.header.version);
-			PUT(&out, "\nNum Functions: ");
-			cli_out_u64(&out, ev.header.num_functions);
+			FIELD(&out, "LLVM StackMap Version: ", ev.header.version);
+			FIELD(&out, "\nNum Functions: ", ev.header.num_functions);
 			PUT(&out, "\n");
 			t = (struct table_print){
 				.at = FUNCTIONS,
@@ -195,30 +180,22 @@ int print_stackmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 			};
 			break;
 		case FL_SM_FUNCTION:
-			PUT(&out, "  Function address: ");
-			cli_out_u64(&out, ev.function.address);
-			PUT(&out, ", stack size: ");
-			cli_out_u64(&out, ev.function.stack_size);
-			PUT(&out, ", callsite record count: ");
-			cli_out_u64(&out, ev.function.record_count);
+			FIELD(&out, "  Function address: ", ev.function.address);
+			FIELD(&out, ", stack size: ", ev.function.stack_size);
+			FIELD(&out, ", callsite record count: ", ev.function.record_count);
 			PUT(&out, "\n");
 			break;
 		case FL_SM_CONSTANT:
 			enter(&out, &t, CONSTANTS);
-			PUT(&out, "  #");
-			cli_out_u64(&out, ev.constant.index + 1u);
-			PUT(&out, ": ");
-			cli_out_u64(&out, ev.constant.value);
+			FIELD(&out, "  #", ev.constant.index + 1u);
+			FIELD(&out, ": ", ev.constant.value);
 			PUT(&out, "\n");
 			break;
 		case FL_SM_RECORD:
 			enter(&out, &t, RECORDS);
-			PUT(&out, "  Record ID: ");
-			cli_out_u64(&out, ev.record.id);
-			PUT(&out, ", instruction offset: ");
-			cli_out_u64(&out, ev.record.instruction_offset);
-			PUT(&out, "\n    ");
-			cli_out_u64(&out, ev.record.num_locations);
+			FIELD(&out, "  Record ID: ", ev.record.id);
+			FIELD(&out, ", instruction offset: ", ev.record.instruction_offset);
+			FIELD(&out, "\n    ", ev.record.num_locations);
 			PUT(&out, " locations:\n");
 			t.live_outs = ev.record.num_live_outs;
 			t.live_outs_open = 0;
@@ -228,10 +205,8 @@ int print_stackmap_llvm(FILE *f, const struct cli_section *sec, uint32_t flags)
 			break;
 		case FL_SM_LIVE_OUT:
 			open_live_outs(&out, &t);
-			PUT(&out, "R#");
-			cli_out_u64(&out, ev.live_out.dwarf_reg);
-			PUT(&out, " (");
-			cli_out_u64(&out, ev.live_out.size);
+			FIELD(&out, "R#", ev.live_out.dwarf_reg);
+			FIELD(&out, " (", ev.live_out.size);
 			PUT(&out, "-bytes) ");
 			break;
 		case FL_SM_RECORD_END:

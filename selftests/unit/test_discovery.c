@@ -803,6 +803,17 @@ END_TEST
  * Files and hostile input
  */
 
+/* Writes an image to path (a mkstemp template, filled in when it ends in X). */
+static void write_image(char *path, const struct img *im)
+{
+	size_t n = strlen(path);
+	int fd = n && path[n - 1] == 'X' ? mkstemp(path) : open(path, O_WRONLY | O_TRUNC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, im->v.buf, im->v.len), (ssize_t)im->v.len);
+	close(fd);
+}
+
 START_TEST(elf_opens_files_as_it_opens_memory)
 {
 	char path[] = "/tmp/fl-test-discovery-XXXXXX";
@@ -810,13 +821,9 @@ START_TEST(elf_opens_files_as_it_opens_memory)
 	struct fl_elf *elf;
 	struct fl_diag d;
 	struct img im;
-	int fd;
 
 	build_relocatable(&im, 36, 1);
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, im.v.buf, im.v.len), (ssize_t)im.v.len);
-	close(fd);
+	write_image(path, &im);
 	ck_assert_int_eq(fl_elf_open(path, NULL, &elf, &d), 0);
 	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
 	ck_assert_mem_eq(s.data, fm_bytes, fm_size);
@@ -852,14 +859,10 @@ START_TEST(elf_mapped_or_without_symbols_gives_the_same_maps)
 	struct fl_diag d;
 	struct img im;
 	uint64_t a;
-	int fd;
 
 	/* A relocation that cannot be read: only a reader of relocations sees it. */
 	build_relocatable(&im, 36, 99);
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, im.v.buf, im.v.len), (ssize_t)im.v.len);
-	close(fd);
+	write_image(path, &im);
 	ck_assert_int_eq(fl_elf_open(path, &mapped, &elf, &d), -EINVAL);
 	ck_assert_int_eq(fl_elf_open(path, &bare, &elf, &d), 0);
 	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
@@ -867,10 +870,7 @@ START_TEST(elf_mapped_or_without_symbols_gives_the_same_maps)
 	fl_elf_close(elf);
 
 	build_relocatable(&im, 36, 1);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, im.v.buf, im.v.len), (ssize_t)im.v.len);
-	close(fd);
+	write_image(path, &im);
 	ck_assert_int_eq(fl_elf_open(path, &mapped, &elf, &d), 0);
 	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
 	ck_assert_mem_eq(s.data, fm_bytes, fm_size);
