@@ -10,7 +10,7 @@
  *      hot     the same return address again and again (the index in cache)
  *      random  every record's address once per round, in a random order
  *              (at 10^6 the index, 8 MiB of slots, is mostly out of cache)
- *    and, side by side at the same sizes, the format layer's binary search
+ *    and, side by side at the same sizes, the format layer's own search
  *    (fl_stackmap_find_pc) on the same table, random order.
  * 2. A deoptimization's round trip, ns per call, ROUNDS rounds of 100,000
  *    calls, interleaved: selftests/deopt/returns.ll's ret_i64 called with
