@@ -20,7 +20,9 @@
  * current slot and retries if its sequence moved.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,10 +48,19 @@ struct chain_slot {
 	_Atomic uintptr_t restorer;
 };
 
+/* What one install of a mirror put in the kernel (SIGSEGV and SIGBUS). */
+struct chain_mirror {
+	_Atomic uint32_t seq;		/* odd while being written */
+	_Atomic int flags;		/* of the installed action */
+	_Atomic uint64_t mask;		/* its sa_mask, the kernel's 64 bits */
+};
+
 struct chain {
 	_Atomic uint32_t current;	/* index of the slot in effect */
 	_Atomic uint32_t next;		/* next slot to write */
 	struct chain_slot slots[CHAIN_SLOTS];
+	_Atomic uint32_t installs;	/* mirrors installed so far */
+	struct chain_mirror mirrors[CHAIN_SLOTS];
 };
 
 /*
@@ -96,35 +107,59 @@ static void bits_to_mask(uint64_t bits, sigset_t *set)
 			sigaddset(set, s);
 }
 
+/* A recorded action as the slots hold it. */
+struct chain_act {
+	uintptr_t handler;	/* sa_handler / sa_sigaction */
+	int flags;
+	uint64_t mask;		/* the kernel's 64-bit sigset */
+	uintptr_t restorer;
+};
+
 /* Copies slot s into *out; returns false if a writer was in it. */
-static bool slot_copy(struct chain_slot *s, struct sigaction *out)
+static bool slot_copy_raw(struct chain_slot *s, struct chain_act *out)
 {
 	/* Pairs with the release increment that ends a write. */
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-	uintptr_t handler, restorer;
-	uint64_t mask;
-	int flags;
 
 	if (seq & 1)
 		return false;
-	handler = atomic_load_explicit(&s->handler, memory_order_relaxed);
-	flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
-	mask = atomic_load_explicit(&s->mask, memory_order_relaxed);
-	restorer = atomic_load_explicit(&s->restorer, memory_order_relaxed);
+	out->handler = atomic_load_explicit(&s->handler, memory_order_relaxed);
+	out->flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
+	out->mask = atomic_load_explicit(&s->mask, memory_order_relaxed);
+	out->restorer = atomic_load_explicit(&s->restorer, memory_order_relaxed);
 	/* Orders the field loads before the re-check of seq. */
 	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq)
-		return false;
+	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
+}
 
+/* As slot_copy_raw, as sigaction reports an action. */
+static bool slot_copy(struct chain_slot *s, struct sigaction *out)
+{
+	struct chain_act a;
+
+	if (!slot_copy_raw(s, &a))
+		return false;
 	memset(out, 0, sizeof(*out));
-	if (flags & SA_SIGINFO)
-		out->sa_sigaction = (void (*)(int, siginfo_t *, void *))handler;
+	if (a.flags & SA_SIGINFO)
+		out->sa_sigaction = (void (*)(int, siginfo_t *, void *))a.handler;
 	else
-		out->sa_handler = (void (*)(int))handler;
-	out->sa_flags = flags;
-	bits_to_mask(mask, &out->sa_mask);
-	out->sa_restorer = (void (*)(void))restorer;
+		out->sa_handler = (void (*)(int))a.handler;
+	out->sa_flags = a.flags;
+	bits_to_mask(a.mask, &out->sa_mask);
+	out->sa_restorer = (void (*)(void))a.restorer;
 	return true;
+}
+
+/* Copies the action in effect into *out; returns its slot's index. */
+static uint32_t slot_read_raw(struct chain *c, struct chain_act *out)
+{
+	uint32_t i;
+
+	/* Pairs with the exchange in slot_publish. */
+	do
+		i = atomic_load_explicit(&c->current, memory_order_acquire);
+	while (!slot_copy_raw(&c->slots[i % CHAIN_SLOTS], out));
+	return i;
 }
 
 static void slot_read(struct chain *c, struct sigaction *out)
@@ -136,26 +171,205 @@ static void slot_read(struct chain *c, struct sigaction *out)
 }
 
 /* Publishes act; returns the index of the slot it replaced. */
-static uint32_t slot_publish(struct chain *c, const struct sigaction *act)
+static uint32_t slot_publish_raw(struct chain *c, const struct chain_act *act)
 {
 	uint32_t i = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed) + 1;
 	struct chain_slot *s = &c->slots[i % CHAIN_SLOTS];
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
-	uintptr_t handler = (act->sa_flags & SA_SIGINFO) ?
-		(uintptr_t)act->sa_sigaction : (uintptr_t)act->sa_handler;
 
 	/* Odd: readers of this slot retry until the write is done. */
 	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
 	/* Orders the odd seq before the field stores (readers' acquire fence). */
 	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&s->handler, handler, memory_order_relaxed);
-	atomic_store_explicit(&s->flags, act->sa_flags, memory_order_relaxed);
-	atomic_store_explicit(&s->mask, mask_to_bits(&act->sa_mask), memory_order_relaxed);
-	atomic_store_explicit(&s->restorer, (uintptr_t)act->sa_restorer, memory_order_relaxed);
-	/* Pairs with the acquire load of seq in slot_read. */
+	atomic_store_explicit(&s->handler, act->handler, memory_order_relaxed);
+	atomic_store_explicit(&s->flags, act->flags, memory_order_relaxed);
+	atomic_store_explicit(&s->mask, act->mask, memory_order_relaxed);
+	atomic_store_explicit(&s->restorer, act->restorer, memory_order_relaxed);
+	/* Pairs with the acquire load of seq in slot_copy_raw. */
 	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
-	/* Pairs with the acquire load of current in slot_read. */
+	/* Pairs with the acquire load of current in slot_read(_raw). */
 	return atomic_exchange_explicit(&c->current, i, memory_order_acq_rel);
+}
+
+static uint32_t slot_publish(struct chain *c, const struct sigaction *act)
+{
+	struct chain_act a = {
+		.handler = (act->sa_flags & SA_SIGINFO) ?
+			(uintptr_t)act->sa_sigaction : (uintptr_t)act->sa_handler,
+		.flags = act->sa_flags,
+		.mask = mask_to_bits(&act->sa_mask),
+		.restorer = (uintptr_t)act->sa_restorer,
+	};
+
+	return slot_publish_raw(c, &a);
+}
+
+/*
+ * The mirrors' restorers: CHAIN_SLOTS copies of what libc's is (glibc's
+ * __restore_rt: mov $15,%rax; syscall, rt_sigreturn), RESTORER_BYTES
+ * apart.  Unwinders know a signal frame by these bytes (gdb, libunwind,
+ * libgcc's fallback) or by glibc's CFI for __restore_rt, which libgcc needs
+ * once libunwind is loaded too (it is, with libfaultline): the same CFI
+ * here, one FDE from the padding before the first copy (libgcc looks up
+ * the return address minus one) to the end.  At a restorer %rsp points at
+ * the ucontext: the CFA is its saved %rsp, every register is in its gregs.
+ */
+#define RESTORER_BYTES 16
+_Static_assert(CHAIN_SLOTS == 64, "fl_chain_restorers has 64 copies");
+#define UC_GREG(r) (offsetof(ucontext_t, uc_mcontext.gregs) + 8 * (r))
+_Static_assert(UC_GREG(REG_R8) == 0x28 && UC_GREG(REG_R11) == 0x40 &&
+	       UC_GREG(REG_RBX) == 0x80 && UC_GREG(REG_RSP) == 0xa0 &&
+	       UC_GREG(REG_RIP) == 0xa8, "the ucontext offsets in the restorers' CFI");
+extern const char fl_chain_restorers[] __attribute__((visibility("hidden")));
+__asm__(".text\n"
+	".balign 16\n"
+	"	.cfi_startproc simple\n"
+	"	.cfi_signal_frame\n"
+	/* DW_CFA_def_cfa_expression: *(%rsp + REG_RSP's) */
+	"	.cfi_escape 0x0f, 0x04, 0x77, 0xa0, 0x01, 0x06\n"
+	/* DW_CFA_expression reg, %rsp + its greg's offset: r8..r15 */
+	"	.cfi_escape 0x10, 0x08, 0x02, 0x77, 0x28\n"
+	"	.cfi_escape 0x10, 0x09, 0x02, 0x77, 0x30\n"
+	"	.cfi_escape 0x10, 0x0a, 0x02, 0x77, 0x38\n"
+	"	.cfi_escape 0x10, 0x0b, 0x03, 0x77, 0xc0, 0x00\n"
+	"	.cfi_escape 0x10, 0x0c, 0x03, 0x77, 0xc8, 0x00\n"
+	"	.cfi_escape 0x10, 0x0d, 0x03, 0x77, 0xd0, 0x00\n"
+	"	.cfi_escape 0x10, 0x0e, 0x03, 0x77, 0xd8, 0x00\n"
+	"	.cfi_escape 0x10, 0x0f, 0x03, 0x77, 0xe0, 0x00\n"
+	/* rdi, rsi, rbp, rbx, rdx, rax, rcx, rip */
+	"	.cfi_escape 0x10, 0x05, 0x03, 0x77, 0xe8, 0x00\n"
+	"	.cfi_escape 0x10, 0x04, 0x03, 0x77, 0xf0, 0x00\n"
+	"	.cfi_escape 0x10, 0x06, 0x03, 0x77, 0xf8, 0x00\n"
+	"	.cfi_escape 0x10, 0x03, 0x03, 0x77, 0x80, 0x01\n"
+	"	.cfi_escape 0x10, 0x01, 0x03, 0x77, 0x88, 0x01\n"
+	"	.cfi_escape 0x10, 0x00, 0x03, 0x77, 0x90, 0x01\n"
+	"	.cfi_escape 0x10, 0x02, 0x03, 0x77, 0x98, 0x01\n"
+	"	.cfi_escape 0x10, 0x10, 0x03, 0x77, 0xa8, 0x01\n"
+	"	.fill 16, 1, 0x90\n"
+	".globl fl_chain_restorers\n"
+	".hidden fl_chain_restorers\n"
+	".type fl_chain_restorers,@function\n"
+	"fl_chain_restorers:\n"
+	".rept 64\n"
+	"	.byte 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05\n"
+	"	.fill 7, 1, 0x90\n"
+	".endr\n"
+	".size fl_chain_restorers, .-fl_chain_restorers\n"
+	"	.cfi_endproc\n");
+
+/* The kernel's struct sigaction of rt_sigaction (x86-64). */
+struct kernel_sigaction {
+	uintptr_t handler;
+	unsigned long flags;
+	uintptr_t restorer;
+	uint64_t mask;
+};
+
+static bool mirrored(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS;
+}
+
+static uint64_t sig_bit(int sig)
+{
+	return sig >= 1 && sig <= KERNEL_SIGSET_BITS ? 1ull << (sig - 1) : 0;
+}
+
+/*
+ * The flags and mask faultline's action gets for the recorded action a.
+ * SIG_DFL and SIG_IGN run nothing of the application's: SA_NODEFER and
+ * an empty mask, so that the blocked set does not change on delivery nor
+ * on sigreturn (the kernel then skips writing it).  The handshake's signal
+ * is never blocked while our handler runs: the patcher may stop a thread
+ * that is claiming a fault (trap.c).
+ */
+static void mirror_of(const struct chain_act *a, int *flags, uint64_t *mask)
+{
+	*flags = SA_SIGINFO | SA_ONSTACK | SA_RESTORER;
+	if (a->handler == (uintptr_t)SIG_DFL || a->handler == (uintptr_t)SIG_IGN) {
+		*flags |= SA_NODEFER | SA_RESTART;
+		*mask = 0;
+		return;
+	}
+	*flags |= a->flags & (SA_NODEFER | SA_RESTART);
+	*mask = a->mask & ~sig_bit(fl_park.signo);
+}
+
+int fl_chain_mirror(int sig)
+{
+	struct chain *c = chain_of(sig);
+
+	if (!c || !mirrored(sig))
+		return -EINVAL;
+	for (;;) {
+		uint32_t cur, t, seq;
+		struct chain_mirror *m;
+		struct kernel_sigaction k;
+		struct chain_act a;
+		int flags;
+		uint64_t mask;
+
+		cur = slot_read_raw(c, &a);
+		mirror_of(&a, &flags, &mask);
+		t = atomic_fetch_add_explicit(&c->installs, 1, memory_order_relaxed) % CHAIN_SLOTS;
+		m = &c->mirrors[t];
+		seq = atomic_load_explicit(&m->seq, memory_order_relaxed);
+		/* Odd: a reader of this record falls back to its own sigprocmask. */
+		atomic_store_explicit(&m->seq, seq + 1, memory_order_relaxed);
+		/* Orders the odd seq before the field stores (applied_mask's fence). */
+		atomic_thread_fence(memory_order_release);
+		atomic_store_explicit(&m->flags, flags, memory_order_relaxed);
+		atomic_store_explicit(&m->mask, mask, memory_order_relaxed);
+		/* Pairs with the acquire load of seq in applied_mask. */
+		atomic_store_explicit(&m->seq, seq + 2, memory_order_release);
+
+		k.handler = (uintptr_t)fl_dispatch_handler;
+		k.flags = (unsigned long)flags;
+		k.restorer = (uintptr_t)fl_chain_restorers + (uintptr_t)t * RESTORER_BYTES;
+		k.mask = mask;
+		if (syscall(SYS_rt_sigaction, sig, &k, NULL, KERNEL_SIGSET_BITS / 8) != 0)
+			return -errno;
+		/*
+		 * Another thread may have recorded a newer action and installed
+		 * its mirror before ours: then ours is stale, and whoever
+		 * installs last finds current moved, and installs again.  Pairs
+		 * with the exchange in slot_publish_raw.
+		 */
+		if (atomic_load_explicit(&c->current, memory_order_acquire) == cur)
+			return 0;
+	}
+}
+
+/*
+ * The blocked mask the kernel set for this delivery of sig, from the
+ * restorer it gave our handler (its return address) and uc's mask (the
+ * interrupted one): returns false when that is not known (not one of
+ * ours, or its record was reused since: 63 installs in between).
+ */
+static bool applied_mask(struct chain *c, int sig, uintptr_t restorer, uint64_t before,
+			 uint64_t *out)
+{
+	uintptr_t base = (uintptr_t)fl_chain_restorers, off = restorer - base;
+	struct chain_mirror *m;
+	uint32_t seq;
+	uint64_t mask;
+	int flags;
+
+	if (restorer < base || off >= CHAIN_SLOTS * RESTORER_BYTES || off % RESTORER_BYTES)
+		return false;
+	m = &c->mirrors[off / RESTORER_BYTES];
+	/* Pairs with the release store that ends a write in fl_chain_mirror. */
+	seq = atomic_load_explicit(&m->seq, memory_order_acquire);
+	if (seq & 1)
+		return false;
+	flags = atomic_load_explicit(&m->flags, memory_order_relaxed);
+	mask = atomic_load_explicit(&m->mask, memory_order_relaxed);
+	/* Orders the field loads before the re-check of seq. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&m->seq, memory_order_relaxed) != seq)
+		return false;
+	*out = before | mask | ((flags & SA_NODEFER) ? 0 : sig_bit(sig));
+	return true;
 }
 
 /* libc's signal restorer (SA_RESTORER), learnt from our own action. */
@@ -235,7 +449,7 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 	 * without the bits it does not know (since 5.11 it clears them, so
 	 * that programs can probe for flags with SA_UNSUPPORTED), and
 	 * SA_RESTORER with libc's restorer (glibc's sigaction always asks for
-	 * it; ours carries the same one).
+	 * it; ours carries a copy of it, see fl_chain_restorers).
 	 */
 	k = *act;
 	sigdelset(&k.sa_mask, SIGKILL);
@@ -251,6 +465,13 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 	 * more sigaction calls racing this one could reuse that slot first.
 	 */
 	old = slot_publish(c, &k);
+	/*
+	 * The kernel's action follows (the mask and flags the new action
+	 * asks for).  Should that fail, deliveries still apply the recorded
+	 * mask themselves (fl_chain_deliver).
+	 */
+	if (mirrored(sig))
+		fl_chain_mirror(sig);
 	while (oldact && !slot_copy(&c->slots[old % CHAIN_SLOTS], oldact))
 		;
 	return 0;
@@ -329,7 +550,7 @@ static bool writable(uintptr_t addr)
  * do we, without calling it.  The handler and its arguments share
  * storage for both kinds of handler: a one-argument one ignores the rest.
  */
-static bool off_altstack(int sig, siginfo_t *si, ucontext_t *uc, const struct sigaction *act,
+static bool off_altstack(int sig, siginfo_t *si, ucontext_t *uc, uintptr_t handler,
 			 bool synchronous)
 {
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
@@ -352,15 +573,15 @@ static bool off_altstack(int sig, siginfo_t *si, ucontext_t *uc, const struct si
 			syscall(SYS_tgkill, getpid(), gettid(), SIGSEGV);
 		return true;
 	}
-	fl_call_on_stack(sp, (uintptr_t)act->sa_handler, sig, si, uc);
+	fl_call_on_stack(sp, handler, sig, si, uc);
 	return true;
 }
 
-void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
+void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 {
 	ucontext_t *uc = ucv;
 	struct chain *c = chain_of(sig);
-	struct sigaction act;
+	struct chain_act act;
 	/* The kernel raised it (a fault or a trap), nobody sent it. */
 	int synchronous = si->si_code > 0;
 	/*
@@ -369,14 +590,13 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 	 * already executed, and returning goes on after it.
 	 */
 	bool refaults = synchronous && sig != SIGTRAP;
-	sigset_t mask;
+	uint64_t before, want, applied;
 
-	slot_read(c, &act);
+	slot_read_raw(c, &act);
 
-	/* sa_handler and sa_sigaction share storage: test the value alone. */
-	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN) {
+	if (act.handler == (uintptr_t)SIG_DFL || act.handler == (uintptr_t)SIG_IGN) {
 		/* An ignored signal someone sent: dropped, as the kernel does. */
-		if (act.sa_handler == SIG_IGN && !synchronous)
+		if (act.handler == (uintptr_t)SIG_IGN && !synchronous)
 			return;
 		/*
 		 * The kernel forces the default action for a synchronous fault
@@ -385,7 +605,7 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 		 * again, so the process dies by this signal with its core dump.
 		 * A trap does not happen again, and a signal that was sent is
 		 * sent again: either is delivered when this handler returns (or
-		 * now; ours runs with SA_NODEFER).
+		 * now, when the action in the kernel has SA_NODEFER).
 		 */
 		fl_chain_restore_default(sig);
 		if (!refaults)
@@ -396,28 +616,27 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv)
 	/*
 	 * The mask the kernel would have set: the interrupted one, plus
 	 * sa_mask, plus the signal itself unless SA_NODEFER.  sigreturn
-	 * restores uc_sigmask when this handler returns.
+	 * restores uc_sigmask when this handler returns.  The kernel has set
+	 * it already when it delivered through the mirror of this action
+	 * (fl_chain_mirror); otherwise set it here.
 	 */
-	mask = uc->uc_sigmask;
-	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
-		if (sigismember(&act.sa_mask, s) == 1)
-			sigaddset(&mask, s);
-	if (!(act.sa_flags & SA_NODEFER))
-		sigaddset(&mask, sig);
+	memcpy(&before, &uc->uc_sigmask, sizeof(before));
+	want = before | act.mask | ((act.flags & SA_NODEFER) ? 0 : sig_bit(sig));
+	if (!applied_mask(c, sig, restorer, before, &applied) || applied != want)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, KERNEL_SIGSET_BITS / 8);
 
 	/* As the kernel does: only the handler goes back to SIG_DFL. */
-	if (act.sa_flags & SA_RESETHAND) {
-		struct sigaction reset = act;
+	if (act.flags & SA_RESETHAND) {
+		struct chain_act reset = act;
 
-		reset.sa_handler = SIG_DFL;
-		slot_publish(c, &reset);
+		reset.handler = (uintptr_t)SIG_DFL;
+		slot_publish_raw(c, &reset);
 	}
 
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
-	if (!(act.sa_flags & SA_ONSTACK) && off_altstack(sig, si, uc, &act, synchronous))
+	if (!(act.flags & SA_ONSTACK) && off_altstack(sig, si, uc, act.handler, synchronous))
 		return;
-	if (act.sa_flags & SA_SIGINFO)
-		act.sa_sigaction(sig, si, ucv);
+	if (act.flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, ucv);
 	else
-		act.sa_handler(sig);
+		((void (*)(int))act.handler)(sig);
 }

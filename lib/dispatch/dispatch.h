@@ -451,8 +451,22 @@ bool fl_dispatch_installed(int sig);
 
 /* Chain (chain.c). */
 
-/* Delivers an unclaimed fault to the recorded action, as the kernel would. */
-void fl_chain_deliver(int sig, siginfo_t *si, void *uc);
+/*
+ * Delivers an unclaimed fault to the recorded action, as the kernel would.
+ * restorer: the handler's return address (the sa_restorer the kernel
+ * used), which tells which mirror of the action the kernel applied.
+ */
+void fl_chain_deliver(int sig, siginfo_t *si, void *uc, uintptr_t restorer);
+
+/*
+ * Puts in the kernel, for SIGSEGV or SIGBUS, faultline's handler with the
+ * mask and the flags (SA_NODEFER, SA_RESTART) of the recorded action, so
+ * that an unclaimed fault reaches the application's handler with no
+ * sigprocmask of ours; it names one of chain.c's restorers, by which the
+ * handler knows the mirror a delivery used.  Returns 0 or -errno.
+ * Async-signal-safe (fl_sigaction calls it).
+ */
+int fl_chain_mirror(int sig);
 
 /*
  * Makes sig (SIGTRAP or fl_park.signo) part of the chain and installs ours

@@ -148,6 +148,8 @@ out:
 
 void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 {
+	/* The kernel's: sa_restorer, which tells the mirror it used (chain.c). */
+	uintptr_t restorer = (uintptr_t)__builtin_return_address(0);
 	int saved_errno = errno;
 	enum verdict v;
 
@@ -179,7 +181,7 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 
 	atomic_fetch_add_explicit(&fl_dispatch.chained, 1, memory_order_relaxed);
 	/* The application's handler may longjmp out: nothing of ours is held. */
-	fl_chain_deliver(sig, si, ucv);
+	fl_chain_deliver(sig, si, ucv, restorer);
 }
 
 bool fl_dispatch_installed(int sig)
@@ -192,9 +194,11 @@ bool fl_dispatch_installed(int sig)
 }
 
 /*
- * Our action: SA_NODEFER with an empty mask (chain.c sets the mask the
- * application's action asks for); SA_ONSTACK: a stack overflow can only
- * be handled on an alternate stack.
+ * Our action as first installed: SA_NODEFER with an empty mask;
+ * SA_ONSTACK: a stack overflow can only be handled on an alternate stack.
+ * For SIGSEGV and SIGBUS, fl_chain_mirror then gives it the mask and the
+ * flags the recorded action asks for; for SIGTRAP and the handshake's
+ * signal, chain.c sets the mask when it delivers.
  */
 static void our_action(struct sigaction *ours)
 {
@@ -229,6 +233,14 @@ int fl_dispatch_install_trap(void)
 		if (err)
 			return err;
 	}
+	/*
+	 * The mirrors of SIGSEGV's and SIGBUS's actions leave the handshake's
+	 * signal, known from now on, unblocked.
+	 */
+	if (fl_dispatch_installed(SIGSEGV))
+		fl_chain_mirror(SIGSEGV);
+	if (fl_dispatch_installed(SIGBUS))
+		fl_chain_mirror(SIGBUS);
 	return 0;
 }
 
@@ -240,6 +252,8 @@ int fl_dispatch_install(void)
 		struct sigaction ours, old;
 
 		our_action(&ours);
+		int err;
+
 		if (fl_real_sigaction(sigs[i], NULL, &old) != 0)
 			return -errno;
 		if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == fl_dispatch_handler))
@@ -249,6 +263,9 @@ int fl_dispatch_install(void)
 			return -errno;
 		if (ours.sa_flags & SA_RESTORER)
 			fl_chain_set_restorer(ours.sa_restorer);
+		err = fl_chain_mirror(sigs[i]);
+		if (err)
+			return err;
 	}
 	return 0;
 }

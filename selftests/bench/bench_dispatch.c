@@ -391,9 +391,14 @@ static void rows_unclaimed(void)
 	app.sa_sigaction = app_handler;
 	app.sa_flags = SA_SIGINFO;
 	sigemptyset(&app.sa_mask);
-	/* Recorded as the chain; the kernel keeps fl_act. */
+	/*
+	 * Recorded as the chain; the kernel keeps faultline's handler, now
+	 * with app's mask and flags: fl_act is that.
+	 */
 	if (fl_sigaction(SIGSEGV, &app, NULL))
 		die("fl_sigaction", 0);
+	if (sigaction(SIGSEGV, NULL, &fl_act))
+		die("sigaction", 0);
 	jit_make(&unregistered, 0);
 	series_init(&via, repeat);
 	series_init(&direct, repeat);

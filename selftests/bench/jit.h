@@ -23,8 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <faultline/dispatch.h>
 
@@ -176,11 +178,33 @@ static inline struct sigaction floor_action(const struct jit *j)
 	return sa;
 }
 
-/* Puts act in the kernel for sig, with libc's sigaction (never faultline's). */
+/*
+ * Puts act in the kernel for sig, with libc's sigaction (never
+ * faultline's); an action read back from the kernel (SA_RESTORER set, as
+ * faultline's) goes back whole, its restorer too, with rt_sigaction: libc
+ * would put its own, and faultline's handler knows by the restorer which
+ * mask the kernel applied (lib/dispatch/chain.c).
+ */
 static inline void set_action(int sig, const struct sigaction *act)
 {
-	if (sigaction(sig, act, NULL))
-		die("sigaction", 0);
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} k;
+
+	if (!(act->sa_flags & 0x04000000)) {	/* SA_RESTORER */
+		if (sigaction(sig, act, NULL))
+			die("sigaction", 0);
+		return;
+	}
+	k.handler = (void *)act->sa_sigaction;
+	k.flags = (unsigned long)act->sa_flags;
+	k.restorer = (void *)act->sa_restorer;
+	memcpy(&k.mask, &act->sa_mask, sizeof(k.mask));
+	if (syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask)))
+		die("rt_sigaction", 0);
 }
 
 static inline double now(void)

@@ -18,6 +18,7 @@ int main(void)
 	srunner_add_suite(sr, format_table_suite());
 	srunner_add_suite(sr, discovery_suite());
 	srunner_add_suite(sr, dispatch_suite());
+	srunner_add_suite(sr, chain_suite());
 	srunner_add_suite(sr, proto_suite());
 	srunner_add_suite(sr, table_registry_suite());
 	srunner_run_all(sr, CK_NORMAL);

@@ -27,6 +27,7 @@ Suite *stackmap_suite(void);
 Suite *format_table_suite(void);
 Suite *discovery_suite(void);
 Suite *dispatch_suite(void);
+Suite *chain_suite(void);
 Suite *proto_suite(void);
 Suite *table_registry_suite(void);
 

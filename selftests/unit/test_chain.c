@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel's action for SIGSEGV and SIGBUS mirrors the recorded one
+ * (lib/dispatch/chain.c, fl_chain_mirror): faultline's handler with the
+ * application's sa_mask, SA_NODEFER and SA_RESTART, so that an unclaimed
+ * fault reaches the application's handler with the mask the kernel set.
+ * These tests prove the mirror follows every fl_sigaction, that the
+ * application's handler runs with exactly the mask it asked for also when
+ * the kernel delivered through another mirror (a signal in flight while the
+ * action changed, an action put back by hand), that the handshake's signal
+ * stays unblocked in faultline's handler, and that unwinders cross the
+ * mirror's signal frame.  Each test runs in its own process (CK_FORK).
+ */
+#include <execinfo.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include <faultline/dispatch.h>
+
+#include "dispatch/dispatch.h"
+
+#include "jitcode.h"
+#include "suites.h"
+
+static void init_no_discovery(void)
+{
+	struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_NO_DISCOVERY };
+
+	ck_assert_int_eq(fl_init(&o), 0);
+}
+
+/* What the application's handler saw at its last call. */
+static volatile int app_calls;
+static sigset_t app_blocked;
+static void *app_frames[64];
+static volatile int app_nframes;
+static volatile uintptr_t app_fault_pc;
+
+static void app_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	pthread_sigmask(SIG_BLOCK, NULL, &app_blocked);
+	app_fault_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	app_nframes = backtrace(app_frames, 64);
+	/* Skip the 2-byte load. */
+	uc->uc_mcontext.gregs[REG_RIP] += 2;
+	app_calls++;
+}
+
+static void app_action(struct sigaction *a, int flags, int masked)
+{
+	memset(a, 0, sizeof(*a));
+	a->sa_sigaction = app_handler;
+	a->sa_flags = SA_SIGINFO | flags;
+	sigemptyset(&a->sa_mask);
+	if (masked)
+		sigaddset(&a->sa_mask, masked);
+}
+
+/* The kernel's action for sig, restorer included (glibc reports it). */
+static void kernel_action(int sig, struct sigaction *out)
+{
+	ck_assert_int_eq(sigaction(sig, NULL, out), 0);
+}
+
+/* Puts a back in the kernel whole, its restorer too (glibc would put its own). */
+static void put_kernel_action(int sig, const struct sigaction *a)
+{
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} k;
+
+	k.handler = (void *)a->sa_sigaction;
+	k.flags = (unsigned long)a->sa_flags;
+	k.restorer = (void *)a->sa_restorer;
+	memcpy(&k.mask, &a->sa_mask, sizeof(k.mask));
+	ck_assert_int_eq(syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask)), 0);
+}
+
+/* An unclaimed fault: a NULL load in code nobody registered. */
+static void unclaimed_fault(struct jit *j)
+{
+	int calls = app_calls;
+
+	j->load(NULL);
+	ck_assert_int_eq(app_calls, calls + 1);
+}
+
+START_TEST(mirror_follows_every_recorded_action)
+{
+	struct sigaction a, k;
+
+	init_no_discovery();
+	app_action(&a, SA_NODEFER | SA_RESTART, SIGUSR1);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	kernel_action(SIGSEGV, &k);
+	ck_assert_ptr_eq(k.sa_sigaction, fl_dispatch_handler);
+	ck_assert_int_eq(sigismember(&k.sa_mask, SIGUSR1), 1);
+	ck_assert(k.sa_flags & SA_NODEFER);
+	ck_assert(k.sa_flags & SA_RESTART);
+	ck_assert(k.sa_flags & SA_ONSTACK);
+
+	app_action(&a, 0, SIGUSR2);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	kernel_action(SIGSEGV, &k);
+	ck_assert_ptr_eq(k.sa_sigaction, fl_dispatch_handler);
+	ck_assert_int_eq(sigismember(&k.sa_mask, SIGUSR1), 0);
+	ck_assert_int_eq(sigismember(&k.sa_mask, SIGUSR2), 1);
+	ck_assert(!(k.sa_flags & SA_NODEFER));
+	ck_assert(!(k.sa_flags & SA_RESTART));
+	/* SA_RESETHAND stays the chain's: the kernel must keep our handler. */
+	app_action(&a, SA_RESETHAND, 0);
+	ck_assert_int_eq(fl_sigaction(SIGBUS, &a, NULL), 0);
+	kernel_action(SIGBUS, &k);
+	ck_assert_ptr_eq(k.sa_sigaction, fl_dispatch_handler);
+	ck_assert(!(k.sa_flags & SA_RESETHAND));
+
+	/* Nothing of the application's to run: nothing blocked, SA_NODEFER. */
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = SIG_DFL;
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	kernel_action(SIGSEGV, &k);
+	ck_assert_ptr_eq(k.sa_sigaction, fl_dispatch_handler);
+	ck_assert_int_eq(sigismember(&k.sa_mask, SIGUSR2), 0);
+	ck_assert(k.sa_flags & SA_NODEFER);
+}
+END_TEST
+
+static void assert_blocked(int usr1, int usr2, int segv)
+{
+	ck_assert_int_eq(sigismember(&app_blocked, SIGUSR1), usr1);
+	ck_assert_int_eq(sigismember(&app_blocked, SIGUSR2), usr2);
+	ck_assert_int_eq(sigismember(&app_blocked, SIGSEGV), segv);
+}
+
+START_TEST(handler_runs_with_its_mask_through_any_mirror)
+{
+	struct sigaction a, b, mirror_a, plain;
+	struct jit j;
+
+	init_no_discovery();
+	jit_make(&j);
+
+	/* Through its own mirror: the kernel's mask. */
+	app_action(&a, 0, SIGUSR2);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	kernel_action(SIGSEGV, &mirror_a);
+	unclaimed_fault(&j);
+	assert_blocked(0, 1, 1);
+
+	/*
+	 * The action changed while a signal was in flight: the kernel applied
+	 * a's mirror, the handler now recorded is b's, and b's mask is the
+	 * one it runs with.
+	 */
+	app_action(&b, SA_NODEFER, SIGUSR1);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &b, NULL), 0);
+	put_kernel_action(SIGSEGV, &mirror_a);
+	unclaimed_fault(&j);
+	assert_blocked(1, 0, 0);
+
+	/* Our handler with libc's restorer: no mirror is known. */
+	plain = mirror_a;
+	ck_assert_int_eq(sigaction(SIGSEGV, &plain, NULL), 0);
+	unclaimed_fault(&j);
+	assert_blocked(1, 0, 0);
+
+	/* And back through b's own mirror. */
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &b, NULL), 0);
+	unclaimed_fault(&j);
+	assert_blocked(1, 0, 0);
+}
+END_TEST
+
+START_TEST(mirror_leaves_the_handshake_signal_unblocked)
+{
+	struct sigaction a, k;
+	struct jit j;
+	int park = SIGRTMAX - FL_PARK_SIGNAL_FROM_MAX;
+
+	init_no_discovery();
+	jit_make(&j);
+	/* As fl_patch_enable sets it, before fl_dispatch_install_trap. */
+	fl_park.signo = park;
+	memset(&a, 0, sizeof(a));
+	a.sa_sigaction = app_handler;
+	a.sa_flags = SA_SIGINFO;
+	sigfillset(&a.sa_mask);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	kernel_action(SIGSEGV, &k);
+	ck_assert_int_eq(sigismember(&k.sa_mask, park), 0);
+	ck_assert_int_eq(sigismember(&k.sa_mask, SIGUSR1), 1);
+	/* The application's handler still runs with all it asked for. */
+	unclaimed_fault(&j);
+	ck_assert_int_eq(sigismember(&app_blocked, park), 1);
+	ck_assert_int_eq(sigismember(&app_blocked, SIGUSR1), 1);
+}
+END_TEST
+
+START_TEST(backtrace_crosses_the_mirror_signal_frame)
+{
+	struct sigaction a;
+	struct jit j;
+	int found = 0;
+
+	init_no_discovery();
+	jit_make(&j);
+	app_action(&a, 0, 0);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	unclaimed_fault(&j);
+	/*
+	 * libgcc's unwinder knows a signal frame by its restorer's bytes: the
+	 * frame after it is the faulting instruction's.
+	 */
+	for (int i = 0; i < app_nframes; i++)
+		found |= (uintptr_t)app_frames[i] == app_fault_pc;
+	ck_assert_msg(found, "the faulting PC %#lx is not in the handler's backtrace (%d frames)",
+		      (unsigned long)app_fault_pc, app_nframes);
+}
+END_TEST
+
+Suite *chain_suite(void)
+{
+	Suite *s = suite_create("chain");
+	TCase *tc = unit_tcase("mirror");
+
+	tcase_add_test(tc, mirror_follows_every_recorded_action);
+	tcase_add_test(tc, handler_runs_with_its_mask_through_any_mirror);
+	tcase_add_test(tc, mirror_leaves_the_handshake_signal_unblocked);
+	tcase_add_test(tc, backtrace_crosses_the_mirror_signal_frame);
+	suite_add_tcase(s, tc);
+	return s;
+}
