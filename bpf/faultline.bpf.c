@@ -34,6 +34,9 @@ struct {
 	__type(value, struct fl_registration);
 } fl_registered SEC(".maps");
 
+/* fl_registered's keys as bits (faultline_bpf.h): the filter. */
+__u64 fl_tgid_bits[FL_TGID_WORDS];
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -78,9 +81,24 @@ static __always_inline __u64 stat_inc(__u32 idx)
 	return ++*v;
 }
 
+/* One load, no helper call: page_fault_user runs on every fault on the host. */
+/*
+ * Whether the nth counted fault of this CPU is sampled.  sample_every is
+ * read-only data the verifier knows: for a power of two (the default, 64)
+ * only the mask is left, not a 64-bit division.
+ */
+static __always_inline bool sampled(__u64 n)
+{
+	if (!(sample_every & (sample_every - 1)))
+		return (n & (sample_every - 1)) == 0;
+	return n % sample_every == 0;
+}
+
 static __always_inline bool tgid_wanted(__u32 tgid)
 {
-	return profile_all || bpf_map_lookup_elem(&fl_registered, &tgid);
+	/* A tgid is below PID_MAX_LIMIT: the mask is for the verifier. */
+	return profile_all ||
+	       (fl_tgid_bits[(tgid / 64) & (FL_TGID_WORDS - 1)] & (1ull << (tgid % 64)));
 }
 
 static __always_inline void add_counts(struct fl_fault_counts *c,
@@ -100,17 +118,14 @@ static __always_inline void add_counts(struct fl_fault_counts *c,
 }
 
 /*
- * exceptions:page_fault_user, TP_PROTO(unsigned long address, struct pt_regs
- * *regs, unsigned long error_code): regs are the user registers at the fault.
- * Attaching it enables the kernel's page fault tracing (its regfunc flips
- * trace_pagefault_key), so every user page fault on the host runs this: an
- * unregistered process must leave at the first map lookup.
+ * A registered process's page fault: counted per (tgid, ip), classified
+ * against its registered faulting PCs, one in sample_every sampled.  Apart
+ * from the filter (below) so that none of this, not even the zeroing of
+ * the keys, runs for a process that is not registered.
  */
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
-	     unsigned long err)
+static __noinline int count_fault(unsigned long addr, struct pt_regs *regs, unsigned long err,
+				  __u64 pid_tgid)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct fl_fault_key key = {};
 	struct fl_site_key skey = {};
@@ -118,9 +133,6 @@ int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
 	unsigned long ip;
 	__u64 n;
 
-	stat_inc(FL_STAT_FAULTS);
-	if (!tgid_wanted(tgid))
-		return 0;
 	n = stat_inc(FL_STAT_COUNTED);
 
 	ip = regs->ip;
@@ -151,7 +163,7 @@ int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
 			stat_inc(FL_STAT_MAP_FULL);
 	}
 
-	if (sample_every && n % sample_every == 0) {
+	if (sample_every && sampled(n)) {
 		struct fl_sample *s = bpf_ringbuf_reserve(&fl_samples, sizeof(*s), 0);
 
 		if (!s) {
@@ -172,6 +184,27 @@ int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
 		stat_inc(FL_STAT_SAMPLES);
 	}
 	return 0;
+}
+
+/*
+ * exceptions:page_fault_user, TP_PROTO(unsigned long address, struct pt_regs
+ * *regs, unsigned long error_code): regs are the user registers at the fault.
+ * Attaching it enables the kernel's page fault tracing (its regfunc flips
+ * trace_pagefault_key), so every user page fault on the host runs this: a
+ * process that is not registered leaves after one helper call (its tgid),
+ * one load (its bit in fl_tgid_bits) and the per-CPU count of the faults
+ * seen (inlined by the verifier where the kernel can, 6.10 on).
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
+	     unsigned long err)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	stat_inc(FL_STAT_FAULTS);
+	if (!tgid_wanted(pid_tgid >> 32))
+		return 0;
+	return count_fault(addr, regs, err, pid_tgid);
 }
 
 /*
@@ -266,9 +299,13 @@ int BPF_PROG(fl_process_fork, struct task_struct *parent, struct task_struct *ch
 	if (!preg || !(preg->flags & FL_REG_INHERIT))
 		return 0;
 	creg.flags = FL_REG_INHERIT | FL_REG_INHERITED;
-	if (bpf_map_update_elem(&fl_registered, &ctgid, &creg, BPF_NOEXIST))
+	if (bpf_map_update_elem(&fl_registered, &ctgid, &creg, BPF_NOEXIST)) {
 		stat_inc(FL_STAT_MAP_FULL);
-	else
-		stat_inc(FL_STAT_INHERITED);
+		return 0;
+	}
+	/* After the entry, as the loader does (registered.h). */
+	__sync_fetch_and_or(&fl_tgid_bits[(ctgid / 64) & (FL_TGID_WORDS - 1)],
+			    1ull << (ctgid % 64));
+	stat_inc(FL_STAT_INHERITED);
 	return 0;
 }

@@ -15,6 +15,16 @@
 #define FL_PF_INSTR (1u << 4)	/* instruction fetch */
 
 /* fl_registered: tgid -> struct fl_registration, filled by the loader. */
+
+/*
+ * fl_tgid_bits (the program's .bss): bit tgid % 64 of word tgid / 64 is
+ * set while fl_registered has tgid, so that every page fault on the host
+ * is filtered by one load, with no map lookup.  Sized for PID_MAX_LIMIT
+ * (4,194,304 on 64-bit): 512 KiB.  Written through registered.h (user
+ * space) and by the fork program.
+ */
+#define FL_TGID_LIMIT (1u << 22)
+#define FL_TGID_WORDS (FL_TGID_LIMIT / 64)
 struct fl_registration {
 	__u32 flags;	/* FL_REG_* */
 	__u32 pad;

@@ -33,6 +33,7 @@
 
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
+#include "registered.h"
 #include "loader.h"
 
 #include "cli.h"
@@ -586,8 +587,7 @@ int cmd_profile(int argc, char **argv)
 	if (!o.all) {
 		struct fl_registration reg = { .flags = 0 };
 
-		if (bpf_map__update_elem(skel->maps.fl_registered, &o.pid, sizeof(o.pid),
-					 &reg, sizeof(reg), BPF_ANY)) {
+		if (fl_bpf_register(skel, o.pid, &reg)) {
 			fail("cannot register PID %u with the eBPF program: %s", o.pid,
 			     strerror(errno));
 			goto out;

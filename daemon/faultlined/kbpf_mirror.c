@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "faultline.skel.h"
+#include "registered.h"
 
 #include "dlog.h"
 #include "kbpf_freeze.h"
@@ -138,8 +139,7 @@ void fld_bpf_proc_add(struct fld_proc *p, bool first)
 	if (since_fork)
 		fld_kring_adopt(k);
 	k->lost_base = fld_kstat_sum(FL_STAT_SIGNALS_LOST);
-	if (bpf_map__update_elem(skel->maps.fl_registered, &pid, sizeof(pid), &reg, sizeof(reg),
-				 BPF_ANY)) {
+	if (fl_bpf_register(skel, pid, &reg)) {
 		fld_warn("eBPF: pid %d: not counted: %s", (int)p->pid, strerror(errno));
 		fld_kproc_forget(p);
 	}
@@ -171,7 +171,7 @@ void fld_bpf_proc_exit(struct fld_proc *p)
 
 	if (!skel || !k)
 		return;
-	bpf_map__delete_elem(skel->maps.fl_registered, &pid, sizeof(pid), 0);
+	fl_bpf_unregister(skel, pid);
 	for (size_t i = 0; i < p->num_mods; i++) {
 		if (!p->mods[i]->removed) {
 			struct fld_kmod *km;
@@ -252,7 +252,7 @@ void fld_kmirror_tick(void)
 			continue;
 		fld_debug("eBPF: pid %d, forked by a registered process, never registered: "
 			  "forgotten", (int)pid);
-		bpf_map__delete_elem(skel->maps.fl_registered, &pids[j], sizeof(pids[j]), 0);
+		fl_bpf_unregister(skel, pids[j]);
 		inh[i] = inh[--num_inh];
 		fld_kpurge_later(pid);
 	}

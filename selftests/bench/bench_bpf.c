@@ -6,8 +6,11 @@
  *
  *  1. Overhead: ns per page fault of a workload that does little else than
  *     fault (mmap MIB MiB anonymous, default 64, write one byte per page,
- *     munmap; the writes are timed), in three variants:
+ *     munmap; the writes are timed), in four variants:
  *       (a) no program attached,
+ *       (f) the floor: an empty program at the same attach point
+ *           (bench_floor.bpf.c), the kernel's own cost of running any
+ *           program there,
  *       (b) the program attached, this process not registered (its tgid is
  *           not in fl_registered: the program counts the event and returns),
  *       (c) the program attached and this process registered, with a few
@@ -19,7 +22,8 @@
  *     rotating, the links attached and detached between passes (attach and
  *     detach are not timed).  REPEAT batches (default 15) of one pass each.
  *     Reported: the median [min .. max] and the medians of the per-batch
- *     ratios b/a and c/a; and, as a sanity check, what the program's own
+ *     ratios f/a, b/a and c/a, and b/f and c/f (what the program adds to
+ *     the floor); and, as a sanity check, what the program's own
  *     per-CPU counters (fl_stats) saw in each variant.
  *  2. Ring buffer loss at the highest fault rate this machine gives: a
  *     second skeleton with sample_every = 1, as many threads as CPUs
@@ -53,6 +57,8 @@
 
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
+#include "registered.h"
+#include "bench_floor.skel.h"
 #include "stats.h"
 
 static void die(const char *what, int err)
@@ -193,10 +199,9 @@ static void set_registered(struct faultline_bpf *skel, bool on)
 	int err;
 
 	if (on)
-		err = bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
-					   sizeof(reg), BPF_ANY);
+		err = fl_bpf_register(skel, tgid, &reg);
 	else
-		err = bpf_map__delete_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), 0);
+		err = fl_bpf_unregister(skel, tgid);
 	if (err && !(err == -ENOENT && !on))
 		die(on ? "fl_registered update" : "fl_registered delete", err);
 }
@@ -213,12 +218,13 @@ static int count_sample(void *ctx, void *data, size_t size)
  * 1. Overhead
  */
 
-enum { V_NONE, V_UNREG, V_REG, NUM_V };
+enum { V_NONE, V_FLOOR, V_UNREG, V_REG, NUM_V };
 
 struct overhead {
 	struct faultline_bpf *skel;
+	struct bench_floor_bpf *floor;
 	struct ring_buffer *rb;
-	bool attached, registered;
+	bool attached, floor_attached, registered;
 	struct stats seen[NUM_V];	/* fl_stats deltas over each variant's passes */
 	__u64 pages[NUM_V];		/* pages touched in each variant's passes */
 	__u64 received;			/* ring buffer records consumed */
@@ -226,9 +232,17 @@ struct overhead {
 
 static void set_variant(struct overhead *o, int v)
 {
-	bool attach = v != V_NONE, reg = v == V_REG;
+	bool attach = v >= V_UNREG, reg = v == V_REG, floor = v == V_FLOOR;
 	int err;
 
+	if (floor && !o->floor_attached) {
+		err = bench_floor_bpf__attach(o->floor);
+		if (err)
+			die("bench_floor_bpf__attach", err);
+	} else if (!floor && o->floor_attached) {
+		bench_floor_bpf__detach(o->floor);
+	}
+	o->floor_attached = floor;
 	if (attach && !o->attached) {
 		err = faultline_bpf__attach(o->skel);
 		if (err)
@@ -292,7 +306,7 @@ static int overhead_check(struct overhead *o)
 {
 	struct fl_fault_key k = { .tgid = tgid, .ip = (__u64)(uintptr_t)fl_bench_touch_insn };
 	struct fl_fault_counts c = { 0 };
-	static const char *names[NUM_V] = { "(a)", "(b)", "(c)" };
+	static const char *names[NUM_V] = { "(a)", "(f)", "(b)", "(c)" };
 	int bad = 0, err = ring_buffer__consume(o->rb);
 	/* Over the skeleton's life, not the timed windows: a fault between
 	 * two windows (the ring buffer's own pages, first read) is sampled
@@ -320,8 +334,8 @@ static int overhead_check(struct overhead *o)
 
 	/* Detached: nothing; attached, not registered: seen, never counted;
 	 * registered: every page touched counted at the store, exactly. */
-	if (o->seen[V_NONE].v[FL_STAT_FAULTS] != 0) {
-		fprintf(stderr, "bench_bpf: (a) the detached program saw faults\n");
+	if (o->seen[V_NONE].v[FL_STAT_FAULTS] != 0 || o->seen[V_FLOOR].v[FL_STAT_FAULTS] != 0) {
+		fprintf(stderr, "bench_bpf: (a) or (f): the detached program saw faults\n");
 		bad = 1;
 	}
 	if (o->seen[V_UNREG].v[FL_STAT_FAULTS] < o->pages[V_UNREG] ||
@@ -394,12 +408,24 @@ static int run_overhead(struct faultline_bpf *skel)
 {
 	static const char *names[NUM_V] = {
 		"(a) no program attached",
+		"(f) empty program (the floor)",
 		"(b) attached, not registered",
 		"(c) attached, registered",
 	};
+	static const char *ratios[NUM_V] = {
+		NULL,
+		"ratio f/a (the floor)",
+		"ratio b/a (not registered)",
+		"ratio c/a (registered)",
+	};
 	struct overhead o = { .skel = skel };
 	double med[NUM_V][repeat], mean[NUM_V][repeat], r[2][NUM_V], d[2][NUM_V], x, y;
+	double rf[2][NUM_V], df[2][NUM_V];
 	int bad;
+
+	o.floor = bench_floor_bpf__open_and_load();
+	if (!o.floor)
+		die("bench_floor_bpf__open_and_load", 0);
 
 	lat = calloc(map_pages, sizeof(*lat));
 	if (!lat)
@@ -424,11 +450,15 @@ static int run_overhead(struct faultline_bpf *skel)
 		}
 	set_variant(&o, V_NONE);
 	/* The ratios first: the medians sort. */
-	for (int v = V_UNREG; v < NUM_V; v++) {
+	for (int v = V_FLOOR; v < NUM_V; v++) {
 		r[0][v] = paired(med[v], med[V_NONE], repeat, true);
 		d[0][v] = paired(med[v], med[V_NONE], repeat, false);
 		r[1][v] = paired(mean[v], mean[V_NONE], repeat, true);
 		d[1][v] = paired(mean[v], mean[V_NONE], repeat, false);
+		rf[0][v] = paired(med[v], med[V_FLOOR], repeat, true);
+		df[0][v] = paired(med[v], med[V_FLOOR], repeat, false);
+		rf[1][v] = paired(mean[v], mean[V_FLOOR], repeat, true);
+		df[1][v] = paired(mean[v], mean[V_FLOOR], repeat, false);
 	}
 	printf("  %-32s %-33s %s\n", "", "median fault, ns", "mean fault, ns");
 	for (int v = 0; v < NUM_V; v++) {
@@ -438,12 +468,16 @@ static int run_overhead(struct faultline_bpf *skel)
 		       m * 1e9, med[v][0] * 1e9, med[v][repeat - 1] * 1e9, n * 1e9,
 		       mean[v][0] * 1e9, mean[v][repeat - 1] * 1e9);
 	}
+	for (int v = V_FLOOR; v < NUM_V; v++)
+		printf("  %-32s %8.3fx (%+7.1f ns)              %8.3fx (%+7.1f ns)\n",
+		       ratios[v], r[0][v], d[0][v] * 1e9, r[1][v], d[1][v] * 1e9);
 	for (int v = V_UNREG; v < NUM_V; v++)
 		printf("  %-32s %8.3fx (%+7.1f ns)              %8.3fx (%+7.1f ns)\n",
-		       v == V_UNREG ? "ratio b/a (not registered)" : "ratio c/a (registered)",
-		       r[0][v], d[0][v] * 1e9, r[1][v], d[1][v] * 1e9);
+		       v == V_UNREG ? "over the floor, b/f" : "over the floor, c/f",
+		       rf[0][v], df[0][v] * 1e9, rf[1][v], df[1][v] * 1e9);
 	prog_run_time(&o);
 	bad = overhead_check(&o);
+	bench_floor_bpf__destroy(o.floor);
 	ring_buffer__free(o.rb);
 	free(lat);
 	return bad;

@@ -82,9 +82,22 @@ bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD) bench-bpf benc
 # them through bench-bpf.
 
 BENCH_BPF := $(BENCH_OUT)/bench_bpf
+# The floor: an empty program at the same attach point (bench_floor.bpf.c).
+BENCH_FLOOR_OBJ := $(BENCH_OUT)/bpf/bench_floor.bpf.o
+BENCH_FLOOR_SKEL := $(BENCH_OUT)/bpf/bench_floor.skel.h
 
-$(B)/obj/selftests/bench/bench_bpf.o: $(BPF_SKEL)
-$(B)/obj/selftests/bench/bench_bpf.o: ALL_CFLAGS += -I$(BPF_OUT) -Ibpf $(BPF_TEST_CFLAGS)
+$(BENCH_FLOOR_OBJ): selftests/bench/bench_floor.bpf.c $(BPF_VMLINUX)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  BPF     $@")
+	$(Q)$(CLANG) $(BPF_CLANG_FLAGS) -c $< -o $@
+
+$(BENCH_FLOOR_SKEL): $(BENCH_FLOOR_OBJ)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)bpftool gen skeleton $< > $@
+
+$(B)/obj/selftests/bench/bench_bpf.o: $(BPF_SKEL) $(BENCH_FLOOR_SKEL)
+$(B)/obj/selftests/bench/bench_bpf.o: ALL_CFLAGS += -I$(BPF_OUT) -I$(BENCH_OUT)/bpf -Ibpf \
+	$(BPF_TEST_CFLAGS)
 
 $(BENCH_BPF): $(B)/obj/selftests/bench/bench_bpf.o
 	@mkdir -p $(@D)

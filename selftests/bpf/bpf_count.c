@@ -36,6 +36,7 @@
 
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
+#include "registered.h"
 
 #define N_PAGES 1000
 #define N_NULL 10
@@ -199,8 +200,7 @@ static void check_fork(struct faultline_bpf *skel, __u32 tgid)
 	pid_t child;
 
 	segv_skipped = 0;
-	if (bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
-				 sizeof(reg), BPF_ANY)) {
+	if (fl_bpf_register(skel, tgid, &reg)) {
 		fail("register with FL_REG_INHERIT: %s\n", strerror(errno));
 		return;
 	}
@@ -218,14 +218,17 @@ static void check_fork(struct faultline_bpf *skel, __u32 tgid)
 		else
 			EXPECT_EQ("inherit: child registration flags", creg.flags,
 				  FL_REG_INHERIT | FL_REG_INHERITED);
+		EXPECT_EQ("inherit: child's bit in fl_tgid_bits",
+			  (skel->bss->fl_tgid_bits[ctgid / 64] >> (ctgid % 64)) & 1, 1);
 		EXPECT_EQ("inherit: child's NULL load signals", null_signals_of(skel, ctgid),
 			  N_NULL);
-		bpf_map__delete_elem(skel->maps.fl_registered, &ctgid, sizeof(ctgid), 0);
+		fl_bpf_unregister(skel, ctgid);
+		EXPECT_EQ("unregistered: child's bit in fl_tgid_bits",
+			  (skel->bss->fl_tgid_bits[ctgid / 64] >> (ctgid % 64)) & 1, 0);
 	}
 
 	reg.flags = 0;
-	bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
-			     sizeof(reg), BPF_ANY);
+	fl_bpf_register(skel, tgid, &reg);
 	child = run_null_child();
 	if (child > 0) {
 		__u32 ctgid = child;
@@ -293,8 +296,7 @@ int main(void)
 	seen.tgid = tgid;
 	skey.tgid = tgid;
 	skey.pc = (__u64)fl_test_null_insn;
-	if (bpf_map__update_elem(skel->maps.fl_registered, &tgid, sizeof(tgid), &reg,
-				 sizeof(reg), BPF_ANY) ||
+	if (fl_bpf_register(skel, tgid, &reg) ||
 	    bpf_map__update_elem(skel->maps.fl_sites, &skey, sizeof(skey), &site,
 				 sizeof(site), BPF_ANY)) {
 		printf("bpf_count: FAIL: register: %s\n", strerror(errno));
