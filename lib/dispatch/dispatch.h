@@ -90,6 +90,12 @@ struct fl_region {
 	 * a forwarded SIGBUS carries it (only this process can know it).
 	 */
 	uint64_t forward_cookie;
+	/*
+	 * Forwarded SIGBUSes a thread took (fl_region_forwarded found the
+	 * cookie), relaxed: the helper compares it with the ones it sent to
+	 * learn that none waits in a thread that blocks SIGBUS.
+	 */
+	_Atomic uint64_t forwards_taken;
 	/* Writer-side state (lib/region/), never read by the handler. */
 	void *priv;
 };

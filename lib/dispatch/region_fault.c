@@ -86,6 +86,8 @@ int fl_region_forwarded(siginfo_t *si, const void *ucv)
 	if (!sr || !(sr->region->flags & FL_REGION_HELPER_THREAD) ||
 	    f.cookie != sr->region->forward_cookie)
 		goto out;
+	/* Relaxed: the helper reads it a few milliseconds later (helper.c). */
+	atomic_fetch_add_explicit(&sr->region->forwards_taken, 1, memory_order_relaxed);
 	/*
 	 * The thread waited in the fault at (pc, sp).  If it was interrupted
 	 * there by another signal before this one came, this may be that

@@ -45,7 +45,7 @@
 static int repeat = 15, faults = 1000, pages = 1000;
 static int64_t *lat;
 static struct jit j;
-static struct sigaction fl_segv, floor_segv;
+static struct sigaction fl_segv, floor_segv, fl_bus, floor_bus;
 static size_t page_size;
 
 enum { SIGBUS_MODE, HELPER_MODE, NUM_REGIONS };
@@ -98,10 +98,23 @@ static int guard_works(uint32_t flags, char *why, size_t size)
 	return 0;
 }
 
-enum { GUARD_SIGBUS, GUARD_HELPER, GUARD_MPROTECT, NUM_GUARDS };
+/*
+ * The region variants twice: with faultline's handler, and with the floor
+ * handler for SIGBUS (the same fault, the kernel's and the helper
+ * thread's part alone).
+ */
+enum {
+	GUARD_SIGBUS, GUARD_HELPER, GUARD_SIGBUS_FLOOR, GUARD_HELPER_FLOOR, GUARD_MPROTECT,
+	NUM_GUARDS
+};
 static const int *guard_addr[NUM_GUARDS];
 /* Whether faultline claims a region's guard faults (probed before measuring). */
-static bool works[NUM_GUARDS] = { false, false, true };
+static bool works[NUM_GUARDS] = { false, false, false, false, true };
+
+static bool floor_variant(int v)
+{
+	return v >= GUARD_SIGBUS_FLOOR;
+}
 static char why[NUM_GUARDS][64];
 
 /* Seconds per guard fault of variant v (the median of the batch). */
@@ -112,6 +125,7 @@ static double time_guard(int v)
 	long wrong = 0;
 
 	set_action(SIGSEGV, v == GUARD_MPROTECT ? &floor_segv : &fl_segv);
+	set_action(SIGBUS, floor_variant(v) ? &floor_bus : &fl_bus);
 	for (int i = 0; i < faults; i++) {
 		int64_t t0 = now_ns();
 
@@ -119,7 +133,8 @@ static double time_guard(int v)
 		lat[i] = now_ns() - t0;
 	}
 	set_action(SIGSEGV, &fl_segv);
-	if (wrong || (v != GUARD_MPROTECT && stats().claimed - before != (uint64_t)faults)) {
+	set_action(SIGBUS, &fl_bus);
+	if (wrong || (!floor_variant(v) && stats().claimed - before != (uint64_t)faults)) {
 		fprintf(stderr, "bench_region: guard faults did not resume at the handler\n");
 		exit(1);
 	}
@@ -131,16 +146,21 @@ static void rows_guard(void)
 	static const char *names[NUM_GUARDS] = {
 		"uffd, SIGBUS mode (faultline)",
 		"uffd, helper thread (faultline)",
+		"uffd, SIGBUS mode (floor handler)",
+		"uffd, helper thread (floor handler)",
 		"mprotect PROT_NONE page (floor)",
 	};
 	struct series s[NUM_GUARDS];
-	double r[NUM_REGIONS];
+	double r[GUARD_MPROTECT], d[GUARD_MPROTECT];
 	char a[64];
 	void *prot_none;
 
-	for (int v = 0; v < NUM_REGIONS; v++)
+	for (int v = 0; v < NUM_REGIONS; v++) {
 		guard_addr[v] = (const int *)((char *)fl_region_base(regions[v]) +
 					      fl_region_committed(regions[v]));
+		guard_addr[v + GUARD_SIGBUS_FLOOR] = guard_addr[v];
+		works[v + GUARD_SIGBUS_FLOOR] = works[v];
+	}
 	prot_none = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 	if (prot_none == MAP_FAILED || mprotect(prot_none, page_size, PROT_NONE))
@@ -160,9 +180,11 @@ static void rows_guard(void)
 				s[v].v[s[v].n++] = time_guard(v);
 		}
 	/* The ratios first: printing sorts the series. */
-	for (int v = 0; v < NUM_REGIONS; v++)
-		if (works[v])
+	for (int v = 0; v < GUARD_MPROTECT; v++)
+		if (works[v]) {
 			r[v] = paired_ratio(&s[v], &s[GUARD_MPROTECT]);
+			d[v] = paired_diff(&s[v], &s[GUARD_MPROTECT]);
+		}
 	printf("  %-36s %s\n", "", "ns per fault");
 	for (int v = 0; v < NUM_GUARDS; v++) {
 		if (works[v])
@@ -171,10 +193,14 @@ static void rows_guard(void)
 			printf("  %-36s not measured: not claimed (a probe was %s)\n", names[v],
 			       why[v]);
 	}
-	for (int v = 0; v < NUM_REGIONS; v++) {
+	for (int v = 0; v < GUARD_MPROTECT; v++) {
+		static const char *rn[GUARD_MPROTECT] = {
+			"SIGBUS mode / mprotect", "helper thread / mprotect",
+			"  its kernel part (floor handler)", "  its kernel and helper part",
+		};
+
 		if (works[v])
-			printf("  ratio %-30s %9.2fx\n", v == SIGBUS_MODE ?
-			       "SIGBUS mode / mprotect" : "helper thread / mprotect", r[v]);
+			printf("  ratio %-30s %9.2fx  %+7.0f ns\n", rn[v], r[v], d[v] * 1e9);
 	}
 	for (int v = 0; v < NUM_GUARDS; v++)
 		free(s[v].v);
@@ -306,6 +332,9 @@ int main(int argc, char **argv)
 		die("sigaction", 0);
 	jit_make(&j, 0);
 	floor_segv = floor_action(&j);
+	floor_bus = floor_segv;
+	if (sigaction(SIGBUS, NULL, &fl_bus))
+		die("sigaction", 0);
 	jit_faultmap(&b, &j, true, 0, 0);
 	jit_register("bench-region", &b, j.load_pc, JIT_PAGE);
 	free(b.p);
