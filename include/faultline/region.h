@@ -21,6 +21,16 @@
  *    checks and then dispatches as in the default mode; unclaimed, the
  *    application sees BUS_ADRERR at the address, si_errno 1 for a write.
  *
+ * In both modes, once guard faults repeat (the second claimed past the
+ * limit), faultline makes the pages past the limit PROT_NONE (the guard
+ * tail): the next guard faults there are plain access faults, as cheap as
+ * an mprotect guard page's, with no userfaultfd round trip.  It changes
+ * nothing the application sees: committing more stays one atomic store (a
+ * page of the tail is made read-write again at its first access), a fault
+ * there that faultline does not claim still reaches the SIGBUS action as
+ * above, and fl_region_reset removes the tail.  The application must not
+ * mprotect the region's pages past the limit itself.
+ *
  * In both modes: a system call that writes into a page nobody touched
  * yet fails with EFAULT (UFFD_USER_MODE_ONLY: kernel-mode faults are not
  * served); a thread that blocks SIGBUS and touches the region past the
@@ -90,9 +100,10 @@ size_t fl_region_committed(const struct fl_region *r);
 /*
  * Sets the committed limit to bytes (as fl_region_commit), then drops
  * every populated page (MADV_DONTNEED: the next touch populates again,
- * from zero or the template).  Pages touched during the call may be
- * dropped too.  Returns 0, -EINVAL (limit unchanged), or -errno of
- * madvise.  Thread-safe.  Not async-signal-safe.
+ * from zero or the template) and the guard tail (mprotect).  Pages
+ * touched during the call may be dropped too.  Returns 0, -EINVAL (limit
+ * unchanged), or -errno of madvise or mprotect.  Thread-safe.  Not
+ * async-signal-safe.
  */
 int fl_region_reset(struct fl_region *r, size_t bytes);
 

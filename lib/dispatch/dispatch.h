@@ -10,7 +10,8 @@
  *    It writes only the site counters, the statistics, for SA_RESETHAND a
  *    chain record, the patcher's handshake slots and the heal policy's
  *    per-site watch and wanted bits.
- *  - Syscalls: ioctl on a region's userfaultfd, rt_sigprocmask,
+ *  - Syscalls: ioctl on a region's userfaultfd, mprotect on a region's
+ *    guard tail, rt_sigprocmask,
  *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
  *    sched_yield (a thread at an instruction being patched, or stopped
  *    for the patcher's handshake, lets the patcher go on), futex
@@ -96,6 +97,18 @@ struct fl_region {
 	 * learn that none waits in a thread that blocks SIGBUS.
 	 */
 	_Atomic uint64_t forwards_taken;
+	/*
+	 * The guard tail (region_fault.c): from this offset to the end, pages
+	 * may be PROT_NONE (size: none may).  Lowered before an mprotect
+	 * makes pages PROT_NONE, so that a handler that sees their SIGSEGV
+	 * knows them for faultline's.
+	 */
+	_Atomic uint64_t guard_from;
+	/*
+	 * Guard faults claimed through the userfaultfd since the region was
+	 * created or reset (relaxed): the tail is made at FL_GUARD_AFTER.
+	 */
+	_Atomic uint32_t uffd_guards;
 	/* Writer-side state (lib/region/), never read by the handler. */
 	void *priv;
 };
@@ -166,6 +179,13 @@ struct fl_dispatch_state {
 	_Atomic uint32_t *populations;
 	uint32_t populations_stride;
 
+	/*
+	 * [guard_lo, guard_hi): a span holding every region's guard tail
+	 * (only ever widened, relaxed; region_fault.c).
+	 */
+	_Atomic uint64_t guard_lo;
+	_Atomic uint64_t guard_hi;
+
 	/* Statistics (relaxed). */
 	_Atomic uint64_t claimed;
 	_Atomic uint64_t chained;
@@ -212,6 +232,42 @@ const struct fl_snap_stackmap *fl_snapshot_stackmap(const struct fl_snapshot *s,
  * forwarded the fault.
  */
 int fl_region_fault(const struct fl_region *r, uint64_t addr);
+
+/*
+ * The guard tail of a region: after a guard fault that went through the
+ * userfaultfd (the kernel's SIGBUS, or the helper's) was claimed, the
+ * handler makes the pages past the committed limit PROT_NONE, so that the
+ * next guard fault there is a plain access fault (SIGSEGV, SEGV_ACCERR),
+ * as cheap as an mprotect guard page's: no userfaultfd, no helper thread.
+ * Committing more stays an atomic store: a page of the tail below the
+ * limit goes back to read-write at its first access (fl_region_unguard),
+ * and so does the rest of the tail when a fault there cannot be claimed,
+ * so that the access faults again through the userfaultfd, as it would
+ * have without the tail.  mprotect in signal context (async-signal-safe).
+ */
+
+/*
+ * The guard fault through the userfaultfd after which the tail is made: not
+ * the first, so that a region that takes one guard fault (and is reset, or
+ * committed past it) pays no mprotect; the second shows they repeat.
+ */
+#define FL_GUARD_AFTER 2
+
+/* Makes [the limit, the end) of r PROT_NONE.  Returns 0 or -errno. */
+int fl_region_guard(struct fl_region *r);
+
+/*
+ * Makes [off's page, to) of r read-write again (to: an offset, rounded up
+ * to a page; r->size for the whole rest).  Returns 0 or -errno.
+ */
+int fl_region_unguard(struct fl_region *r, uint64_t off, uint64_t to);
+
+/*
+ * Whether addr, the address of a SEGV_ACCERR, may be in a guard tail:
+ * a lock-free check of the span of every tail so far (fl_dispatch), so
+ * that other access faults do not enter the snapshot.
+ */
+bool fl_region_maybe_guarded(uint64_t addr);
 
 /*
  * Populates the page at offset off (page-aligned) of r: UFFDIO_COPY from

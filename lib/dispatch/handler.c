@@ -13,7 +13,9 @@
  *  3. the access fits the site's kind: bit 1 of the page fault error code
  *     (uc_mcontext REG_ERR) is the write bit;
  *  4. the address is in the null area (below fl_dispatch.null_bound) or
- *     past the committed limit of a registered region.
+ *     past the committed limit of a registered region (there also a
+ *     SIGSEGV with SEGV_ACCERR, in a region's guard tail: see
+ *     fl_region_guard in dispatch.h).
  * A claimed fault resumes at the site's handler PC and bumps the site's
  * counter.  Anything else goes down the chain unchanged (chain.c).
  */
@@ -67,6 +69,8 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	/* The kernel's own signal, which its eBPF program counts at pc. */
 	bool from_kernel = !(sig == SIGBUS && si->si_code == SI_QUEUE);
 	enum verdict v = CHAIN;
+	/* The region of a guard fault: in its tail, or through the userfaultfd. */
+	struct fl_region *tail = NULL, *through_uffd = NULL;
 	unsigned parity;
 
 	/*
@@ -79,12 +83,14 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	if (!kernel_fault(sig, si))
 		return CHAIN;
 	/*
-	 * Rule 4 without the snapshot: past a region's limit is only ever a
-	 * SIGBUS (userfaultfd's, or the helper's).  A SIGSEGV outside the null
-	 * area cannot be claimed, and need not touch the readers' counters,
-	 * which every thread in the handler shares.
+	 * Rule 4 without the snapshot: past a region's limit is a SIGBUS
+	 * (userfaultfd's, or the helper's), or a SEGV_ACCERR in a guard tail.
+	 * Another SIGSEGV outside the null area cannot be claimed, and need
+	 * not touch the readers' counters, which every thread in the handler
+	 * shares.
 	 */
-	if (!guarded && sig != SIGBUS)
+	if (!guarded && sig != SIGBUS &&
+	    !(si->si_code == SEGV_ACCERR && fl_region_maybe_guarded(addr)))
 		return CHAIN;
 
 	parity = fl_snapshot_enter(&snap);
@@ -94,7 +100,27 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	if (!guarded) {
 		const struct fl_snap_region *r = fl_snapshot_region(snap, addr);
 
-		if (r) {
+		if (r && sig == SIGSEGV) {
+			struct fl_region *g = r->region;
+			uint64_t off = addr - g->start;
+
+			/* Not a page of its guard tail: not faultline's. */
+			if (off < atomic_load_explicit(&g->guard_from, memory_order_relaxed))
+				goto out;
+			/*
+			 * Acquire: pairs with the release store of
+			 * fl_region_commit.  Committed since it was guarded:
+			 * read-write again, and the access retries (and, the
+			 * page missing, goes to the userfaultfd).
+			 */
+			if (off < atomic_load_explicit(&g->limit, memory_order_acquire)) {
+				v = fl_region_unguard(g, off, atomic_load_explicit(
+					&g->limit, memory_order_acquire)) ? CHAIN : RETRY;
+				goto out;
+			}
+			tail = g;
+			guarded = true;
+		} else if (r) {
 			int populated = fl_region_fault(r->region, addr);
 
 			if (populated > 0) {
@@ -114,6 +140,8 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 				goto out;
 			}
 			guarded = populated == 0;
+			if (guarded)
+				through_uffd = r->region;
 			/*
 			 * The helper thread's SIGBUS is not a page fault of
 			 * this thread: REG_ERR is stale, and si_errno carries
@@ -130,8 +158,16 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 		goto out;
 
 	site = fl_snapshot_lookup(snap, pc);
-	if (!site || !kind_fits(site->kind, write))
+	if (!site || !kind_fits(site->kind, write)) {
+		/*
+		 * In the guard tail: read-write again from here on, and the
+		 * access faults again through the userfaultfd, so that the
+		 * chain gets what it would have without the tail (a SIGBUS).
+		 */
+		if (tail && !fl_region_unguard(tail, addr - tail->start, tail->size))
+			v = RETRY;
 		goto out;
+	}
 
 	/* Relaxed: a statistic; the daemon reads it whenever it likes. */
 	atomic_fetch_add_explicit(&fl_dispatch.counters[site->counter], 1,
@@ -139,6 +175,10 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	fl_heal_note(site->counter);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)site->handler_pc;
 	atomic_fetch_add_explicit(&fl_dispatch.claimed, 1, memory_order_relaxed);
+	/* The next guard faults of this region need no userfaultfd. */
+	if (through_uffd && atomic_fetch_add_explicit(&through_uffd->uffd_guards, 1,
+						      memory_order_relaxed) + 1 >= FL_GUARD_AFTER)
+		fl_region_guard(through_uffd);
 	v = CLAIMED;
 out:
 	/* After the last use of snap and site: the writer may free them. */

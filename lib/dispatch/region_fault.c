@@ -2,14 +2,15 @@
 /*
  * Signal context (see dispatch.h for the rules): a fault inside a
  * userfaultfd region, and a fault a region's helper thread forwarded.
- * Reads only the struct fl_region the snapshot names; the only syscall is
- * ioctl on the region's userfaultfd.
+ * Reads only the struct fl_region the snapshot names; the syscalls are
+ * ioctl on the region's userfaultfd and mprotect on its guard tail.
  */
 #include <errno.h>
 #include <linux/userfaultfd.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "dispatch/dispatch.h"
@@ -66,6 +67,65 @@ int fl_region_fault(const struct fl_region *r, uint64_t addr)
 	if (err == 0 || err == -EEXIST || err == -EAGAIN)
 		return 1;
 	return -1;
+}
+
+/* Widens [guard_lo, guard_hi) to hold [lo, hi).  Lock-free. */
+static void span_widen(uint64_t lo, uint64_t hi)
+{
+	uint64_t cur = atomic_load_explicit(&fl_dispatch.guard_lo, memory_order_relaxed);
+
+	while ((cur == 0 || lo < cur) &&
+	       !atomic_compare_exchange_weak_explicit(&fl_dispatch.guard_lo, &cur, lo,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	cur = atomic_load_explicit(&fl_dispatch.guard_hi, memory_order_relaxed);
+	while (hi > cur &&
+	       !atomic_compare_exchange_weak_explicit(&fl_dispatch.guard_hi, &cur, hi,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+bool fl_region_maybe_guarded(uint64_t addr)
+{
+	return addr >= atomic_load_explicit(&fl_dispatch.guard_lo, memory_order_relaxed) &&
+	       addr < atomic_load_explicit(&fl_dispatch.guard_hi, memory_order_relaxed);
+}
+
+int fl_region_guard(struct fl_region *r)
+{
+	/* Acquire: pairs with the release store of fl_region_commit. */
+	uint64_t from = atomic_load_explicit(&r->limit, memory_order_acquire);
+	uint64_t cur = atomic_load_explicit(&r->guard_from, memory_order_relaxed);
+
+	if (from >= r->size)
+		return 0;
+	/*
+	 * guard_from first, and the span: a SIGSEGV of a page made PROT_NONE
+	 * must find it ours.  Relaxed: the mprotect below is a syscall, which
+	 * orders it; a handler that reads an older value sees a fault it
+	 * cannot claim, unguards and retries.
+	 */
+	while (from < cur &&
+	       !atomic_compare_exchange_weak_explicit(&r->guard_from, &cur, from,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	span_widen(r->start, r->start + r->size);
+	if (mprotect((void *)(uintptr_t)(r->start + from), r->size - from, PROT_NONE) != 0)
+		return -errno;
+	return 0;
+}
+
+int fl_region_unguard(struct fl_region *r, uint64_t off, uint64_t to)
+{
+	uint64_t page = r->page_size;
+
+	off &= ~(page - 1);
+	to = to >= r->size ? r->size : (to + page - 1) & ~(page - 1);
+	if (to <= off)
+		return 0;
+	if (mprotect((void *)(uintptr_t)(r->start + off), to - off, PROT_READ | PROT_WRITE) != 0)
+		return -errno;
+	return 0;
 }
 
 int fl_region_forwarded(siginfo_t *si, const void *ucv)

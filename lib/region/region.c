@@ -177,6 +177,7 @@ int fl_region_create(size_t size, const struct fl_region_opts *opts, struct fl_r
 	p->stop_fd = -1;
 	/* Relaxed: nobody else sees the region before fl_table_region_add. */
 	atomic_store_explicit(&p->r.limit, limit, memory_order_relaxed);
+	atomic_store_explicit(&p->r.guard_from, (uint64_t)size, memory_order_relaxed);
 	if (o.flags & FL_REGION_HELPER_THREAD)
 		p->r.forward_cookie = new_cookie();
 
@@ -285,7 +286,12 @@ int fl_region_reset(struct fl_region *r, size_t bytes)
 	 */
 	if (madvise((void *)(uintptr_t)r->start, r->size, MADV_DONTNEED) != 0)
 		return -errno;
-	return 0;
+	/*
+	 * And no guard tail (lib/dispatch/region_fault.c): as created.  The
+	 * handler may make one again meanwhile; that is a guard tail as any.
+	 */
+	atomic_store_explicit(&r->uffd_guards, 0, memory_order_relaxed);
+	return fl_region_unguard(r, 0, r->size);
 }
 
 void fl_region_destroy(struct fl_region *r)

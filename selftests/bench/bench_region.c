@@ -12,6 +12,11 @@
  *     guard, a PROT_NONE page (mprotect) whose SIGSEGV the floor handler of
  *     jit.h resumes.  Faultline does not claim that one (its address is
  *     neither in the null area nor in a region), hence the floor.
+ *     Twice: the faults as they repeat (after the first, the region's
+ *     guard tail is PROT_NONE: lib/dispatch/region_fault.c), and the first
+ *     fault of a guard tail, through the userfaultfd (fl_region_reset, not
+ *     timed, before each), also with the floor handler for SIGBUS: the
+ *     kernel's and the helper thread's part alone.
  *  2. Populate: the first touch of a page below the limit, in both modes
  *     (SIGBUS mode: faultline's handler issues UFFDIO_ZEROPAGE and the
  *     access retries; helper mode: the helper thread does), against the
@@ -117,17 +122,39 @@ static bool floor_variant(int v)
 }
 static char why[NUM_GUARDS][64];
 
-/* Seconds per guard fault of variant v (the median of the batch). */
-static double time_guard(int v)
+/* The region of guard variant v, or NULL. */
+static struct fl_region *guard_region(int v)
+{
+	if (v == GUARD_SIGBUS || v == GUARD_SIGBUS_FLOOR)
+		return regions[SIGBUS_MODE];
+	if (v == GUARD_HELPER || v == GUARD_HELPER_FLOOR)
+		return regions[HELPER_MODE];
+	return NULL;
+}
+
+/*
+ * Seconds per guard fault of variant v (the median of the batch); first:
+ * each the first of its guard tail (the region reset before it).
+ */
+static double time_guard(int v, bool first)
 {
 	const int *p = guard_addr[v];
+	struct fl_region *r = guard_region(v);
 	uint64_t before = stats().claimed;
 	long wrong = 0;
 
 	set_action(SIGSEGV, v == GUARD_MPROTECT ? &floor_segv : &fl_segv);
 	set_action(SIGBUS, floor_variant(v) ? &floor_bus : &fl_bus);
 	for (int i = 0; i < faults; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0;
+
+		if (first && r) {
+			int err = fl_region_reset(r, fl_region_committed(r));
+
+			if (err)
+				die("fl_region_reset", err);
+		}
+		t0 = now_ns();
 
 		wrong += j.load(p) != -1;
 		lat[i] = now_ns() - t0;
@@ -141,7 +168,7 @@ static double time_guard(int v)
 	return median_ns(lat, faults);
 }
 
-static void rows_guard(void)
+static void rows_guard(bool first)
 {
 	static const char *names[NUM_GUARDS] = {
 		"uffd, SIGBUS mode (faultline)",
@@ -159,7 +186,8 @@ static void rows_guard(void)
 		guard_addr[v] = (const int *)((char *)fl_region_base(regions[v]) +
 					      fl_region_committed(regions[v]));
 		guard_addr[v + GUARD_SIGBUS_FLOOR] = guard_addr[v];
-		works[v + GUARD_SIGBUS_FLOOR] = works[v];
+		/* Repeated, the floor handler's would be first faults again. */
+		works[v + GUARD_SIGBUS_FLOOR] = works[v] && first;
 	}
 	prot_none = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
@@ -170,14 +198,14 @@ static void rows_guard(void)
 	for (int v = 0; v < NUM_GUARDS; v++) {
 		series_init(&s[v], repeat);
 		if (works[v])
-			time_guard(v);		/* warm-up */
+			time_guard(v, first);		/* warm-up */
 	}
 	for (int i = 0; i < repeat; i++)
 		for (int k = 0; k < NUM_GUARDS; k++) {
 			int v = (i + k) % NUM_GUARDS;
 
 			if (works[v])
-				s[v].v[s[v].n++] = time_guard(v);
+				s[v].v[s[v].n++] = time_guard(v, first);
 		}
 	/* The ratios first: printing sorts the series. */
 	for (int v = 0; v < GUARD_MPROTECT; v++)
@@ -185,8 +213,11 @@ static void rows_guard(void)
 			r[v] = paired_ratio(&s[v], &s[GUARD_MPROTECT]);
 			d[v] = paired_diff(&s[v], &s[GUARD_MPROTECT]);
 		}
-	printf("  %-36s %s\n", "", "ns per fault");
+	printf("  %-36s %s\n", first ? "first fault of a guard tail" : "repeated faults",
+	       "ns per fault");
 	for (int v = 0; v < NUM_GUARDS; v++) {
+		if (!first && floor_variant(v) && v != GUARD_MPROTECT)
+			continue;
 		if (works[v])
 			printf("  %-36s %s\n", names[v], series_fmt(a, sizeof(a), &s[v], 1e9));
 		else
@@ -362,7 +393,8 @@ int main(int argc, char **argv)
 	       "at its handler.  Median of %d batches of %d faults (the median fault of\n"
 	       "each) [min .. max], interleaved; ratios: median of the per-batch ratios.\n",
 	       repeat, faults);
-	rows_guard();
+	rows_guard(false);
+	rows_guard(true);
 
 	printf("\nFirst touch of a page below the committed limit (regions) or of fresh\n"
 	       "MAP_ANONYMOUS memory.  Median of %d batches of %d pages (the median page\n"

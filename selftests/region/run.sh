@@ -28,6 +28,7 @@ tests=(
 	"blocked_sigbus_past_limit_kills $both"
 	"kernel_access_to_untouched_page_is_efault $both"
 	"destroy_leaves_nothing_behind $both"
+	"guard_tail_keeps_repeated_guard_faults_plain $both"
 	"helper_thread_blocks_all_signals -"
 	"forwarded_sigbus_is_checked -"
 )
