@@ -131,6 +131,31 @@ static bool round_limit(size_t bytes, uint64_t size, uint64_t page, uint64_t *ou
 	return true;
 }
 
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * In a child made by fork the regions are plain anonymous memory (no
+ * userfaultfd, no limit: region.h): their guard tails become read-write.
+ * The child has one thread, and the snapshot it inherited.
+ */
+static void fork_child(void)
+{
+	const struct fl_snapshot *s = atomic_load(&fl_dispatch.current);
+
+	for (uint32_t i = 0; s && i < s->num_regions; i++) {
+		struct fl_region *r = s->regions[i].region;
+		uint64_t from = atomic_load_explicit(&r->guard_from, memory_order_relaxed);
+
+		if (from < r->size)
+			fl_region_unguard(r, from, r->size);
+	}
+}
+
+static void fork_handler_install(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
 static void region_free(struct fl_region_priv *p)
 {
 	fl_region_helper_stop(p);
@@ -166,6 +191,7 @@ int fl_region_create(size_t size, const struct fl_region_opts *opts, struct fl_r
 		return -EINVAL;
 	if (!fl_table_ready())
 		return -ENODEV;
+	pthread_once(&fork_once, fork_handler_install);
 
 	p = calloc(1, sizeof(*p));
 	if (!p)

@@ -10,7 +10,9 @@
  *    tail goes back to read-write, and the access faults again through the
  *    userfaultfd), and guard faults after it are claimed;
  *  - memory committed over the tail reads zero and takes stores;
- *  - fl_region_reset leaves no PROT_NONE page.
+ *  - fl_region_reset leaves no PROT_NONE page;
+ *  - in a child made by fork the region is plain memory (region.h): no
+ *    tail there either.
  */
 #include "common.h"
 
@@ -48,6 +50,14 @@ static void expect_perms(const volatile void *addr, const char *want, const char
 		want);
 }
 
+static volatile uint64_t *child_past;
+
+static void child_reads_plain_memory(void *arg)
+{
+	(void)arg;
+	_exit(t_load(child_past) == 0 ? 0 : 3);
+}
+
 static void fail_checks(volatile uint64_t *past, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -80,6 +90,9 @@ int main(int argc, char **argv)
 	fail_checks(past, REPEAT);
 	expect_perms(past, "---p", "after repeated guard faults");
 	expect_perms(base + (COMMIT - 1) * t_page, "rw-p", "the last committed page");
+	child_past = past;
+	t_check(t_child(child_reads_plain_memory, NULL) == 0,
+		"a child made by fork did not read plain memory past the limit");
 	fail_checks(later, REPEAT);
 	t_check(t_stat_claimed() - claimed == 2 * REPEAT, "claimed %llu, not %d",
 		(unsigned long long)(t_stat_claimed() - claimed), 2 * REPEAT);
