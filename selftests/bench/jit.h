@@ -23,13 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include <faultline/dispatch.h>
 
+#include "../common/kaction.h"
 #include "stats.h"
 #include "synth.h"
 
@@ -187,23 +186,12 @@ static inline struct sigaction floor_action(const struct jit *j)
  */
 static inline void set_action(int sig, const struct sigaction *act)
 {
-	struct {
-		void *handler;
-		unsigned long flags;
-		void *restorer;
-		uint64_t mask;
-	} k;
-
 	if (!(act->sa_flags & 0x04000000)) {	/* SA_RESTORER */
 		if (sigaction(sig, act, NULL))
 			die("sigaction", 0);
 		return;
 	}
-	k.handler = (void *)act->sa_sigaction;
-	k.flags = (unsigned long)act->sa_flags;
-	k.restorer = (void *)act->sa_restorer;
-	memcpy(&k.mask, &act->sa_mask, sizeof(k.mask));
-	if (syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask)))
+	if (t_rt_sigaction(sig, act))
 		die("rt_sigaction", 0);
 }
 

@@ -36,6 +36,14 @@ struct jit {
 	struct vec map;
 };
 
+/* fl_init for tests of JIT code alone (no discovery of loaded modules). */
+static inline void jit_init_only(void)
+{
+	struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_NO_DISCOVERY };
+
+	ck_assert_int_eq(fl_init(&o), 0);
+}
+
 /* The code, in a page of its own. */
 static inline void jit_make(struct jit *j)
 {

@@ -14,7 +14,6 @@
 #include <execinfo.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -23,15 +22,9 @@
 
 #include "dispatch/dispatch.h"
 
+#include "../common/kaction.h"
 #include "jitcode.h"
 #include "suites.h"
-
-static void init_no_discovery(void)
-{
-	struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_NO_DISCOVERY };
-
-	ck_assert_int_eq(fl_init(&o), 0);
-}
 
 /* What the application's handler saw at its last call. */
 static volatile int app_calls;
@@ -70,22 +63,6 @@ static void kernel_action(int sig, struct sigaction *out)
 	ck_assert_int_eq(sigaction(sig, NULL, out), 0);
 }
 
-/* Puts a back in the kernel whole, its restorer too (glibc would put its own). */
-static void put_kernel_action(int sig, const struct sigaction *a)
-{
-	struct {
-		void *handler;
-		unsigned long flags;
-		void *restorer;
-		uint64_t mask;
-	} k;
-
-	k.handler = (void *)a->sa_sigaction;
-	k.flags = (unsigned long)a->sa_flags;
-	k.restorer = (void *)a->sa_restorer;
-	memcpy(&k.mask, &a->sa_mask, sizeof(k.mask));
-	ck_assert_int_eq(syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask)), 0);
-}
 
 /* An unclaimed fault: a NULL load in code nobody registered. */
 static void unclaimed_fault(struct jit *j)
@@ -100,7 +77,7 @@ START_TEST(mirror_follows_every_recorded_action)
 {
 	struct sigaction a, k;
 
-	init_no_discovery();
+	jit_init_only();
 	app_action(&a, SA_NODEFER | SA_RESTART, SIGUSR1);
 	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
 	kernel_action(SIGSEGV, &k);
@@ -148,7 +125,7 @@ START_TEST(handler_runs_with_its_mask_through_any_mirror)
 	struct sigaction a, b, mirror_a, plain;
 	struct jit j;
 
-	init_no_discovery();
+	jit_init_only();
 	jit_make(&j);
 
 	/* Through its own mirror: the kernel's mask. */
@@ -165,7 +142,7 @@ START_TEST(handler_runs_with_its_mask_through_any_mirror)
 	 */
 	app_action(&b, SA_NODEFER, SIGUSR1);
 	ck_assert_int_eq(fl_sigaction(SIGSEGV, &b, NULL), 0);
-	put_kernel_action(SIGSEGV, &mirror_a);
+	ck_assert_int_eq(t_rt_sigaction(SIGSEGV, &mirror_a), 0);
 	unclaimed_fault(&j);
 	assert_blocked(1, 0, 0);
 
@@ -188,7 +165,7 @@ START_TEST(mirror_leaves_the_handshake_signal_unblocked)
 	struct jit j;
 	int park = SIGRTMAX - FL_PARK_SIGNAL_FROM_MAX;
 
-	init_no_discovery();
+	jit_init_only();
 	jit_make(&j);
 	/* As fl_patch_enable sets it, before fl_dispatch_install_trap. */
 	fl_park.signo = park;
@@ -213,7 +190,7 @@ START_TEST(backtrace_crosses_the_mirror_signal_frame)
 	struct jit j;
 	int found = 0;
 
-	init_no_discovery();
+	jit_init_only();
 	jit_make(&j);
 	app_action(&a, 0, 0);
 	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);

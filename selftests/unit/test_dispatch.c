@@ -37,13 +37,6 @@ static int jit_register(struct jit *j, struct fl_diag *d)
 	return jit_register_as(j, "unit-jit", d);
 }
 
-static void init_jit_only(void)
-{
-	struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_NO_DISCOVERY };
-
-	ck_assert_int_eq(fl_init(&o), 0);
-}
-
 /* Runs fn(arg) in a child; returns its wait status. */
 static int in_child(void (*fn)(void *), void *arg)
 {
@@ -112,7 +105,7 @@ START_TEST(dispatch_jit_load_and_store_resume_at_handlers)
 	uint64_t total = 0;
 	int x = 7, id;
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	jit_map(&j, 1 /* FaultingLoad */, 3 /* FaultingStore */);
 	id = jit_register(&j, NULL);
@@ -141,7 +134,7 @@ START_TEST(dispatch_wild_address_at_registered_pc_is_not_claimed)
 	struct jit j;
 	int status;
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	jit_map(&j, 1, 3);
 	ck_assert_int_gt(jit_register(&j, NULL), 0);
@@ -155,7 +148,7 @@ START_TEST(dispatch_access_kind_must_match)
 	struct jit j;
 	int status;
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	/*
 	 * The store registered as a FaultingLoad: its write fault is not one.
@@ -175,7 +168,7 @@ START_TEST(dispatch_unregistered_code_faults_as_before)
 	struct jit j;
 	int id, status;
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	jit_map(&j, 1, 3);
 	id = jit_register(&j, NULL);
@@ -203,7 +196,7 @@ START_TEST(dispatch_register_rejects_bad_input)
 	jit_map(&j, 1, 3);
 	/* Before fl_init. */
 	ck_assert_int_eq(jit_register(&j, &d), -ENODEV);
-	init_jit_only();
+	jit_init_only();
 	ck_assert_int_eq(fl_init(NULL), -EALREADY);
 
 	ck_assert_int_eq(fl_jit_register(NULL, &d), -EINVAL);
@@ -248,7 +241,7 @@ START_TEST(dispatch_unclaimed_fault_reaches_recorded_handler)
 	struct jit j;
 
 	ck_assert_int_eq(sigaction(SIGSEGV, NULL, &before), 0);
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	jit_map(&j, 1, 3);
 	ck_assert_int_gt(jit_register(&j, NULL), 0);
@@ -302,7 +295,7 @@ START_TEST(dispatch_runs_on_a_minimal_sigaltstack)
 	pthread_t t;
 	void *r;
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	jit_map(&j, 1, 3);
 	ck_assert_int_gt(jit_register(&j, NULL), 0);
@@ -344,7 +337,7 @@ START_TEST(dispatch_survives_registration_churn)
 	pthread_t t[2];
 	int ids[8];
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&c.a);
 	jit_map(&c.a, 1, 3);
 	ck_assert_int_gt(jit_register(&c.a, NULL), 0);
@@ -427,7 +420,7 @@ static void child_registers(void *arg)
 static void forking_init(struct forking *f)
 {
 	memset(f, 0, sizeof(*f));
-	init_jit_only();
+	jit_init_only();
 	jit_make(&f->parent_code);
 	jit_map(&f->parent_code, 1, 3);
 	jit_make(&f->child_code);
@@ -606,7 +599,7 @@ START_TEST(dispatch_fault_inside_handler_dies_by_default_action)
 	size_t used = 0;
 	int status;
 
-	init_jit_only();
+	jit_init_only();
 	jit_make(&j);
 	jit_map(&j, 1, 3);
 	ck_assert_int_gt(jit_register(&j, NULL), 0);
