@@ -25,6 +25,9 @@
  *     ratios f/a, b/a and c/a, and b/f and c/f (what the program adds to
  *     the floor); and, as a sanity check, what the program's own
  *     per-CPU counters (fl_stats) saw in each variant.
+ *     Then (c) against (a) again with this process's sites in fl_sites
+ *     grown to 1,000, 10,000 and 65,536 (the map's size): the registered
+ *     path's two hash lookups as the tables grow.
  *  2. Ring buffer loss at the highest fault rate this machine gives: a
  *     second skeleton with sample_every = 1, as many threads as CPUs
  *     touching fresh pages, this process registered; with a consumer
@@ -404,6 +407,49 @@ static void prog_run_time(struct overhead *o)
 	close(fd);
 }
 
+/* Adds this process's sites (PCs that never fault) until fl_sites holds n. */
+static void grow_sites(struct faultline_bpf *skel, __u32 *have, __u32 n)
+{
+	for (; *have < n; (*have)++) {
+		struct fl_site_key k = { .tgid = tgid, .pc = 0x100000000ull + 16ull * *have };
+		struct fl_site_value site = { .id = *have };
+
+		if (bpf_map__update_elem(skel->maps.fl_sites, &k, sizeof(k), &site, sizeof(site),
+					 BPF_ANY))
+			die("fl_sites update", 0);
+	}
+}
+
+/* (c) against (a) with fl_sites grown (the scaling table). */
+static void overhead_sites(struct overhead *o)
+{
+	static const __u32 sizes[] = { 1000, 10000, 65536 };
+	double med[2][repeat], x, y;
+	__u32 have = 8;		/* load()'s */
+
+	printf("  registered, with this process's sites in fl_sites (median fault, ns):\n");
+	printf("  %9s   %10s   %10s   %-8s   %s\n", "sites", "(c)", "(a)", "c/a", "+ns");
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		double rr, dd;
+
+		grow_sites(o->skel, &have, sizes[k]);
+		for (int v = 0; v < 2; v++)
+			overhead_pass(o, v ? V_REG : V_NONE, &x, &y);	/* warm-up */
+		for (int i = 0; i < repeat; i++)
+			for (int j = 0; j < 2; j++) {
+				int v = (i + j) % 2;
+
+				overhead_pass(o, v ? V_REG : V_NONE, &med[v][i], &y);
+			}
+		set_variant(o, V_NONE);
+		rr = paired(med[1], med[0], repeat, true);
+		dd = paired(med[1], med[0], repeat, false);
+		printf("  %9u   %10.1f   %10.1f   %7.3fx   %+6.1f\n", sizes[k],
+		       bench_median(med[1], (size_t)repeat) * 1e9,
+		       bench_median(med[0], (size_t)repeat) * 1e9, rr, dd * 1e9);
+	}
+}
+
 static int run_overhead(struct faultline_bpf *skel)
 {
 	static const char *names[NUM_V] = {
@@ -477,6 +523,7 @@ static int run_overhead(struct faultline_bpf *skel)
 		       rf[0][v], df[0][v] * 1e9, rf[1][v], df[1][v] * 1e9);
 	prog_run_time(&o);
 	bad = overhead_check(&o);
+	overhead_sites(&o);
 	bench_floor_bpf__destroy(o.floor);
 	ring_buffer__free(o.rb);
 	free(lat);

@@ -26,9 +26,12 @@
 #     faultline does only when given several); a pair whose outputs differ
 #     is reported and not timed, and the script then exits 1.
 #  3. Dispatch: bench_dispatch (faultline vs the floor, claimed and
-#     unclaimed faults, two threads).
-#  4. userfaultfd regions: bench_region (skipped, with the reason, where
-#     userfaultfd is unavailable).
+#     unclaimed faults at 1 to 1,000,000 sites: the scaling table; two
+#     threads).
+#  4. userfaultfd regions: bench_region (guard faults repeated and first
+#     of a guard tail, with the floor handler's rows for the kernel's and
+#     the helper thread's part; skipped, with the reason, where userfaultfd
+#     is unavailable).
 #  5. Startup: startup/many (about 100,000 fault map entries: the count is
 #     printed, and the number the preload library registered) run to
 #     completion with and without LD_PRELOAD=libfaultline-preload.so, by
@@ -37,8 +40,9 @@
 #     daemon memory per process and idle CPU with 1,000 registered
 #     processes; BENCH_DAEMON_PROCESSES changes the number).
 #  7. The eBPF program: bench_bpf (ns per page fault with no program, with
-#     the program and this process not registered, and registered; the
-#     program's own run time; ring buffer loss with sample_every = 1 at the
+#     an empty program at the same attach point (the floor), with the
+#     program and this process not registered, and registered, also with
+#     1,000 to 65,536 sites in fl_sites; the program's own run time; ring buffer loss with sample_every = 1 at the
 #     highest fault rate, with and without a consumer).  Needs root (skipped,
 #     with the reason, where the program cannot be loaded).
 #  8. make vmtest, boot to result: scripts/vmtest.sh with only check-bpf's
