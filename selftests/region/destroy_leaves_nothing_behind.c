@@ -14,7 +14,6 @@
  */
 #include <sys/mman.h>
 #include <dirent.h>
-#include <limits.h>
 #include <time.h>
 
 #include "common.h"
@@ -63,7 +62,7 @@ static int count_dir(const char *path)
 /*
  * The threads of the process once those on their way out are gone: the
  * count as soon as it is at most below, or once it has not changed for
- * 50 ms (T_HANG_S at most).
+ * 50 ms (T_HANG_S at most; below 0: the latter).
  */
 static int settled_threads(int below)
 {
@@ -95,7 +94,7 @@ int main(int argc, char **argv)
 	fds = count_dir("/proc/self/fd");
 	uffds = count_fds_of("anon_inode:[userfaultfd]");
 	efds = count_fds_of("anon_inode:[eventfd]");
-	threads = settled_threads(INT_MAX);
+	threads = settled_threads(0);
 
 	for (int round = 0; round < ROUNDS; round++) {
 		void *base[AT_ONCE];
