@@ -44,6 +44,10 @@ struct amod {
 	uint32_t num_sites;
 	uint64_t *pcs;		/* faulting PCs, for SYMBOLS */
 	char **names;		/* per site, or NULL: dladdr then */
+	/* A loaded module's file and bias, which name its sites (name_once), or NULL. */
+	char *path;
+	uint64_t bias;
+	bool name_tried;	/* name_once ran: names is what the file gave */
 	void *sections;		/* agent.h; or NULL */
 	size_t sections_size;
 	uint32_t faultmap_size;
@@ -123,6 +127,7 @@ static void amod_free(struct amod *m)
 	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
 		free(m->names[i]);
 	free(m->names);
+	free(m->path);
 	free(m->name);
 	free(m->pcs);
 	free(m);
@@ -205,6 +210,9 @@ static void module_added(const struct fl_table_module *m, void *data)
 			a->names = x->names;
 			x->names = NULL;
 		}
+		a->path = x->path;
+		a->bias = x->bias;
+		x->path = NULL;
 		x->sections = NULL;
 		fl_agent_module_discard(x);
 	}
@@ -479,7 +487,42 @@ static int send_until(int fd, int64_t deadline)
  * lost.  With a deadline (monotonic ms; 0: none), no send waits past it:
  * the rest is -EAGAIN.
  */
-static int flush(int fd, int64_t deadline)
+/*
+ * Names m's sites from its file, once (the first SYMBOLS to go for it):
+ * off the module's registration, which a million sites' names would slow
+ * down.  m is held (a reference).
+ */
+static void name_once(struct amod *m)
+{
+	char **names = NULL;
+	bool tried;
+
+	pthread_mutex_lock(&lock);
+	tried = m->name_tried || m->names || !m->path;
+	pthread_mutex_unlock(&lock);
+	if (tried)
+		return;
+	names = fl_agent_name_sites(m->path, m->bias, m->pcs, m->num_sites);
+	pthread_mutex_lock(&lock);
+	/* At exit, the main thread's flush may have named it meanwhile. */
+	if (!m->name_tried && !m->names) {
+		m->names = names;
+		names = NULL;
+	}
+	m->name_tried = true;
+	pthread_mutex_unlock(&lock);
+	for (uint32_t i = 0; names && i < m->num_sites; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * Sends what is queued: removals, MODULE_ADDs, and, when names, the
+ * SYMBOLS naming the sites (left for later otherwise: the registration
+ * fl_init waits for sends the sites, their names come from the fl-agent
+ * thread).
+ */
+static int flush(int fd, int64_t deadline, bool names)
 {
 	for (;;) {
 		struct amod *m = NULL;
@@ -495,10 +538,10 @@ static int flush(int fd, int64_t deadline)
 			id = removed[--num_removed];
 		} else {
 			for (size_t i = 0; i < num_mods && !m; i++) {
-				if (!mods[i]->sent || !mods[i]->named || mods[i]->removed) {
+				if (!mods[i]->sent || (names && !mods[i]->named) || mods[i]->removed) {
 					m = mods[i];
 					add = !m->sent;
-					name = !m->named;
+					name = names && !m->named;
 					m->sent = true;
 					m->refs++;
 				}
@@ -521,6 +564,7 @@ static int flush(int fd, int64_t deadline)
 				pthread_mutex_unlock(&lock);
 			}
 			if (!err && name) {
+				name_once(m);
 				err = fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
 							    (const char *const *)m->names,
 							    m->num_sites, &seq);
@@ -681,7 +725,7 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 	if (err)
 		goto fail;
 	reset_sent();
-	err = flush(fd, deadline);
+	err = flush(fd, deadline, !wait);
 	if (err == -EAGAIN || (!err && !wait))
 		goto later;
 	if (err)
@@ -831,7 +875,7 @@ static void *agent_thread(void *arg)
 		 * stays, and the rest goes next round.
 		 */
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(fd) < 0) ||
-		    ((err = flush(fd, mono_ms() + BACKGROUND_SEND_S * 1000)) < 0 &&
+		    ((err = flush(fd, mono_ms() + BACKGROUND_SEND_S * 1000, true)) < 0 &&
 		     err != -EAGAIN)) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
 			fl_ownfd_close(&sock);
@@ -1001,8 +1045,10 @@ static void fork_child(int counters_err)
 		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
 			atomic_store(&welcomed, welcome);
 	}
-	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0)
+	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0) {
+		wake();
 		fl_agent_requests_start();
+	}
 }
 
 static const struct fl_table_observer observer = {
@@ -1049,6 +1095,8 @@ int fl_agent_start(const char *given)
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
 		return err;
+	/* The sites' names, left out of the registration above: the thread sends them. */
+	wake();
 	return fl_agent_requests_start();
 }
 
@@ -1088,7 +1136,7 @@ static void __attribute__((destructor)) agent_at_exit(void)
 		 * room is not sent.  No deadline, so no send timeout either:
 		 * the exit waits for nothing, a stopped daemon's neither.
 		 */
-		flush(fd, 0);
+		flush(fd, 0, true);
 	}
 	/*
 	 * Left open: it closes when the process is gone, which the daemon

@@ -31,17 +31,36 @@ struct fl_agent_extra {
 	/* Per site (num_names of them), its function's name, or NULL (then dladdr is asked). */
 	char **names;
 	uint32_t num_names;
+	/*
+	 * A loaded module's file and load bias, for naming its sites later
+	 * (fl_agent_name_sites), off the path that registers the module; or
+	 * NULL (JIT code: no file).
+	 */
+	char *path;
+	uint64_t bias;
 };
 
 /*
  * The table's module_prepare and module_discard for the agent: returns a
- * struct fl_agent_extra for src (its sections copied, its sites named from
- * the ELF file's symbol table), or NULL for a module without sites (nothing
- * for the daemon) or without memory.  Without the table's locks;
- * thread-safe.
+ * struct fl_agent_extra for src (its sections copied; for a loaded module,
+ * its file, whose symbols name its sites when they are first sent), or
+ * NULL for a module without sites (nothing for the daemon) or without
+ * memory.  Without the table's locks; thread-safe.
  */
 void *fl_agent_module_prepare(const struct fl_table_source *src);
 void fl_agent_module_discard(void *data);
+
+/*
+ * The names of the functions of a loaded module's file (path, loaded at
+ * bias) that hold each of its n sites (pcs: runtime faulting PCs), from
+ * the file's symbol table (the dynamic one alone, which dladdr reads,
+ * lacks most functions of an executable): n malloc'd names, NULL for a
+ * site without one, or NULL for none at all.  Best effort (a file that
+ * cannot be read names nothing); the fl-agent thread's work, off the
+ * module's registration (a million sites' names take longer than their
+ * registration).
+ */
+char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs, uint32_t n);
 
 /*
  * Sends SYMBOLS messages naming the sites at pcs (names[i] when names and

@@ -3,8 +3,8 @@
  * What the agent tells the daemon about a module beyond its sites, made
  * when the table is about to add the module (its module_prepare observer,
  * without the table's locks): the sections (the fault map, the stack map,
- * the stack map functions' runtime addresses), and the names of the
- * functions the sites are in.  See internal.h.
+ * the stack map functions' runtime addresses); and later, in the fl-agent
+ * thread, the names of the functions the sites are in.  See internal.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,63 +63,24 @@ static void take_sections(const char *name, const void *fm, size_t fm_size, cons
 	x->sm_functions = (uint32_t)n;
 }
 
-/*
- * Names the sites of a loaded module after the functions they are in, from
- * the module file's symbol table (the dynamic one alone, which dladdr
- * reads, lacks most functions of an executable).  Best effort: a site
- * without a name is sent unnamed.
- */
-static int cmp_function_address(const void *a, const void *b)
+char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs, uint32_t n)
 {
-	const struct fl_module_function *x = *(const struct fl_module_function *const *)a;
-	const struct fl_module_function *y = *(const struct fl_module_function *const *)b;
-
-	return x->address < y->address ? -1 : x->address > y->address;
-}
-
-static void name_sites(const struct fl_table_source *src, struct fl_agent_extra *x)
-{
-	const struct fl_module *fm = src->elf;
-	const struct fl_module_section *sec = &fm->sections[FL_SECTION_FAULTMAP];
-	const struct fl_module_function **by_address;
 	struct fl_elf *elf = NULL;
 	struct fl_diag d;
-	size_t k = 0;
+	char **names;
 
-	if (!src->num_sites || !sec->num_functions)
-		return;
-	by_address = malloc(sec->num_functions * sizeof(*by_address));
-	x->names = calloc(src->num_sites, sizeof(*x->names));
-	if (!by_address || !x->names || fl_elf_open(fm->path, NULL, &elf, &d) != 0) {
-		free(by_address);
-		free(x->names);
-		x->names = NULL;
-		return;
-	}
-	x->num_names = src->num_sites;
-	for (size_t i = 0; i < sec->num_functions; i++)
-		by_address[i] = &sec->functions[i];
-	qsort(by_address, sec->num_functions, sizeof(*by_address), cmp_function_address);
+	if (!n || fl_elf_open(path, NULL, &elf, &d) != 0)
+		return NULL;
+	names = calloc(n, sizeof(*names));
+	for (uint32_t i = 0; names && i < n; i++) {
+		uint64_t offset;
+		const char *name = fl_elf_function_containing(elf, pcs[i] - bias, &offset);
 
-	/*
-	 * Sites are sorted by PC too: one walk gives each site the function
-	 * with the greatest address at or below its PC.
-	 */
-	for (uint32_t i = 0; i < src->num_sites; i++) {
-		const char *name;
-
-		while (k + 1 < sec->num_functions &&
-		       by_address[k + 1]->address <= src->sites[i].faulting_pc)
-			k++;
-		if (by_address[k]->address > src->sites[i].faulting_pc)
-			continue;
-		name = fl_elf_function_name(elf, FL_SECTION_FAULTMAP, by_address[k]->address_offset,
-					    by_address[k]->stored);
 		if (name && *name)
-			x->names[i] = strdup(name);
+			names[i] = strdup(name);
 	}
 	fl_elf_close(elf);
-	free(by_address);
+	return names;
 }
 
 /* The stack map's function addresses as stored (JIT: they are runtime ones). */
@@ -163,7 +124,8 @@ void *fl_agent_module_prepare(const struct fl_table_source *src)
 		const struct fl_module_section *ss = &fm->sections[FL_SECTION_STACKMAP];
 		uint64_t *funcs;
 
-		name_sites(src, x);
+		x->path = strdup(fm->path);
+		x->bias = fm->load_bias;
 		funcs = calloc(ss->num_functions ? ss->num_functions : 1, sizeof(*funcs));
 		for (size_t i = 0; funcs && i < ss->num_functions; i++)
 			funcs[i] = ss->functions[i].address;
@@ -194,5 +156,6 @@ void fl_agent_module_discard(void *data)
 	for (uint32_t i = 0; x->names && i < x->num_names; i++)
 		free(x->names[i]);
 	free(x->names);
+	free(x->path);
 	free(x);
 }

@@ -709,13 +709,20 @@ static void clear_sections(struct module *m)
 
 static int discover(struct module *m, bool want_all)
 {
+	/*
+	 * The file's section headers and map sections only: the relocations
+	 * are the loaded module's (from memory, scan_relocations), and the
+	 * symbols are not needed (a million functions' take longer to read
+	 * than their fault map).
+	 */
+	const struct fl_elf_opts eo = { .sz = sizeof(eo), .flags = FL_ELF_NO_SYMBOLS };
 	struct fl_elf_section fs[FL_SECTION_KINDS];
 	bool have[FL_SECTION_KINDS] = { false };
 	struct fl_diag d = { 0 };
 	struct fl_elf *elf;
 	int err, k;
 
-	err = fl_elf_open(m->path, NULL, &elf, &d);
+	err = fl_elf_open(m->path, &eo, &elf, &d);
 	if (err == -ENOENT && !m->pub.name[0] && getauxval(AT_EXECFN)) {
 		/* No /proc: the name the kernel was given (checked like any file). */
 		char *path = strdup((const char *)getauxval(AT_EXECFN));
@@ -725,7 +732,7 @@ static int discover(struct module *m, bool want_all)
 		free(m->path);
 		m->path = path;
 		m->pub.path = path;
-		err = fl_elf_open(m->path, NULL, &elf, &d);
+		err = fl_elf_open(m->path, &eo, &elf, &d);
 	}
 	if (err) {
 		/* d.msg starts with the path: keep the module's name only once. */
