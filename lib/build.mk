@@ -9,9 +9,11 @@ LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a
 LIB_MAP := lib/libfaultline.map
-# The library needs libelf, Zydis and libunwind (the deoptimized frame's
-# return); json-c is for the command-line tool.
-LIB_PKGS := libelf libunwind
+# The library needs libelf and Zydis; json-c is for the command-line tool.
+# libunwind (the deoptimized frame's return, stack walks) is not linked: it
+# is loaded with RTLD_LOCAL (lib/table/libunwind.c says why), so only its
+# header is needed here, and its libunwind.so.8 at run time.
+LIB_PKGS := libelf
 # Zydis 4 (the patch layer's decoder) has no pkg-config file in Debian 12.
 LIB_LIBS = $(shell pkg-config --libs $(LIB_PKGS)) -lZydis
 

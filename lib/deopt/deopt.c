@@ -17,9 +17,7 @@
  * array; libunwind's local unwinding is signal-safe, but it looks up
  * unwind tables with dl_iterate_phdr, which takes the loader's lock).
  */
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -34,6 +32,7 @@
 
 #include "core/fmt.h"
 #include "deopt/entry.h"
+#include "table/libunwind.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* The frames fl_deopt_resume skips must not stay poisoned (as for longjmp). */
@@ -277,7 +276,7 @@ static void unwind_one(uint64_t pc, const struct fl_stackmap_at *at,
 	for (int i = 0; i < 16; i++)
 		uc.uc_mcontext.gregs[gregs[i]] = (greg_t)sv->gpr[i];
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-	if ((err = unw_init_local(&c, &uc)) < 0) {
+	if ((err = fl_libunwind->init_local(&c, &uc)) < 0) {
 		why = "unw_init_local failed";
 		goto fail;
 	}
@@ -286,27 +285,27 @@ static void unwind_one(uint64_t pc, const struct fl_stackmap_at *at,
 	 * instead.  Asked by address (of the call): unw_get_proc_info makes up
 	 * a one-byte procedure where it finds none.
 	 */
-	if ((err = unw_get_proc_info_by_ip(unw_local_addr_space, pc - 1, &pi, NULL)) < 0) {
+	if ((err = fl_libunwind->get_proc_info_by_ip(fl_libunwind->local_addr_space, pc - 1, &pi, NULL)) < 0) {
 		why = "no unwind information covers it (its .eh_frame; JIT code: is it given "
 		      "to fl_jit_register?)";
 		goto fail;
 	}
-	if ((err = unw_step(&c)) <= 0) {
+	if ((err = fl_libunwind->step(&c)) <= 0) {
 		why = "libunwind cannot step out of it";
 		goto fail;
 	}
-	if ((err = unw_get_reg(&c, UNW_REG_IP, &v)) < 0) {
+	if ((err = fl_libunwind->get_reg(&c, UNW_REG_IP, &v)) < 0) {
 		why = "no return address";
 		goto fail;
 	}
 	out->rip = v;
-	if ((err = unw_get_reg(&c, UNW_REG_SP, &v)) < 0) {
+	if ((err = fl_libunwind->get_reg(&c, UNW_REG_SP, &v)) < 0) {
 		why = "no stack pointer";
 		goto fail;
 	}
 	out->rsp = v;
 	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++) {
-		if ((err = unw_get_reg(&c, callee_saved[i].reg, &v)) < 0) {
+		if ((err = fl_libunwind->get_reg(&c, callee_saved[i].reg, &v)) < 0) {
 			why = "a callee-saved register is not known";
 			goto fail;
 		}

@@ -18,9 +18,7 @@
  * it has initialized itself, but it looks up unwind tables with
  * dl_iterate_phdr, which takes the loader's (recursive) lock.
  */
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,6 +29,7 @@
 
 #include "core/opts.h"
 #include "deopt/entry.h"
+#include "table/libunwind.h"
 
 /* The callee-saved registers: a frame at a call keeps its values in these. */
 static const int callee_saved[] = {
@@ -88,7 +87,7 @@ static void frame_regs(unw_cursor_t *c, ucontext_t *signal_top, struct frame_sta
 			unw_save_loc_t loc;
 
 			/* libunwind numbers x86-64's registers as DWARF does. */
-			if (unw_get_save_loc(c, callee_saved[i], &loc) == 0 &&
+			if (fl_libunwind->get_save_loc(c, callee_saved[i], &loc) == 0 &&
 			    loc.type == UNW_SLT_MEMORY)
 				f->regs.at[callee_saved[i]] = (void *)(uintptr_t)loc.u.addr;
 		}
@@ -123,7 +122,7 @@ static int walk(unw_cursor_t *c, ucontext_t *signal_uc, fl_walk_fn fn, void *ctx
 		unw_word_t ip, sp;
 		int err;
 
-		if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || unw_get_reg(c, UNW_REG_SP, &sp) < 0)
+		if (fl_libunwind->get_reg(c, UNW_REG_IP, &ip) < 0 || fl_libunwind->get_reg(c, UNW_REG_SP, &sp) < 0)
 			return -ENODATA;
 		err = fl_stackmap_record_at(ip, &at);
 		if (err == -ENODEV)
@@ -140,7 +139,7 @@ static int walk(unw_cursor_t *c, ucontext_t *signal_uc, fl_walk_fn fn, void *ctx
 			if (err)
 				return err;
 		}
-		err = unw_step(c);
+		err = fl_libunwind->step(c);
 		if (err == 0)
 			return 0;
 		if (err < 0)
@@ -163,19 +162,22 @@ __attribute__((visibility("hidden"))) int fl_walk_enter(struct fl_deopt_saved *s
 	err = fl_opts_copy(&s, sizeof(s), start);
 	if (err)
 		return err;
+	/* Loaded by fl_init (fl_table_init), before anything is registered. */
+	if (!fl_libunwind)
+		return -ENODEV;
 	if (s.signal_context) {
 		ucontext_t *uc = s.signal_context;
 
 		if (!from_kernel(uc))
 			return -EINVAL;
 		/* Its pc is the interrupted instruction, not a return address. */
-		if (unw_init_local2(&c, uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		if (fl_libunwind->init_local2(&c, uc, UNW_INIT_SIGNAL_FRAME) < 0)
 			return -ENODATA;
 		return walk(&c, uc, fn, ctx);
 	}
 	caller_context(sv, &own);
 	/* Its pc is a return address: libunwind looks up the call (pc - 1). */
-	if (unw_init_local(&c, &own) < 0)
+	if (fl_libunwind->init_local(&c, &own) < 0)
 		return -ENODATA;
 	err = walk(&c, NULL, fn, ctx);
 	caller_context_back(&own, sv);

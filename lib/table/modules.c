@@ -28,6 +28,7 @@
 #include <faultline/dispatch.h>
 
 #include "core/log.h"
+#include "table/libunwind.h"
 #include "table/modules.h"
 #include "table/sites.h"
 #include "table/stackmaps.h"
@@ -426,6 +427,10 @@ int fl_table_init(const struct fl_init_opts *o)
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
+	/* Before the lock: it calls into the loader (see the order above). */
+	err = fl_libunwind_load();
+	if (err)
+		return err;
 	pthread_mutex_lock(&fl_table_lock);
 	if (fl_table_ready()) {
 		pthread_mutex_unlock(&fl_table_lock);

@@ -17,8 +17,8 @@ struct fl_module;
 struct fl_jit_reg;
 
 /*
- * Initializes the table for opts (fl_init's, already checked): the
- * counters, an empty snapshot, the handler, and the table's fork handlers.
+ * Initializes the table for opts (fl_init's, already checked): libunwind
+ * (fl_libunwind_load), the counters, an empty snapshot, the handler, and the table's fork handlers.
  * Discovery is not run (fl_refresh does it).  Returns 0, -EALREADY when
  * done before, or -errno.
  */

@@ -35,9 +35,7 @@
  * Locks: fl_unwind_register and the cancellation in fl_unwind_free run
  * under the table's lock, which also guards the spare entries.
  */
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +44,7 @@
 
 #include "format/diag.h"
 #include "format/ehframe.h"
+#include "table/libunwind.h"
 #include "table/unwind.h"
 
 /* An entry of the index: libunwind's struct table_entry. */
@@ -160,9 +159,9 @@ int fl_unwind_register(struct fl_unwind *u)
 	nd->di.u.rti.segbase = u->segbase;
 	nd->di.u.rti.table_len = u->n * sizeof(*u->table) / sizeof(unw_word_t);
 	nd->di.u.rti.table_data = (unw_word_t)(uintptr_t)u->table;
-	_U_dyn_register(&nd->di);
+	fl_libunwind->dyn_register(&nd->di);
 	/* Register states cached for these addresses were another code's. */
-	unw_flush_cache(unw_local_addr_space, u->lo, u->hi);
+	fl_libunwind->flush_cache(fl_libunwind->local_addr_space, u->lo, u->hi);
 	u->node = nd;
 	return 0;
 }
@@ -172,8 +171,8 @@ void fl_unwind_free(struct fl_unwind *u)
 	if (!u)
 		return;
 	if (u->node) {
-		_U_dyn_cancel(&u->node->di);
-		unw_flush_cache(unw_local_addr_space, u->lo, u->hi);
+		fl_libunwind->dyn_cancel(&u->node->di);
+		fl_libunwind->flush_cache(fl_libunwind->local_addr_space, u->lo, u->hi);
 		u->node->spare = spare;
 		spare = u->node;
 	}

@@ -151,7 +151,7 @@ $(BENCH_DEOPT): $(B)/obj/selftests/bench/bench_deopt.o $(DEOPT_OUT)/ll/returns.o
 		$(BENCH_OUT)/heal/bench_heal-implicit.o $(BENCH_OUT)/deopt/walk.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS) -lunwind
 
 .PHONY: bench-deopt
 bench-deopt: $(BENCH_DEOPT)

@@ -32,6 +32,11 @@
 #                                        their .eh_frame deoptimize as linked code
 #                                        does; code registered where unregistered
 #                                        code was is unwound with its own frame
+#   cxx_exceptions_stay_with_libgcc_s    a C program's C++ library (cxx_unwind.cc)
+#                                        throws, rethrows and has a thread cancelled,
+#                                        without faultline, under the shim and linked
+#                                        with libfaultline.so first: libgcc_s's
+#                                        _Unwind_* unwind it in each, not libunwind's
 #
 #   make check-deopt   the tests, then again built with ASan + UBSan (SAN=1
 #                      runs only that build)
@@ -77,7 +82,9 @@ DEOPT_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BINS) \
 	$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input \
 	$(DEOPT_OUT)/eh_frame_checked_before_registration $(DEOPT_JIT) \
 	$(DEOPT_VALUES)_nopie $(DEOPT_VALUES)_pie $(DEOPT_VALUES)_shared
-DEOPT_LIBS = $(LIB_A) $(LIB_LIBS) -ldl -pthread
+# -lunwind: two tests ask libunwind themselves whether faultline's
+# registration of JIT code is seen (the same copy, lib/table/libunwind.c).
+DEOPT_LIBS = $(LIB_A) $(LIB_LIBS) -lunwind -ldl -pthread
 .SECONDARY: $(call deopt_values,static) $(call deopt_values,pic) \
 	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll \
 	$(DEOPT_OUT)/ll/widen.o $(DEOPT_OUT)/ll/range.o $(DEOPT_OUT)/ll/returns.o \
@@ -128,9 +135,40 @@ $(DEOPT_VALUES)_shared: $(B)/obj/$(DEOPT_DIR)/deopt_values_every_kind_and_size.o
 	$(Q)$(CC) $(ALL_LDFLAGS) -pie -rdynamic -Wl,-rpath,'$$ORIGIN' -o $@ $(filter %.o,$^) \
 		-Wl,--no-as-needed $(DEOPT_OUT)/libdeoptvalues.so -Wl,--as-needed $(DEOPT_LIBS)
 
+# cxx_exceptions_stay_with_libgcc_s: the C++ code is a library, so that
+# the program does not need libgcc_s itself (--no-as-needed keeps
+# libfaultline.so, whose functions only the -DLINKED program calls, first).
+$(DEOPT_OUT)/libcxx_unwind.so: $(DEOPT_DIR)/cxx_unwind.cc | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $@")
+	$(Q)g++ -O2 -g -fPIC -shared -Wall -Wextra -Werror $(SANFLAGS) -pthread \
+		-Wl,-soname,$(@F) -o $@ $<
+
+$(DEOPT_OUT)/cxx_unwind_plain: $(DEOPT_DIR)/cxx_unwind_main.c $(DEOPT_OUT)/libcxx_unwind.so
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Wl,-rpath,'$$ORIGIN' -o $@ $< \
+		$(DEOPT_OUT)/libcxx_unwind.so -ldl
+
+# The loader finds libfaultline.so by its soname, beside the program.
+$(DEOPT_OUT)/libfaultline.so.0: $(LIB_SO)
+	@mkdir -p $(@D)
+	$(Q)ln -sf $(abspath $(LIB_SO)) $@
+
+$(DEOPT_OUT)/cxx_unwind_linked: $(DEOPT_DIR)/cxx_unwind_main.c $(DEOPT_OUT)/libcxx_unwind.so \
+		$(DEOPT_OUT)/libfaultline.so.0
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -DLINKED $(ALL_LDFLAGS) -Wl,-rpath,'$$ORIGIN' -o $@ $< \
+		-Wl,--no-as-needed $(LIB_SO) $(DEOPT_OUT)/libcxx_unwind.so -ldl
+
+DEOPT_CXX_BINS := $(DEOPT_OUT)/cxx_unwind_plain $(DEOPT_OUT)/cxx_unwind_linked
+# Under the sanitizers the shim needs ASan's runtime loaded before it.
+DEOPT_PRELOAD = $(if $(filter 1,$(SAN)),$(shell $(CC) -print-file-name=libasan.so) )$(abspath $(PRELOAD_SO))
+
 .PHONY: check-deopt
-check-deopt: $(DEOPT_BINS) $(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll
+check-deopt: $(DEOPT_BINS) $(DEOPT_CXX_BINS) $(PRELOAD_SO) $(DEOPT_OUT)/ll/widen.opt.ll \
+		$(DEOPT_OUT)/ll/range.opt.ll
 	$(Q)LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
+		DEOPT_PRELOAD="$(DEOPT_PRELOAD)" \
 		$(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(if $(filter 1,$(SAN)),2000)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-deopt

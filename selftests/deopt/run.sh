@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs the deoptimization tests built by `make check-deopt`.
-#   run.sh BIN_DIR [ROUNDS]
+#   DEOPT_PRELOAD=SHIM run.sh BIN_DIR [ROUNDS]
 # Each test is a program that exits 0 (pass), 77 (skip, with the reason
 # printed) or anything else (fail).  ROUNDS (default 20000): each thread's
 # deoptimizations in threads_deopt_at_once (fewer under QEMU's TCG and
@@ -24,4 +24,8 @@ done
 t_run "$TIMEOUT" "$bin/deopt_from_mcjit_code" "$(dirname "$0")/returns.ll" \
 	"$(dirname "$0")/values.ll"
 t_run "$TIMEOUT" "$bin/threads_deopt_at_once" "$rounds"
+# DEOPT_PRELOAD: the shim (with ASan's runtime before it under the sanitizers).
+t_run "$TIMEOUT" "$bin/cxx_unwind_plain" plain
+LD_PRELOAD=$DEOPT_PRELOAD t_run "$TIMEOUT" "$bin/cxx_unwind_plain" preload
+t_run "$TIMEOUT" "$bin/cxx_unwind_linked" linked
 t_summary check-deopt

@@ -16,6 +16,10 @@
 #                                 start, a context that is not a signal
 #                                 handler's, before fl_init); what the walk
 #                                 yields and skips, and the callback's stop
+#   walk_ends_at_a_frame_it_cannot_step_out_of
+#                                 JIT code whose CFA libunwind cannot
+#                                 compute: -ENODATA (the same code with
+#                                 plain rules: walked to the end)
 #   signal_frame_is_the_context   from a signal context, the interrupted
 #                                 frame's registers are the context's, and a
 #                                 write to one is what the code sees next
@@ -60,6 +64,11 @@ $(GC_OUT)/walk_refuses_bad_input: $(B)/obj/$(GC_DIR)/walk_refuses_bad_input.o \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(GC_LIBS)
 
+$(GC_OUT)/walk_ends_at_a_frame_it_cannot_step_out_of: \
+		$(B)/obj/$(GC_DIR)/walk_ends_at_a_frame_it_cannot_step_out_of.o $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(GC_LIBS)
+
 # -rdynamic: MCJIT resolves the collector's functions and safepoint_fn in
 # the program.
 $(GC_OUT)/moved_roots_in_mcjit_code: $(B)/obj/$(GC_DIR)/moved_roots_in_mcjit_code.o \
@@ -82,7 +91,8 @@ $(GC_OUT)/signal_frame_is_the_context: $(B)/obj/$(GC_DIR)/signal_frame_is_the_co
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(GC_LIBS)
 
 GC_BINS := $(foreach v,$(GC_VARIANTS),$(GC_OUT)/moved_roots_keep_results_$(v)) \
-	$(GC_OUT)/walk_refuses_bad_input $(GC_OUT)/signal_frame_is_the_context \
+	$(GC_OUT)/walk_refuses_bad_input $(GC_OUT)/walk_ends_at_a_frame_it_cannot_step_out_of \
+	$(GC_OUT)/signal_frame_is_the_context \
 	$(GC_OUT)/moved_roots_in_mcjit_code
 .SECONDARY: $(GC_OUT)/ll/workload.opt.ll $(foreach v,$(GC_VARIANTS),$(GC_OUT)/ll/workload-$(v).o) \
 	$(foreach l,$(GC_LEVELS),$(GC_OUT)/ll/sigframe-$(l).o)
