@@ -41,6 +41,18 @@ enum {
 	 * daemon and by the process.
 	 */
 	FL_INIT_ALLOW_PATCH = 1u << 2,
+	/*
+	 * fl_init: the loaded modules are registered by faultline's fl-agent
+	 * thread, not before fl_init returns: a program with 10^5 sites
+	 * starts in about the time it would without faultline (the preload
+	 * shim sets it).  A fault before their sites are published waits for
+	 * them (at most 5 s), then is claimed as any other.  Until then
+	 * fl_site_for_each and the like see fewer modules.  Ignored with
+	 * FL_INIT_NO_DISCOVERY; with FL_INIT_NO_AGENT (no such thread), or
+	 * when the thread cannot start, the modules are registered before
+	 * fl_init returns.
+	 */
+	FL_INIT_DEFER_DISCOVERY = 1u << 3,
 };
 
 /* Options: the first field is the struct's size (sizeof). */

@@ -83,6 +83,8 @@ static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
 static struct fl_ownfd sock = FL_OWNFD_NONE;	/* owned by the fl-agent thread */
 static uint32_t seq;
 static bool started;
+/* The fl-agent thread was started (fl_agent_scanning). */
+static _Atomic bool thread_runs;
 /* fl_agent_allow_patch: read by the request thread (started after it is set). */
 static _Atomic bool patch_allowed;
 /*
@@ -448,6 +450,12 @@ static void drop_removed(struct amod *m)
 #define REGISTER_WAIT_MS 10
 #define REGISTER_WAIT_MAX_MS 600000
 static int register_wait_ms = REGISTER_WAIT_MS;
+/*
+ * How long an exit waits for the first rescan the fl-agent thread still
+ * runs, and then for that thread to send what it queued.
+ */
+#define EXIT_SCAN_WAIT_MS 5000
+#define EXIT_SEND_WAIT_MS 2000
 
 /* How long a send in the fl-agent thread waits for a busy daemon. */
 #define BACKGROUND_SEND_S 10
@@ -811,6 +819,8 @@ static void *agent_thread(void *arg)
 	bool wake_lost = false, lost_to_program = false, welcome;
 
 	(void)arg;
+	/* The modules loaded at start, when fl_init left them to this thread. */
+	fl_table_deferred_scan();
 	for (;;) {
 		struct pollfd p[2];
 		bool had_sock = sock.fd >= 0;
@@ -1095,6 +1105,7 @@ int fl_agent_start(const char *given)
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
 		return err;
+	atomic_store(&thread_runs, true);
 	/* The sites' names, left out of the registration above: the thread sends them. */
 	wake();
 	return fl_agent_requests_start();
@@ -1110,22 +1121,66 @@ int fl_agent_start(const char *given)
  * nothing).  Whoever listens, the daemon or its keeper, gets the region
  * with the final counts, and the daemon the names.
  */
-static void __attribute__((destructor)) agent_at_exit(void)
+bool fl_agent_scanning(void)
 {
-	bool registered = atomic_load(&welcomed), queued;
-	uint32_t uid;
-	int fd;
+	return atomic_load(&thread_runs);
+}
 
-	if (!started || !path[0])
-		return;
+/* Whether every module is sent (and, with names, named) and every removal too.  Takes lock. */
+static bool all_sent(bool names)
+{
+	bool queued;
+
 	pthread_mutex_lock(&lock);
 	queued = num_removed > 0;
 	for (size_t i = 0; i < num_mods && !queued; i++)
-		queued = !mods[i]->sent;
+		queued = !mods[i]->sent || (names && !mods[i]->named);
 	pthread_mutex_unlock(&lock);
-	if (registered && !queued)
+	return !queued;
+}
+
+static void __attribute__((destructor)) agent_at_exit(void)
+{
+	bool registered;
+	uint32_t uid;
+	int fd = -1;
+
+	if (!started || !path[0])
 		return;
-	fd = fl_proto_connect(path, &uid);
+	/*
+	 * The fl-agent thread is still registering the modules loaded at
+	 * start (FL_INIT_DEFER_DISCOVERY): when a daemon listens (it answered
+	 * the HELLO fl_init sent, or takes a connection now), they are waited
+	 * for, so that a process that exits at once is counted with its
+	 * sites; without a daemon, nothing is waited for.
+	 */
+	if (fl_table_scan_pending()) {
+		if (!atomic_load(&welcomed) && (fd = fl_proto_connect(path, &uid)) < 0)
+			return;
+		fl_table_scan_wait(EXIT_SCAN_WAIT_MS);
+	}
+	/*
+	 * Registered on the fl-agent thread's connection: that thread sends
+	 * what is queued (the modules of a rescan just done, their names),
+	 * and the exit waits for it, as long as a daemon that reads them
+	 * needs: a second connection would be a second registration, which
+	 * the kernel's counts of the process could not follow.
+	 */
+	if (atomic_load(&welcomed) && atomic_load(&thread_runs) && !all_sent(true)) {
+		int64_t end = mono_ms() + EXIT_SEND_WAIT_MS;
+
+		wake();
+		while (!all_sent(true) && mono_ms() < end)
+			usleep(1000);
+	}
+	registered = atomic_load(&welcomed);
+	if (registered && all_sent(false)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (fd < 0)
+		fd = fl_proto_connect(path, &uid);
 	if (fd < 0)
 		return;
 	if (send_hello(fd, 0) == 0) {

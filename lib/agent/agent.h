@@ -12,6 +12,8 @@
 #ifndef FL_AGENT_AGENT_H
 #define FL_AGENT_AGENT_H
 
+#include <stdbool.h>
+
 /*
  * Subscribes the agent to the table's changes (fl_table_observe): modules
  * added and removed, which it queues for the daemon, and forks.  Before
@@ -27,6 +29,11 @@ int fl_agent_subscribe(void);
  * when the threads cannot be started.
  */
 int fl_agent_start(const char *path);
+/*
+ * Whether the fl-agent thread runs: it does the first rescan when fl_init
+ * left it pending (FL_INIT_DEFER_DISCOVERY), before anything else.
+ */
+bool fl_agent_scanning(void);
 
 /*
  * The process opted in to raw code bytes from the daemon: its HELLO says

@@ -186,6 +186,15 @@ struct fl_dispatch_state {
 	_Atomic uint64_t guard_lo;
 	_Atomic uint64_t guard_hi;
 
+	/*
+	 * 1 while the first rescan of the loaded modules, which fl_init left
+	 * to the fl-agent thread (FL_INIT_DEFER_DISCOVERY), has not published
+	 * them; then 0 for good.  A futex word (scan_wait.c).  scanner: the
+	 * thread doing that rescan.
+	 */
+	_Atomic uint32_t scan_pending;
+	_Atomic int32_t scanner;
+
 	/* Statistics (relaxed). */
 	_Atomic uint64_t claimed;
 	_Atomic uint64_t chained;
@@ -492,6 +501,16 @@ void fl_heal_note(uint32_t slot);
 
 /* The handler, installed by fl_dispatch_install. */
 void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
+
+/*
+ * scan_wait.c.  A fault no site claimed while fl_dispatch.scan_pending is
+ * set waits for the first rescan (at most a few seconds; not a signal
+ * someone sent, not in the scanning thread): true when the rescan has
+ * published the modules since, and the fault is to be looked up again.
+ */
+bool fl_dispatch_scan_wait(const siginfo_t *si);
+/* The first rescan has published its modules: clears scan_pending, wakes the waiters. */
+void fl_dispatch_scan_done(void);
 
 /*
  * Installs fl_dispatch_handler for SIGSEGV and SIGBUS, recording the

@@ -209,9 +209,12 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	in_handler = 1;
 	if (sig == SIGTRAP)
 		v = fl_trap_claim(si, ucv) ? CLAIMED : CHAIN;
-	else if (sig == SIGSEGV || sig == SIGBUS)
+	else if (sig == SIGSEGV || sig == SIGBUS) {
 		v = claim(sig, si, ucv);
-	else
+		/* Before the first rescan published the sites (scan_wait.c). */
+		if (v == CHAIN && fl_dispatch_scan_wait(si))
+			v = claim(sig, si, ucv);
+	} else
 		v = CHAIN;	/* the handshake's signal, someone else's */
 	in_handler = 0;
 

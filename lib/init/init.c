@@ -5,7 +5,10 @@
  * then the patch layer's registry of stack map records and the agent
  * subscribe to the table's changes, so that they hear of every module the
  * first rescan finds; then the rescan; then the agent connects to the
- * daemon.
+ * daemon.  With FL_INIT_DEFER_DISCOVERY the rescan is the fl-agent
+ * thread's first work instead, after the agent's registration (the HELLO
+ * alone, before the program runs: the kernel's counts still cover its
+ * whole life); the modules follow from that thread.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -87,12 +90,16 @@ static void heal_policy(const struct fl_init_opts *o)
 int fl_init(const struct fl_init_opts *opts)
 {
 	struct fl_init_opts o;
+	bool defer;
 	int err;
 
 	if (fl_opts_copy(&o, sizeof(o), opts))
 		return -EINVAL;
-	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT | FL_INIT_ALLOW_PATCH))
+	if (o.flags & ~(uint32_t)(FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT | FL_INIT_ALLOW_PATCH |
+				  FL_INIT_DEFER_DISCOVERY))
 		return -EINVAL;
+	defer = (o.flags & FL_INIT_DEFER_DISCOVERY) &&
+		!(o.flags & (FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT));
 
 	err = fl_table_init(&o);
 	if (err == -EALREADY)
@@ -112,7 +119,10 @@ int fl_init(const struct fl_init_opts *opts)
 		if (r < 0)
 			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
 	}
-	if (!(o.flags & FL_INIT_NO_DISCOVERY)) {
+	if (defer) {
+		/* The fl-agent thread's first work (fl_agent_start); faults wait for it. */
+		fl_table_defer_scan();
+	} else if (!(o.flags & FL_INIT_NO_DISCOVERY)) {
 		err = fl_refresh();
 		if (err > 0)
 			err = 0;
@@ -129,6 +139,12 @@ int fl_init(const struct fl_init_opts *opts)
 		/* Dispatch works without the daemon: say so, go on. */
 		if (r < 0)
 			fl_log(FL_LOG_WARN, "no agent for faultlined: %s", strerror(-r));
+	}
+	/* No fl-agent thread took the rescan: it is done here, as without the flag. */
+	if (defer && fl_table_scan_pending() && !fl_agent_scanning()) {
+		err = fl_refresh();
+		if (err > 0)
+			err = 0;
 	}
 	return err;
 }

@@ -4,8 +4,10 @@
  *
  *   LD_PRELOAD=libfaultline-preload.so ./app      (or: faultline run -- ./app)
  *
- * A constructor calls fl_init, which registers every loaded module with a
- * fault map and installs faultline's SIGSEGV/SIGBUS handler.  The program's
+ * A constructor calls fl_init, which installs faultline's SIGSEGV/SIGBUS
+ * handler and leaves the registration of every loaded module with a fault
+ * map to its fl-agent thread (FL_INIT_DEFER_DISCOVERY: a fault before it
+ * is done waits for it).  The program's
  * own sigaction, signal, sigset, bsd_signal, sysv_signal and ssignal calls
  * land here and are recorded (fl_sigaction) rather than replacing it;
  * dlopen and dlclose rescan the loaded modules.
@@ -89,7 +91,8 @@ static void read_env(struct fl_init_opts *o)
 
 __attribute__((constructor)) static void preload_init(void)
 {
-	struct fl_init_opts o = { .sz = sizeof(o) };
+	/* The program's modules are registered beside it, not before main (fl_init(3)). */
+	struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_DEFER_DISCOVERY };
 	/* The program must start with the errno it would have had. */
 	int saved_errno = errno;
 	int err;

@@ -6,15 +6,20 @@
  */
 #include <errno.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
 
 #include "core/log.h"
+#include "dispatch/dispatch.h"
 #include "table/modules.h"
 #include "table/sites.h"
 #include "table/stackmaps.h"
@@ -247,6 +252,51 @@ out:
 	free(added);
 	free(removed);
 	loaded_free(&l);
+	/*
+	 * Whatever came of it: the modules it could register are published,
+	 * and faults waiting for a first rescan no longer wait.
+	 */
+	fl_dispatch_scan_done();
 	pthread_mutex_unlock(&fl_table_refresh_lock);
 	return err ? err : changes;
+}
+
+void fl_table_defer_scan(void)
+{
+	atomic_store(&fl_dispatch.scan_pending, 1);
+}
+
+int fl_table_deferred_scan(void)
+{
+	if (!fl_table_scan_pending())
+		return 0;
+	atomic_store(&fl_dispatch.scanner, (int32_t)syscall(SYS_gettid));
+	return fl_refresh();
+}
+
+bool fl_table_scan_pending(void)
+{
+	return atomic_load_explicit(&fl_dispatch.scan_pending, memory_order_acquire) != 0;
+}
+
+bool fl_table_scan_wait(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	/* A plain wait on the futex word the faults wait on (lib/dispatch/scan_wait.c). */
+	while (fl_table_scan_pending()) {
+		struct timespec before, after;
+		long spent;
+
+		clock_gettime(CLOCK_MONOTONIC, &before);
+		syscall(SYS_futex, &fl_dispatch.scan_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+		clock_gettime(CLOCK_MONOTONIC, &after);
+		spent = (after.tv_sec - before.tv_sec) * 1000000000L + after.tv_nsec - before.tv_nsec;
+		if (spent >= ts.tv_sec * 1000000000L + ts.tv_nsec)
+			break;
+		spent = ts.tv_sec * 1000000000L + ts.tv_nsec - spent;
+		ts.tv_sec = spent / 1000000000L;
+		ts.tv_nsec = spent % 1000000000L;
+	}
+	return !fl_table_scan_pending();
 }

@@ -27,6 +27,22 @@ int fl_table_init(const struct fl_init_opts *opts);
 /* Returns true once fl_table_init has succeeded (fl_dispatch.ready). */
 bool fl_table_ready(void);
 
+/*
+ * The first rescan left to the fl-agent thread (FL_INIT_DEFER_DISCOVERY,
+ * rescan.c).  fl_table_defer_scan: fl_init's, before that thread starts;
+ * faults wait for the rescan from now on (lib/dispatch/scan_wait.c).
+ * fl_table_deferred_scan: that thread's, at its start: the rescan, when
+ * still pending (also in a child forked before it ran).  Returns what
+ * fl_refresh does, or 0 when none was pending.
+ * fl_table_scan_pending: whether it has yet to publish the modules.
+ * fl_table_scan_wait: waits until it has, at most ms milliseconds;
+ * returns whether it has.
+ */
+void fl_table_defer_scan(void);
+int fl_table_deferred_scan(void);
+bool fl_table_scan_pending(void);
+bool fl_table_scan_wait(int ms);
+
 /* ------------------------------------------------------------------------
  * Observers: what other layers (the agent) learn of the table's changes.
  * The table knows nothing of them beyond this.

@@ -5,7 +5,10 @@
  * "pid PID", then runs its steps in order and prints what it did.  Linked
  * with libfaultline and sites.ll's checks.
  *
- *   counts-prog STEP...
+ *   counts-prog [defer] STEP...
+ *     defer        (first) fl_init with FL_INIT_DEFER_DISCOVERY: the
+ *                  modules are registered by the fl-agent thread while
+ *                  the steps run, as the preload shim does
  *     load:N       fails e2e_load's check N times
  *     store:N      fails e2e_store's check N times
  *     jit:N        registers a JIT module "counts-jit" (a load site and a
@@ -172,7 +175,16 @@ int main(int argc, char **argv)
 	int quick = 0, err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	err = fl_init(NULL);
+	/* "defer" first: the modules are registered by the fl-agent thread, as in the shim. */
+	if (argc > 1 && !strcmp(argv[1], "defer")) {
+		struct fl_init_opts o = { .sz = sizeof(o), .flags = FL_INIT_DEFER_DISCOVERY };
+
+		argv++;
+		argc--;
+		err = fl_init(&o);
+	} else {
+		err = fl_init(NULL);
+	}
 	if (err) {
 		printf("FAIL fl_init: %s\n", strerror(-err));
 		return 1;

@@ -8,6 +8,8 @@
 #   - kill -9 of a stopped daemon, registrations waiting in its backlog;
 #   - JIT code unregistered before exit, with and without a pause;
 #   - a process that exits right after registering;
+#   - deferred registration (the shim's): one failed check and an exit at
+#     once, and a daemon that starts 100 ms after the program;
 #   - the soak: 20 kill -9s of the daemon (restarted each time on the same
 #     state directory) while 20 programs of random lifetimes fail checks,
 #     load and unload JIT code and exit (half of them with _exit), in
@@ -242,16 +244,40 @@ exact "exit right after registering (_exit): counts kept" "$W/quick.out"
 dstop
 exact_state "JIT and quick exits: records" "$W/jitp.out" "$W/jitq.out" "$W/quick.out"
 
+echo "-- deferred registration (FL_INIT_DEFER_DISCOVERY, the shim's)"
+dstart
+# One failed check at once, then exit: the fault waits for the sites, the exit for their registration.
+prog dq defer load:1
+reap
+eventually exited "$(pid_of "$W/dq.out")" || bad "deferred, exit at once: not listed as exited"
+exact "deferred, one failed check, exit at once: counted exactly" "$W/dq.out"
+dstop
+# A daemon that starts 100 ms after the program: the counts arrive once it is up.
+prog dl defer load:1 wait
+saw dl wait
+pid=$(pid_of "$W/dl.out")
+sleep 0.1
+dstart
+eventually stats_say "$pid" 'ps and not ps[0]["exited"] and sum(p["faults"] for p in ps) == 1' ||
+	bad "deferred, daemon 100 ms later: the live program's count never arrived"
+say
+reap
+eventually exited "$pid" || bad "deferred, daemon 100 ms later: not listed as exited"
+exact "deferred, daemon started 100 ms later: counted exactly" "$W/dl.out"
+dstop
+exact_state "deferred registrations: records" "$W/dq.out" "$W/dl.out"
+
 # ---- the soak
 soak() {
 	local seed=$1 n=20 kills=20 i
-	local -a delay life quick down up
+	local -a delay life quick deferred down up
 	RANDOM=$seed
 	# The whole plan from the seed first (subshells draw other numbers).
 	for ((i = 0; i < n; i++)); do
 		delay[i]=$((RANDOM % 400))
 		life[i]=$((RANDOM % 4000))
 		quick[i]=$((RANDOM % 2))
+		deferred[i]=$((RANDOM % 2))
 	done
 	for ((i = 0; i < kills; i++)); do
 		up[i]=$((RANDOM % 500))
@@ -264,6 +290,7 @@ soak() {
 		for ((i = 0; i < n; i++)); do
 			sleep "$(printf '0.%03d' "${delay[i]}")"
 			steps="soak:$((seed + i)):${life[i]}"
+			[ "${deferred[i]}" = 1 ] && steps="defer $steps"
 			[ "${quick[i]}" = 1 ] && steps="$steps _exit"
 			"$PROG" $steps </dev/null >"$W/soak.$i.out" 2>&1 &
 			echo $! >>"$W/soak.pids"
