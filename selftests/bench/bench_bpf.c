@@ -362,13 +362,12 @@ static int overhead_check(struct overhead *o)
 	return bad;
 }
 
-/* The fault program's run_time_ns and run_cnt (while stats are enabled). */
-static void prog_stats(struct faultline_bpf *skel, __u64 *ns, __u64 *cnt)
+/* A program's run_time_ns and run_cnt (while stats are enabled). */
+static void prog_stats(const struct bpf_program *prog, __u64 *ns, __u64 *cnt)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
-	int err = bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.fl_page_fault_user), &info,
-					 &len);
+	int err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len);
 
 	if (err)
 		die("bpf_obj_get_info_by_fd", err);
@@ -379,28 +378,38 @@ static void prog_stats(struct faultline_bpf *skel, __u64 *ns, __u64 *cnt)
 /*
  * The program's own time per run, as the kernel measures it with
  * BPF_STATS_RUN_TIME (two clock reads around each run, which is why it is
- * on only for one untimed pass of (b) and of (c)).  What is left of the
+ * on only for one untimed pass of (f), (b) and (c)).  The empty program's
+ * time is the clock reads' and a program's entry and exit alone: the
+ * program's own work is what it adds to it.  What is left of the
  * wall-clock difference is the tracepoint's dispatch to the program.
  */
 static void prog_run_time(struct overhead *o)
 {
+	static const char *names[NUM_V] = {
+		NULL, "(f) empty program:", "(b) not registered:", "(c) registered:",
+	};
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	double x, y;
+	double x, y, floor_ns = 0;
 
 	if (fd < 0) {
 		printf("  program run time: not measured: bpf_enable_stats: %s\n", strerror(-fd));
 		return;
 	}
-	for (int v = V_UNREG; v < NUM_V; v++) {
+	for (int v = V_FLOOR; v < NUM_V; v++) {
+		const struct bpf_program *prog = v == V_FLOOR ? o->floor->progs.fl_bench_floor :
+						 o->skel->progs.fl_page_fault_user;
 		__u64 ns0, cnt0, ns1, cnt1;
+		double ns;
 
 		set_variant(o, v);
-		prog_stats(o->skel, &ns0, &cnt0);
+		prog_stats(prog, &ns0, &cnt0);
 		overhead_pass(o, v, &x, &y);
-		prog_stats(o->skel, &ns1, &cnt1);
-		printf("  program run time, %s: %.1f ns a run (%llu runs, BPF_STATS_RUN_TIME)\n",
-		       v == V_UNREG ? "(b) not registered" : "(c) registered    ",
-		       cnt1 > cnt0 ? (double)(ns1 - ns0) / (double)(cnt1 - cnt0) : 0.0,
+		prog_stats(prog, &ns1, &cnt1);
+		ns = cnt1 > cnt0 ? (double)(ns1 - ns0) / (double)(cnt1 - cnt0) : 0.0;
+		if (v == V_FLOOR)
+			floor_ns = ns;
+		printf("  program run time, %-20s %6.1f ns a run, %+6.1f ns over the empty one"
+		       " (%llu runs, BPF_STATS_RUN_TIME)\n", names[v], ns, ns - floor_ns,
 		       (unsigned long long)(cnt1 - cnt0));
 	}
 	set_variant(o, V_NONE);
