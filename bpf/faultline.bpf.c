@@ -40,9 +40,16 @@ __u64 fl_tgid_bits[FL_TGID_WORDS];
 /* Changed after every change of fl_sites (faultline_bpf.h). */
 __u64 fl_sites_gen;
 
+/*
+ * Room for a runtime's 10^6 implicit checks.  Not preallocated: an entry
+ * is allocated when the daemon adds it, so only the buckets (16 MiB) are
+ * held while it is empty; a fault looks it up only at an ip's first fault
+ * and after a change of fl_sites (is_site).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 1 << 20);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct fl_site_key);
 	__type(value, struct fl_site_value);
 } fl_sites SEC(".maps");

@@ -27,8 +27,10 @@
  *     the floor); and, as a sanity check, what the program's own
  *     per-CPU counters (fl_stats) counted in each variant.
  *     Then (c) against (a) again with this process's sites in fl_sites
- *     grown to 1,000, 10,000 and 65,536 (the map's size): the registered
- *     path's two hash lookups as the tables grow.
+ *     grown to 1,000, 10,000, 100,000 and 1,000,000 (the map holds
+ *     1,048,576): the scaling table.  A fault at an ip that faulted before
+ *     does not look fl_sites up while it does not change, so the rows
+ *     should be flat; each row's first pass follows a change of fl_sites.
  *  2. Ring buffer loss at the highest fault rate this machine gives: a
  *     second skeleton with sample_every = 1, as many threads as CPUs
  *     touching fresh pages, this process registered; with a consumer
@@ -229,7 +231,8 @@ struct overhead {
 	struct faultline_bpf *skel;
 	struct bench_floor_bpf *floor;
 	struct ring_buffer *rb;
-	bool attached, floor_attached, registered;
+	struct bpf_link *floor_link;	/* (f)'s or (g)'s, while attached */
+	bool attached, registered;
 	struct stats seen[NUM_V];	/* fl_stats deltas over each variant's passes */
 	__u64 pages[NUM_V];		/* pages touched in each variant's passes */
 	__u64 received;			/* ring buffer records consumed */
@@ -238,17 +241,16 @@ struct overhead {
 
 static void set_variant(struct overhead *o, int v)
 {
-	bool attach = v >= V_UNREG, reg = v == V_REG, floor = v == V_FLOOR;
+	bool attach = v >= V_UNREG, reg = v == V_REG;
 	int err;
 
-	if (floor && !o->floor_attached) {
-		err = bench_floor_bpf__attach(o->floor);
-		if (err)
-			die("bench_floor_bpf__attach", err);
-	} else if (!floor && o->floor_attached) {
-		bench_floor_bpf__detach(o->floor);
+	bpf_link__destroy(o->floor_link);
+	o->floor_link = NULL;
+	if (v == V_FLOOR) {
+		o->floor_link = bpf_program__attach(o->floor->progs.fl_bench_floor);
+		if (!o->floor_link)
+			die("bench_floor attach", -errno);
 	}
-	o->floor_attached = floor;
 	if (attach && !o->attached) {
 		err = faultline_bpf__attach(o->skel);
 		if (err)
@@ -418,23 +420,35 @@ static void prog_run_time(struct overhead *o)
 	close(fd);
 }
 
-/* Adds this process's sites (PCs that never fault) until fl_sites holds n. */
+/* Adds this process's sites (PCs that never fault) until fl_sites holds n,
+ * in batches, and tells the program. */
 static void grow_sites(struct faultline_bpf *skel, __u32 *have, __u32 n)
 {
-	for (; *have < n; (*have)++) {
-		struct fl_site_key k = { .tgid = tgid, .pc = 0x100000000ull + 16ull * *have };
-		struct fl_site_value site = { .id = *have };
+	enum { BATCH = 4096 };
+	static struct fl_site_key keys[BATCH];
+	static struct fl_site_value vals[BATCH];
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
 
-		if (bpf_map__update_elem(skel->maps.fl_sites, &k, sizeof(k), &site, sizeof(site),
-					 BPF_ANY))
-			die("fl_sites update", 0);
+	while (*have < n) {
+		__u32 count = n - *have < BATCH ? n - *have : BATCH;
+
+		for (__u32 i = 0; i < count; i++) {
+			keys[i] = (struct fl_site_key){ .tgid = tgid,
+							.pc = 0x100000000ull + 16ull * (*have + i) };
+			vals[i] = (struct fl_site_value){ .id = *have + i };
+		}
+		if (bpf_map_update_batch(bpf_map__fd(skel->maps.fl_sites), keys, vals, &count,
+					 &opts))
+			die("fl_sites batch update", 0);
+		*have += count;
 	}
+	fl_bpf_sites_changed(skel);
 }
 
 /* (c) against (a) with fl_sites grown (the scaling table). */
 static void overhead_sites(struct overhead *o)
 {
-	static const __u32 sizes[] = { 1000, 10000, 65536 };
+	static const __u32 sizes[] = { 1000, 10000, 100000, 1000000 };
 	double med[2][repeat], x, y;
 	__u32 have = 8;		/* load()'s */
 
