@@ -37,9 +37,19 @@ struct {
 /* fl_registered's keys as bits (faultline_bpf.h): the filter. */
 __u64 fl_tgid_bits[FL_TGID_WORDS];
 
+/* Changed after every change of fl_sites (faultline_bpf.h). */
+__u64 fl_sites_gen;
+
+/*
+ * Room for a runtime's 10^6 implicit checks.  Not preallocated: an entry
+ * is allocated when the daemon adds it, so only the buckets (16 MiB) are
+ * held while it is empty; a fault looks it up only at an ip's first fault
+ * and after a change of fl_sites (is_site).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 1 << 20);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct fl_site_key);
 	__type(value, struct fl_site_value);
 } fl_sites SEC(".maps");
@@ -81,7 +91,6 @@ static __always_inline __u64 stat_inc(__u32 idx)
 	return ++*v;
 }
 
-/* One load, no helper call: page_fault_user runs on every fault on the host. */
 /*
  * Whether the nth counted fault of this CPU is sampled.  sample_every is
  * read-only data the verifier knows: for a power of two (the default, 64)
@@ -94,6 +103,7 @@ static __always_inline bool sampled(__u64 n)
 	return n % sample_every == 0;
 }
 
+/* One load, no helper call: page_fault_user runs on every fault on the host. */
 static __always_inline bool tgid_wanted(__u32 tgid)
 {
 	/* A tgid is below PID_MAX_LIMIT: the mask is for the verifier. */
@@ -101,66 +111,95 @@ static __always_inline bool tgid_wanted(__u32 tgid)
 	       (fl_tgid_bits[(tgid / 64) & (FL_TGID_WORDS - 1)] & (1ull << (tgid % 64)));
 }
 
-static __always_inline void add_counts(struct fl_fault_counts *c,
-				       const struct fl_fault_counts *d)
+/*
+ * Whether ip is a registered faulting PC of tgid: what its entry (c, or
+ * NULL for a new one) found while fl_sites has not changed since, else
+ * fl_sites asked again.  *keep is what the entry keeps of it (its
+ * sites_gen).  The generation is read before the lookup: a change of
+ * fl_sites after that is seen at the next fault.
+ */
+static __always_inline bool is_site(__u32 tgid, __u64 ip, const struct fl_fault_counts *c,
+				    __u64 *keep)
+{
+	__u64 gen = *(volatile __u64 *)&fl_sites_gen;
+	struct fl_site_key skey = { .tgid = tgid, .pc = ip };
+
+	if (c) {
+		*keep = *(volatile const __u64 *)&c->sites_gen;
+		if (*keep >> 1 == gen)
+			return *keep & 1;
+	}
+	*keep = gen << 1 | (bpf_map_lookup_elem(&fl_sites, &skey) != NULL);
+	return *keep & 1;
+}
+
+static __always_inline void add_counts(struct fl_fault_counts *c, bool implicit,
+				       unsigned long err)
 {
 	/* Several threads of one process can fault at one ip at once. */
-	if (d->implicit)
+	if (implicit)
 		__sync_fetch_and_add(&c->implicit, 1);
-	if (d->stray)
+	else
 		__sync_fetch_and_add(&c->stray, 1);
-	if (d->read)
-		__sync_fetch_and_add(&c->read, 1);
-	if (d->write)
-		__sync_fetch_and_add(&c->write, 1);
-	if (d->ifetch)
+	if (err & FL_PF_INSTR)
 		__sync_fetch_and_add(&c->ifetch, 1);
+	else if (err & FL_PF_WRITE)
+		__sync_fetch_and_add(&c->write, 1);
+	else
+		__sync_fetch_and_add(&c->read, 1);
+}
+
+/* A new entry's counts: one fault, of its class and access. */
+static __always_inline void first_counts(struct fl_fault_counts *d, bool implicit,
+					 unsigned long err, __u64 sites_gen)
+{
+	d->implicit = implicit;
+	d->stray = !implicit;
+	d->ifetch = !!(err & FL_PF_INSTR);
+	d->write = !d->ifetch && !!(err & FL_PF_WRITE);
+	d->read = !d->ifetch && !d->write;
+	d->sites_gen = sites_gen;
 }
 
 /*
  * A registered process's page fault: counted per (tgid, ip), classified
- * against its registered faulting PCs, one in sample_every sampled.  Apart
- * from the filter (below) so that none of this, not even the zeroing of
- * the keys, runs for a process that is not registered.
+ * against its registered faulting PCs, one in sample_every sampled.  The
+ * common case, an ip that faulted before while fl_sites stayed as it was,
+ * is one hash lookup and two atomic adds.  Inlined (a BPF-to-BPF call
+ * costs a call and a return): none of it, not even the zeroing of the
+ * keys, comes before the filter's branch in the verified code (bpftool
+ * prog dump xlated).
  */
-static __noinline int count_fault(unsigned long addr, struct pt_regs *regs, unsigned long err,
-				  __u64 pid_tgid)
+static __always_inline int count_fault(__u64 *ctx, __u64 pid_tgid)
 {
+	/* page_fault_user's TP_PROTO(address, regs, error_code). */
+	unsigned long addr = ctx[0], err = ctx[2];
+	struct pt_regs *regs = (struct pt_regs *)ctx[1];
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct fl_fault_key key = {};
-	struct fl_site_key skey = {};
-	struct fl_fault_counts d = {}, *c;
-	unsigned long ip;
-	__u64 n;
+	struct fl_fault_key key = { .tgid = tgid, .ip = regs->ip };
+	struct fl_fault_counts *c, d;
+	bool implicit;
+	__u64 n, keep;
 
 	n = stat_inc(FL_STAT_COUNTED);
-
-	ip = regs->ip;
-	skey.tgid = tgid;
-	skey.pc = ip;
-	if (bpf_map_lookup_elem(&fl_sites, &skey))
-		d.implicit = 1;
-	else
-		d.stray = 1;
-	if (err & FL_PF_INSTR)
-		d.ifetch = 1;
-	else if (err & FL_PF_WRITE)
-		d.write = 1;
-	else
-		d.read = 1;
-
-	key.tgid = tgid;
-	key.ip = ip;
 	c = bpf_map_lookup_elem(&fl_faults, &key);
+	implicit = is_site(tgid, key.ip, c, &keep);
 	if (c) {
-		add_counts(c, &d);
-	} else if (bpf_map_update_elem(&fl_faults, &key, &d, BPF_NOEXIST)) {
-		/* Another CPU inserted it first, or the map is full. */
-		c = bpf_map_lookup_elem(&fl_faults, &key);
-		if (c)
-			add_counts(c, &d);
-		else
-			stat_inc(FL_STAT_MAP_FULL);
+		/* A plain store: a racing CPU that keeps an older one costs
+		 * the next fault a lookup, nothing more. */
+		if (c->sites_gen != keep)
+			c->sites_gen = keep;
+		add_counts(c, implicit, err);
+	} else {
+		first_counts(&d, implicit, err, keep);
+		if (bpf_map_update_elem(&fl_faults, &key, &d, BPF_NOEXIST)) {
+			/* Another CPU inserted it first, or the map is full. */
+			c = bpf_map_lookup_elem(&fl_faults, &key);
+			if (c)
+				add_counts(c, implicit, err);
+			else
+				stat_inc(FL_STAT_MAP_FULL);
+		}
 	}
 
 	if (sample_every && sampled(n)) {
@@ -175,8 +214,8 @@ static __noinline int count_fault(unsigned long addr, struct pt_regs *regs, unsi
 		s->tid = tid;
 		s->sig = 0;
 		s->code = 0;
-		s->implicit = d.implicit;
-		s->ip = ip;
+		s->implicit = implicit;
+		s->ip = key.ip;
 		s->addr = addr;
 		s->error_code = err;
 		s->time_ns = bpf_ktime_get_ns();
@@ -191,20 +230,18 @@ static __noinline int count_fault(unsigned long addr, struct pt_regs *regs, unsi
  * *regs, unsigned long error_code): regs are the user registers at the fault.
  * Attaching it enables the kernel's page fault tracing (its regfunc flips
  * trace_pagefault_key), so every user page fault on the host runs this: a
- * process that is not registered leaves after one helper call (its tgid),
- * one load (its bit in fl_tgid_bits) and the per-CPU count of the faults
- * seen (inlined by the verifier where the kernel can, 6.10 on).
+ * process that is not registered leaves after one helper call (its tgid)
+ * and one load (its bit in fl_tgid_bits), before anything else is read or
+ * written.  Not BPF_PROG: its arguments would be loaded first.
  */
 SEC("tp_btf/page_fault_user")
-int BPF_PROG(fl_page_fault_user, unsigned long addr, struct pt_regs *regs,
-	     unsigned long err)
+int fl_page_fault_user(__u64 *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	stat_inc(FL_STAT_FAULTS);
 	if (!tgid_wanted(pid_tgid >> 32))
 		return 0;
-	return count_fault(addr, regs, err, pid_tgid);
+	return count_fault(ctx, pid_tgid);
 }
 
 /*

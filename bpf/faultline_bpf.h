@@ -48,6 +48,14 @@ struct fl_site_value {
 	__u64 id;	/* the daemon's site id, opaque to the program */
 };
 
+/*
+ * fl_sites_gen (the program's .bss): changed by every writer of fl_sites
+ * after its change (registered.h's fl_bpf_sites_changed), so that an
+ * fl_faults entry can keep what the program found in fl_sites for its ip
+ * (struct fl_fault_counts' sites_gen) and look it up again only when
+ * fl_sites may have changed since: one hash lookup per fault, not two.
+ */
+
 /* fl_faults (LRU): per (tgid, ip) user-mode fault counts. */
 struct fl_fault_key {
 	__u32 tgid;
@@ -61,6 +69,8 @@ struct fl_fault_counts {
 	__u64 read;	/* neither write nor instruction fetch */
 	__u64 write;
 	__u64 ifetch;
+	/* The program's: fl_sites_gen << 1 | 1 if ip was in fl_sites then. */
+	__u64 sites_gen;
 };
 
 /* fl_signals: which faults became signals, per (tgid, signal, si_code, ip);
@@ -102,8 +112,7 @@ struct fl_sample {
 
 /* fl_stats: per-CPU counters, indexed by these. */
 enum fl_stat {
-	FL_STAT_FAULTS,		/* page_fault_user events seen (all processes) */
-	FL_STAT_COUNTED,	/* ... counted (registered processes) */
+	FL_STAT_COUNTED,	/* page faults counted (registered processes) */
 	FL_STAT_SIGNALS,	/* signals recorded */
 	FL_STAT_SAMPLES,	/* samples written to the ring buffer */
 	FL_STAT_RB_DROPS,	/* bpf_ringbuf_reserve failures */

@@ -125,7 +125,6 @@ signals:
 json_object *fld_bpf_stats_json(void)
 {
 	static const char *const names[FL_STAT_NR] = {
-		[FL_STAT_FAULTS] = "page_faults_seen",
 		[FL_STAT_COUNTED] = "page_faults_counted",
 		[FL_STAT_SIGNALS] = "signals",
 		[FL_STAT_SAMPLES] = "samples",

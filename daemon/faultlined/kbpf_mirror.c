@@ -49,6 +49,7 @@ static void sites_add(const struct fld_proc *p, struct fld_module *m)
 	struct faultline_bpf *skel = fld_kskel();
 	uint64_t room = bpf_map__max_entries(skel->maps.fl_sites), mine;
 	struct fld_kmod *km = fld_kmod_get(m);
+	bool failed = false;
 
 	if (!km) {
 		fld_warn("eBPF: pid %d: out of memory: module %u's sites are not told from "
@@ -59,7 +60,7 @@ static void sites_add(const struct fld_proc *p, struct fld_module *m)
 		mine = fld_kmod_sites_of(p->uid);
 		room = room / 4 > mine ? room / 4 - mine : 0;
 	}
-	for (uint32_t i = 0; i < m->num_sites && i < room; i++) {
+	for (uint32_t i = 0; i < m->num_sites && i < room && !failed; i++) {
 		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
 		struct fl_site_value val = { .id = ((uint64_t)m->id << 32) | i };
 
@@ -68,11 +69,15 @@ static void sites_add(const struct fld_proc *p, struct fld_module *m)
 			fld_warn("eBPF: pid %d: site %#llx: %s: its %u sites from here on are not "
 				 "told from stray faults", (int)p->pid, (unsigned long long)key.pc,
 				 strerror(errno), m->num_sites - i);
-			return;
+			failed = true;
+		} else {
+			km->kernel_sites = i + 1;
 		}
-		km->kernel_sites = i + 1;
 	}
-	if (km->kernel_sites < m->num_sites)
+	/* The process's faults at these PCs so far were stray, and kept so. */
+	if (km->kernel_sites)
+		fl_bpf_sites_changed(skel);
+	if (!failed && km->kernel_sites < m->num_sites)
 		fld_info("eBPF: pid %d (uid %u): %u of module %u's %u sites in the kernel's map "
 			 "(a user other than root has a quarter of it): the others' page faults "
 			 "count as stray", (int)p->pid, (unsigned)p->uid, km->kernel_sites, m->id,
@@ -93,8 +98,10 @@ static void sites_remove(const struct fld_proc *p, struct fld_module *m)
 			fld_warn("eBPF: pid %d: site %#llx: %s", (int)p->pid,
 				 (unsigned long long)key.pc, strerror(errno));
 	}
-	if (km)
+	if (km && km->kernel_sites) {
+		fl_bpf_sites_changed(skel);
 		km->kernel_sites = 0;
+	}
 }
 
 void fld_bpf_sites_add(const struct fld_proc *p, struct fld_module *m)

@@ -42,7 +42,7 @@
 #  7. The eBPF program: bench_bpf (ns per page fault with no program, with
 #     an empty program at the same attach point (the floor), with the
 #     program and this process not registered, and registered, also with
-#     1,000 to 65,536 sites in fl_sites; the program's own run time; ring buffer loss with sample_every = 1 at the
+#     1,000 to 1,000,000 sites in fl_sites; the program's own run time; ring buffer loss with sample_every = 1 at the
 #     highest fault rate, with and without a consumer).  Needs root (skipped,
 #     with the reason, where the program cannot be loaded).
 #  8. make vmtest, boot to result: scripts/vmtest.sh with only check-bpf's
