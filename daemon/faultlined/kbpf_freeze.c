@@ -151,7 +151,8 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 				fld_warn("pid %d (%s): site %#llx%s%s: dispatch counted %llu "
 					 "faults, the kernel %llu", (int)p->pid, p->comm,
 					 (unsigned long long)s->faulting_pc,
-					 s->function ? " in " : "", s->function ? s->function : "",
+					 s->function ? " in " : "",
+					 s->function ? fld_site_function(m, s) : "",
 					 (unsigned long long)s->frozen,
 					 (unsigned long long)km->frozen[j]);
 		}

@@ -13,6 +13,7 @@
  * modules".
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,44 @@ void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
 		heal_read(p, s, out);
 }
 
+const char *fld_site_function(const struct fld_module *m, const struct fld_site *s)
+{
+	return s->function ? m->names + s->function - 1 : NULL;
+}
+
+int fld_site_name(struct fld_module *m, uint32_t i, const char *name, size_t len)
+{
+	const struct fld_site *before = i ? &m->sites[i - 1] : NULL;
+	size_t need;
+
+	if (before && before->function && !strncmp(m->names + before->function - 1, name, len) &&
+	    m->names[before->function - 1 + len] == 0) {
+		m->sites[i].function = before->function;
+		return 0;
+	}
+	/* A name replaced stays in names: bounded by the process's limit on name bytes. */
+	need = m->names_len + len + 1;
+	if (need >= UINT32_MAX)
+		return -ENOMEM;
+	if (need > m->names_cap) {
+		size_t cap = m->names_cap ? m->names_cap : 4096;
+		char *grown;
+
+		while (cap < need)
+			cap *= 2;
+		grown = realloc(m->names, cap);
+		if (!grown)
+			return -ENOMEM;
+		m->names = grown;
+		m->names_cap = cap;
+	}
+	memcpy(m->names + m->names_len, name, len);
+	m->names[m->names_len + len] = 0;
+	m->sites[i].function = (uint32_t)m->names_len + 1;
+	m->names_len = need;
+	return 0;
+}
+
 uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
 			      const struct fld_site *s)
 {
@@ -159,9 +198,21 @@ void fld_proc_serial_above(uint64_t serial)
 
 struct fld_proc *fld_proc_by_serial(uint64_t serial)
 {
-	for (size_t i = 0; i < fld_num_procs; i++)
-		if (fld_procs[i]->serial == serial)
+	/*
+	 * Jobs walk the processes in order (a query, the records): the one
+	 * after the last found is looked at first, and a walk over every
+	 * process costs each lookup one step instead of a search.
+	 */
+	static size_t next;
+
+	if (next < fld_num_procs && fld_procs[next]->serial == serial)
+		return fld_procs[next++];
+	for (size_t i = 0; i < fld_num_procs; i++) {
+		if (fld_procs[i]->serial == serial) {
+			next = i + 1;
 			return fld_procs[i];
+		}
+	}
 	return NULL;
 }
 
@@ -525,9 +576,8 @@ void fld_module_free(struct fld_module *m)
 	if (!m)
 		return;
 	tell_module_gone(m);
-	for (uint32_t i = 0; i < m->num_sites; i++)
-		free(m->sites[i].function);
 	free(m->sites);
+	free(m->names);
 	free(m->name);
 	fl_smindex_free(m->stackmaps);
 	if (m->sections)

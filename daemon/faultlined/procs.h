@@ -24,7 +24,11 @@ struct fld_site {
 	uint64_t handler_pc;
 	uint32_t kind;
 	uint32_t slot;		/* counter slot in the process's region */
-	char *function;		/* from SYMBOLS, or NULL */
+	/*
+	 * From SYMBOLS: 1 + its offset in the module's names (a function's
+	 * sites share one copy: fld_site_name), or 0 for none.
+	 */
+	uint32_t function;
 	uint64_t frozen;	/* the count once it can no longer change */
 	uint64_t frozen_populations;	/* and its region pages populated (proto.h) */
 	struct fl_shm_heal frozen_heal;	/* and its heal slot (fld_site_heal) */
@@ -38,6 +42,9 @@ struct fld_module {
 	uint32_t first_counter;
 	uint32_t num_sites;
 	struct fld_site *sites;
+	/* The sites' names, each NUL-terminated (fld_site_function). */
+	char *names;
+	size_t names_len, names_cap;
 	bool removed;		/* counts frozen */
 	/*
 	 * Found in the region's site table, never described by a MODULE_ADD
@@ -163,6 +170,15 @@ void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
  */
 uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
 			      const struct fld_site *s);
+
+/* The name of site s of m, or NULL. */
+const char *fld_site_function(const struct fld_module *m, const struct fld_site *s);
+/*
+ * Names site i of m (len bytes, no NUL inside); the name is kept once when
+ * the site before has it too (a function's sites come one after the
+ * other).  Returns 0, or -ENOMEM (the site keeps the name it had).
+ */
+int fld_site_name(struct fld_module *m, uint32_t i, const char *name, size_t len);
 
 /* Appends a new process, with the next serial.  NULL when out of memory. */
 struct fld_proc *fld_proc_add(pid_t pid, uid_t uid, const char *comm);

@@ -212,7 +212,7 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	uint64_t kernel;
 
 	add(o, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
-	add(o, "function", s->function ? json_object_new_string(s->function) : NULL);
+	add(o, "function", s->function ? json_object_new_string(fld_site_function(m, s)) : NULL);
 	add(o, "faulting_pc", json_object_new_uint64(s->faulting_pc));
 	add(o, "handler_pc", json_object_new_uint64(s->handler_pc));
 	add(o, "kind", json_object_new_string(kind_name(s->kind)));

@@ -401,6 +401,16 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		}
 	}
 
+	/*
+	 * Nothing reads the fault map once it is checked (the sites are the
+	 * region's), and the stack map index keeps what it needs of its own
+	 * (format/smindex.h): the bytes go now, their size still counts
+	 * toward the limits as long as the module is registered.
+	 */
+	if (mod->sections && !mod->stackmaps) {
+		munmap(mod->sections, mod->sections_size);
+		mod->sections = NULL;
+	}
 	mod->conn = fld_client_id(c);
 	if (had && had->removed) {
 		/* Frozen already: its counts stay; its name, if it had none, is this. */
@@ -522,16 +532,12 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 		return;
 	pos = 0;
 	while (fl_symbols_next(m, &pos, &sym)) {
-		struct fld_site *site = &mod->sites[sym.site];
-		char *name = strndup(sym.name, sym.len);
+		const char *had = fld_site_function(mod, &mod->sites[sym.site]);
+		size_t had_len = had ? strlen(had) : 0;
 
-		if (!name)
+		if (fld_site_name(mod, sym.site, sym.name, sym.len) != 0)
 			return;
-		if (site->function)
-			p->name_bytes -= strlen(site->function);
-		free(site->function);
-		site->function = name;
-		p->name_bytes += sym.len;
+		p->name_bytes += sym.len - had_len;
 	}
 	fld_state_changed(p);
 }

@@ -277,7 +277,8 @@ static bool has_healing(const struct fl_shm_heal *h)
  * FLD_UNITS_JSON units: a json-c object per site would cost far more than
  * that).
  */
-static int put_site(struct writer *w, const struct fld_site *s, const struct site_now *now)
+static int put_site(struct writer *w, const struct fld_module *m, const struct fld_site *s,
+		    const struct site_now *now)
 {
 	const struct fl_shm_heal *h = &now->heal;
 	char num[256];
@@ -294,7 +295,7 @@ static int put_site(struct writer *w, const struct fld_site *s, const struct sit
 	err = put(w, num, (size_t)n);
 
 	if (!err && s->function) {
-		json_object_set_string(w->str, s->function);
+		json_object_set_string(w->str, fld_site_function(m, s));
 		/* "/" as it is: a name with nothing to unescape reads back without json-c. */
 		fn = json_object_to_json_string_ext(w->str, JSON_C_TO_STRING_PLAIN |
 						    JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -426,7 +427,7 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 			budget -= FLD_UNITS_JSON;
 			site_read(p, m, &m->sites[w->site], &now);
 			w->digest = site_digest(w->digest, &now);
-			err = put_site(w, &m->sites[w->site], &now);
+			err = put_site(w, m, &m->sites[w->site], &now);
 			if (!err && w->len >= WRITE_CHUNK)
 				err = flush(w);
 		}
@@ -877,7 +878,7 @@ static bool heal_from(const uint64_t v[5], struct fl_shm_heal *h)
  * records of daemons before them: no slot, then).  A site without healing
  * is as compiled, never healed.
  */
-static bool parse_site(json_object *a, struct fld_site *s)
+static bool parse_site(json_object *a, struct fld_module *m, uint32_t at)
 {
 	json_object *v[12];
 	uint64_t heal[5];
@@ -903,6 +904,8 @@ static bool parse_site(json_object *a, struct fld_site *s)
 		fn = json_object_get_string(v[n - 1]);
 	else if (v[n - 1])
 		return false;
+	struct fld_site *s = &m->sites[at];
+
 	*s = (struct fld_site){
 		.faulting_pc = json_object_get_uint64(v[0]),
 		.handler_pc = json_object_get_uint64(v[1]),
@@ -918,7 +921,7 @@ static bool parse_site(json_object *a, struct fld_site *s)
 	}
 	if (n == 12 && !heal_from(heal, &s->frozen_heal))
 		return false;
-	return !fn || (s->function = strdup(fn));
+	return !fn || fld_site_name(m, at, fn, strlen(fn)) == 0;
 }
 
 /*
@@ -928,8 +931,9 @@ static bool parse_site(json_object *a, struct fld_site *s)
  * 2,000,000).  Returns 1 with *s filled in, 0 when the line is not that
  * plain (json-c reads it then, and rejects what it must), or -ENOMEM.
  */
-static int parse_site_plain(const char *line, size_t len, struct fld_site *s)
+static int parse_site_plain(const char *line, size_t len, struct fld_module *m, uint32_t idx)
 {
+	struct fld_site *s = &m->sites[idx];
 	const char *at = line + 1, *end = line + len, *name;
 	uint64_t v[11];
 	int k = 0;
@@ -967,8 +971,7 @@ static int parse_site_plain(const char *line, size_t len, struct fld_site *s)
 	for (size_t i = 0; i < n; i++)
 		if (name[i] == '\\' || name[i] == '"' || (unsigned char)name[i] < 0x20)
 			return 0;
-	s->function = strndup(name, n);
-	return s->function ? 1 : -ENOMEM;
+	return fld_site_name(m, idx, name, n) == 0 ? 1 : -ENOMEM;
 }
 
 /*
@@ -999,10 +1002,10 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 		json_object *o;
 
 		if (n > 0 && m && filled < m->num_sites) {
-			int plain = parse_site_plain(line, (size_t)n, &m->sites[filled]);
+			int plain = parse_site_plain(line, (size_t)n, m, filled);
 
 			if (plain > 0 && m->sites[filled].function)
-				p->name_bytes += strlen(m->sites[filled].function);
+				p->name_bytes += strlen(fld_site_function(m, &m->sites[filled]));
 			if (plain) {
 				err = plain < 0 ? plain : 0;
 				filled += plain > 0;
@@ -1038,12 +1041,12 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 				p->num_sites += m->num_sites;
 				filled = 0;
 			}
-		} else if (!m || filled == m->num_sites || !parse_site(o, &m->sites[filled])) {
+		} else if (!m || filled == m->num_sites || !parse_site(o, m, filled)) {
 			err = -EINVAL;
 		} else {
 			/* Names count toward the user's budget (budget.h), restored ones too. */
 			if (m->sites[filled].function)
-				p->name_bytes += strlen(m->sites[filled].function);
+				p->name_bytes += strlen(fld_site_function(m, &m->sites[filled]));
 			filled++;
 		}
 		json_object_put(o);
@@ -1092,13 +1095,14 @@ static int restore_v1_modules(struct fld_proc *p, json_object *po)
 				.faulting_pc = get_u64(so, "faulting_pc"),
 				.handler_pc = get_u64(so, "handler_pc"),
 				.kind = (uint32_t)get_u64(so, "kind"),
-				.function = fn ? strdup(fn) : NULL,
 				.frozen = get_u64(so, "faults"),
 				.frozen_populations = get_u64(so, "populations"),
 				.slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX,
 			};
-			if (m->sites[k].function)
-				p->name_bytes += strlen(m->sites[k].function);
+			if (fn && fld_site_name(m, (uint32_t)k, fn, strlen(fn)) != 0)
+				return -ENOMEM;
+			if (fn)
+				p->name_bytes += strlen(fn);
 		}
 		m->num_sites = (uint32_t)n;
 		p->num_sites += n;

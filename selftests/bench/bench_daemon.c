@@ -3,6 +3,7 @@
  * faultlined under load (make bench, part 6):
  *
  *   bench_daemon FAULTLINED [-n PROCESSES] [-q QUERIES] [-i IDLE_SECONDS]
+ *                [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]
  *
  *  - registration latency: fl_init in a fresh process with a daemon
  *    listening minus fl_init without the agent (FL_INIT_NO_AGENT), medians
@@ -14,7 +15,18 @@
  *  - the daemon's memory per registered process (RSS with them minus RSS
  *    before, divided by PROCESSES);
  *  - the daemon's CPU while they sit idle for IDLE_SECONDS (utime + stime
- *    from /proc/PID/stat).
+ *    from /proc/PID/stat);
+ *  - the scaling table: a fresh daemon per row, three processes of 1,000,
+ *    10,000, 100,000 and 1,000,000 sites (up to MAX_SITES) registered one
+ *    after the other by fakeproc.h (HELLO to the REPLY of the SYNC behind
+ *    MODULE_ADD and SYMBOLS: the daemon's side only), the daemon's CPU for
+ *    it, its RSS growth per site, stats latency (every process; --pid),
+ *    its CPU while they idle, and after one count changed in each (what
+ *    persisting that costs, over 6 s: the 5 s of docs/state.md and one
+ *    more), then their exit: until their three records are final on disk
+ *    (the records' bytes, the daemon's CPU);
+ *  - BIG_PROCESSES processes of BIG_SITES sites (100 of 100,000), half of
+ *    them exited: the daemon's RSS and its CPU while they idle.
  * Figures only: nothing here asserts a time.  Exits 1 when something does
  * not work (a query fails, a process does not register).
  */
@@ -27,12 +39,14 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <faultline/dispatch.h>
 
+#include "fakeproc.h"
 #include "stats.h"
 #include "proto/proto.h"
 
@@ -65,7 +79,7 @@ static int connect_daemon(void)
  * Sends QUERY what and reads every REPLY.  Returns the JSON's size, or -1.
  * The text is kept in *json when json is not NULL (caller frees).
  */
-static long query(int fd, uint32_t what, char **json)
+static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
 	struct fl_msg_query q;
@@ -75,6 +89,7 @@ static long query(int fd, uint32_t what, char **json)
 	memset(&q, 0, sizeof(q));
 	fl_proto_header(&q, FL_MSG_QUERY, sizeof(q), 1);
 	q.what = what;
+	q.pid = pid;
 	q.arg = UINT64_MAX;
 	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q))
 		return -1;
@@ -105,6 +120,11 @@ static long query(int fd, uint32_t what, char **json)
 	if (json)
 		*json = text;
 	return (long)total;
+}
+
+static long query(int fd, uint32_t what, char **json)
+{
+	return query_pid(fd, what, 0, json);
 }
 
 static long count(const char *s, const char *needle)
@@ -195,10 +215,259 @@ static double one_init(int agent)
 	return dt;
 }
 
+/* A faultlined on sock_path with its state in state_dir.  Returns a connection to it, or -1. */
+static int start_daemon(const char *faultlined, const char *state_dir)
+{
+	int fd = -1;
+
+	daemon_pid = fork();
+	if (daemon_pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(faultlined, faultlined, "--socket", sock_path, "--state-dir", state_dir,
+		      "--log-level", "error", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && (fd = connect_daemon()) < 0; i++)
+		usleep(20000);
+	if (fd < 0)
+		fprintf(stderr, "bench_daemon: no daemon at %s\n", sock_path);
+	return fd;
+}
+
+static void stop_daemon(int fd)
+{
+	close(fd);
+	kill(daemon_pid, SIGTERM);
+	waitpid(daemon_pid, NULL, 0);
+	unlink(sock_path);
+}
+
+static double ticks_ms(long ticks)
+{
+	return 1e3 * (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * Stats latency, p50 and p99 in *p50 and *p99 (seconds), of n queries
+ * about every process (pid 0) or about pids[i % npids] in turn.  Returns
+ * the last answer's size, or -1.
+ */
+static long stats_latency(int fd, int n, const pid_t *pids, int npids, double *p50, double *p99)
+{
+	double *lat = calloc((size_t)n, sizeof(double));
+	long size = -1;
+
+	for (int i = 0; lat && i < n; i++) {
+		double q0 = now();
+
+		size = query_pid(fd, FL_QUERY_STATS, npids ? (uint32_t)pids[i % npids] : 0, NULL);
+		lat[i] = now() - q0;
+		if (size < 0)
+			break;
+	}
+	if (lat && size >= 0) {
+		*p50 = bench_percentile(lat, (size_t)n, 0.5);
+		*p99 = bench_percentile(lat, (size_t)n, 0.99);
+	}
+	free(lat);
+	return size;
+}
+
+/* A fake process (fakeproc.h) and the pipe that tells it what to do. */
+struct fake {
+	pid_t pid;
+	int cmd;		/* 'c': count one fault at site 0; EOF: exit */
+	double took;		/* its registration, from HELLO to SYNC's REPLY */
+};
+
+/* The write ends of every fake's pipe: a later fake must not hold them. */
+static int *fake_cmds;
+static size_t num_fake_cmds;
+
+static int fake_start(struct fake *f, uint32_t sites)
+{
+	int rep[2], cmd[2];
+	int *grown = realloc(fake_cmds, (num_fake_cmds + 1) * sizeof(*fake_cmds));
+
+	if (!grown || pipe2(rep, O_CLOEXEC) != 0 || pipe2(cmd, O_CLOEXEC) != 0)
+		return -1;
+	fake_cmds = grown;
+	f->pid = fork();
+	if (f->pid == 0) {
+		struct fake_proc fp;
+		double took = -1;
+		char c;
+
+		for (size_t i = 0; i < num_fake_cmds; i++)
+			if (fake_cmds[i] >= 0)
+				close(fake_cmds[i]);
+		close(cmd[1]);
+		close(rep[0]);
+		if (fake_register(&fp, sock_path, sites, &took) != 0)
+			took = -1;
+		(void)!write(rep[1], &took, sizeof(took));
+		while (took >= 0 && read(cmd[0], &c, 1) == 1)
+			fake_count(&fp, 1, 1);
+		_exit(took < 0);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+	f->cmd = cmd[1];
+	fake_cmds[num_fake_cmds++] = cmd[1];
+	if (f->pid < 0 || read(rep[0], &f->took, sizeof(f->took)) != sizeof(f->took) ||
+	    f->took < 0) {
+		fprintf(stderr, "bench_daemon: a process of %u sites did not register\n", sites);
+		close(rep[0]);
+		return -1;
+	}
+	close(rep[0]);
+	return 0;
+}
+
+static void fake_end(struct fake *f)
+{
+	for (size_t i = 0; i < num_fake_cmds; i++)
+		if (fake_cmds[i] == f->cmd)
+			fake_cmds[i] = -1;
+	close(f->cmd);
+	waitpid(f->pid, NULL, 0);
+}
+
+/* The records in state_dir whose process is exited (their first line says so). */
+static int records_final(const char *state_dir, long *bytes)
+{
+	DIR *d = opendir(state_dir);
+	struct dirent *e;
+	int n = 0;
+
+	*bytes = 0;
+	while (d && (e = readdir(d))) {
+		char path[512], line[256];
+		size_t len = strlen(e->d_name);
+		FILE *f;
+
+		if (strncmp(e->d_name, "proc.", 5) || len < 5 ||
+		    strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", state_dir, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && strstr(line, "\"exited\":true")) {
+			n++;
+			fseek(f, 0, SEEK_END);
+			*bytes += ftell(f);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+#define ROW_PROCS 3
+
+/* One row of the scaling table: a fresh daemon, ROW_PROCS processes of sites each. */
+static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, int idle)
+{
+	struct fake f[ROW_PROCS];
+	pid_t pids[ROW_PROCS];
+	char state_dir[160];
+	double took[ROW_PROCS], w50 = 0, w99 = 0, p50 = 0, p99 = 0, t_final;
+	long rss0, rss1, c0, c1, c_idle0, c_idle1, c_one, c_exit, bytes = 0, js;
+	int fd, nq = sites >= 1000000 ? 10 : 50, nq_pid = sites >= 1000000 ? 3 :
+		 sites >= 100000 ? 10 : 50, done;
+
+	snprintf(state_dir, sizeof(state_dir), "%s/state-%u", dir, sites);
+	fd = start_daemon(faultlined, state_dir);
+	if (fd < 0 || query(fd, FL_QUERY_STATS, NULL) < 0)
+		return -1;
+	/* Done starting (the eBPF program loaded): what follows is the processes'. */
+	usleep(500000);
+	daemon_usage(&rss0, &c0);
+	for (int i = 0; i < ROW_PROCS; i++) {
+		if (fake_start(&f[i], sites) != 0)
+			return -1;
+		took[i] = f[i].took;
+		pids[i] = f[i].pid;
+	}
+	daemon_usage(&rss1, &c1);
+	js = stats_latency(fd, nq, NULL, 0, &w50, &w99);
+	if (js < 0 || stats_latency(fd, nq_pid, pids, ROW_PROCS, &p50, &p99) < 0)
+		return -1;
+	daemon_usage(&rss1, &c_idle0);
+	sleep((unsigned)idle);
+	daemon_usage(&rss1, &c_idle1);
+	for (int i = 0; i < ROW_PROCS; i++)
+		(void)!write(f[i].cmd, "c", 1);
+	sleep(6);
+	daemon_usage(&rss1, &c_one);
+	t_final = now();
+	for (int i = 0; i < ROW_PROCS; i++)
+		fake_end(&f[i]);
+	while ((done = records_final(state_dir, &bytes)) < ROW_PROCS && now() - t_final < 120)
+		usleep(2000);
+	t_final = now() - t_final;
+	daemon_usage(&rss1, &c_exit);
+	printf("  %9u %8.1f %8.1f %7.1f %8.2f %8.2f %8.2f %8.2f %7.2f%% %7.2f%% %8.1f %9.1f %8.1f\n",
+	       sites, bench_median(took, ROW_PROCS) * 1e3, ticks_ms(c1 - c0) / ROW_PROCS,
+	       1024.0 * (double)(rss1 - rss0) / ((double)sites * ROW_PROCS),
+	       w50 * 1e3, w99 * 1e3, p50 * 1e3, p99 * 1e3,
+	       100.0 * ticks_ms(c_idle1 - c_idle0) / 1e3 / idle,
+	       100.0 * ticks_ms(c_one - c_idle1) / 1e3 / 6,
+	       done == ROW_PROCS ? t_final * 1e3 : -1.0, (double)bytes / ROW_PROCS / 1024,
+	       ticks_ms(c_exit - c_one) / ROW_PROCS);
+	fflush(stdout);
+	stop_daemon(fd);
+	return done == ROW_PROCS ? 0 : -1;
+}
+
+/* nproc processes of sites each, half of them exited: the daemon idle. */
+static int big_idle(const char *faultlined, const char *dir, int nproc, uint32_t sites, int idle)
+{
+	struct fake *f = calloc((size_t)nproc, sizeof(*f));
+	char state_dir[160];
+	long rss0, rss1, c0, c1, bytes;
+	double t0 = now();
+	int fd;
+
+	snprintf(state_dir, sizeof(state_dir), "%s/state-big", dir);
+	fd = start_daemon(faultlined, state_dir);
+	if (fd < 0 || !f || query(fd, FL_QUERY_STATS, NULL) < 0)
+		return -1;
+	usleep(500000);
+	daemon_usage(&rss0, &c0);
+	for (int i = 0; i < nproc; i++)
+		if (fake_start(&f[i], sites) != 0)
+			return -1;
+	for (int i = 0; i < nproc / 2; i++)
+		fake_end(&f[i]);
+	while (records_final(state_dir, &bytes) < nproc / 2 && now() - t0 < 600)
+		usleep(10000);
+	/* The exits' records are written: what is left is idling. */
+	sleep(1);
+	daemon_usage(&rss1, &c0);
+	sleep((unsigned)idle);
+	daemon_usage(&rss1, &c1);
+	printf("  %d processes of %u sites, %d exited: daemon RSS %ld KiB (%.1f bytes a site), "
+	       "CPU while they idle %.2f%% of one core (%ld ticks in %d s)\n",
+	       nproc, sites, nproc / 2, rss1, 1024.0 * (double)(rss1 - rss0) / ((double)nproc * sites),
+	       100.0 * ticks_ms(c1 - c0) / 1e3 / idle, c1 - c0, idle);
+	for (int i = nproc / 2; i < nproc; i++)
+		fake_end(&f[i]);
+	stop_daemon(fd);
+	free(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int nproc = 1000, nq = 200, idle = 10, opt, qfd = -1, rep[2], hold[2];
-	double *with, *without, *lat;
+	int big_procs = 100;
+	uint32_t max_sites = 1000000, big_sites = 100000;
+	double *with, *without, w50 = 0, w99 = 0, p50 = 0, p99 = 0;
 	long rss0, rss1, t0, t1, sites_json;
 	char dir[] = "/tmp/fl-bench-daemon-XXXXXX";
 	char state[160];
@@ -208,21 +477,27 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_daemon FAULTLINED [-n PROCESSES] [-q QUERIES] "
-			"[-i IDLE_SECONDS]\n");
+			"[-i IDLE_SECONDS] [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]\n");
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:q:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:q:i:m:P:S:")) != -1) {
 		if (opt == 'n')
 			nproc = atoi(optarg);
 		else if (opt == 'q')
 			nq = atoi(optarg);
 		else if (opt == 'i')
 			idle = atoi(optarg);
+		else if (opt == 'm')
+			max_sites = (uint32_t)strtoul(optarg, NULL, 10);
+		else if (opt == 'P')
+			big_procs = atoi(optarg);
+		else if (opt == 'S')
+			big_sites = (uint32_t)strtoul(optarg, NULL, 10);
 		else
 			return 2;
 	}
-	if (nproc < 1 || nq < 1 || idle < 1 || !mkdtemp(dir))
+	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || !mkdtemp(dir))
 		return 2;
 	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
@@ -231,21 +506,10 @@ int main(int argc, char **argv)
 
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	daemon_pid = fork();
-	if (daemon_pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 2);
-		execl(argv[1], argv[1], "--socket", sock_path, "--state-dir", state,
-		      "--log-level", "error", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 100 && (qfd = connect_daemon()) < 0; i++)
-		usleep(20000);
-	if (qfd < 0) {
-		fprintf(stderr, "bench_daemon: no daemon at %s\n", sock_path);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	qfd = start_daemon(argv[1], state);
+	if (qfd < 0)
 		return 1;
-	}
 
 	/* 1. Registration latency, interleaved. */
 	with = calloc((size_t)runs, sizeof(double));
@@ -291,19 +555,14 @@ int main(int argc, char **argv)
 	free(json);
 	daemon_usage(&rss1, &t1);
 
-	lat = calloc((size_t)nq, sizeof(double));
-	for (int i = 0; i < nq; i++) {
-		double q0 = now();
-		long n = query(qfd, FL_QUERY_STATS, NULL);
-
-		lat[i] = now() - q0;
-		if (n < 0)
-			return 1;
-		sites_json = n;
-	}
+	sites_json = stats_latency(qfd, nq, NULL, 0, &w50, &w99);
+	if (sites_json < 0 || stats_latency(qfd, nq, kids, nproc, &p50, &p99) < 0)
+		return 1;
 	printf("\nWith %d registered processes\n", nproc);
 	printf("  stats query (%ld bytes of JSON)  p50 %8.2f ms   p99 %8.2f ms  (%d queries)\n",
-	       sites_json, bench_percentile(lat, (size_t)nq, 0.5) * 1e3, bench_percentile(lat, (size_t)nq, 0.99) * 1e3, nq);
+	       sites_json, w50 * 1e3, w99 * 1e3, nq);
+	printf("  stats --pid                      p50 %8.2f ms   p99 %8.2f ms  (%d queries)\n",
+	       p50 * 1e3, p99 * 1e3, nq);
 	printf("  daemon RSS                       %ld KiB before, %ld KiB with them: "
 	       "%.1f KiB per process\n", rss0, rss1, (double)(rss1 - rss0) / nproc);
 
@@ -311,13 +570,34 @@ int main(int argc, char **argv)
 	sleep((unsigned)idle);
 	daemon_usage(&rss1, &t1);
 	printf("  daemon CPU while they idle       %.2f%% of one core (%ld ticks in %d s)\n",
-	       100.0 * (double)(t1 - t0) / (double)sysconf(_SC_CLK_TCK) / idle, t1 - t0, idle);
+	       100.0 * ticks_ms(t1 - t0) / 1e3 / idle, t1 - t0, idle);
 
 	close(hold[1]);
 	for (int i = 0; i < nproc; i++)
 		waitpid(kids[i], NULL, 0);
-	kill(daemon_pid, SIGTERM);
-	waitpid(daemon_pid, NULL, 0);
+	stop_daemon(qfd);
+
+	/* 3. The scaling table. */
+	printf("\nScaling: a fresh daemon per row, %d processes of SITES sites each "
+	       "(named, %u a function)\n", ROW_PROCS, FAKE_SITES_PER_FN);
+	printf("  registration: ms from HELLO to the REPLY of SYNC (median), daemon CPU ms per process;\n"
+	       "  RSS growth in bytes per site; stats p50/p99 ms about every process and --pid;\n"
+	       "  daemon CPU %% idle (%d s) and over 6 s after one count changed in each;\n"
+	       "  exit: ms until the %d records are final, KiB a record, daemon CPU ms per record\n",
+	       idle, ROW_PROCS);
+	printf("  %9s %8s %8s %7s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n", "sites", "reg ms",
+	       "reg cpu", "B/site", "all p50", "all p99", "pid p50", "pid p99", "idle", "1 count",
+	       "exit ms", "KiB/rec", "exit cpu");
+	for (uint32_t sites = 1000; sites <= max_sites; sites *= 10)
+		if (scaling_row(argv[1], dir, sites, idle) != 0)
+			return 1;
+
+	/* 4. Many big processes, half of them exited. */
+	if (big_procs) {
+		printf("\nIdle at scale\n");
+		if (big_idle(argv[1], dir, big_procs, big_sites, idle) != 0)
+			return 1;
+	}
 	{
 		char cmd[256];
 

@@ -37,8 +37,12 @@
 #     completion with and without LD_PRELOAD=libfaultline-preload.so, by
 #     bench_exec, both through env(1) so that the two differ only there.
 #  6. faultlined: bench_daemon (registration latency; stats query p50/p99,
-#     daemon memory per process and idle CPU with 1,000 registered
-#     processes; BENCH_DAEMON_PROCESSES changes the number).
+#     also --pid, daemon memory per process and idle CPU with 1,000
+#     registered processes; BENCH_DAEMON_PROCESSES changes the number; the
+#     scaling table: processes of 1,000 to 1,000,000 sites (BENCH_DAEMON_SITES
+#     the largest), registration, bytes a site, stats, idle CPU, the cost of
+#     persisting a change and an exit; 100 processes of 100,000 sites, half
+#     exited, idle (BENCH_DAEMON_BIG, 0 to leave it out)).
 #  7. The eBPF program: bench_bpf (ns per page fault with no program, with
 #     an empty program at the same attach point (the floor), with the
 #     program and this process not registered, and registered, also with
@@ -201,7 +205,8 @@ fi
 echo
 echo "== 6. faultlined (bench_daemon: ${BENCH_DAEMON_PROCESSES:-1000} processes)"
 "$out/bench_daemon" "$(dirname "$cli")/faultlined" -n "${BENCH_DAEMON_PROCESSES:-1000}" \
-	-q 200 -i 10 || status=1
+	-q 200 -i 10 -m "${BENCH_DAEMON_SITES:-1000000}" -P "${BENCH_DAEMON_BIG:-100}" \
+	-S 100000 || status=1
 
 echo
 echo "== 7. eBPF program (bench_bpf -n $repeat)"
