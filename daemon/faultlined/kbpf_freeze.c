@@ -113,7 +113,7 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 	struct fld_pview pv;
 	size_t mismatches = 0;
 
-	fld_kview_of(v, p->pid, &pv);
+	fld_kview_of(v, p, &pv);
 	if (k->complete && v->lost != k->lost_base) {
 		fld_warn("pid %d (%s): the kernel's signal map was full while it ran: its kernel "
 			 "counts are not complete", (int)p->pid, p->comm);

@@ -217,33 +217,71 @@ bool fld_ksig_is_fault(const struct fl_signal_key *k)
 	return (k->sig == SIGSEGV || k->sig == SIGBUS) && k->code > 0;
 }
 
-void fld_kview_of(const struct fld_kview *v, pid_t pid, struct fld_pview *pv)
+/*
+ * Whether pc is a faulting PC of one of p's modules (their sites are in PC
+ * order), loaded or unloaded since: the kernel counts by PC.
+ */
+static bool at_site(const struct fld_proc *p, uint64_t pc)
 {
+	for (size_t i = 0; i < p->num_mods; i++) {
+		const struct fld_module *m = p->mods[i];
+		size_t lo = 0, hi = m->num_sites;
+
+		if (pc < m->code_start || pc - m->code_start >= m->code_size)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (m->sites[mid].faulting_pc < pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < m->num_sites && m->sites[lo].faulting_pc == pc)
+			return true;
+	}
+	return false;
+}
+
+void fld_kview_of(const struct fld_kview *v, const struct fld_proc *p, struct fld_pview *pv)
+{
+	pid_t pid = p->pid;
 	size_t i = LOWER_BOUND(v->faults, v->nfaults, pid);
 	size_t j = LOWER_BOUND(v->sigs, v->nsigs, pid);
 
 	memset(pv, 0, sizeof(*pv));
 	for (; i < v->nfaults && v->faults[i].k.tgid == (__u32)pid; i++) {
-		const struct fld_kfault *f = &v->faults[i];
+		struct fld_kfault f = v->faults[i];
 		size_t at;
 
-		pv->total.implicit += f->c.implicit;
-		pv->total.stray += f->c.stray;
-		pv->total.read += f->c.read;
-		pv->total.write += f->c.write;
-		pv->total.ifetch += f->c.ifetch;
-		if (!f->c.stray)
+		/*
+		 * A page fault the kernel counted before this daemon mirrored
+		 * the site's PC into its map was stray to it: a process
+		 * registers its modules after it starts (the shim's
+		 * FL_INIT_DEFER_DISCOVERY), and may fail a check first.  At a
+		 * faulting PC of one of its modules it is an implicit check's.
+		 */
+		if (f.c.stray && at_site(p, f.k.ip)) {
+			f.c.implicit += f.c.stray;
+			f.c.stray = 0;
+		}
+		pv->total.implicit += f.c.implicit;
+		pv->total.stray += f.c.stray;
+		pv->total.read += f.c.read;
+		pv->total.write += f.c.write;
+		pv->total.ifetch += f.c.ifetch;
+		if (!f.c.stray)
 			continue;
 		/* Insertion into the top list, kept sorted. */
 		at = pv->ntop;
-		while (at > 0 && pv->top[at - 1].c.stray < f->c.stray)
+		while (at > 0 && pv->top[at - 1].c.stray < f.c.stray)
 			at--;
 		if (at >= FLD_KTOP_STRAYS)
 			continue;
 		if (pv->ntop < FLD_KTOP_STRAYS)
 			pv->ntop++;
 		memmove(&pv->top[at + 1], &pv->top[at], (pv->ntop - 1 - at) * sizeof(pv->top[0]));
-		pv->top[at] = *f;
+		pv->top[at] = f;
 	}
 	pv->sigs = &v->sigs[j];
 	while (j < v->nsigs && v->sigs[j].k.tgid == (__u32)pid) {
@@ -265,7 +303,7 @@ const struct fld_pview *fld_kview_for(const struct fld_kview *v, const struct fl
 		return &k->view;
 	if (!v)
 		return NULL;
-	fld_kview_of(v, p->pid, scratch);
+	fld_kview_of(v, p, scratch);
 	return scratch;
 }
 

@@ -64,8 +64,12 @@ bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
  * map since, as of v (a frozen view was checked when it froze).
  */
 bool fld_kview_complete(const struct fld_kview *v, const struct fld_kproc *k);
-/* pid's part of v, into *pv. */
-void fld_kview_of(const struct fld_kview *v, pid_t pid, struct fld_pview *pv);
+/*
+ * p's part of v, into *pv; a page fault at a faulting PC of p's modules
+ * counts as an implicit check's, even when the kernel counted it
+ * before that PC was in its map.
+ */
+void fld_kview_of(const struct fld_kview *v, const struct fld_proc *p, struct fld_pview *pv);
 /* The view to report for p: frozen, or p's part of v (in *scratch).  NULL when none. */
 const struct fld_pview *fld_kview_for(const struct fld_kview *v, const struct fld_proc *p,
 				      struct fld_pview *scratch);

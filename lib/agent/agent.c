@@ -525,10 +525,10 @@ static void name_once(struct amod *m)
 }
 
 /*
- * Sends what is queued: removals, MODULE_ADDs, and, when names, the
- * SYMBOLS naming the sites (left for later otherwise: the registration
- * fl_init waits for sends the sites, their names come from the fl-agent
- * thread).
+ * Sends what is queued: removals, MODULE_ADDs, and the SYMBOLS naming the
+ * sites, those of names not yet read from a module's file only when names
+ * (the registration fl_init waits for sends the sites, and the names it
+ * has, e.g. in a forked child; the fl-agent thread reads the others).
  */
 static int flush(int fd, int64_t deadline, bool names)
 {
@@ -546,10 +546,13 @@ static int flush(int fd, int64_t deadline, bool names)
 			id = removed[--num_removed];
 		} else {
 			for (size_t i = 0; i < num_mods && !m; i++) {
-				if (!mods[i]->sent || (names && !mods[i]->named) || mods[i]->removed) {
+				bool nameable = names || mods[i]->names || !mods[i]->path ||
+						mods[i]->name_tried;
+
+				if (!mods[i]->sent || (nameable && !mods[i]->named) || mods[i]->removed) {
 					m = mods[i];
 					add = !m->sent;
-					name = names && !m->named;
+					name = nameable && !m->named;
 					m->sent = true;
 					m->refs++;
 				}

@@ -9,7 +9,7 @@
  * makes the load of a shared, noisy machine fall on both alike.  Prints for
  * each the median and min/max wall-clock time, the median CPU time (user +
  * sys, from wait4) and the largest peak RSS, then the ratios A/B of the
- * medians.  Exits 1 if a run fails (non-zero status or a signal).
+ * medians and their differences A - B.  Exits 1 if a run fails (non-zero status or a signal).
  * A measuring tool only: it asserts nothing about the times.
  */
 #include <errno.h>
@@ -146,5 +146,8 @@ int main(int argc, char **argv)
 	printf("  %-36s wall %.2fx, cpu %.2fx  (%s / %s, median of %d interleaved runs)\n",
 	       "ratio", med_wall[0] / med_wall[1], med_cpu[0] / med_cpu[1], c[0].name,
 	       c[1].name, runs);
+	printf("  %-36s wall %+.2f ms, cpu %+.2f ms  (%s - %s, the medians)\n", "difference",
+	       (med_wall[0] - med_wall[1]) * 1e3, (med_cpu[0] - med_cpu[1]) * 1e3, c[0].name,
+	       c[1].name);
 	return 0;
 }

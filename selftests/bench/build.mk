@@ -44,6 +44,11 @@ BENCH_BINS := $(BENCH_OUT)/bench_parse $(BENCH_OUT)/bench_exec \
 # give 100,008 fault map entries.
 BENCH_STARTUP_FUNCTIONS := 59410
 BENCH_STARTUP := $(BENCH_OUT)/startup/many
+# One check a function, and ten (every tenth function has none): about
+# 100,000 entries each too.
+BENCH_STARTUP_ONE_FUNCTIONS := 111112
+BENCH_STARTUP_TEN_FUNCTIONS := 11112
+BENCH_STARTUPS := $(BENCH_STARTUP) $(BENCH_OUT)/startup/one $(BENCH_OUT)/startup/ten
 
 $(BENCH_OUT)/bench_parse: $(B)/obj/selftests/bench/bench_parse.o $(LIB_A)
 	@mkdir -p $(@D)
@@ -67,8 +72,18 @@ $(BENCH_STARTUP): selftests/bench/startup-prog.sh selftests/bench/startup_main.c
 	@$(if $(Q),echo "  GEN     $@ (llc-14: about a minute)")
 	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_FUNCTIONS)
 
+$(BENCH_OUT)/startup/one: selftests/bench/startup-prog.sh selftests/bench/startup_main.c \
+		selftests/progs/gen-many.sh | deps
+	@$(if $(Q),echo "  GEN     $@ (llc-14: about a minute)")
+	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_ONE_FUNCTIONS) 1
+
+$(BENCH_OUT)/startup/ten: selftests/bench/startup-prog.sh selftests/bench/startup_main.c \
+		selftests/progs/gen-many.sh | deps
+	@$(if $(Q),echo "  GEN     $@ (llc-14: about a minute)")
+	$(Q)LLC=$(LLC) CC=$(CC) selftests/bench/startup-prog.sh $@ $(BENCH_STARTUP_TEN_FUNCTIONS) 10
+
 .PHONY: bench
-bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUP) $(FLD) bench-bpf bench-remote-patch
+bench: $(BENCH_BINS) $(CLI) $(PRELOAD_SO) $(BENCH_STARTUPS) $(FLD) bench-bpf bench-remote-patch
 	$(Q)BENCH_REPEAT=$(BENCH_REPEAT) BENCH_RUNS=$(BENCH_RUNS) \
 		BENCH_STARTUP_RUNS=$(BENCH_STARTUP_RUNS) PRELOAD=$(PRELOAD_SO) \
 		LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \

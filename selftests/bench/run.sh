@@ -32,10 +32,13 @@
 #     of a guard tail, with the floor handler's rows for the kernel's and
 #     the helper thread's part; skipped, with the reason, where userfaultfd
 #     is unavailable).
-#  5. Startup: startup/many (about 100,000 fault map entries: the count is
+#  5. Startup: startup/many, startup/one and startup/ten (about 100,000
+#     fault map entries each: 1 to 4 a function, 1, 10; the counts are
 #     printed, and the number the preload library registered) run to
-#     completion with and without LD_PRELOAD=libfaultline-preload.so, by
-#     bench_exec, both through env(1) so that the two differ only there.
+#     completion with and without LD_PRELOAD=libfaultline-preload.so, with
+#     no daemon and with a faultlined listening, by bench_exec, all through
+#     env(1) so that they differ only there; the difference of the medians
+#     is the start-up's cost.
 #  6. faultlined: bench_daemon (registration latency; stats query p50/p99,
 #     also --pid, daemon memory per process and idle CPU with 1,000
 #     registered processes; BENCH_DAEMON_PROCESSES changes the number; the
@@ -187,20 +190,36 @@ fi
 
 echo
 echo "== 5. Startup (bench_exec -n $startup_runs)"
-prog=$out/startup/many
-entries=$("$cli" faultmap "$prog" | grep -c 'Fault kind')
-registered=$(FAULTLINE_LOG=debug LD_PRELOAD=$preload "$prog" 2>&1 |
-	sed -n 's/.*the main program: \([0-9]*\) implicit checks.*/\1/p')
-echo "  program: $prog (non-PIE, $entries fault map entries;" \
-	"the preload library registered ${registered:-an unreported number})"
-if [ -n "$registered" ] && [ "$registered" -ne "$entries" ]; then
-	echo "  the preload library did not register the program's entries: not timed"
-	status=1
-else
+# A faultlined for the runs with a daemon listening, stopped when the part ends.
+sdir=$(mktemp -d /tmp/fl-bench-startup.XXXXXX)
+"$(dirname "$cli")/faultlined" --socket "$sdir/s" --state-dir "$sdir/state" >"$sdir/log" 2>&1 &
+sdaemon=$!
+for _ in $(seq 100); do [ -S "$sdir/s" ] && break; sleep 0.05; done
+for prog in "$out/startup/many" "$out/startup/one" "$out/startup/ten"; do
+	entries=$("$cli" faultmap "$prog" | grep -c 'Fault kind')
+	functions=$("$cli" faultmap "$prog" | grep -c 'FunctionAddress')
+	# With an argument the program stays a second: the fl-agent thread says what it registered.
+	registered=$(FAULTLINE_LOG=debug FAULTLINE_SOCKET=$sdir/none LD_PRELOAD=$preload \
+		"$prog" wait 2>&1 | sed -n 's/.*the main program: \([0-9]*\) implicit checks.*/\1/p')
+	echo "  program: $prog (non-PIE, $entries fault map entries in $functions functions;" \
+		"the preload library registered ${registered:-an unreported number})"
+	if [ -n "$registered" ] && [ "$registered" -ne "$entries" ]; then
+		echo "  the preload library did not register the program's entries: not timed"
+		status=1
+		continue
+	fi
 	"$out/bench_exec" -n "$startup_runs" \
-		-- "with libfaultline-preload.so" env LD_PRELOAD="$preload" "$prog" \
-		-- "without" env "$prog"
-fi
+		-- "with the shim, no daemon" env FAULTLINE_SOCKET="$sdir/none" \
+			LD_PRELOAD="$preload" "$prog" \
+		-- "without" env FAULTLINE_SOCKET="$sdir/none" "$prog"
+	"$out/bench_exec" -n "$startup_runs" \
+		-- "with the shim, faultlined listening" env FAULTLINE_SOCKET="$sdir/s" \
+			LD_PRELOAD="$preload" "$prog" \
+		-- "without" env FAULTLINE_SOCKET="$sdir/s" "$prog"
+done
+kill "$sdaemon" 2>/dev/null || true
+wait "$sdaemon" 2>/dev/null || true
+rm -rf "$sdir"
 
 echo
 echo "== 6. faultlined (bench_daemon: ${BENCH_DAEMON_PROCESSES:-1000} processes)"

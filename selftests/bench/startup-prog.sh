@@ -4,7 +4,7 @@
 # Builds the program of the startup benchmark: a non-PIE executable with
 # about 100,000 .llvm_faultmaps entries that does nothing and exits 0.
 #
-#   startup-prog.sh OUT FUNCTIONS
+#   startup-prog.sh OUT FUNCTIONS [K]
 #
 # The functions come from selftests/progs/gen-many.sh, in two modules of
 # FUNCTIONS/2 each (the second renamed many_* -> manyb_*) so that the two
@@ -13,12 +13,14 @@
 # prints the count).  Environment: LLC (default llc-14), CC (default gcc).
 set -euo pipefail
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 OUT FUNCTIONS" >&2
+if [ $# -ne 2 ] && [ $# -ne 3 ]; then
+	echo "usage: $0 OUT FUNCTIONS [K]" >&2
 	exit 2
 fi
 out=$1
 half=$(($2 / 2))
+# K checks in every function (gen-many.sh's second argument), or its mix.
+k=${3:-}
 llc=${LLC:-llc-14}
 cc=${CC:-gcc}
 here=$(dirname "$0")
@@ -26,8 +28,8 @@ dir=$(dirname "$out")
 tmp=$out.tmp
 
 mkdir -p "$tmp"
-sh "$here/../progs/gen-many.sh" "$half" > "$tmp/a.ll"
-sh "$here/../progs/gen-many.sh" "$half" | sed 's/@many_/@manyb_/g' > "$tmp/b.ll"
+sh "$here/../progs/gen-many.sh" "$half" $k > "$tmp/a.ll"
+sh "$here/../progs/gen-many.sh" "$half" $k | sed 's/@many_/@manyb_/g' > "$tmp/b.ll"
 flags=(-O2 -relocation-model=static -mtriple=x86_64-unknown-linux-gnu
 	-enable-implicit-null-checks -filetype=obj)
 "$llc" "${flags[@]}" "$tmp/a.ll" -o "$tmp/a.o" &
