@@ -1144,20 +1144,31 @@ static bool all_sent(bool names)
 
 static void __attribute__((destructor)) agent_at_exit(void)
 {
-	bool registered;
+	struct fl_stats st = { .sz = sizeof(st) };
+	bool registered, failed;
 	uint32_t uid;
 	int fd = -1;
 
 	if (!started || !path[0])
 		return;
 	/*
+	 * Whether a check failed: its count is in the region the daemon has
+	 * had since the HELLO fl_init sent, and the daemon can tell its site
+	 * from the region's site table; the sites' module, names and
+	 * sections are worth a wait at exit.  A process that failed none is
+	 * counted by that HELLO alone, and exits without waiting.
+	 */
+	failed = fl_stats_get(&st) != 0 || st.claimed > 0;
+	/*
 	 * The fl-agent thread is still registering the modules loaded at
 	 * start (FL_INIT_DEFER_DISCOVERY): when a daemon listens (it answered
 	 * the HELLO fl_init sent, or takes a connection now), they are waited
 	 * for, so that a process that exits at once is counted with its
-	 * sites; without a daemon, nothing is waited for.
+	 * sites' names; without a daemon, nothing is waited for.  (A fault
+	 * before the rescan waited for it: a check that failed has its site
+	 * in the region.)
 	 */
-	if (fl_table_scan_pending()) {
+	if (failed && fl_table_scan_pending()) {
 		if (!atomic_load(&welcomed) && (fd = fl_proto_connect(path, &uid)) < 0)
 			return;
 		fl_table_scan_wait(EXIT_SCAN_WAIT_MS);
@@ -1169,7 +1180,7 @@ static void __attribute__((destructor)) agent_at_exit(void)
 	 * needs: a second connection would be a second registration, which
 	 * the kernel's counts of the process could not follow.
 	 */
-	if (atomic_load(&welcomed) && atomic_load(&thread_runs) && !all_sent(true)) {
+	if (failed && atomic_load(&welcomed) && atomic_load(&thread_runs) && !all_sent(true)) {
 		int64_t end = mono_ms() + EXIT_SEND_WAIT_MS;
 
 		wake();
@@ -1177,7 +1188,8 @@ static void __attribute__((destructor)) agent_at_exit(void)
 			usleep(1000);
 	}
 	registered = atomic_load(&welcomed);
-	if (registered && all_sent(false)) {
+	/* Registered, and nothing queued, or nothing worth a second registration. */
+	if (registered && (!failed || all_sent(false))) {
 		if (fd >= 0)
 			close(fd);
 		return;
