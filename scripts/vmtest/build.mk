@@ -69,7 +69,8 @@ VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $
 # The word after "NAME::" in each test.
 VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
 	$(findstring ::,$(w)),$(lastword $(subst ::, ,$(w))))))
-VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(DEOPT_BINS) $(GC_BINS) \
+VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(DEOPT_BINS) \
+	$(DEOPT_CXX_BINS) $(GC_BINS) \
 	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
 	$(filter $(B)/%,$(VMTEST_DAEMON_PROGS))
@@ -81,7 +82,7 @@ VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
 	'patch::$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \
 	'points::$(PTS_DIR)/run.sh $(PTS_OUT) $(VMTEST_POINTS_REWRITES)' \
 	'heal::$(HEAL_DIR)/run.sh $(HEAL_OUT) $(VMTEST_HEAL_CYCLES)' \
-	'deopt::$(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(VMTEST_DEOPT_ROUNDS)' \
+	'deopt::DEOPT_PRELOAD=$(PRELOAD_SO) $(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(VMTEST_DEOPT_ROUNDS)' \
 	'gc::$(GC_DIR)/run.sh $(GC_OUT)' \
 	'unit::CK_FORK=yes CK_TIMEOUT_MULTIPLIER=20 $(UNIT)' \
 	'shim::$(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP)' \

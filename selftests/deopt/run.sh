@@ -10,6 +10,10 @@ set -u
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 bin=$1
 rounds=${2:-20000}
+if [ -z "${DEOPT_PRELOAD:-}" ]; then
+	echo "run.sh: DEOPT_PRELOAD must name libfaultline-preload.so (cxx_exceptions_stay_with_libgcc_s)" >&2
+	exit 2
+fi
 # A test still running after this long is hung (minutes, for TCG).
 TIMEOUT=${DEOPT_TEST_TIMEOUT:-900}
 

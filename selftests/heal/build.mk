@@ -74,7 +74,7 @@ $(HEAL_PIE): $(B)/obj/$(HEAL_DIR)/no_room_for_a_stub_is_unhealable.o $(HEAL_CORP
 # The sanitizer build heals and unheals 10,000 times under load: several
 # times slower.
 check-heal: $(HEAL_BINS) $(HEAL_PIE)
-	$(Q)$(HEAL_DIR)/run.sh $(HEAL_OUT) $(if $(filter 1,$(SAN)),10000)
+	$(Q)$(HEAL_DIR)/run.sh $(HEAL_OUT) $(if $(filter 1,$(SAN)),5000)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-heal
 endif

@@ -2,14 +2,14 @@
 # Runs the healing tests built by `make check-heal`.
 #   run.sh BIN_DIR [CYCLES]
 # Each test is a program that exits 0 (pass), 77 (skip, with the reason
-# printed) or anything else (fail).  CYCLES (default 100000): how many
+# printed) or anything else (fail).  CYCLES (default 30000): how many
 # times heal_unheal_while_threads_call heals and unheals (fewer under
 # QEMU's TCG and under the sanitizers).
 set -u
 . "$(dirname "$0")/../common/run.sh"
 echo "kernel: $(uname -r) (${VMTEST_WHERE:-host})"
 bin=$1
-cycles=${2:-100000}
+cycles=${2:-30000}
 # ASan must leave SIGSEGV, SIGBUS and SIGTRAP to faultline.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_sigtrap=0
 # A test still running after this long is hung (minutes, for TCG); timeout
