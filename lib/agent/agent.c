@@ -196,7 +196,8 @@ static void module_added(const struct fl_table_module *m, void *data)
 	struct amod *a;
 	struct amod **grown;
 
-	if (!m->num_sites || !(a = calloc(1, sizeof(*a)))) {
+	/* Sites, or stack map records (the daemon's stackmaps queries) to send. */
+	if ((!m->num_sites && !(x && x->stackmap_size)) || !(a = calloc(1, sizeof(*a)))) {
 		fl_agent_module_discard(x);
 		return;
 	}

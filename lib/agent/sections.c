@@ -115,8 +115,15 @@ void *fl_agent_module_prepare(const struct fl_table_source *src)
 {
 	struct fl_agent_extra *x;
 
-	/* Nothing for the daemon in a module without sites (module_added). */
-	if (!src->num_sites || !(x = calloc(1, sizeof(*x))))
+	bool stackmap = src->elf ? src->elf->sections[FL_SECTION_STACKMAP].size > 0 :
+			src->jit && src->jit->stackmap_size > 0;
+
+	/*
+	 * Nothing for the daemon in a module with neither sites nor stack map
+	 * records (module_added); one with records alone goes, for
+	 * faultline stackmaps.
+	 */
+	if ((!src->num_sites && !stackmap) || !(x = calloc(1, sizeof(*x))))
 		return NULL;
 	if (src->elf) {
 		const struct fl_module *fm = src->elf;

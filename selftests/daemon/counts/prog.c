@@ -14,6 +14,8 @@
  *     jit:N        registers a JIT module "counts-jit" (a load site and a
  *                  store site), fails its load N times, unregisters it
  *     jitlive:N    the same, and leaves the module registered
+ *     smjit        registers JIT code with a stack map alone (record 77,
+ *                  "counts-smjit"), left registered; prints "smjit PC"
  *     wait         prints "wait", then reads a line from stdin (EOF too)
  *     sleep:MS     sleeps MS milliseconds
  *     soak:SEED:MS for MS milliseconds, random steps of the above (from
@@ -35,6 +37,8 @@
 #include <unistd.h>
 
 #include <faultline/dispatch.h>
+
+#include "../../deopt/handmade.h"
 
 int e2e_load(int *p);
 int e2e_store(int *p, int x);
@@ -131,6 +135,33 @@ static void jit(long n, int keep)
 	munmap(code, 4096);
 }
 
+/*
+ * A JIT module with a stack map and no fault map (deoptimization-only
+ * code), left registered: one record, ID 77, 4 bytes into the code
+ * (selftests/deopt/handmade.h).  Prints "smjit PC".
+ */
+static void smjit(void)
+{
+	uint8_t map[64];
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fl_jit_reg reg = { .sz = sizeof(reg), .name = "counts-smjit" };
+	struct fl_diag d;
+
+	if (code == MAP_FAILED)
+		die("mmap");
+	memcpy(code, code_bytes, sizeof(code_bytes));
+	map_one_record(map, (uintptr_t)code);
+	map[40] = 77;		/* the record's ID */
+	reg.stackmap = map;
+	reg.stackmap_size = sizeof(map);
+	reg.code_start = (uintptr_t)code;
+	reg.code_size = 4096;
+	if (fl_jit_register(&reg, &d) <= 0)
+		die("fl_jit_register (stack map only)");
+	printf("smjit 0x%llx\n", (unsigned long long)(uintptr_t)code + 4);
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -203,6 +234,8 @@ int main(int argc, char **argv)
 			jit(n, 0);
 		else if (sscanf(a, "jitlive:%ld", &n) == 1)
 			jit(n, 1);
+		else if (!strcmp(a, "smjit"))
+			smjit();
 		else if (sscanf(a, "sleep:%ld", &n) == 1)
 			sleep_ms(n);
 		else if (sscanf(a, "soak:%u:%ld", &seed, &n) == 2)

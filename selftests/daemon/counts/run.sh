@@ -10,6 +10,8 @@
 #   - a process that exits right after registering;
 #   - deferred registration (the shim's): one failed check and an exit at
 #     once, and a daemon that starts 100 ms after the program;
+#   - a JIT module with a stack map alone: faultline stackmaps finds its
+#     record (by PC and by ID);
 #   - the soak: 20 kill -9s of the daemon (restarted each time on the same
 #     state directory) while 20 programs of random lifetimes fail checks,
 #     load and unload JIT code and exit (half of them with _exit), in
@@ -266,6 +268,27 @@ eventually exited "$pid" || bad "deferred, daemon 100 ms later: not listed as ex
 exact "deferred, daemon started 100 ms later: counted exactly" "$W/dl.out"
 dstop
 exact_state "deferred registrations: records" "$W/dq.out" "$W/dl.out"
+
+echo "-- a JIT module with a stack map alone: faultlined knows its records"
+dstart
+prog sm smjit wait
+saw sm wait
+pid=$(pid_of "$W/sm.out")
+smpc=$(awk '$1 == "smjit" { print $2; exit }' "$W/sm.out")
+# faultline stackmaps PID --pc: the process's own lookup (fl_stackmap_record_at).
+if eventually sh -c '"$1" stackmaps --pc "$2" "$3" 2>&1 | grep -q "record 77 at $2"' _ "$FL" "$smpc" "$pid"; then
+	ok "stack map only JIT module: faultline stackmaps --pc $smpc finds record 77"
+else
+	bad "stack map only JIT module: faultline stackmaps --pc $smpc: $("$FL" stackmaps --pc "$smpc" "$pid" 2>&1 | head -3)"
+fi
+if "$FL" stackmaps --id 77 "$pid" 2>&1 | grep -q "1 stack map record"; then
+	ok "stack map only JIT module: faultline stackmaps --id 77 lists it"
+else
+	bad "stack map only JIT module: faultline stackmaps --id 77: $("$FL" stackmaps --id 77 "$pid" 2>&1 | head -3)"
+fi
+say
+reap
+dstop
 
 # ---- the soak
 soak() {
