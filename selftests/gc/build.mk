@@ -20,6 +20,10 @@
 #                                 JIT code whose CFA libunwind cannot
 #                                 compute: -ENODATA (the same code with
 #                                 plain rules: walked to the end)
+#   walk_gives_up_past_max_frames JIT code with an ordinary frame, over a
+#                                 stack of its own frames one past another:
+#                                 FL_WALK_MAX_FRAMES of them walked to the
+#                                 end, one more: -ELOOP
 #   signal_frame_is_the_context   from a signal context, the interrupted
 #                                 frame's registers are the context's, and a
 #                                 write to one is what the code sees next
@@ -69,6 +73,12 @@ $(GC_OUT)/walk_ends_at_a_frame_it_cannot_step_out_of: \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(GC_LIBS)
 
+$(GC_OUT)/walk_gives_up_past_max_frames: \
+		$(B)/obj/$(GC_DIR)/walk_gives_up_past_max_frames.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(GC_LIBS)
+
 # -rdynamic: MCJIT resolves the collector's functions and safepoint_fn in
 # the program.
 $(GC_OUT)/moved_roots_in_mcjit_code: $(B)/obj/$(GC_DIR)/moved_roots_in_mcjit_code.o \
@@ -92,6 +102,7 @@ $(GC_OUT)/signal_frame_is_the_context: $(B)/obj/$(GC_DIR)/signal_frame_is_the_co
 
 GC_BINS := $(foreach v,$(GC_VARIANTS),$(GC_OUT)/moved_roots_keep_results_$(v)) \
 	$(GC_OUT)/walk_refuses_bad_input $(GC_OUT)/walk_ends_at_a_frame_it_cannot_step_out_of \
+	$(GC_OUT)/walk_gives_up_past_max_frames \
 	$(GC_OUT)/signal_frame_is_the_context \
 	$(GC_OUT)/moved_roots_in_mcjit_code
 .SECONDARY: $(GC_OUT)/ll/workload.opt.ll $(foreach v,$(GC_VARIANTS),$(GC_OUT)/ll/workload-$(v).o) \

@@ -20,6 +20,7 @@ done
 [ "$variants" -eq 8 ] || { echo "FAIL check-gc: $variants variants in $bin, not 8"; failed+=(variants); }
 t_run "$TIMEOUT" "$bin/walk_refuses_bad_input"
 t_run "$TIMEOUT" "$bin/walk_ends_at_a_frame_it_cannot_step_out_of"
+t_run "$TIMEOUT" "$bin/walk_gives_up_past_max_frames"
 t_run "$TIMEOUT" "$bin/signal_frame_is_the_context"
 t_run "$TIMEOUT" "$bin/moved_roots_in_mcjit_code" "$bin/ll/workload.opt.ll"
 t_summary check-gc

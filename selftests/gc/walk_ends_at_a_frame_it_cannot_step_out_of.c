@@ -8,11 +8,12 @@
  * stack pointer) is walked to the outermost frame (0): the -ENODATA is
  * the CFI's doing.
  *
- * Not tested here: -ELOOP.  JIT code whose unwind information returns to
- * itself with the CFA not moving (its return address stored below its
- * stack pointer) ended the walk with -ENODATA when tried, not a loop
- * (where libunwind 1.6.2 refuses it is not yet known); a stack of
- * FL_WALK_MAX_FRAMES real frames would need gigabytes of stack.
+ * -ELOOP is walk_gives_up_past_max_frames's.  JIT code whose unwind
+ * information returns to the same address with the CFA not moving ends
+ * the walk with -ENODATA, not a loop: libunwind 1.6.2 refuses a step that
+ * leaves both the pc and the CFA as they were (tried, not kept as a test:
+ * two functions returning to each other with the CFA not moving are
+ * stepped through, to -ELOOP).
  *
  * Exits 0 (pass) or 1 (fail, with the reason).
  */
