@@ -680,7 +680,10 @@ static int64_t send_header(int fd, uint16_t type)
  *      is full, is -EAGAIN at once) to a daemon of root or this uid;
  *   2. HELLO with the counters' region, then every module (MODULE_ADD,
  *      SYMBOLS), sent by deadline (monotonic ms): they wait in the socket
- *      however slow the daemon is to read them;
+ *      however slow the daemon is to read them.  Names not yet read from
+ *      a module's file are read now only with names (flush): fl_init
+ *      leaves them to the fl-agent thread; a forked child, which may
+ *      _exit at once, reads them before fork returns;
  *   3. with wait only (fl_init): WELCOME; and, for a first registration
  *      with a daemon whose eBPF program runs, SYNC and its REPLY (the
  *      kernel knows every faulting PC sent in 2), then COMPLETE: fl_init
@@ -696,7 +699,8 @@ static int64_t send_header(int fd, uint16_t type)
  * WELCOME came already), or -errno when there is no connection to go on
  * with.
  */
-static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wait, bool *welcome)
+static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wait, bool names,
+				bool *welcome)
 {
 	struct fl_ownfd moved;
 	char buf[256];
@@ -737,7 +741,7 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 	if (err)
 		goto fail;
 	reset_sent();
-	err = flush(fd, deadline, !wait);
+	err = flush(fd, deadline, names);
 	if (err == -EAGAIN || (!err && !wait))
 		goto later;
 	if (err)
@@ -849,7 +853,7 @@ static void *agent_thread(void *arg)
 			 * many registrations) is waited for, rather than left
 			 * and asked again, which only adds to its work.
 			 */
-			fd = connect_and_register(mono_ms() + BACKGROUND_SEND_S * 1000, 0, false,
+			fd = connect_and_register(mono_ms() + BACKGROUND_SEND_S * 1000, 0, false, true,
 						  &welcome);
 			if (fd < 0) {
 				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED &&
@@ -1053,7 +1057,7 @@ static void fork_child(int counters_err)
 	 */
 	{
 		bool welcome;
-		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, true,
+		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, true, true,
 					      &welcome);
 
 		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
@@ -1101,7 +1105,7 @@ int fl_agent_start(const char *given)
 	 * Synchronous first try: a short-lived process is counted too.  It is
 	 * the first registration if no other thread has dispatched a fault yet.
 	 */
-	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true,
+	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true, false,
 				  &welcome);
 	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
 		atomic_store(&welcomed, welcome);
