@@ -509,6 +509,8 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *uc);
  * published the modules since, and the fault is to be looked up again.
  */
 bool fl_dispatch_scan_wait(const siginfo_t *si);
+/* Waits while scan_pending is set, at most ms milliseconds: whether it was cleared (also by an exit's wait). */
+bool fl_dispatch_scan_wait_ms(long ms);
 /* The first rescan has published its modules: clears scan_pending, wakes the waiters. */
 void fl_dispatch_scan_done(void);
 

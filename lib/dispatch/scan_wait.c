@@ -32,19 +32,18 @@
 /* The longest a fault waits for the first rescan. */
 #define SCAN_WAIT_S 5
 
-bool fl_dispatch_scan_wait(const siginfo_t *si)
+bool fl_dispatch_scan_wait_ms(long ms)
 {
 	struct timespec end, now, left;
 
-	if (!atomic_load_explicit(&fl_dispatch.scan_pending, memory_order_acquire))
-		return false;
-	if (si->si_code <= 0 ||
-	    (int32_t)syscall(SYS_gettid) == atomic_load_explicit(&fl_dispatch.scanner,
-								  memory_order_relaxed))
-		return false;
 	if (clock_gettime(CLOCK_MONOTONIC, &end) != 0)
 		return false;
-	end.tv_sec += SCAN_WAIT_S;
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
 	/* Acquire: pairs with fl_dispatch_scan_done's release (the snapshot it follows). */
 	while (atomic_load_explicit(&fl_dispatch.scan_pending, memory_order_acquire)) {
 		if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
@@ -61,6 +60,17 @@ bool fl_dispatch_scan_wait(const siginfo_t *si)
 		syscall(SYS_futex, &fl_dispatch.scan_pending, FUTEX_WAIT_PRIVATE, 1, &left, NULL, 0);
 	}
 	return true;
+}
+
+bool fl_dispatch_scan_wait(const siginfo_t *si)
+{
+	if (!atomic_load_explicit(&fl_dispatch.scan_pending, memory_order_acquire))
+		return false;
+	if (si->si_code <= 0 ||
+	    (int32_t)syscall(SYS_gettid) == atomic_load_explicit(&fl_dispatch.scanner,
+								  memory_order_relaxed))
+		return false;
+	return fl_dispatch_scan_wait_ms(SCAN_WAIT_S * 1000L);
 }
 
 void fl_dispatch_scan_done(void)

@@ -6,13 +6,11 @@
  */
 #include <errno.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <faultline/discovery.h>
@@ -281,22 +279,5 @@ bool fl_table_scan_pending(void)
 
 bool fl_table_scan_wait(int ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	/* A plain wait on the futex word the faults wait on (lib/dispatch/scan_wait.c). */
-	while (fl_table_scan_pending()) {
-		struct timespec before, after;
-		long spent;
-
-		clock_gettime(CLOCK_MONOTONIC, &before);
-		syscall(SYS_futex, &fl_dispatch.scan_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
-		clock_gettime(CLOCK_MONOTONIC, &after);
-		spent = (after.tv_sec - before.tv_sec) * 1000000000L + after.tv_nsec - before.tv_nsec;
-		if (spent >= ts.tv_sec * 1000000000L + ts.tv_nsec)
-			break;
-		spent = ts.tv_sec * 1000000000L + ts.tv_nsec - spent;
-		ts.tv_sec = spent / 1000000000L;
-		ts.tv_nsec = spent % 1000000000L;
-	}
-	return !fl_table_scan_pending();
+	return fl_dispatch_scan_wait_ms(ms);
 }
