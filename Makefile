@@ -114,6 +114,7 @@ include daemon/faultlined/build.mk
 include selftests/unit/build.mk
 include selftests/cli/build.mk
 include selftests/docs/build.mk
+include docs/examples/build.mk
 include selftests/install/build.mk
 include selftests/progs/build.mk
 include selftests/healable/build.mk
@@ -156,7 +157,7 @@ check-san: | deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 STRESS_SECONDS=10 check-unit check-cli \
 		check-discovery check-jit check-stress
 
-CHECKS := check-layers check-unit check-cli check-docs check-install check-conformance check-healable check-discovery \
+CHECKS := check-layers check-unit check-cli check-docs check-codegen check-install check-conformance check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-gc check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
 	check-daemon-fair check-daemon-patch check-daemon-heal check-bpf check-profile check-vm \
