@@ -24,7 +24,7 @@ DEMO="
 llvm-14
 "
 TEST="
-llvm-14 llvm-14-dev lld-14 libclang-rt-14-dev
+llvm-14 llvm-14-dev lld-14 lld libclang-rt-14-dev
 check
 openjdk-17-jdk-headless nodejs python3
 python3-prometheus-client tmux strace
