@@ -3,7 +3,12 @@
 # installed into a scratch prefix (make install PREFIX=...): the guide's
 # commands in a copy of docs/examples/, their output compared with the
 # guide's (check.py says how).
-#   run.sh WORKDIR
+#   run.sh WORKDIR PC_FILE
+#
+# PC_FILE is the Makefile's faultline.pc: it is made once, with the PREFIX
+# of the make that made it, and not remade for another PREFIX.  So it is
+# removed before this install (make install writes it with our prefix) and
+# after (the next install, check-install's, writes it with its own).
 #
 # The environment stands for "faultline is installed": PATH finds
 # faultline, pkg-config finds faultline.pc, ld.so finds libfaultline.so.
@@ -13,12 +18,16 @@
 set -eu
 cd "$(dirname "$0")/../.."
 W=$(realpath -m "$1")
+PC=$2
 rm -rf "$W" && mkdir -p "$W"
+trap 'rm -f "$PC"' EXIT
+rm -f "$PC"
 make --no-print-directory -s install PREFIX="$W/prefix" >/dev/null
+rm -f "$PC"
 cp -r docs/examples "$W/examples"
 export PATH="$W/prefix/bin:$PATH"
 export PKG_CONFIG_PATH="$W/prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$W/prefix/lib"
 export FAULTLINE_SOCKET="$W/no-daemon/faultlined.sock"
 unset PKG_CONFIG_SYSROOT_DIR FAULTLINE_LOG FAULTLINE_HEAL_AFTER FAULTLINE_UNHEAL_AFTER
-exec python3 docs/examples/check.py docs/codegen.md docs/examples "$W/examples"
+python3 docs/examples/check.py docs/codegen.md docs/examples "$W/examples"
