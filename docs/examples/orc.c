@@ -4,7 +4,10 @@
  * LLVM 14's C API, its implicit null checks registered with faultline, and
  * a null item priced through the fault.
  *
- *   orc price.ll
+ *   orc price.ll [points.ll]
+ *
+ * With points.ll too, it also rewrites a patch point in the JIT code: the
+ * stack map is relocated and registered as the fault map is.
  *
  * LLVM 14's C API offers no memory-manager callbacks for ORC (OrcEE.h has
  * only LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager, whose
@@ -12,11 +15,12 @@
  * captured where they are loaded, as MCJIT's memory manager does
  * (mcjit.c).  What the C API does offer is the object transform layer:
  * every object passes through a transform before it is linked.  The
- * transform keeps a copy of the object; once the code is linked, the copy's
- * .llvm_faultmaps is relocated by hand: each FunctionAddress field gets the
- * runtime address of the function its relocation names, which the JIT's
- * lookup gives.  So every function with implicit checks must be a symbol
- * the JIT can look up (external linkage); this example refuses any other.
+ * transform keeps a copy of each object; once its code is linked, the
+ * copy's .llvm_faultmaps and .llvm_stackmaps are relocated by hand: each
+ * function address field gets the runtime address of the function its
+ * relocation names, which the JIT's lookup gives.  So every function a
+ * map names must be a symbol the JIT can look up (external linkage); this
+ * example refuses any other.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,17 +40,25 @@
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
 #include <faultline/format.h>
+#include <faultline/patch.h>
+#include <faultline/points.h>
 
 #define MAX_FUNCTIONS 64
+#define MAX_OBJECTS 8
 
-/* What the transform saw of the object, for after linking. */
-struct captured {
-	struct fl_elf *elf;		/* the object's copy, or NULL */
-	int objects;
+/* What the transform saw of one object, for after linking. */
+struct object {
+	struct fl_elf *elf;		/* the object's copy */
 	/* The object's symbols with a size: the functions' lengths. */
 	int nsyms;
 	char *sym_name[MAX_FUNCTIONS];
 	uint64_t sym_size[MAX_FUNCTIONS];
+	int registered;			/* its fl_jit_register id, 0 before */
+};
+
+struct captured {
+	int nobjects;
+	struct object obj[MAX_OBJECTS];
 	char err[512];
 };
 
@@ -69,21 +81,27 @@ static LLVMErrorRef capture(void *ctx, LLVMMemoryBufferRef *obj)
 	struct fl_diag diag;
 	LLVMSymbolIteratorRef si;
 	LLVMBinaryRef bin;
+	struct object *o;
 	char *msg = NULL;
 	int ret;
 
-	if (++c->objects > 1) {
-		/* One module, one object: a second would need a list here. */
-		snprintf(c->err, sizeof(c->err), "more than one object");
+	if (c->nobjects == MAX_OBJECTS) {
+		snprintf(c->err, sizeof(c->err), "more than %d objects", MAX_OBJECTS);
 		return fail(c->err);
 	}
-	ret = fl_elf_open_mem(data, size, NULL, &c->elf, &diag);
+	o = &c->obj[c->nobjects];
+	ret = fl_elf_open_mem(data, size, NULL, &o->elf, &diag);
 	if (ret < 0) {
 		snprintf(c->err, sizeof(c->err), "object: %s", diag.msg);
 		return fail(c->err);
 	}
-	if (fl_elf_section(c->elf, FL_SECTION_FAULTMAP, &sec) < 0)
-		return NULL;	/* no implicit checks: nothing to register */
+	if (fl_elf_section(o->elf, FL_SECTION_FAULTMAP, &sec) < 0 &&
+	    fl_elf_section(o->elf, FL_SECTION_STACKMAP, &sec) < 0) {
+		fl_elf_close(o->elf);	/* no maps: nothing to register */
+		o->elf = NULL;
+		return NULL;
+	}
+	c->nobjects++;
 
 	bin = LLVMCreateBinary(*obj, NULL, &msg);
 	if (!bin) {
@@ -93,63 +111,95 @@ static LLVMErrorRef capture(void *ctx, LLVMMemoryBufferRef *obj)
 	}
 	si = LLVMObjectFileCopySymbolIterator(bin);
 	for (; !LLVMObjectFileIsSymbolIteratorAtEnd(bin, si); LLVMMoveToNextSymbol(si)) {
-		if (LLVMGetSymbolSize(si) == 0 || c->nsyms == MAX_FUNCTIONS)
+		if (LLVMGetSymbolSize(si) == 0 || o->nsyms == MAX_FUNCTIONS)
 			continue;
-		c->sym_name[c->nsyms] = strdup(LLVMGetSymbolName(si));
-		c->sym_size[c->nsyms++] = LLVMGetSymbolSize(si);
+		o->sym_name[o->nsyms] = strdup(LLVMGetSymbolName(si));
+		o->sym_size[o->nsyms++] = LLVMGetSymbolSize(si);
 	}
 	LLVMDisposeSymbolIterator(si);
 	LLVMDisposeBinary(bin);
 	return NULL;
 }
 
-static uint64_t symbol_size(const struct captured *c, const char *name)
+static uint64_t symbol_size(const struct object *o, const char *name)
 {
-	for (int i = 0; i < c->nsyms; i++)
-		if (c->sym_name[i] && strcmp(c->sym_name[i], name) == 0)
-			return c->sym_size[i];
+	for (int i = 0; i < o->nsyms; i++)
+		if (o->sym_name[i] && strcmp(o->sym_name[i], name) == 0)
+			return o->sym_size[i];
 	return 0;
 }
 
 /*
- * The captured .llvm_faultmaps, relocated to where the JIT put each
- * function: returns a malloc'ed copy with *size and the code's span set,
- * or NULL with c->err set.
+ * The next function address field of a fault map or stack map: returns 1
+ * with *address_offset set, 0 at the end, -1 with diag filled in.
  */
-static void *relocated_faultmap(LLVMOrcLLJITRef jit, struct captured *c, size_t *size,
-				uint64_t *code_start, uint64_t *code_size)
+static int next_function(enum fl_section_kind kind, void *cursor, size_t *address_offset,
+			 struct fl_diag *diag)
 {
-	struct fl_faultmap_cursor cur;
-	struct fl_faultmap_event ev;
+	int ret;
+
+	(void)diag;
+	if (kind == FL_SECTION_FAULTMAP) {
+		struct fl_faultmap_event ev;
+
+		while ((ret = fl_faultmap_next(cursor, &ev)) > 0)
+			if (ev.type == FL_FM_FUNCTION) {
+				*address_offset = ev.function.address_offset;
+				return 1;
+			}
+	} else {
+		struct fl_stackmap_event ev;
+
+		while ((ret = fl_stackmap_next(cursor, &ev)) > 0)
+			if (ev.type == FL_SM_FUNCTION) {
+				*address_offset = ev.function.address_offset;
+				return 1;
+			}
+	}
+	return ret < 0 ? -1 : 0;
+}
+
+/*
+ * o's map section kind, relocated to where the JIT put each function:
+ * returns a malloc'ed copy with *size set and [*lo, *hi) widened to the
+ * functions it names, or NULL: with *size 0 when o has no such section,
+ * else with c->err set.
+ */
+static void *relocated(LLVMOrcLLJITRef jit, struct captured *c, const struct object *o,
+		       enum fl_section_kind kind, size_t *size, uint64_t *lo, uint64_t *hi)
+{
+	union {
+		struct fl_faultmap_cursor fm;
+		struct fl_stackmap_cursor sm;
+	} cur;
 	struct fl_elf_section sec;
 	struct fl_diag diag;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t address_offset;
 	unsigned char *copy;
 	int ret;
 
-	if (fl_elf_section(c->elf, FL_SECTION_FAULTMAP, &sec) < 0) {
-		snprintf(c->err, sizeof(c->err), "no %s in the object", FL_FAULTMAP_SECTION);
+	*size = 0;
+	if (fl_elf_section(o->elf, kind, &sec) < 0)
 		return NULL;
-	}
 	copy = malloc(sec.size);
 	if (!copy) {
 		snprintf(c->err, sizeof(c->err), "out of memory");
 		return NULL;
 	}
 	memcpy(copy, sec.data, sec.size);
-	fl_faultmap_cursor_init(&cur, sec.data, sec.size, sec.parse_flags, &diag);
-	while ((ret = fl_faultmap_next(&cur, &ev)) > 0) {
+	if (kind == FL_SECTION_FAULTMAP)
+		fl_faultmap_cursor_init(&cur.fm, sec.data, sec.size, sec.parse_flags, &diag);
+	else
+		fl_stackmap_cursor_init(&cur.sm, sec.data, sec.size, sec.parse_flags, &diag);
+	while ((ret = next_function(kind, &cur, &address_offset, &diag)) > 0) {
 		struct fl_elf_reloc rel;
 		LLVMOrcExecutorAddress addr = 0;
 		LLVMErrorRef err;
 		uint64_t len;
 
-		if (ev.type != FL_FM_FUNCTION)
-			continue;
-		if (fl_elf_reloc(c->elf, FL_SECTION_FAULTMAP, ev.function.address_offset, &rel) < 0 ||
-		    !rel.function) {
-			snprintf(c->err, sizeof(c->err), "function %u: no relocation names it",
-				 ev.function.index);
+		if (fl_elf_reloc(o->elf, kind, address_offset, &rel) < 0 || !rel.function) {
+			snprintf(c->err, sizeof(c->err), "%s+%#zx: no relocation names a function",
+				 fl_section_kind_name(kind), address_offset);
 			goto fail;
 		}
 		err = LLVMOrcLLJITLookup(jit, &addr, rel.function);
@@ -157,36 +207,79 @@ static void *relocated_faultmap(LLVMOrcLLJITRef jit, struct captured *c, size_t 
 			char *m = LLVMGetErrorMessage(err);
 
 			snprintf(c->err, sizeof(c->err),
-				 "%s: %s (a function with implicit checks needs external linkage)",
+				 "%s: %s (a function a map names needs external linkage)",
 				 rel.function, m);
 			LLVMDisposeErrorMessage(m);
 			goto fail;
 		}
-		len = symbol_size(c, rel.function);
+		len = symbol_size(o, rel.function);
 		if (len == 0) {
 			snprintf(c->err, sizeof(c->err), "%s: no size in the object", rel.function);
 			goto fail;
 		}
-		/* Fault maps are little-endian (x86-64): store as the loader would. */
-		memcpy(copy + ev.function.address_offset, &addr, sizeof(addr));
-		lo = addr < lo ? addr : lo;
-		hi = addr + len > hi ? addr + len : hi;
+		/* Both maps are little-endian here (x86-64): store as a loader would. */
+		memcpy(copy + address_offset, &addr, sizeof(addr));
+		*lo = addr < *lo ? addr : *lo;
+		*hi = addr + len > *hi ? addr + len : *hi;
 	}
 	if (ret < 0) {
 		snprintf(c->err, sizeof(c->err), "%s", diag.msg);
 		goto fail;
 	}
 	*size = sec.size;
-	*code_start = lo;
-	*code_size = hi > lo ? hi - lo : 0;
 	return copy;
 fail:
 	free(copy);
 	return NULL;
 }
 
+/*
+ * Registers every object the transform captured and nobody registered
+ * yet.  Returns 0, or -1 with c->err set.
+ */
+static int register_new(LLVMOrcLLJITRef jit, struct captured *c)
+{
+	for (int i = 0; i < c->nobjects; i++) {
+		struct object *o = &c->obj[i];
+		uint64_t lo = UINT64_MAX, hi = 0;
+		size_t fm_size, sm_size;
+		struct fl_diag diag;
+		void *fm, *sm;
+		int id;
+
+		if (o->registered)
+			continue;
+		fm = relocated(jit, c, o, FL_SECTION_FAULTMAP, &fm_size, &lo, &hi);
+		if (!fm && fm_size == 0 && c->err[0])
+			return -1;
+		sm = relocated(jit, c, o, FL_SECTION_STACKMAP, &sm_size, &lo, &hi);
+		if (!sm && sm_size == 0 && c->err[0]) {
+			free(fm);
+			return -1;
+		}
+
+		FL_OPTS(fl_jit_reg, reg, .name = "orc", .faultmap = fm, .faultmap_size = fm_size,
+			.stackmap = sm, .stackmap_size = sm_size,
+			.code_start = lo, .code_size = hi > lo ? hi - lo : 0);
+		id = fl_jit_register(&reg, &diag);
+		free(fm);	/* copied by fl_jit_register */
+		free(sm);
+		if (id < 0) {
+			/* diag.msg names the function already. */
+			if (id == -EINVAL)
+				snprintf(c->err, sizeof(c->err), "%s", diag.msg);
+			else
+				snprintf(c->err, sizeof(c->err), "fl_jit_register: %s", strerror(-id));
+			return -1;
+		}
+		o->registered = id;
+	}
+	return 0;
+}
+
 static int print_site(const struct fl_site *s, void *ctx)
 {
+	/* Offsets from price_of, the first function of price.ll. */
 	uint64_t code_start = *(const uint64_t *)ctx;
 
 	if (strcmp(s->module_name, "orc") == 0)
@@ -205,31 +298,93 @@ static int die_llvm(const char *what, LLVMErrorRef err)
 	return 1;
 }
 
+/* Compiles and links file into the JIT's main library. */
+static int add_module(LLVMOrcLLJITRef jit, const char *file)
+{
+	LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
+	LLVMOrcThreadSafeModuleRef tsm;
+	LLVMMemoryBufferRef buf;
+	LLVMModuleRef mod;
+	LLVMErrorRef err;
+	char *msg = NULL;
+
+	if (LLVMCreateMemoryBufferWithContentsOfFile(file, &buf, &msg) ||
+	    /* Takes the buffer, in success and failure. */
+	    LLVMParseIRInContext(LLVMOrcThreadSafeContextGetContext(tsctx), buf, &mod, &msg)) {
+		fprintf(stderr, "orc: %s: %s\n", file, msg);
+		return 1;
+	}
+	tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
+	LLVMOrcDisposeThreadSafeContext(tsctx);	/* the module keeps it */
+	err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm);
+	return err ? die_llvm(file, err) : 0;
+}
+
+/*
+ * The address of a function, compiled and linked by the lookup if it was
+ * not, and the maps of what was linked registered.  Returns 0 with *addr
+ * set, or 1 having said why.
+ */
+static int function(LLVMOrcLLJITRef jit, struct captured *c, const char *name,
+		    LLVMOrcExecutorAddress *addr)
+{
+	LLVMErrorRef err = LLVMOrcLLJITLookup(jit, addr, name);
+
+	if (err)
+		return die_llvm(name, err);
+	/* The transform ran during the lookup, for whatever it linked. */
+	if (c->err[0] || register_new(jit, c) < 0) {
+		fprintf(stderr, "orc: %s\n", c->err);
+		return 1;
+	}
+	return 0;
+}
+
+/* Patch point 7 of points.ll in JIT code: rewritten, then reset. */
+static int patch_discount(LLVMOrcLLJITRef jit, struct captured *c)
+{
+	/* mov %rdi,%rax; shr %rax: the price's first argument, halved. */
+	static const uint8_t half[] = { 0x48, 0x89, 0xf8, 0x48, 0xd1, 0xe8 };
+	LLVMOrcExecutorAddress addr;
+	struct fl_diag diag;
+	int64_t (*discount)(int64_t);
+
+	if (function(jit, c, "discount", &addr))
+		return 1;
+	discount = (int64_t (*)(int64_t))addr;
+	if (fl_patch_enable(&diag) < 0)
+		goto fail;
+	printf("discount(100) = %lld\n", (long long)discount(100));
+	/* By ID (pc NULL): 7 is unique in the process. */
+	if (fl_patchpoint_write(7, NULL, half, sizeof(half), NULL, &diag) < 0)
+		goto fail;
+	printf("patched: discount(100) = %lld\n", (long long)discount(100));
+	if (fl_patchpoint_reset(7, NULL, &diag) < 0)
+		goto fail;
+	printf("reset: discount(100) = %lld\n", (long long)discount(100));
+	return 0;
+fail:
+	fprintf(stderr, "orc: %s\n", diag.msg);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	/* The pass is off unless asked for, through LLVM's command line. */
 	const char *llvm_argv[] = { "orc", "-enable-implicit-null-checks" };
 	struct captured cap = { 0 };
 	struct fl_stats st = { .sz = sizeof(st) };
-	struct fl_diag diag;
-	LLVMOrcThreadSafeContextRef tsctx;
-	LLVMOrcThreadSafeModuleRef tsm;
 	LLVMOrcLLJITBuilderRef builder;
 	LLVMOrcLLJITRef jit;
 	LLVMTargetMachineRef tm;
-	LLVMMemoryBufferRef buf;
-	LLVMModuleRef mod;
 	LLVMTargetRef target;
 	LLVMErrorRef err;
 	LLVMOrcExecutorAddress price_addr, set_addr;
-	uint64_t code_start, code_size;
-	size_t fm_size;
-	void *fm;
 	char *msg = NULL, *triple;
-	int id, ret;
+	int ret;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: orc FILE.ll\n");
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: orc price.ll [points.ll]\n");
 		return 2;
 	}
 	ret = fl_init(NULL);
@@ -262,45 +417,13 @@ int main(int argc, char **argv)
 		return die_llvm("LLJIT", err);
 	LLVMOrcObjectTransformLayerSetTransform(LLVMOrcLLJITGetObjTransformLayer(jit),
 						capture, &cap);
+	for (int i = 1; i < argc; i++)
+		if (add_module(jit, argv[i]))
+			return 1;
 
-	tsctx = LLVMOrcCreateNewThreadSafeContext();
-	if (LLVMCreateMemoryBufferWithContentsOfFile(argv[1], &buf, &msg) ||
-	    /* Takes the buffer, in success and failure. */
-	    LLVMParseIRInContext(LLVMOrcThreadSafeContextGetContext(tsctx), buf, &mod, &msg)) {
-		fprintf(stderr, "orc: %s: %s\n", argv[1], msg);
+	if (function(jit, &cap, "price_of", &price_addr) ||
+	    function(jit, &cap, "set_price", &set_addr))
 		return 1;
-	}
-	tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
-	LLVMOrcDisposeThreadSafeContext(tsctx);	/* the module keeps it */
-	err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm);
-	if (err)
-		return die_llvm("add module", err);
-
-	/* The first lookup compiles and links: the transform has run after it. */
-	err = LLVMOrcLLJITLookup(jit, &price_addr, "price_of");
-	if (err)
-		return die_llvm("price_of", err);
-	err = LLVMOrcLLJITLookup(jit, &set_addr, "set_price");
-	if (err)
-		return die_llvm("set_price", err);
-	if (cap.err[0]) {
-		fprintf(stderr, "orc: %s\n", cap.err);
-		return 1;
-	}
-	fm = relocated_faultmap(jit, &cap, &fm_size, &code_start, &code_size);
-	if (!fm) {
-		fprintf(stderr, "orc: %s\n", cap.err);
-		return 1;
-	}
-
-	FL_OPTS(fl_jit_reg, reg, .name = "orc", .faultmap = fm, .faultmap_size = fm_size,
-		.code_start = code_start, .code_size = code_size);
-	id = fl_jit_register(&reg, &diag);
-	free(fm);	/* copied by fl_jit_register */
-	if (id < 0) {
-		fprintf(stderr, "orc: fl_jit_register: %s\n", id == -EINVAL ? diag.msg : strerror(-id));
-		return 1;
-	}
 
 	int (*price_of)(int *) = (int (*)(int *))price_addr;
 	int (*set_price)(int *, int) = (int (*)(int *, int))set_addr;
@@ -311,14 +434,20 @@ int main(int argc, char **argv)
 	printf("set_price(NULL, 7) = %d\n", set_price(NULL, 7));
 	ret = set_price(&item, 7);
 	printf("set_price(&item, 7) = %d, item = %d\n", ret, item);
-	fl_site_for_each(print_site, &code_start);
+	fl_site_for_each(print_site, &price_addr);
 	fl_stats_get(&st);
 	printf("faults claimed: %llu\n", (unsigned long long)st.claimed);
+	if (argc == 3 && patch_discount(jit, &cap))
+		return 1;
 
-	fl_jit_unregister(id);	/* before the code goes away */
+	/* Unregistered before the code goes away. */
+	for (int i = 0; i < cap.nobjects; i++) {
+		if (cap.obj[i].registered)
+			fl_jit_unregister(cap.obj[i].registered);
+		fl_elf_close(cap.obj[i].elf);
+		for (int k = 0; k < cap.obj[i].nsyms; k++)
+			free(cap.obj[i].sym_name[k]);
+	}
 	LLVMOrcDisposeLLJIT(jit);
-	fl_elf_close(cap.elf);
-	for (int i = 0; i < cap.nsyms; i++)
-		free(cap.sym_name[i]);
 	return 0;
 }
