@@ -121,6 +121,37 @@ as_nobody env -u FAULTLINE_SOCKET XDG_RUNTIME_DIR="$W/nxdg" "$FL" stats --pid "$
 	>/dev/null 2>"$W/nstats-root.err"
 check "nobody's stats --pid of root's process is refused (exit $?)" test $? != 0
 
+echo "# requests: to one's own process, not to another user's"
+mkfifo -m 666 "$W/rin" "$W/nin"
+"${RENV[@]}" "$PROG" wait 1 0 0 <"$W/rin" >"$W/rw.out" 2>"$W/rw.err" &
+PIDS+=($!)
+exec 8>"$W/rin"
+# setpriv itself in the background: the pid kept is the program's.
+setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "${NENV[@]}" "$PROG" wait 1 0 0 \
+	<"$W/nin" >"$W/nw.out" 2>"$W/nw.err" &
+PIDS+=($!)
+exec 7>"$W/nin"
+ready() { grep -q "^ready" "$1"; }
+eventually ready "$W/rw.out" && eventually ready "$W/nw.out"
+check "root's and nobody's waiting programs are up" test $? = 0
+rwpid=$(awk '/^ready/ { print $2 }' "$W/rw.out")
+nwpid=$(awk '/^ready/ { print $2 }' "$W/nw.out")
+# FAULTLINE_LOG=info: the WELCOME may come after the line "ready".
+check "nobody's waiting program registered with the system daemon" \
+	eventually grep -qF "registered with faultlined at $SYS (system daemon)" "$W/nw.err"
+nreq() {
+	as_nobody env -u FAULTLINE_SOCKET XDG_RUNTIME_DIR="$W/nxdg" "$FL" request "$@"
+}
+nreq "${nwpid:-0}" ping >"$W/ping-own.out" 2>"$W/ping-own.err"
+check "nobody's request to its own process, through the system daemon, is answered (exit $?)" \
+	test $? = 0
+nreq "${rwpid:-0}" ping >/dev/null 2>"$W/ping-root.err"
+check "nobody's request to root's process is answered as if there were none (exit $?)" \
+	grep -q "no registered process ${rwpid:-none}" "$W/ping-root.err"
+env -u FAULTLINE_SOCKET "$FL" request "${nwpid:-0}" ping >/dev/null 2>"$W/ping-root-n.err"
+check "root's request to nobody's process is answered (exit $?)" test $? = 0
+exec 7>&- 8>&-
+
 echo "# nobody's own daemon wins over the system one"
 # setpriv itself, not as_nobody (a function, run in a subshell): the pid
 # kept must be the daemon's.
