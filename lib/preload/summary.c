@@ -141,10 +141,13 @@ static const char *exe_path(void)
  * Formats site s's address into buf: "FILE+0xADDR (FUNCTION+0xOFF)" for a
  * loaded module, "[jit] NAME 0xPC" for code that is not one.
  */
+/* The file last opened for naming, kept for the next site in it. */
+static struct fl_elf *elf;
+static const char *elf_file;
+
 static void name_site(const struct failed *s, char *buf, size_t size)
 {
 	struct link_map *lm = NULL;
-	struct fl_elf *elf = NULL;
 	struct fl_diag d;
 	const char *file, *fn = NULL;
 	uint64_t addr, off = 0;
@@ -158,14 +161,20 @@ static void name_site(const struct failed *s, char *buf, size_t size)
 	/* The main program's link map has no name. */
 	file = lm->l_name && lm->l_name[0] ? lm->l_name : exe_path();
 	addr = s->pc - lm->l_addr;
-	if (fl_elf_open(file, NULL, &elf, &d) == 0)
+	if (file != elf_file) {
+		fl_elf_close(elf);
+		elf = NULL;
+		elf_file = file;
+		if (fl_elf_open(file, NULL, &elf, &d) != 0)
+			elf = NULL;
+	}
+	if (elf)
 		fn = fl_elf_function_containing(elf, addr, &off);
 	if (fn && *fn)
 		fl_fmt(buf, size, "%s+0x%llx (%s+0x%llx)", base_name(file),
 		       (unsigned long long)addr, fn, (unsigned long long)off);
 	else
 		fl_fmt(buf, size, "%s+0x%llx", base_name(file), (unsigned long long)addr);
-	fl_elf_close(elf);
 }
 
 /* ", healed (T1)" or ", unhealable: WHY" when healing touched the site. */
@@ -214,6 +223,9 @@ static void __attribute__((destructor)) summary_at_exit(void)
 			   pad + (n < 10 ? n : 10), count, where, heal);
 		put(line, n);
 	}
+	fl_elf_close(elf);
+	elf = NULL;
+	elf_file = NULL;
 	if (failed_sites > num_shown) {
 		uint64_t rest = failures;
 
