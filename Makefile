@@ -137,6 +137,7 @@ include selftests/daemon/hostile/build.mk
 include selftests/daemon/counts/build.mk
 include selftests/daemon/patch/build.mk
 include selftests/daemon/heal/build.mk
+include selftests/daemon/oneuser/build.mk
 include selftests/profile/build.mk
 include selftests/bench/build.mk
 include scripts/build.mk
@@ -160,7 +161,7 @@ check-san: | deps
 CHECKS := check-layers check-unit check-cli check-docs check-codegen check-install check-conformance check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-gc check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
-	check-daemon-fair check-daemon-patch check-daemon-heal check-bpf check-profile check-vm \
+	check-daemon-fair check-daemon-patch check-daemon-heal check-daemon-oneuser check-bpf check-profile check-vm \
 	check-fuzz check-san
 
 # After each step, scripts/leftovers.sh looks for a process the step left

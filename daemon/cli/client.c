@@ -28,24 +28,49 @@
 /* The daemon answers queries at once; requests within its request timeout. */
 #define REPLY_TIMEOUT_MS 120000
 
+#define SYSTEM_SOCKET "/run/faultline/faultlined.sock"
+
+/*
+ * Whether a daemon the command would believe (root's or this user's)
+ * answers at path: the connection is closed at once, which the daemon
+ * takes as a client that left.
+ */
+static bool answers(const char *path)
+{
+	int fd = fl_proto_connect(path, NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int cli_socket_path(const char *opt, char *buf, size_t len)
 {
 	const char *env = getenv("FAULTLINE_SOCKET");
-	const char *dir;
+	const char *dir = getenv("XDG_RUNTIME_DIR");
 	int n;
 
+	if (dir && dir[0] != '/')
+		dir = NULL;
 	if (opt && *opt)
 		n = snprintf(buf, len, "%s", opt);
 	else if (env && *env)
 		n = snprintf(buf, len, "%s", env);
 	else if (geteuid() == 0)
-		n = snprintf(buf, len, "/run/faultline/faultlined.sock");
-	else if ((dir = getenv("XDG_RUNTIME_DIR")) && dir[0] == '/')
-		n = snprintf(buf, len, "%s/faultline/faultlined.sock", dir);
+		n = snprintf(buf, len, SYSTEM_SOCKET);
 	else {
-		snprintf(buf, len, "XDG_RUNTIME_DIR is not set (or not absolute): "
-			 "give the socket with --socket or $FAULTLINE_SOCKET");
-		return -ENOENT;
+		/*
+		 * As the library looks (fl_init(3)): the user's own daemon,
+		 * else the system one, which serves every user; when neither
+		 * answers, the user's is named in the error (it is the one a
+		 * user starts), or the system one without XDG_RUNTIME_DIR.
+		 */
+		n = dir ? snprintf(buf, len, "%s/faultline/faultlined.sock", dir) : -1;
+		if (n >= 0 && (size_t)n < len && answers(buf))
+			;
+		else if (answers(SYSTEM_SOCKET) || !dir)
+			n = snprintf(buf, len, SYSTEM_SOCKET);
 	}
 	if (n < 0 || (size_t)n >= len || (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		snprintf(buf, len, "the socket path is too long");

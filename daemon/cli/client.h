@@ -24,10 +24,12 @@ struct cli_reply {
 
 /*
  * The daemon's socket: opt (--socket), else $FAULTLINE_SOCKET, else
- * /run/faultline/faultlined.sock as root and
- * $XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise, as faultlined
- * resolves it.  Returns 0 with the path in buf, or -ENAMETOOLONG /
- * -ENOENT (not root and no XDG_RUNTIME_DIR) with a message in buf.
+ * /run/faultline/faultlined.sock as root; otherwise the user's own daemon,
+ * $XDG_RUNTIME_DIR/faultline/faultlined.sock, when one answers there, else
+ * the system daemon at /run/faultline/faultlined.sock when it answers, else
+ * the user's path (the system one without XDG_RUNTIME_DIR), as the library
+ * looks for a daemon to register with.  Returns 0 with the path in buf, or
+ * -ENAMETOOLONG with a message in buf.
  */
 int cli_socket_path(const char *opt, char *buf, size_t len);
 

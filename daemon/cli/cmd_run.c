@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * faultline run [--log LEVEL] [--null-bound BYTES] [--preload PATH] -- PROGRAM [ARGS]
+ * faultline run [--log LEVEL] [--null-bound BYTES] [--summary] [--preload PATH] -- PROGRAM [ARGS]
  *
  * Runs PROGRAM with libfaultline-preload.so in LD_PRELOAD: the same as
  * setting it by hand, with the library found next to this tool.
@@ -74,6 +74,7 @@ static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL
 int cmd_run(int argc, char **argv)
 {
 	const char *preload = getenv("FAULTLINE_PRELOAD"), *null_bound = NULL;
+	bool summary = false;
 	int level = -1;
 	const struct cli_opt opts[] = {
 		{ "log", CLI_OPT_ENUM, &level, .choices = log_levels, .arg = "LEVEL",
@@ -83,6 +84,10 @@ int cmd_run(int argc, char **argv)
 		  .expect = "a positive number of bytes", .arg = "BYTES",
 		  .help = "faults below this address are null checks\n"
 			  "(default: the page size; sets FAULTLINE_NULL_BOUND)" },
+		{ "summary", CLI_OPT_FLAG, &summary,
+		  .help = "at exit, print each site whose check failed, with\n"
+			  "its count, on stderr; nothing when none failed\n"
+			  "(sets FAULTLINE_SUMMARY=1)" },
 		{ "preload", CLI_OPT_STRING, &preload, .arg = "PATH",
 		  .help = "the preload library (default: $FAULTLINE_PRELOAD, else\n"
 			  "../lib/" PRELOAD_NAME " next to this program,\n"
@@ -103,6 +108,8 @@ int cmd_run(int argc, char **argv)
 		setenv("FAULTLINE_LOG", log_levels[level], 1);
 	if (null_bound)
 		setenv("FAULTLINE_NULL_BOUND", null_bound, 1);
+	if (summary)
+		setenv("FAULTLINE_SUMMARY", "1", 1);
 	if (first >= argc) {
 		usage_error("run", "no program to run");
 		return EXIT_USAGE;

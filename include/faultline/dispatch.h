@@ -67,11 +67,13 @@ struct fl_init_opts {
 	/* Counter slots (one per registered site).  0: 1 << 20. */
 	uint32_t max_sites;
 	/*
-	 * faultlined's socket.  NULL: $FAULTLINE_SOCKET, else
-	 * /run/faultline/faultlined.sock as root and
-	 * $XDG_RUNTIME_DIR/faultline/faultlined.sock otherwise.  The process
-	 * registers when a daemon listens there, and keeps trying in the
-	 * background when none does; it works the same either way.
+	 * faultlined's socket.  NULL: $FAULTLINE_SOCKET; either is the only
+	 * daemon looked for.  Without both: as root
+	 * /run/faultline/faultlined.sock (the system daemon); otherwise the
+	 * user's own $XDG_RUNTIME_DIR/faultline/faultlined.sock first, then
+	 * the system daemon's.  The process registers with the first that
+	 * answers, and keeps trying in the background when none does; it
+	 * works the same either way.
 	 */
 	const char *socket_path;
 	/*

@@ -72,7 +72,6 @@ static struct amod **mods;
 static size_t num_mods;
 static int *removed;		/* ids to send MODULE_REMOVE for */
 static size_t num_removed;
-static char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 /*
  * The queue changed: a datagram on wake_pair[1] wakes the fl-agent thread in
  * poll on wake_pair[0].  A socket pair rather than an eventfd, so that ownfd
@@ -100,7 +99,6 @@ static size_t num_unsent_removed;
 /* The process's name, read in the thread that started the agent. */
 static char comm[FL_PROTO_COMM];
 static bool warned;
-static bool peer_warned;	/* about a daemon of another uid */
 static bool sections_warned;	/* about a memfd for the sections */
 static bool region_warned;	/* about the region's descriptor */
 static bool wake_made;		/* the wake-up pair was made once */
@@ -705,23 +703,11 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 	struct fl_ownfd moved;
 	char buf[256];
 	struct fl_msg m;
-	uint32_t uid = 0;
 	int64_t sync_seq;
 	int fd, err;
 
 	*welcome = false;
-	if (!path[0])
-		return -ENOENT;
-	fd = fl_proto_connect(path, &uid);
-	if (fd == -EPERM) {
-		if (!peer_warned) {
-			peer_warned = true;
-			fl_log(FL_LOG_WARN, "%s is served by uid %u, neither root nor this "
-			       "process's uid %u: not registering with it", path, uid,
-			       (unsigned)geteuid());
-		}
-		return fd;
-	}
+	fd = fl_agent_connect();
 	if (fd < 0)
 		return fd;
 	/* Up at faultline's numbers (the caller adopts it). */
@@ -768,7 +754,8 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 		if (err < 0)
 			goto fail;
 	}
-	fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
+	fl_log(FL_LOG_INFO, "registered with faultlined at %s (%s)", fl_agent_path(),
+	       fl_agent_path_what());
 later:
 	/* The fl-agent thread sets its own, longer, send timeouts (flush). */
 	return fd;
@@ -798,7 +785,8 @@ static int read_daemon(int fd)
 	/* The WELCOME of a registration the fl-agent thread finished. */
 	if (m.type == FL_MSG_WELCOME) {
 		atomic_store(&welcomed, true);
-		fl_log(FL_LOG_INFO, "registered with faultlined at %s", path);
+		fl_log(FL_LOG_INFO, "registered with faultlined at %s (%s)", fl_agent_path(),
+		       fl_agent_path_what());
 	}
 	return 0;
 }
@@ -859,8 +847,8 @@ static void *agent_thread(void *arg)
 				if (!warned && fd != -ENOENT && fd != -ECONNREFUSED &&
 				    fd != -EPERM && fd != -EBADF) {
 					warned = true;
-					fl_log(FL_LOG_INFO, "faultlined at %s: %s; retrying", path,
-					       strerror(-fd));
+					fl_log(FL_LOG_INFO, "faultlined at %s: %s; retrying",
+					       fl_agent_path(), strerror(-fd));
 				}
 				back_off(&backoff_ms);
 				/* Queued changes go with the next registration. */
@@ -895,7 +883,7 @@ static void *agent_thread(void *arg)
 		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR) && read_daemon(fd) < 0) ||
 		    ((err = flush(fd, mono_ms() + BACKGROUND_SEND_S * 1000, true)) < 0 &&
 		     err != -EAGAIN)) {
-			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", path);
+			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", fl_agent_path());
 			fl_ownfd_close(&sock);
 			atomic_store(&welcomed, false);
 			/* A daemon that drops us at once is not hammered. */
@@ -947,26 +935,6 @@ static void read_comm(void)
 	if (prctl(PR_GET_NAME, comm) != 0)
 		memcpy(comm, "?", 2);
 	comm[sizeof(comm) - 1] = 0;
-}
-
-static void resolve_path(const char *given)
-{
-	const char *env = getenv("FAULTLINE_SOCKET");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (given)
-		n = fl_fmt(path, sizeof(path), "%s", given);
-	else if (env && *env)
-		n = fl_fmt(path, sizeof(path), "%s", env);
-	else if (geteuid() == 0)
-		n = fl_fmt(path, sizeof(path), "/run/faultline/faultlined.sock");
-	else if (xdg && *xdg)
-		n = fl_fmt(path, sizeof(path), "%s/faultline/faultlined.sock", xdg);
-	else
-		n = -1;
-	if (n < 0 || (size_t)n >= sizeof(path))
-		path[0] = 0;
 }
 
 /* FAULTLINE_REGISTER_WAIT_MS, when it is a number of milliseconds. */
@@ -1096,7 +1064,7 @@ int fl_agent_start(const char *given)
 	bool welcome;
 	int fd, err;
 
-	resolve_path(given);
+	fl_agent_paths_resolve(given);
 	read_wait();
 	read_comm();
 	/* Without it the agent looks for changes every second. */
@@ -1109,6 +1077,11 @@ int fl_agent_start(const char *given)
 				  &welcome);
 	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
 		atomic_store(&welcomed, welcome);
+	else if (fd == -ENOENT || fd == -ECONNREFUSED)
+		fl_agent_paths_say_none();
+	else if (fd < 0 && fd != -EBADF && fd != -EPERM)
+		fl_log(FL_LOG_INFO, "faultlined at %s: %s; trying again in the background",
+		       fl_agent_path(), strerror(-fd));
 	started = true;
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)
@@ -1151,10 +1124,9 @@ static void __attribute__((destructor)) agent_at_exit(void)
 {
 	struct fl_stats st = { .sz = sizeof(st) };
 	bool registered, failed;
-	uint32_t uid;
 	int fd = -1;
 
-	if (!started || !path[0])
+	if (!started || !fl_agent_paths_any())
 		return;
 	/*
 	 * Whether a check failed: its count is in the region the daemon has
@@ -1174,7 +1146,7 @@ static void __attribute__((destructor)) agent_at_exit(void)
 	 * in the region.)
 	 */
 	if (failed && fl_table_scan_pending()) {
-		if (!atomic_load(&welcomed) && (fd = fl_proto_connect(path, &uid)) < 0)
+		if (!atomic_load(&welcomed) && (fd = fl_agent_connect()) < 0)
 			return;
 		fl_table_scan_wait(EXIT_SCAN_WAIT_MS);
 	}
@@ -1200,7 +1172,7 @@ static void __attribute__((destructor)) agent_at_exit(void)
 		return;
 	}
 	if (fd < 0)
-		fd = fl_proto_connect(path, &uid);
+		fd = fl_agent_connect();
 	if (fd < 0)
 		return;
 	if (send_hello(fd, 0) == 0) {

@@ -71,6 +71,37 @@ int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
 			  const char *const *names, uint32_t n, uint32_t *seq);
 
 /*
+ * Where faultlined is looked for (paths.c): given (fl_init's socket_path)
+ * alone, else $FAULTLINE_SOCKET alone, else the user's own daemon (not
+ * root, with XDG_RUNTIME_DIR set), then the system daemon.  Called once,
+ * before any agent thread starts.  Not thread-safe.
+ */
+void fl_agent_paths_resolve(const char *given);
+
+/* Whether there is any path to look at (a path too long is left out).  Thread-safe. */
+bool fl_agent_paths_any(void);
+
+/*
+ * Connects to the first of the paths where a daemon of root or of this
+ * process's uid answers (another uid's is warned about once, and passed
+ * over).  Returns the socket (non-blocking, as fl_proto_connect makes it),
+ * or -errno: a path's reason other than -ENOENT or -ECONNREFUSED when
+ * there is one, else the last path's.  Thread-safe.
+ */
+int fl_agent_connect(void);
+
+/*
+ * The path of the last connection fl_agent_connect made (the first path
+ * before any), and whose daemon it is ("system daemon", "user daemon",
+ * "FAULTLINE_SOCKET", "fl_init's socket_path"), for messages.  Thread-safe.
+ */
+const char *fl_agent_path(void);
+const char *fl_agent_path_what(void);
+
+/* Logs, at info level, that no daemon answered, and at which paths.  Thread-safe. */
+void fl_agent_paths_say_none(void);
+
+/*
  * Starts a detached thread that takes no signals (the application's
  * signals are its own), named name.  Returns 0 or -errno.
  */

@@ -16,6 +16,8 @@
  *   FAULTLINE_LOG=error|warn|info|debug   messages to stderr (default: error)
  *   FAULTLINE_NULL_BOUND=N                the null area, bytes (default: the
  *                                         page size)
+ *   FAULTLINE_SUMMARY=1                   at exit, the sites whose checks
+ *                                         failed, on stderr (summary.c)
  *
  * Known difference: a dlopen by bare file name resolves DT_RUNPATH and
  * $ORIGIN as if called from this library, not from the program's module
@@ -34,6 +36,7 @@
 #include <faultline/log.h>
 
 #include "core/fmt.h"
+#include "preload/summary.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -61,6 +64,7 @@ static void read_env(struct fl_init_opts *o)
 {
 	const char *lvl = getenv("FAULTLINE_LOG");
 	const char *bound = getenv("FAULTLINE_NULL_BOUND");
+	const char *summary = getenv("FAULTLINE_SUMMARY");
 
 	if (lvl) {
 		if (!strcmp(lvl, "error"))
@@ -87,6 +91,9 @@ static void read_env(struct fl_init_opts *o)
 		else
 			o->null_bound = v;
 	}
+	if (fl_preload_summary_env(summary) != 0)
+		log_stderr(FL_LOG_ERROR, "FAULTLINE_SUMMARY: expected 1 (a summary at exit) or 0; "
+			   "no summary", NULL);
 }
 
 __attribute__((constructor)) static void preload_init(void)

@@ -1,11 +1,13 @@
 #!/bin/bash
 # The faultline command line: exit codes, messages, JSON, hostile input.
-#   run.sh FAULTLINE JSON_CHECK WORKDIR
+#   run.sh FAULTLINE JSON_CHECK WORKDIR E2E_PROG
 set -u
 
 FL=$(realpath "$1")
 JSON_CHECK=$(realpath "$2")
 W=$3
+# A program whose implicit checks fail a given number of times (selftests/daemon/e2e/prog.c).
+E2E_PROG=$(realpath "$4")
 HERE=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
 
@@ -274,7 +276,7 @@ run run_missing_preload 127 "$FL" run --preload ./no-such.so -- true
 if [ -e "$PRELOAD" ] && ldd "$PRELOAD" | grep -q libasan; then
 	# SAN=1: an ASan-built library cannot load into uninstrumented programs
 	# ("ASan runtime does not come first"); the plain build runs these.
-	echo "skip: run_env, run_status, run_args: the preload library is ASan-built (checked in the plain build)"
+	echo "skip: run_env, run_status, run_args, summary_*: the preload library is ASan-built (checked in the plain build)"
 elif [ -e "$PRELOAD" ]; then
 	# The program sees the library in LD_PRELOAD, ahead of what was there,
 	# and its own options and exit status pass through.
@@ -283,6 +285,54 @@ elif [ -e "$PRELOAD" ]; then
 	run run_status 3 "$FL" run -- sh -c 'exit 3'
 	run run_args 0 "$FL" run -- echo --log x
 	has run_args run_args.out "--log x"
+
+	# --summary and FAULTLINE_SUMMARY=1: at exit, each site that failed,
+	# most failures first, named as faultline profile names an address;
+	# with no daemon anywhere (FAULTLINE_SOCKET names none).  E2E_PROG
+	# run 2 1 0 fails e2e_load's check twice, e2e_store's once.
+	nod=(env -u FAULTLINE_SUMMARY FAULTLINE_SOCKET="$PWD/no-daemon-for-summary.sock")
+	# site FUNCTION: "E2E_PROG+0xPC (FUNCTION+0xOFF)", PC from nm and the fault map.
+	site() {
+		local fn=$1 addr off=
+		addr=$(nm "$E2E_PROG" | awk -v f="$fn" '$3 == f { print $1 }')
+		# "FunctionAddress: 0x..., ..." then its "... faulting PC offset: N, ...".
+		off=$("$FL" faultmap "$E2E_PROG" | awk -v a="$(printf 'FunctionAddress: 0x%x,' $((16#$addr)))" '
+			index($0, a) == 1 { found = 1; next }
+			found && /faulting PC offset:/ { sub(",", "", $7); print $7; exit }')
+		printf '%s+0x%x (%s+0x%x)' "$(basename "$E2E_PROG")" $((16#$addr + off)) "$fn" "$off"
+	}
+	want_summary() {
+		printf 'faultline:          2  %s\nfaultline:          1  %s\n' \
+			"$(site e2e_load)" "$(site e2e_store)"
+	}
+	# summary_is NAME: NAME.err is the summary of 3 failures at 2 sites, exactly.
+	summary_is() {
+		local pid
+		pid=$(awk '/^pid/ { print $2 }' "$1.out")
+		if { echo "faultline: pid $pid (e2e-prog): 3 implicit checks failed at 2 sites"
+		     want_summary; } | cmp -s - "$1.err"; then ok; else
+			bad "$1: not the summary expected:"; sed 's/^/  | /' "$1.err" | head -5
+			want_summary | sed 's/^/  want | /'
+		fi
+	}
+	run summary_opt 0 "${nod[@]}" "$FL" run --summary -- "$E2E_PROG" run 2 1 0
+	summary_is summary_opt
+	run summary_env 0 "${nod[@]}" FAULTLINE_SUMMARY=1 LD_PRELOAD="$PRELOAD" "$E2E_PROG" run 2 1 0
+	summary_is summary_env
+	run summary_not_asked 0 "${nod[@]}" "$FL" run -- "$E2E_PROG" run 2 1 0
+	empty summary_not_asked summary_not_asked.err
+	run summary_env_0 0 "${nod[@]}" FAULTLINE_SUMMARY=0 "$FL" run -- "$E2E_PROG" run 2 1 0
+	empty summary_env_0 summary_env_0.err
+	run summary_none_failed 0 "${nod[@]}" "$FL" run --summary -- "$E2E_PROG" run 0 0 0
+	empty summary_none_failed summary_none_failed.err
+	run summary_bad_env 0 "${nod[@]}" FAULTLINE_SUMMARY=yes "$FL" run -- "$E2E_PROG" run 2 1 0
+	if [ "$(cat summary_bad_env.err)" = "faultline: error: FAULTLINE_SUMMARY: expected 1 (a summary at exit) or 0; no summary" ]
+	then ok; else bad "summary_bad_env: not the one error line"; sed 's/^/  | /' summary_bad_env.err; fi
+	# Four threads fail 2 and 1 each, the main thread waits for them.
+	run summary_threads 0 "${nod[@]}" "$FL" run --summary -- "$E2E_PROG" threads 2 1 0
+	has summary_threads summary_threads.err "12 implicit checks failed at 2 sites"
+	has summary_threads summary_threads.err "faultline:          8  $(site e2e_load)"
+	has summary_threads summary_threads.err "faultline:          4  $(site e2e_store)"
 else
 	bad "run: $PRELOAD not built"
 fi

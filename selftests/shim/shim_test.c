@@ -17,6 +17,8 @@
  *    the explicit build prints without it, and dies by SIGSEGV without it;
  *    dlopen, dlclose + reopen elsewhere, and a copy of unloaded code at the
  *    old address (its faults must not be claimed);
+ *  - FAULTLINE_SUMMARY=1: in each link mode, the summary at exit names each
+ *    site as its file and symbol table have it, with the driver's counts;
  *  - unclaimed faults (unclaimed.c): same status with and without the shim;
  *  - the chaining matrix (chain.c): each case, with the action installed
  *    before the shim's constructor (preinit, ctor) and after it (main),
@@ -29,6 +31,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,6 +438,131 @@ static void test_link_modes(void)
 }
 
 /* ------------------------------------------------------------------------
+ * FAULTLINE_SUMMARY=1: the sites that failed, named in every link mode
+ */
+
+/*
+ * The value of function symbol name in file, or UINT64_MAX: readelf's
+ * view of .symtab, which llvm-objdump -t prints as 0 where the value
+ * belongs to an undefined symbol (lld's -pie link of the static-model
+ * sites records them so, at the functions' addresses).  The readelf of
+ * objdump's LLVM (llvm-objdump-14: llvm-readelf-14), which make vmtest
+ * copies into its guest too.
+ */
+static uint64_t symbol_value(const char *file, const char *name)
+{
+	char cmd[8192], line[512], sym[256], type[32], readelf[256];
+	unsigned long long v, found = UINT64_MAX;
+	const char *at = strstr(objdump, "objdump");
+	FILE *f;
+
+	if (!at)
+		return UINT64_MAX;
+	snprintf(readelf, sizeof(readelf), "%.*sreadelf%s", (int)(at - objdump), objdump, at + 7);
+	snprintf(cmd, sizeof(cmd), "%s -sW '%s' 2>/dev/null", readelf, file);
+	f = popen(cmd, "r");
+	if (!f)
+		return UINT64_MAX;
+	/* "    48: 0000000000002670     0 FUNC    GLOBAL DEFAULT  UND site_load_i32" */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %*u: %llx %*u %31s %*s %*s %*s %255s", &v, type, sym) == 3 &&
+		    !strcmp(type, "FUNC") && v && !strcmp(sym, name))
+			found = v;
+	}
+	pclose(f);
+	return found;
+}
+
+/*
+ * Checks one summary (r's stderr) of a driver run whose sites are in
+ * module (a file in dir): the header's total is the sum of 7 site lines,
+ * each "MODULE+0xADDR (FUNCTION+0xOFF)" with FUNCTION's value + OFF =
+ * ADDR in the file, and each null block count the driver printed among the
+ * counts.  Returns NULL or what is wrong (in why).
+ */
+static const char *check_summary(const struct result *r, const char *module, char *why,
+				 size_t len)
+{
+	unsigned long long total = 0, sum = 0, counts[16];
+	unsigned sites = 0, lines = 0;
+	const char *p = r->err;
+	char file[4096];
+
+	if (sscanf(p, "faultline: pid %*d (%*[^)]): %llu implicit checks failed at %u sites\n",
+		   &total, &sites) != 2)
+		return snprintf(why, len, "no header: %.200s", p), why;
+	while ((p = strchr(p, '\n')) && *++p) {
+		unsigned long long count, addr, off;
+		char mod[256], fn[256];
+		uint64_t value;
+
+		if (sscanf(p, "faultline: %llu %255[^+]+0x%llx (%255[^+]+0x%llx)", &count, mod,
+			   &addr, fn, &off) != 5)
+			return snprintf(why, len, "not a site line: %.200s", p), why;
+		if (strcmp(mod, module))
+			return snprintf(why, len, "site in %s, not %s", mod, module), why;
+		snprintf(file, sizeof(file), "%s/%s", dir, mod);
+		value = symbol_value(file, fn);
+		if (value == UINT64_MAX || value + off != addr)
+			return snprintf(why, len, "%s+0x%llx is not 0x%llx in %s (its value: 0x%llx)",
+					fn, off, addr, mod, (unsigned long long)value), why;
+		if (lines < 16)
+			counts[lines] = count;
+		lines++;
+		sum += count;
+	}
+	if (sites != 7 || lines != 7 || sum != total)
+		return snprintf(why, len, "%u sites, %u lines, %llu failures, lines sum to %llu",
+				sites, lines, total, sum), why;
+	/* "site K: N null calls, null block ran N times" */
+	for (p = r->out; (p = strstr(p, "null block ran ")); p++) {
+		unsigned long long n = strtoull(p + 15, NULL, 10);
+		bool seen = false;
+
+		for (unsigned i = 0; i < lines && i < 16; i++)
+			seen |= counts[i] == n;
+		if (!seen)
+			return snprintf(why, len, "the driver's null block ran %llu times: no "
+					"site with that count", n), why;
+	}
+	return NULL;
+}
+
+static void test_summary(void)
+{
+	static const char *const modes[] = {
+		"nopie-gnu", "pie-gnu", "so-gnu", "nopie-lld", "pie-lld", "pie-lld-notext",
+		"so-lld-notext",
+	};
+	char *const env[] = { "FAULTLINE_SUMMARY=1",
+			      "FAULTLINE_SOCKET=/nonexistent/faultlined.sock", NULL };
+	char name[128], exe[4096], module[256], why[1024], st[128];
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *wrong;
+		struct result r;
+
+		snprintf(name, sizeof(name), "summary_names_the_sites_that_failed_%s", modes[i]);
+		if (!selected(name))
+			continue;
+		snprintf(exe, sizeof(exe), "%s/sites-imp-%s", dir, modes[i]);
+		if (!strncmp(modes[i], "so-", 3))
+			snprintf(module, sizeof(module), "libsites-imp-%s.so", modes[i]);
+		else
+			snprintf(module, sizeof(module), "sites-imp-%s", modes[i]);
+		run(&r, (char *[]){ exe, "run", NULL }, true, env, false);
+		describe(r.status, st, sizeof(st));
+		if (!exited_0(r.status))
+			fail(name, "%s; stderr: %s", st, r.err);
+		else if ((wrong = check_summary(&r, module, why, sizeof(why))))
+			fail(name, "%s; stderr: %s", wrong, r.err);
+		else
+			ok(name);
+		result_free(&r);
+	}
+}
+
+/* ------------------------------------------------------------------------
  * Same status with and without the shim
  */
 
@@ -616,6 +744,7 @@ int main(int argc, char **argv)
 
 	test_fault_maps();
 	test_link_modes();
+	test_summary();
 	test_unclaimed();
 	test_chain();
 
