@@ -392,7 +392,7 @@ int cmd_top(int argc, char **argv)
 		enum wake w = WAKE_TIMEOUT;
 		int err;
 
-		if (cli_query(path, FL_QUERY_STATS, 0, UINT64_MAX, &r) != 0) {
+		if (cli_query(path, FL_QUERY_STATS, 0, 0, &r) != 0) {
 			restore(&t);
 			cli_reply_fail("top", &r);
 			ret = 1;
