@@ -477,9 +477,12 @@ top_tty() {
 	local name=$1 keys=$2
 	rm -f "$name.status"
 	# The pane stays (sleep) after top, to be read; kill-session ends it.
-	tmux -S "$TMUX_SOCK" new-session -d -s "$name" -x 160 -y 40 \
+	# 80 columns: the counts must show (they come first).
+	tmux -S "$TMUX_SOCK" new-session -d -s "$name" -x 80 -y 40 \
 		"FAULTLINE_SOCKET=$SOCK $FL top --interval 0.3; echo \$? >$W/$name.status; exec sleep 3600"
-	eventually pane_has "$name" "$name.screen" "$(printf '0x%x' "$LOAD_PC")" "FAULTS/S"
+	eventually pane_has "$name" "$name.screen" "FAULTS/S +FAULTS" \
+		"^$PID +prog +[-0-9.]+ +9  " ||
+		bad "$name: at 80 columns no FAULTS/S and FAULTS, or not load_field's 9 faults"
 	has "$name" "$name.screen" "faultline top - "
 	has "$name" "$name.screen" "q: quit"
 	has "$name" "$name.screen" "$(printf '%-8s %-15s' "$PID" prog)"
