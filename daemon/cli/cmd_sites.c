@@ -67,7 +67,7 @@ int cmd_sites(int argc, char **argv)
 	       cli_safe(cli_str(p, "comm")), cli_proc_state(p),
 	       (unsigned long long)cli_u64(p, "num_sites"),
 	       (unsigned long long)cli_u64(p, "faults"));
-	ret = cli_print_sites(p, "", true);
+	ret = cli_print_sites(p, "", true, true);
 	json_object_put(r.doc);
 	return cli_finish("sites", ret);
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * faultline stats [--json|--openmetrics|--prometheus] [--pid PID] [--sort faults|recent]
+ *                 [--top N] [--all]
  *
  * Asks faultlined one STATS query (docs/protocol.md) and prints its JSON
  * document (docs/json.md) as is, as metrics, or as a table of every
- * process and its sites.  Exit status: 0, 1 when the daemon cannot be
+ * process and its sites.  The daemon lists only the sites that failed
+ * (--all: every one), and at most N a process (--top), so that an answer
+ * about processes of 10^5 sites each stays as small as what failed.  Exit status: 0, 1 when the daemon cannot be
  * reached or answers with an error, 2 for a bad command line.
  */
 #include <errno.h>
@@ -110,7 +113,7 @@ static void print_kernel(json_object *k, const char *indent)
 	}
 }
 
-static int print_stats_text(json_object *doc, enum sort_by sort)
+static int print_stats_text(json_object *doc, enum sort_by sort, bool all)
 {
 	json_object *arr, **v;
 	size_t n = cli_array(doc, "processes", &arr);
@@ -129,7 +132,7 @@ static int print_stats_text(json_object *doc, enum sort_by sort)
 			putchar('\n');
 		cli_print_proc_header();
 		cli_print_proc_row(v[i]);
-		err = cli_print_sites(v[i], "    ", false);
+		err = cli_print_sites(v[i], "    ", false, all);
 		print_kernel(cli_get(v[i], "kernel"), "    ");
 	}
 	free(v);
@@ -138,11 +141,11 @@ static int print_stats_text(json_object *doc, enum sort_by sort)
 
 static const char stats_usage[] =
 	"Usage: faultline stats [--json|--openmetrics|--prometheus] [--pid PID]\n"
-	"                       [--sort faults|recent] [--socket PATH]\n"
+	"                       [--sort faults|recent] [--top N] [--all] [--socket PATH]\n"
 	"\n"
 	"Prints faultlined's fault statistics: for every registered process (and\n"
-	"the exited ones it keeps), its implicit check sites and how often each\n"
-	"failed and was claimed.\n";
+	"the exited ones it keeps), its implicit check sites that failed and how\n"
+	"often each failed and was claimed.\n";
 
 static const char stats_epilogue[] =
 	"Exit status: 0 on success, 1 if faultlined cannot be reached or answers\n"
@@ -153,6 +156,8 @@ int cmd_stats(int argc, char **argv)
 	int output = TEXT, sort = BY_FAULTS;
 	const char *socket = NULL;
 	uint32_t pid = 0;
+	uint64_t top = 0, arg;
+	bool all = false;
 	unsigned outputs = 0;
 	const struct cli_opt opts[] = {
 		{ "json", CLI_OPT_SET, &output, &outputs, .value = JSON,
@@ -163,6 +168,13 @@ int cmd_stats(int argc, char **argv)
 		  .help = "Prometheus text format 0.0.4 (node_exporter's textfile\n"
 			  "collector)" },
 		{ "pid", CLI_OPT_PID, &pid, .arg = "PID", .help = "only that process" },
+		{ "top", CLI_OPT_U64, &top, .arg = "N", .base = 10, .min = 1, .max = 4096,
+		  .help = "list at most N sites a process, those that failed most\n"
+			  "(1 to 4096; default: all of one process (--pid), 4096\n"
+			  "a process otherwise)" },
+		{ "all", CLI_OPT_FLAG, &all,
+		  .help = "list the sites that never failed too (by default they\n"
+			  "are counted, not listed)" },
 		{ "sort", CLI_OPT_ENUM, &sort, .choices = sort_names, .arg = "KEY",
 		  .help = "order of the processes in the table: faults (default,\n"
 			  "most first) or recent (latest registered or exited first)" },
@@ -186,7 +198,8 @@ int cmd_stats(int argc, char **argv)
 		usage_error("stats", "unexpected argument '%s'", argv[first]);
 		return EXIT_USAGE;
 	}
-	if (cli_command_query("stats", socket, FL_QUERY_STATS, pid, UINT64_MAX, &r) != 0)
+	arg = top | (all ? 0 : FL_QUERY_FAILED_ONLY);
+	if (cli_command_query("stats", socket, FL_QUERY_STATS, pid, arg, &r) != 0)
 		return 1;
 	switch (output) {
 	case JSON:
@@ -199,7 +212,7 @@ int cmd_stats(int argc, char **argv)
 			err = -ENOMEM;
 		break;
 	case TEXT:
-		err = print_stats_text(r.doc, sort);
+		err = print_stats_text(r.doc, sort, all);
 		break;
 	}
 	json_object_put(r.doc);

@@ -257,17 +257,22 @@ static int frame(struct top *t, json_object *doc, double interval)
 		trows = 0;
 		tcols = 0;
 	}
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&wall));
+	/* Short enough for 80 columns with a rate in the millions. */
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&wall));
 	if (have_rate)
-		line(f, tcols, "faultline top - %s - %zu processes (%zu live, %zu exited) - "
-		     "%" PRIu64 " faults, %.1f/s", when, np, live, np - live, total, total_rate);
+		line(f, tcols, "faultline top - %s - %zu processes (%zu live) - "
+		     "%" PRIu64 " faults, %.1f/s", when, np, live, total, total_rate);
 	else
-		line(f, tcols, "faultline top - %s - %zu processes (%zu live, %zu exited) - "
-		     "%" PRIu64 " faults", when, np, live, np - live, total);
+		line(f, tcols, "faultline top - %s - %zu processes (%zu live) - "
+		     "%" PRIu64 " faults", when, np, live, total);
 	if (t->tty)
 		line(f, tcols, "%s", t->keys ? "q: quit" : "");
-	line(f, tcols, "%-8s %-15s %-24s %-18s %-10s %10s %12s  %s", "PID", "COMM", "FUNCTION",
-	     "FAULTING PC", "KIND", "FAULTS/S", "FAULTS", "MODULE");
+	/*
+	 * The counts first, so that an 80-column terminal shows them; then
+	 * the site's columns in faultline stats's order.
+	 */
+	line(f, tcols, "%-8s %-15s %10s %12s  %-16s %-24s %-18s %s", "PID", "COMM", "FAULTS/S",
+	     "FAULTS", "MODULE", "FUNCTION", "FAULTING PC", "KIND");
 	shown = nrows;
 	if (t->tty && trows > 4 && shown > (size_t)(trows - 4))
 		shown = (size_t)(trows - 4);
@@ -279,9 +284,10 @@ static int frame(struct top *t, json_object *doc, double interval)
 			snprintf(rate, sizeof(rate), "-");
 		else
 			snprintf(rate, sizeof(rate), "%.1f", r->rate);
-		line(f, tcols, "%-8" PRId64 " %-15s %-24s 0x%-16" PRIx64 " %-10s %10s %12" PRIu64
-		     "  %s", r->pid, cli_safe(r->comm), cli_safe(r->function),
-		     r->pc, cli_safe(r->kind), rate, r->faults, cli_safe(cli_basename(r->module)));
+		line(f, tcols, "%-8" PRId64 " %-15s %10s %12" PRIu64 "  %-16s %-24s 0x%-16" PRIx64
+		     " %s", r->pid, cli_safe(r->comm), rate, r->faults,
+		     cli_safe(cli_basename(r->module)), cli_safe(r->function), r->pc,
+		     cli_safe(r->kind));
 	}
 	if (!nrows)
 		line(f, tcols, "(no sites)");
@@ -392,7 +398,7 @@ int cmd_top(int argc, char **argv)
 		enum wake w = WAKE_TIMEOUT;
 		int err;
 
-		if (cli_query(path, FL_QUERY_STATS, 0, UINT64_MAX, &r) != 0) {
+		if (cli_query(path, FL_QUERY_STATS, 0, FL_QUERY_FAILED_ONLY, &r) != 0) {
 			restore(&t);
 			cli_reply_fail("top", &r);
 			ret = 1;

@@ -75,7 +75,29 @@ static void print_healing(json_object *site)
 	}
 }
 
-int cli_print_sites(json_object *p, const char *indent, bool handler)
+/*
+ * What the daemon left out of p's sites: those that never failed (stats
+ * lists only the others unless asked for all) and those past its bound.
+ */
+static void print_unlisted(json_object *p, const char *indent, bool all)
+{
+	uint64_t unlisted = cli_u64(p, "sites_unlisted");
+	uint64_t never = cli_u64(p, "sites_never_failed");
+	uint64_t fewer = unlisted > never ? unlisted - never : 0;
+
+	if (all || !json_object_is_type(cli_get(p, "sites_never_failed"), json_type_int))
+		never = 0, fewer = unlisted;
+	if (fewer)
+		printf("%s(%llu more %s that failed as often or less: --top N, or faultline "
+		       "sites %lld, lists more)\n", indent, (unsigned long long)fewer,
+		       fewer == 1 ? "site" : "sites", (long long)cli_i64(p, "pid"));
+	if (never)
+		printf("%s(%llu %s never failed: --all lists %s)\n", indent,
+		       (unsigned long long)never, never == 1 ? "site" : "sites",
+		       never == 1 ? "it" : "them");
+}
+
+int cli_print_sites(json_object *p, const char *indent, bool handler, bool all)
 {
 	bool healing = false;
 	size_t kernel = 0;
@@ -83,7 +105,17 @@ int cli_print_sites(json_object *p, const char *indent, bool handler)
 	size_t n = cli_array(p, "sites", &arr);
 
 	if (!n) {
-		printf("%s(no sites)\n", indent);
+		if (!cli_u64(p, "num_sites"))
+			printf("%s(no sites)\n", indent);
+		else if (cli_u64(p, "sites_never_failed") == cli_u64(p, "num_sites"))
+			printf("%s(none of its %llu %s failed: --all lists %s)\n", indent,
+			       (unsigned long long)cli_u64(p, "num_sites"),
+			       cli_u64(p, "num_sites") == 1 ? "site" : "sites",
+			       cli_u64(p, "num_sites") == 1 ? "it" : "them");
+		else
+			printf("%s(%llu %s not listed)\n", indent,
+			       (unsigned long long)cli_u64(p, "num_sites"),
+			       cli_u64(p, "num_sites") == 1 ? "site" : "sites");
 		return 0;
 	}
 	v = cli_sorted(arr, n, cmp_site);
@@ -120,10 +152,6 @@ int cli_print_sites(json_object *p, const char *indent, bool handler)
 		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
 	}
 	free(v);
-	/* The daemon lists a bounded number of each process's sites in stats. */
-	if (cli_u64(p, "sites_unlisted"))
-		printf("%s(%llu more sites with as few faults or fewer: faultline sites %lld lists "
-		       "them all)\n", indent, (unsigned long long)cli_u64(p, "sites_unlisted"),
-		       (long long)cli_i64(p, "pid"));
+	print_unlisted(p, indent, all);
 	return 0;
 }

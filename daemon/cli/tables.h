@@ -27,8 +27,9 @@ void cli_print_proc_row(json_object *p);
 
 /*
  * The sites of process p, most faults first, indent before every line;
- * handler adds the handler PC column.  Returns 0, or -ENOMEM.
+ * handler adds the handler PC column; all: the sites were asked for
+ * whether they failed or not (no hint at --all).  Returns 0, or -ENOMEM.
  */
-int cli_print_sites(json_object *p, const char *indent, bool handler);
+int cli_print_sites(json_object *p, const char *indent, bool handler, bool all);
 
 #endif /* FL_CLI_TABLES_H */

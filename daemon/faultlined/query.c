@@ -11,7 +11,10 @@
  * nor its memory.  Between slices the processes may change: each is found
  * again by its serial, and one dropped meanwhile is ended where it stood.
  * A query about every process (no pid) lists at most LIST_MAX sites of
- * each, those with the most faults, and says how many it left out.
+ * each, those with the most faults, and says how many it left out.  A
+ * STATS query's arg may ask for only the sites that failed, and for at
+ * most a number of them a process (proto.h); it counts those that never
+ * failed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -56,6 +59,7 @@ enum phase {
 struct pick {
 	uint32_t mod, site;
 	uint64_t faults;
+	uint64_t failures;	/* the order: faults and failures sent to a heal stub */
 };
 
 struct query {
@@ -77,7 +81,10 @@ struct query {
 	size_t mod;
 	uint32_t site;
 	bool first;			/* no element in the current array yet */
-	uint64_t faults, num_sites, modules;
+	/* The sites of the current process to list: all, or picked (PICKED), at most limit. */
+	uint32_t limit;
+	bool failed_only;		/* only those that failed (site_failed) */
+	uint64_t faults, num_sites, modules, never_failed;
 	struct pick *top;		/* a min-heap of at most LIST_MAX, then sorted */
 	size_t ntop, emitted;
 	char *text;			/* not sent yet */
@@ -266,8 +273,8 @@ static json_object *record_json(const struct fld_module *m, const struct fl_stac
 /* Whether pick a goes before b in the min-heap: fewer faults, or as many and later. */
 static bool below(const struct pick *a, const struct pick *b)
 {
-	if (a->faults != b->faults)
-		return a->faults < b->faults;
+	if (a->failures != b->failures)
+		return a->failures < b->failures;
 	return a->mod != b->mod ? a->mod > b->mod : a->site > b->site;
 }
 
@@ -290,12 +297,15 @@ static void sift_down(struct pick *h, size_t n, size_t i)
 	}
 }
 
-/* Keeps site (mod, site) when it is among the LIST_MAX with the most faults so far. */
-static void consider(struct query *q, uint32_t mod, uint32_t site, uint64_t faults)
+/* Keeps site (mod, site) when it is among the q->limit that failed most so far. */
+static void consider(struct query *q, uint32_t mod, uint32_t site, uint64_t faults,
+		     uint64_t failures)
 {
-	struct pick k = { mod, site, faults };
+	struct pick k = { mod, site, faults, failures };
 
-	if (q->ntop < LIST_MAX) {
+	if (!q->limit)
+		return;
+	if (q->ntop < q->limit) {
 		size_t i = q->ntop++;
 
 		/* Sift up. */
@@ -327,6 +337,41 @@ static bool sites_query(const struct query *q)
 	return q->what == FL_QUERY_STATS || q->what == FL_QUERY_SITES;
 }
 
+/*
+ * Which sites a process's object lists: SITES every one; STATS those that
+ * failed, when the arg asks for only those; at most the number it gives,
+ * and at most LIST_MAX in an answer about every process (limit UINT32_MAX:
+ * no bound).
+ */
+static void list_bounds(struct query *q)
+{
+	uint32_t top = 0;
+
+	q->failed_only = false;
+	if (q->what == FL_QUERY_STATS) {
+		top = (uint32_t)(q->arg & FL_QUERY_TOP);
+		q->failed_only = q->arg & FL_QUERY_FAILED_ONLY;
+	}
+	if (!top && q->one)
+		q->limit = UINT32_MAX;
+	else
+		q->limit = top && top < LIST_MAX ? top : LIST_MAX;
+}
+
+/*
+ * Whether site s failed: claimed faults, failures its heal stub sent, or
+ * healed or found unhealable.  *failures: the first two.
+ */
+static bool site_failed(const struct fld_proc *p, const struct fld_module *m,
+			const struct fld_site *s, uint64_t faults, uint64_t *failures)
+{
+	struct fl_shm_heal h;
+
+	fld_site_heal(p, m, s, &h);
+	*failures = faults + h.failures;
+	return *failures || h.state != FL_SHM_HEAL_IMPLICIT;
+}
+
 static bool stackmaps_query(const struct query *q)
 {
 	return q->what == FL_QUERY_STACKMAPS || q->what == FL_QUERY_STACKMAP_PC;
@@ -339,7 +384,7 @@ static void head(struct query *q, const struct fld_proc *p)
 	add(o, "pid", json_object_new_int(p->pid));
 	add(o, "comm", json_object_new_string(p->comm));
 	q->mod = q->site = 0;
-	q->faults = q->num_sites = q->modules = 0;
+	q->faults = q->num_sites = q->modules = q->never_failed = 0;
 	q->ntop = q->emitted = 0;
 	q->first = true;
 	if (stackmaps_query(q)) {
@@ -357,7 +402,9 @@ static void head(struct query *q, const struct fld_proc *p)
 	put_json(q, o, true);
 	for (size_t i = 0; i < p->num_mods; i++)
 		q->modules += !p->mods[i]->removed || p->exited;
-	if (sites_query(q) && (q->one || p->num_sites <= LIST_MAX)) {
+	if (sites_query(q) &&
+	    (q->limit == UINT32_MAX || (!q->failed_only && p->num_sites <= q->limit))) {
+		/* In site order, every one (that failed, when only those are asked for). */
 		put_key(q, "sites");
 		put(q, "[", 1);
 		q->phase = LIST;
@@ -375,6 +422,10 @@ static void tail(struct query *q, const struct fld_proc *p)
 		put_u64(q, "modules", q->modules);
 		put_u64(q, "num_sites", q->num_sites);
 		put_u64(q, "faults", q->faults);
+		if (sites_query(q) && q->emitted < q->num_sites)
+			put_u64(q, "sites_unlisted", q->num_sites - q->emitted);
+		if (q->what == FL_QUERY_STATS)
+			put_u64(q, "sites_never_failed", q->never_failed);
 		if (p && sites_query(q) && (kernel = fld_kview_proc_json(q->v, p, q->one))) {
 			put_key(q, "kernel");
 			put_json(q, kernel, false);
@@ -400,7 +451,7 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 			for (; q->site < m->num_sites; q->site++) {
 				const struct fld_site *s = &m->sites[q->site];
 				unsigned cost = list ? FLD_UNITS_JSON : 1;
-				uint64_t faults;
+				uint64_t faults, failures;
 
 				if (*budget < cost || (list && q->len >= CHUNK))
 					return false;
@@ -408,11 +459,18 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 				faults = fld_site_faults(p, m, s);
 				q->faults += faults;
 				q->num_sites++;
+				failures = faults;
+				if (q->what == FL_QUERY_STATS && !site_failed(p, m, s, faults, &failures)) {
+					q->never_failed++;
+					if (q->failed_only)
+						continue;
+				}
 				if (pick) {
-					consider(q, (uint32_t)q->mod, q->site, faults);
+					consider(q, (uint32_t)q->mod, q->site, faults, failures);
 				} else if (list) {
 					put_sep(q);
 					put_json(q, site_json(p, m, s, faults, q->v), false);
+					q->emitted++;
 				}
 			}
 		}
@@ -434,7 +492,6 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 
 		if (q->emitted == q->ntop) {
 			put(q, "]", 1);
-			put_u64(q, "sites_unlisted", q->num_sites - q->ntop);
 			q->phase = TAIL;
 			break;
 		}
@@ -617,11 +674,13 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 		q->what = m->query.what;
 		q->one = pid != 0;
 		q->serials = calloc(fld_num_procs ? fld_num_procs : 1, sizeof(*q->serials));
+		q->arg = m->query.arg;
+		list_bounds(q);
 		/* The sites to list, for a bounded list. */
-		if (sites_query(q) && !q->one)
+		if (sites_query(q) && q->limit != UINT32_MAX)
 			q->top = malloc(LIST_MAX * sizeof(*q->top));
 	}
-	if (!q || !q->serials || (sites_query(q) && !q->one && !q->top)) {
+	if (!q || !q->serials || (sites_query(q) && q->limit != UINT32_MAX && !q->top)) {
 		if (q) {
 			free(q->serials);
 			free(q->top);
@@ -634,7 +693,6 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	q->c = c;
 	q->slot = slot;
 	q->seq = m->seq;
-	q->arg = m->query.arg;
 	for (size_t i = 0; i < fld_num_procs; i++)
 		if (fld_proc_visible(fld_procs[i], uid) && (!pid || fld_procs[i] == only))
 			q->serials[q->n++] = fld_procs[i]->serial;

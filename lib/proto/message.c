@@ -186,6 +186,10 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		fixed(p, len, sizeof(m->query), &m->query);
 		if (m->query.what < FL_QUERY_STATS || m->query.what > FL_QUERY_STACKMAP_PC)
 			return bad(diag, -EBADMSG, "QUERY of an unknown kind", m, m->query.what);
+		if (m->query.what == FL_QUERY_STATS &&
+		    (m->query.arg & ~(FL_QUERY_TOP | FL_QUERY_FAILED_ONLY)))
+			return bad(diag, -EBADMSG, "STATS QUERY with unknown bits in its arg", m,
+				   m->query.arg >> 32);
 		break;
 	case FL_MSG_REQUEST:
 		if (len != sizeof(m->request))

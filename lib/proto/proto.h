@@ -48,6 +48,16 @@ enum fl_query_what {
 	FL_QUERY_STACKMAP_PC = 5,	/* the records at runtime PC arg */
 };
 
+/*
+ * STATS's arg: bits 0-31 (FL_QUERY_TOP) the most sites listed a process,
+ * those that failed most (0: no number; the daemon then lists at most
+ * 4,096 a process in an answer about every process, all of them in one
+ * about one process), and FL_QUERY_FAILED_ONLY to leave out the sites that
+ * never failed (they are counted).  Other bits: refused (-EINVAL).
+ */
+#define FL_QUERY_TOP 0xffffffffull
+#define FL_QUERY_FAILED_ONLY (1ull << 32)
+
 enum fl_request_kind {
 	FL_REQ_PING = 1,
 	/*

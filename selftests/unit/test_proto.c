@@ -392,14 +392,17 @@ END_TEST
 START_TEST(query_decodes_every_kind)
 {
 	for (uint32_t what = FL_QUERY_STATS; what <= FL_QUERY_STACKMAP_PC; what++) {
-		struct buf *b = query(what, 0, UINT64_MAX);
+		/* STATS's arg has two fields (proto.h); the others' any value. */
+		uint64_t arg = what == FL_QUERY_STATS ? FL_QUERY_FAILED_ONLY | FL_QUERY_TOP :
+			       UINT64_MAX;
+		struct buf *b = query(what, 0, arg);
 		struct fl_msg m;
 
 		expect_ok(b, 0, &m);
 		ck_assert_int_eq(m.type, FL_MSG_QUERY);
 		ck_assert_uint_eq(m.query.what, what);
 		ck_assert_uint_eq(m.query.pid, 0);
-		ck_assert_uint_eq(m.query.arg, UINT64_MAX);
+		ck_assert_uint_eq(m.query.arg, arg);
 		free(b);
 	}
 }
@@ -963,6 +966,12 @@ static const struct body_case body_cases[] = {
 	  .set = { SET(query, what, FL_QUERY_STACKMAP_PC + 1) } },
 	{ "QUERY kind UINT32_MAX", BAD(QUERY, 0, -EBADMSG, "QUERY of an unknown kind"),
 	  .set = { SET(query, what, UINT32_MAX) } },
+	{ "STATS QUERY arg bit 33",
+	  BAD(QUERY, 0, -EBADMSG, "STATS QUERY with unknown bits in its arg (2)"),
+	  .set = { SET(query, arg, 1ull << 33) } },
+	{ "STATS QUERY arg UINT64_MAX",
+	  BAD(QUERY, 0, -EBADMSG, "STATS QUERY with unknown bits in its arg"),
+	  .set = { SET(query, arg, UINT64_MAX) } },
 	{ "REQUEST kind 0", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),
 	  .set = { SET(request, kind, 0) } },
 	{ "REQUEST kind of a POINT", BAD(REQUEST, 0, -EBADMSG, "REQUEST pid 0 or unknown kind"),

@@ -257,6 +257,59 @@ has stats_pid stats_pid.out "prog"
 run stats_nopid 1 "$FL" stats --pid 999999999
 has stats_nopid stats_nopid.err "no registered process 999999999"
 
+# ---- --top and --all.  A second program fails load_field's check 3 times
+# and never store_field's: stats lists only the site that failed, and
+# counts the other.
+mkfifo in2.fifo
+"$FL" run ./prog 3 0 <in2.fifo >prog2.out 2>prog2.err &
+exec 8>in2.fifo
+eventually grep -q '^ready' prog2.out
+PID2=$(awk '/^ready/ { print $2 }' prog2.out)
+# has_total PID N: stats --json shows N faults for PID
+has_total() {
+	"$FL" stats --json --all --pid "$1" >wait2.json 2>/dev/null &&
+		"$PY" -c 'import json, sys
+sys.exit(json.load(open("wait2.json"))["processes"][0]["faults"] != int(sys.argv[1]))' "$2"
+}
+eventually has_total "${PID2:-0}" 3 && ok || bad "stats never showed the second program's 3 faults"
+run failed_only 0 "$FL" stats --json --pid "$PID2"
+py failed_only - "$LOAD_PC" <<'EOF'
+import json, sys
+[p] = json.load(open("failed_only.out"))["processes"]
+assert [(s["faulting_pc"], s["faults"]) for s in p["sites"]] == [(int(sys.argv[1]), 3)], p["sites"]
+assert p["num_sites"] == 2 and p["sites_never_failed"] == 1 and p["sites_unlisted"] == 1, p
+EOF
+run failed_all 0 "$FL" stats --json --all --pid "$PID2"
+py failed_all <<'EOF'
+import json
+[p] = json.load(open("failed_all.out"))["processes"]
+assert sorted(s["faults"] for s in p["sites"]) == [0, 3], p["sites"]
+assert p["sites_never_failed"] == 1 and "sites_unlisted" not in p, p
+EOF
+run failed_text 0 "$FL" stats --pid "$PID2"
+has failed_text failed_text.out "(1 site never failed: --all lists it)"
+if grep -qF "$(printf '0x%-16x store' "$STORE_PC")" failed_text.out; then
+	bad "stats listed a site that never failed"
+else
+	ok
+fi
+run failed_text_all 0 "$FL" stats --all --pid "$PID2"
+has failed_text_all failed_text_all.out "$(printf '0x%-16x store' "$STORE_PC")"
+if grep -qF "never failed" failed_text_all.out; then bad "stats --all: hint at --all"; else ok; fi
+# --top 1 of the first program's two failed sites: the one that failed most.
+run top1 0 "$FL" stats --json --top 1 --pid "$PID"
+py top1 - "$LOAD_PC" <<'EOF'
+import json, sys
+[p] = json.load(open("top1.out"))["processes"]
+assert [s["faulting_pc"] for s in p["sites"]] == [int(sys.argv[1])], p["sites"]
+assert p["sites_unlisted"] == 1 and p["sites_never_failed"] == 0 and p["faults"] == 8, p
+EOF
+run top1_text 0 "$FL" stats --top 1
+has top1_text top1_text.out "(1 more site that failed as often or less: --top N, or faultline sites $PID, lists more)"
+run top0 2 "$FL" stats --top 0
+run top_big 2 "$FL" stats --top 4097
+exec 8>&-
+
 # ---- OpenMetrics, checked by prometheus_client's parser and by hand
 run om 0 "$FL" stats --openmetrics
 py om - "$PID" "$LOAD_PC" "$STORE_PC" <<'EOF'
@@ -424,9 +477,12 @@ top_tty() {
 	local name=$1 keys=$2
 	rm -f "$name.status"
 	# The pane stays (sleep) after top, to be read; kill-session ends it.
-	tmux -S "$TMUX_SOCK" new-session -d -s "$name" -x 160 -y 40 \
+	# 80 columns: the counts must show (they come first).
+	tmux -S "$TMUX_SOCK" new-session -d -s "$name" -x 80 -y 40 \
 		"FAULTLINE_SOCKET=$SOCK $FL top --interval 0.3; echo \$? >$W/$name.status; exec sleep 3600"
-	eventually pane_has "$name" "$name.screen" "$(printf '0x%x' "$LOAD_PC")" "FAULTS/S"
+	eventually pane_has "$name" "$name.screen" "FAULTS/S +FAULTS" \
+		"^$PID +prog +[-0-9.]+ +9  " ||
+		bad "$name: at 80 columns no FAULTS/S and FAULTS, or not load_field's 9 faults"
 	has "$name" "$name.screen" "faultline top - "
 	has "$name" "$name.screen" "q: quit"
 	has "$name" "$name.screen" "$(printf '%-8s %-15s' "$PID" prog)"

@@ -91,7 +91,7 @@ dstop() {
 }
 
 # stats FILE: faultline stats --json into FILE.
-stats() { "$FL" stats --json >"$1" 2>"$1.err"; }
+stats() { "$FL" stats --all --json >"$1" 2>"$1.err"; }
 
 # exited PID...: every entry of each PID is listed and exited.
 exited() {

@@ -497,7 +497,7 @@ echo "-- healing kept: after the process exits, and across a kill -9 of the daem
 # heal_of PID FUNCTION: "FAULTS/HEALED STATE TACTIC HEALED_AT" of FUNCTION's
 # site in faultline stats (PID's entries, live or exited)
 heal_of() {
-	"$FL" stats --json >stats.json 2>stats.err || { echo "?"; return; }
+	"$FL" stats --all --json >stats.json 2>stats.err || { echo "?"; return; }
 	python3 - "$1" "$2" <<'PY'
 import json, sys
 for p in json.load(open("stats.json"))["processes"]:

@@ -100,7 +100,7 @@ FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" run --preload "$PRELOAD" -- "$PR
 prog=$!
 PIDS+=($prog)
 t0=$(date +%s%N)
-FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" stats --json >"$W/stats.json" 2>"$W/stats.err"
+FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" stats --all --json >"$W/stats.json" 2>"$W/stats.err"
 rc=$?
 t1=$(date +%s%N)
 wait $prog
@@ -144,7 +144,7 @@ check "root's stats: nobody's processes with 2,000,000 sites and $NOBODY_FAULTS 
 grep -v '^ok$' "$W/stats.check" | tail -3 | sed 's/^/    | /'
 
 # Root's program, exactly.
-FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" stats --json --pid "$ppid" >"$W/prog.json" 2>&1
+FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" stats --all --json --pid "$ppid" >"$W/prog.json" 2>&1
 check "root's program is counted exactly: 3, 2 and 1 faults at its three sites" \
 	"$PY" -c '
 import json, sys
@@ -213,7 +213,7 @@ sys.exit(not all(procs[p]["num_sites"] == 2000000 and procs[p]["faults"] == want
 FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" run --preload "$PRELOAD" -- "$PROG" run 1 1 1 \
 	>"$W/prog2.out" 2>&1
 ppid2=$(awk '/^pid / { print $2 }' "$W/prog2.out")
-FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" stats --json --pid "${ppid2:-0}" >"$W/prog2.json" 2>&1
+FAULTLINE_SOCKET=$W/fair.sock timeout 300 "$FL" stats --all --json --pid "${ppid2:-0}" >"$W/prog2.json" 2>&1
 check "a root program after the restart is counted exactly" \
 	"$PY" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["processes"][0]["faults"] != 3)' \
 	"$W/prog2.json"

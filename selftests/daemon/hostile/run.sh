@@ -356,7 +356,7 @@ child=$(awk '/^child / { print $2 }' "$W/fdc/out")
 check "the child of the program says it is ready" test -n "$child"
 # stats_of PID: "EXITED FAULTS" of that pid in faultline stats --json.
 stats_of() {
-	FAULTLINE_SOCKET=$W/fdc/s timeout 300 "$FL" stats --json 2>/dev/null | "$PY" -c '
+	FAULTLINE_SOCKET=$W/fdc/s timeout 300 "$FL" stats --all --json 2>/dev/null | "$PY" -c '
 import json, sys
 pid = int(sys.argv[1])
 for p in json.load(sys.stdin).get("processes", []):
@@ -514,7 +514,7 @@ kill -CONT "$DPID"
 # kernel_of PID: "EXITED FAULTS COMPLETE" of that pid in faultline stats --json
 # (one line per entry: a pid listed twice prints two).
 kernel_of() {
-	FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --json 2>/dev/null | "$PY" -c '
+	FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --all --json 2>/dev/null | "$PY" -c '
 import json, sys
 pid = int(sys.argv[1])
 for p in json.load(sys.stdin).get("processes", []):
@@ -550,7 +550,7 @@ check "a program touches a region page first at a site, then fails the check pas
 	test $rc = 0 -a -n "$rpid"
 # site_of PID: "FAULTS POPULATIONS KERNEL_FAULTS" of its e2e_load site.
 site_of() {
-	FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --json --pid "$1" 2>/dev/null | "$PY" -c '
+	FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --all --json --pid "$1" 2>/dev/null | "$PY" -c '
 import json, sys
 for p in json.load(sys.stdin).get("processes", []):
     for s in p.get("sites", []):
@@ -564,7 +564,7 @@ for ((i = 0; i < 600; i++)); do
 done
 check "its site: 1 failed check, 1 population apart, and the kernel's 2 ($(site_of "$rpid"))" \
 	test "$(site_of "$rpid")" = "1 1 2"
-FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --pid "$rpid" >"$W/stop/region.stats" 2>&1
+FAULTLINE_SOCKET=$W/stop/s timeout 300 "$FL" stats --all --pid "$rpid" >"$W/stop/region.stats" 2>&1
 check "faultline stats does not call it a dispatch error" \
 	test -z "$(grep "differs" "$W/stop/region.stats")"
 check "the daemon found no site where dispatch and the kernel differ" \
@@ -654,7 +654,7 @@ check "a client that sent one query and then nothing is dropped after --silent-t
 	grep -q "uid $NOBODY): silent for 5 s, and not a registered process: dropped" "$W/full.log"
 check "a registered process, silent longer, stays (pid ${rpid:-none})" \
 	test -n "$rpid" -a -z "$(grep "(pid ${rpid:-none} uid 0).*dropped" "$W/full.log")"
-FAULTLINE_SOCKET=$W/full/s timeout 300 "$FL" stats --pid "${rpid:-0}" --json 2>/dev/null |
+FAULTLINE_SOCKET=$W/full/s timeout 300 "$FL" stats --all --pid "${rpid:-0}" --json 2>/dev/null |
 	"$PY" -c 'import json,sys; p=json.load(sys.stdin)["processes"][0]; sys.exit(p["exited"] or p["faults"] != 3)'
 check "...and is counted live" test $? = 0
 exec 9>&-
