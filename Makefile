@@ -190,7 +190,11 @@ check: all
 
 PC_FILE := $(B)/faultline.pc
 
-$(PC_FILE): Makefile
+# Made again on every make that needs it, since it holds PREFIX and LIBDIR
+# (a make install PREFIX=X after another prefix's must not install the
+# other's); replaced only when it changed.
+.PHONY: FORCE
+$(PC_FILE): FORCE
 	@mkdir -p $(@D)
 	$(Q)printf '%s\n' \
 		'prefix=$(PREFIX)' \
@@ -203,7 +207,8 @@ $(PC_FILE): Makefile
 		'Requires.private: $(LIB_PKGS)' \
 		'Libs.private: -lZydis' \
 		'Libs: -L$${libdir} -lfaultline' \
-		'Cflags: -I$${includedir}' > $@
+		'Cflags: -I$${includedir}' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
 .PHONY: install
 install: all $(PC_FILE)

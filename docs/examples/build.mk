@@ -11,4 +11,4 @@
 
 .PHONY: check-codegen
 check-codegen: all
-	$(Q)docs/examples/run.sh $(B)/tests/codegen $(PC_FILE)
+	$(Q)docs/examples/run.sh $(B)/tests/codegen

@@ -3,12 +3,7 @@
 # installed into a scratch prefix (make install PREFIX=...): the guide's
 # commands in a copy of docs/examples/, their output compared with the
 # guide's (check.py says how).
-#   run.sh WORKDIR PC_FILE
-#
-# PC_FILE is the Makefile's faultline.pc: it is made once, with the PREFIX
-# of the make that made it, and not remade for another PREFIX.  So it is
-# removed before this install (make install writes it with our prefix) and
-# after (the next install, check-install's, writes it with its own).
+#   run.sh WORKDIR
 #
 # The environment stands for "faultline is installed": PATH finds
 # faultline, pkg-config finds faultline.pc, ld.so finds libfaultline.so.
@@ -18,12 +13,8 @@
 set -eu
 cd "$(dirname "$0")/../.."
 W=$(realpath -m "$1")
-PC=$2
 rm -rf "$W" && mkdir -p "$W"
-trap 'rm -f "$PC"' EXIT
-rm -f "$PC"
 make --no-print-directory -s install PREFIX="$W/prefix" >/dev/null
-rm -f "$PC"
 cp -r docs/examples "$W/examples"
 export PATH="$W/prefix/bin:$PATH"
 export PKG_CONFIG_PATH="$W/prefix/lib/pkgconfig"
