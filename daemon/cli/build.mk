@@ -6,7 +6,7 @@ CLI := $(B)/bin/faultline
 
 # faultline healable (cmd_healable.c, heal_env.c) runs the healing planner
 # (lib/patch/heal_plan.c), which decodes with Zydis.
-$(B)/obj/daemon/cli/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
+$(B)/obj/daemon/cli/main.o $(B)/obj/daemon/cli/metrics.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
 $(B)/obj/daemon/cli/cmd_run.o: ALL_CFLAGS += -DFL_LIBDIR='"$(LIBDIR)"'
 
 $(CLI): $(CLI_OBJS) $(LIB_A)

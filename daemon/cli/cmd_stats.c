@@ -171,7 +171,9 @@ int cmd_stats(int argc, char **argv)
 		{ "top", CLI_OPT_U64, &top, .arg = "N", .base = 10, .min = 1, .max = 4096,
 		  .help = "list at most N sites a process, those that failed most\n"
 			  "(1 to 4096; default: all of one process (--pid), 4096\n"
-			  "a process otherwise)" },
+			  "a process otherwise); with --openmetrics or --prometheus,\n"
+			  "the N sites of all processes with series of their own\n"
+			  "(default 10)" },
 		{ "all", CLI_OPT_FLAG, &all,
 		  .help = "list the sites that never failed too (by default they\n"
 			  "are counted, not listed)" },
@@ -198,7 +200,14 @@ int cmd_stats(int argc, char **argv)
 		usage_error("stats", "unexpected argument '%s'", argv[first]);
 		return EXIT_USAGE;
 	}
-	arg = top | (all ? 0 : FL_QUERY_FAILED_ONLY);
+	/*
+	 * The metrics sum the faults of every site that failed by module:
+	 * they ask for all of those, and expose the top ones themselves.
+	 */
+	if (output == OPENMETRICS || output == PROMETHEUS)
+		arg = FL_QUERY_FAILED_ONLY;
+	else
+		arg = top | (all ? 0 : FL_QUERY_FAILED_ONLY);
 	if (cli_command_query("stats", socket, FL_QUERY_STATS, pid, arg, &r) != 0)
 		return 1;
 	switch (output) {
@@ -208,7 +217,7 @@ int cmd_stats(int argc, char **argv)
 	case OPENMETRICS:
 	case PROMETHEUS:
 		if (cli_print_metrics(stdout, r.doc, output == OPENMETRICS ? CLI_OPENMETRICS :
-				      CLI_PROMETHEUS) != 0)
+				      CLI_PROMETHEUS, top ? top : CLI_METRICS_TOP) != 0)
 			err = -ENOMEM;
 		break;
 	case TEXT:

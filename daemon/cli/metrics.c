@@ -12,6 +12,14 @@
  * read as 0.0.4, an OpenMetrics counter would lose its type (the TYPE line
  * names a family without samples, which that parser drops).
  *
+ * What is exposed follows Prometheus's naming and cardinality practice:
+ * series whose number does not grow with the processes and sites the
+ * daemon keeps (its state, the eBPF program's counters, aggregates by
+ * executable (comm) and by module), and series per process and per site
+ * only for the top sites: the limit sites with the most faults, and their
+ * processes.  A runtime of 10^5 sites under churn of pids would otherwise
+ * make a series of every site of every pid, nearly all of them 0.
+ *
  * A series must not repeat: when a pid was registered more than once (pid
  * reuse, an exited process kept next to a new one) only its newest
  * process is exposed, and sites of one process with the same labels (a
@@ -24,12 +32,24 @@
 #include "client.h"
 #include "metrics.h"
 
+#ifndef FL_VERSION
+#define FL_VERSION "unknown"
+#endif
+
 struct sample {
+	size_t proc;		/* index in the document's processes */
 	const char *module;
 	const char *function;
 	const char *kind;
 	uint64_t pc;
 	uint64_t faults;
+};
+
+/* A label's value and the sum of a count over the series with that value. */
+struct agg {
+	const char *key;
+	uint64_t sum;
+	uint64_t n;
 };
 
 /*
@@ -83,6 +103,15 @@ static void proc_labels(FILE *out, json_object *p)
 	fputc('"', out);
 }
 
+/* name{label="value"} v */
+static void labelled(FILE *out, const char *name, const char *label, const char *value,
+		     uint64_t v)
+{
+	fprintf(out, "%s{%s=\"", name, label);
+	put_value(out, value);
+	fprintf(out, "\"} %llu\n", (unsigned long long)v);
+}
+
 /*
  * Which processes are exposed: the newest with each pid (by registration
  * time; the later one in the document on a tie).  Returns a new array of n
@@ -112,31 +141,19 @@ static bool *newest(json_object *procs, size_t n)
 	return keep;
 }
 
-/* Sample name of every exposed process, its value the process's field key. */
-static void proc_samples(FILE *out, json_object *procs, size_t n, const bool *keep,
-			 const char *name, const char *key)
-{
-	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(procs, i);
-
-		if (!keep[i])
-			continue;
-		fprintf(out, "%s{", name);
-		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, key));
-	}
-}
-
 static int cmp_str(const char *a, const char *b)
 {
 	return strcmp(a ? a : "", b ? b : "");
 }
 
+/* A process's sites with the same labels are one series. */
 static int cmp_sample(const void *pa, const void *pb)
 {
 	const struct sample *a = pa, *b = pb;
 	int c;
 
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
 	if ((c = cmp_str(a->module, b->module)))
@@ -146,78 +163,256 @@ static int cmp_sample(const void *pa, const void *pb)
 	return cmp_str(a->kind, b->kind);
 }
 
-int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt)
+/* Most faults first; then in series order. */
+static int cmp_top(const void *pa, const void *pb)
 {
-	json_object *procs;
-	size_t n = cli_array(doc, "processes", &procs);
-	uint64_t live = 0, exited = 0;
-	bool *keep = newest(procs, n);
+	const struct sample *a = pa, *b = pb;
 
-	if (!keep)
-		return -1;
+	if (a->faults != b->faults)
+		return a->faults > b->faults ? -1 : 1;
+	return cmp_sample(pa, pb);
+}
+
+static int cmp_agg(const void *pa, const void *pb)
+{
+	return cmp_str(((const struct agg *)pa)->key, ((const struct agg *)pb)->key);
+}
+
+/* Sums equal keys of a[0..n) in place, sorted.  Returns how many are left. */
+static size_t aggregate(struct agg *a, size_t n)
+{
+	size_t m = 0;
+
+	qsort(a, n, sizeof(*a), cmp_agg);
 	for (size_t i = 0; i < n; i++) {
-		if (cli_bool(json_object_array_get_idx(procs, i), "exited"))
+		if (m && !cmp_str(a[m - 1].key, a[i].key)) {
+			a[m - 1].sum += a[i].sum;
+			a[m - 1].n += a[i].n;
+		} else {
+			a[m++] = a[i];
+		}
+	}
+	return m;
+}
+
+/* The eBPF program's counters (docs/json.md, bpf_stats), in this order. */
+static const struct {
+	const char *key, *help;
+} bpf_counters[] = {
+	{ "page_faults_counted", "User-mode page faults of registered processes the eBPF program counted." },
+	{ "signals", "Fault signals the eBPF program recorded." },
+	{ "samples", "Samples the eBPF program wrote to its ring buffer." },
+	{ "ring_buffer_drops", "Samples lost because the ring buffer was full." },
+	{ "map_update_failures", "Counts lost because an eBPF map was full (should stay 0)." },
+	{ "inherited", "Children registered at fork by the eBPF program." },
+	{ "signals_lost", "Fault signals not counted because the signal map was full." },
+	{ "samples_received", "Samples faultlined read from the ring buffer." },
+};
+
+static void put_bpf(FILE *out, enum cli_metrics_format fmt, json_object *doc)
+{
+	json_object *st = cli_get(doc, "bpf_stats");
+	char name[96];
+
+	family(out, fmt, "faultline_bpf_up", "gauge",
+	       "1 when faultlined counts faults in the kernel with its eBPF program.");
+	fprintf(out, "faultline_bpf_up %d\n", cli_bool(doc, "bpf") ? 1 : 0);
+	if (!json_object_is_type(st, json_type_object))
+		return;
+	for (size_t i = 0; i < sizeof(bpf_counters) / sizeof(bpf_counters[0]); i++) {
+		if (!json_object_is_type(cli_get(st, bpf_counters[i].key), json_type_int))
+			continue;
+		snprintf(name, sizeof(name), "faultline_bpf_%s", bpf_counters[i].key);
+		family(out, fmt, name, "counter", bpf_counters[i].help);
+		fprintf(out, "%s_total %llu\n", name,
+			(unsigned long long)cli_u64(st, bpf_counters[i].key));
+	}
+}
+
+/*
+ * The series that do not grow with what the daemon keeps: up, build
+ * information, processes by state, sites, and the faults by executable
+ * and by module.  Returns 0, or -1 when out of memory.
+ */
+static int put_aggregates(FILE *out, enum cli_metrics_format fmt, json_object *doc,
+			  json_object *procs, size_t n, const bool *keep,
+			  const struct sample *s, size_t ns)
+{
+	uint64_t live = 0, exited = 0, sites = 0, failed = 0;
+	struct agg *a = calloc(n > ns ? n + 1 : ns + 1, sizeof(*a));
+	size_t m = 0;
+
+	if (!a)
+		return -1;
+	family(out, fmt, "faultline_up", "gauge", "1: faultlined answered.");
+	fputs("faultline_up 1\n", out);
+	family(out, fmt, "faultline_build_info", "gauge",
+	       "The versions of faultline and of the faultlined that answered, as labels.");
+	fputs("faultline_build_info{version=\"", out);
+	put_value(out, FL_VERSION);
+	fputs("\",daemon_version=\"", out);
+	put_value(out, cli_str(doc, "version") ? cli_str(doc, "version") : "unknown");
+	fputs("\"} 1\n", out);
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		uint64_t never = cli_u64(p, "sites_never_failed");
+
+		if (!keep[i])
+			continue;
+		if (cli_bool(p, "exited"))
 			exited++;
 		else
 			live++;
+		sites += cli_u64(p, "num_sites");
+		failed += cli_u64(p, "num_sites") > never ? cli_u64(p, "num_sites") - never : 0;
 	}
 	family(out, fmt, "faultline_processes", "gauge",
 	       "Processes faultlined knows about, by state (exited ones are kept, bounded).");
 	fprintf(out, "faultline_processes{state=\"live\"} %llu\n", (unsigned long long)live);
 	fprintf(out, "faultline_processes{state=\"exited\"} %llu\n", (unsigned long long)exited);
+	family(out, fmt, "faultline_sites", "gauge",
+	       "Implicit check sites of the processes faultlined knows about.");
+	fprintf(out, "faultline_sites %llu\n", (unsigned long long)sites);
+	family(out, fmt, "faultline_sites_failed", "gauge",
+	       "Implicit check sites that failed at least once (or were healed).");
+	fprintf(out, "faultline_sites_failed %llu\n", (unsigned long long)failed);
 
-	family(out, fmt, "faultline_process_faults", "counter",
-	       "Failed implicit checks claimed in a process, all its sites.");
-	proc_samples(out, procs, n, keep, "faultline_process_faults_total", "faults");
-
-	family(out, fmt, "faultline_process_sites", "gauge",
-	       "Implicit check sites registered by a process.");
-	proc_samples(out, procs, n, keep, "faultline_process_sites", "num_sites");
-
-	family(out, fmt, "faultline_site_faults", "counter",
-	       "Failed implicit checks claimed at one site (its faulting PC).");
 	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(procs, i), *sites;
-		size_t ns = cli_array(p, "sites", &sites), k, m = 0;
-		struct sample *s;
+		json_object *p = json_object_array_get_idx(procs, i);
 
-		if (!ns || !keep[i])
-			continue;
-		s = calloc(ns, sizeof(*s));
-		if (!s) {
-			free(keep);
-			return -1;
-		}
+		if (keep[i])
+			a[m++] = (struct agg){ cli_str(p, "comm"), cli_u64(p, "faults"), 1 };
+	}
+	m = aggregate(a, m);
+	family(out, fmt, "faultline_executable_faults", "counter",
+	       "Failed implicit checks claimed in the processes of one executable (comm).");
+	for (size_t i = 0; i < m; i++)
+		labelled(out, "faultline_executable_faults_total", "executable", a[i].key, a[i].sum);
+	family(out, fmt, "faultline_executable_processes", "gauge",
+	       "Processes of one executable (comm) faultlined knows about.");
+	for (size_t i = 0; i < m; i++)
+		labelled(out, "faultline_executable_processes", "executable", a[i].key, a[i].n);
+
+	m = 0;
+	for (size_t i = 0; i < ns; i++)
+		a[m++] = (struct agg){ s[i].module, s[i].faults, 1 };
+	m = aggregate(a, m);
+	family(out, fmt, "faultline_module_faults", "counter",
+	       "Failed implicit checks claimed at the sites of one module, all processes.");
+	for (size_t i = 0; i < m; i++)
+		labelled(out, "faultline_module_faults_total", "module", a[i].key, a[i].sum);
+	free(a);
+	return 0;
+}
+
+/*
+ * Every listed site of the exposed processes, one per series (a process's
+ * sites with the same labels summed).  Returns the array (*count of them),
+ * or NULL when out of memory.
+ */
+static struct sample *gather(json_object *procs, size_t n, const bool *keep, size_t *count)
+{
+	size_t total = 0, m = 0;
+	struct sample *s;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *sites;
+
+		if (keep[i])
+			total += cli_array(json_object_array_get_idx(procs, i), "sites", &sites);
+	}
+	s = calloc(total ? total : 1, sizeof(*s));
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		json_object *sites;
+		size_t k, ns = keep[i] ? cli_array(json_object_array_get_idx(procs, i), "sites",
+						   &sites) : 0;
+
 		for (k = 0; k < ns; k++) {
 			json_object *o = json_object_array_get_idx(sites, k);
 
-			s[k] = (struct sample){
-				.module = cli_str(o, "module"), .function = cli_str(o, "function"),
-				.kind = cli_str(o, "kind"), .pc = cli_u64(o, "faulting_pc"),
-				.faults = cli_u64(o, "faults"),
+			s[m++] = (struct sample){
+				.proc = i, .module = cli_str(o, "module"),
+				.function = cli_str(o, "function"), .kind = cli_str(o, "kind"),
+				.pc = cli_u64(o, "faulting_pc"), .faults = cli_u64(o, "faults"),
 			};
 		}
-		qsort(s, ns, sizeof(*s), cmp_sample);
-		for (k = 0; k < ns; k++) {
-			if (m && !cmp_sample(&s[m - 1], &s[k]))
-				s[m - 1].faults += s[k].faults;
-			else
-				s[m++] = s[k];
-		}
-		for (k = 0; k < m; k++) {
-			fputs("faultline_site_faults_total{", out);
-			proc_labels(out, p);
-			fputs(",module=\"", out);
-			put_value(out, s[k].module);
-			fputs("\",function=\"", out);
-			put_value(out, s[k].function);
-			fprintf(out, "\",faulting_pc=\"0x%llx\",kind=\"", (unsigned long long)s[k].pc);
-			put_value(out, s[k].kind);
-			fprintf(out, "\"} %llu\n", (unsigned long long)s[k].faults);
-		}
+	}
+	qsort(s, m, sizeof(*s), cmp_sample);
+	total = 0;
+	for (size_t k = 0; k < m; k++) {
+		if (total && !cmp_sample(&s[total - 1], &s[k]))
+			s[total - 1].faults += s[k].faults;
+		else
+			s[total++] = s[k];
+	}
+	*count = total;
+	return s;
+}
+
+int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt, size_t top)
+{
+	json_object *procs;
+	size_t n = cli_array(doc, "processes", &procs), ns = 0;
+	bool *keep = newest(procs, n), *shown = calloc(n ? n : 1, sizeof(bool));
+	struct sample *s = keep && shown ? gather(procs, n, keep, &ns) : NULL;
+
+	if (!s || put_aggregates(out, fmt, doc, procs, n, keep, s, ns) != 0) {
+		free(keep);
+		free(shown);
 		free(s);
+		return -1;
+	}
+	put_bpf(out, fmt, doc);
+
+	/* The top sites (those that failed), and their processes. */
+	qsort(s, ns, sizeof(*s), cmp_top);
+	while (ns && !s[ns - 1].faults)
+		ns--;
+	if (ns > top)
+		ns = top;
+	qsort(s, ns, sizeof(*s), cmp_sample);
+	for (size_t k = 0; k < ns; k++)
+		shown[s[k].proc] = true;
+	family(out, fmt, "faultline_process_faults", "counter",
+	       "Failed implicit checks claimed in a process, all its sites (processes of the top sites).");
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+
+		if (!shown[i])
+			continue;
+		fputs("faultline_process_faults_total{", out);
+		proc_labels(out, p);
+		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, "faults"));
+	}
+	family(out, fmt, "faultline_process_sites", "gauge",
+	       "Implicit check sites registered by a process (processes of the top sites).");
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+
+		if (!shown[i])
+			continue;
+		fputs("faultline_process_sites{", out);
+		proc_labels(out, p);
+		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, "num_sites"));
+	}
+	family(out, fmt, "faultline_site_faults", "counter",
+	       "Failed implicit checks claimed at one site (its faulting PC): the top sites.");
+	for (size_t k = 0; k < ns; k++) {
+		fputs("faultline_site_faults_total{", out);
+		proc_labels(out, json_object_array_get_idx(procs, s[k].proc));
+		fputs(",module=\"", out);
+		put_value(out, s[k].module);
+		fputs("\",function=\"", out);
+		put_value(out, s[k].function);
+		fprintf(out, "\",faulting_pc=\"0x%llx\",kind=\"", (unsigned long long)s[k].pc);
+		put_value(out, s[k].kind);
+		fprintf(out, "\"} %llu\n", (unsigned long long)s[k].faults);
 	}
 	free(keep);
+	free(shown);
+	free(s);
 	if (fmt == CLI_OPENMETRICS)
 		fputs("# EOF\n", out);
 	return 0;

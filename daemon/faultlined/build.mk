@@ -11,7 +11,7 @@ FLD_CFLAGS = $(shell pkg-config --cflags liburing)
 FLD_LIBS = $(shell pkg-config --libs liburing json-c libbpf)
 
 $(FLD_OBJS): ALL_CFLAGS += $(FLD_CFLAGS)
-$(B)/obj/daemon/faultlined/main.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
+$(B)/obj/daemon/faultlined/main.o $(B)/obj/daemon/faultlined/query.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
 
 $(FLD): $(FLD_OBJS) $(LIB_A)
 	@mkdir -p $(@D)

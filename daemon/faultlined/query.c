@@ -38,6 +38,10 @@
 #include "requests.h"
 #include "work.h"
 
+#ifndef FL_VERSION
+#define FL_VERSION "unknown"
+#endif
+
 /* Sites listed per process in an answer about every process. */
 #define LIST_MAX 4096
 /* Queries of one user other than root under way at a time. */
@@ -699,7 +703,8 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	/* Page fault counts only about one process: all of them is one map dump. */
 	if (sites_query(q))
 		q->v = fld_kview_take(pid, pid != 0);
-	put_str(q, "{");
+	/* The document's schema (docs/json.md) and who wrote it. */
+	put_str(q, "{\"schema\":1,\"version\":\"" FL_VERSION "\",");
 	if (q->what == FL_QUERY_STATS) {
 		json_object *st = fld_bpf_stats_json();
 

@@ -149,8 +149,11 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 text = open("odd_om.out").read()
 fams = {f.name: f for f in text_string_to_metric_families(text)}
 procs = [(s.labels["pid"], s.labels["comm"], s.value) for s in fams["faultline_process_faults"].samples]
-# "78" and "not a process" both read as pid 0: one series, the later one.
-assert sorted(procs) == [("0", "", 0), ("77", "new", 2)], procs
+# Series of a process only for the processes of the top sites: 77's.
+assert procs == [("77", "new", 2)], procs
+# "78" and "not a process" both read as pid 0: one process, the later one.
+execs = {s.labels["executable"]: s.value for s in fams["faultline_executable_processes"].samples}
+assert execs == {"": 1, "new": 1}, execs
 sites = [(s.labels["pid"], s.labels["comm"], s.value) for s in fams["faultline_site_faults"].samples]
 assert sites == [("77", "new", 7)], sites
 EOF2
@@ -201,7 +204,8 @@ py stats_json - "$PID" "$LOAD_PC" "$STORE_PC" <<'EOF'
 import json, sys
 pid, lpc, spc = map(int, sys.argv[1:])
 d = json.load(open("stats_json.out"))
-assert set(d) == {"bpf", "bpf_stats", "processes"}, d.keys()
+assert set(d) == {"schema", "version", "bpf", "bpf_stats", "processes"}, d.keys()
+assert d["schema"] == 1 and isinstance(d["version"], str) and d["version"], d
 assert d["bpf"] is True and d["bpf_stats"]["ring_buffer_drops"] == 0, d["bpf_stats"]
 [p] = [p for p in d["processes"] if p["pid"] == pid]
 for k, t in (("pid", int), ("comm", str), ("uid", int), ("exited", bool),
@@ -332,10 +336,34 @@ assert name == "faultline_site_faults_total" and v == 5, got
 assert set(labels) == {"pid", "comm", "module", "function", "faulting_pc", "kind"}, labels
 assert labels["kind"] == "load" and labels["comm"] == "prog", labels
 assert got[(pid, "0x%x" % int(spc))][1] == 3, got
+# Series that do not grow with processes and sites.
+one = lambda name: [s for s in fams[name].samples]
+assert [s.value for s in one("faultline_up")] == [1]
+[b] = one("faultline_build_info")
+assert b.value == 1 and b.labels["version"] and b.labels["daemon_version"] == b.labels["version"], b
+ex = {s.labels["executable"]: s.value for s in one("faultline_executable_faults")}
+assert ex["prog"] == 8 + 3, ex
+mod = {s.labels["module"]: s.value for s in one("faultline_module_faults")}
+assert mod["(main program)"] == 8 + 3, mod
+assert [s.value for s in one("faultline_bpf_up")] == [1]
+assert one("faultline_bpf_page_faults_counted")[0].value >= 11
+assert one("faultline_bpf_map_update_failures")[0].value == 0
+assert one("faultline_sites")[0].value >= 4 and one("faultline_sites_failed")[0].value == 3
 # every line is a metadata line, a sample or the EOF
 for line in text.splitlines():
     assert re.match(r'^(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*|# EOF|'
                     r'[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? [0-9]+)$', line), line
+EOF
+# --top 1: one site series, and one process's
+run om_top1 0 "$FL" stats --openmetrics --top 1
+py om_top1 - "$PID" "$LOAD_PC" <<'EOF'
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open("om_top1.out").read())}
+sites = [(s.labels["pid"], s.labels["faulting_pc"], s.value) for s in fams["faultline_site_faults"].samples]
+assert sites == [(sys.argv[1], "0x%x" % int(sys.argv[2]), 5)], sites
+procs = [s.labels["pid"] for s in fams["faultline_process_faults"].samples]
+assert procs == [sys.argv[1]], procs
 EOF
 run prom 0 "$FL" stats --prometheus
 py prom - "$PID" <<'EOF'
