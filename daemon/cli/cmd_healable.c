@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "heal_env.h"
+#include "input.h"
 #include "opts.h"
 #include "print_json.h"
 
@@ -260,6 +261,7 @@ int cmd_healable(int argc, char **argv)
 			read++;
 		} else {
 			fprintf(stderr, "faultline: %s\n", err);
+			cli_file_hint_pid(argv[i], "sites");
 			status = EXIT_MALFORMED;
 			if (json)
 				put_json(file_error_json(argv[i], err));

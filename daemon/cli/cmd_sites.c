@@ -32,7 +32,7 @@ int cmd_sites(int argc, char **argv)
 		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
-	const struct cli_opts cli = { "sites", sites_usage, NULL, opts };
+	const struct cli_opts cli = { "sites", sites_usage, CLI_EXIT_DAEMON, opts };
 	struct cli_reply r;
 	json_object *arr, *p;
 	uint32_t pid;
