@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "client.h"
 #include "tables.h"
 
@@ -122,8 +123,9 @@ int cli_print_sites(json_object *p, const char *indent, bool handler)
 	free(v);
 	/* The daemon lists a bounded number of each process's sites in stats. */
 	if (cli_u64(p, "sites_unlisted"))
-		printf("%s(%llu more sites with as few faults or fewer: faultline sites %lld lists "
+		printf("%s(%llu more site%s with as few faults or fewer: faultline sites %lld lists "
 		       "them all)\n", indent, (unsigned long long)cli_u64(p, "sites_unlisted"),
+		       CLI_S(cli_u64(p, "sites_unlisted")),
 		       (long long)cli_i64(p, "pid"));
 	return 0;
 }

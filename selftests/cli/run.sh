@@ -329,6 +329,11 @@ elif [ -e "$PRELOAD" ]; then
 	run run_status 3 "$FL" run -- sh -c 'exit 3'
 	run run_args 0 "$FL" run -- echo --log x
 	has run_args run_args.out "--log x"
+	# Counts are said in the singular for one.
+	llc-14 -O2 -enable-implicit-null-checks -relocation-model=pic -filetype=obj \
+		"$HERE/one_check.ll" -o one_check.o && gcc -Wl,-z,notext -o one_check one_check.o
+	run run_one_check 7 "$FL" run --log debug ./one_check
+	has run_one_check run_one_check.err "the main program: 1 implicit check, 0 stack map records"
 else
 	bad "run: $PRELOAD not built"
 fi
