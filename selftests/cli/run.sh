@@ -338,6 +338,34 @@ else
 	bad "run: $PRELOAD not built"
 fi
 
+# ---- the shim's interposed functions: README.md, faultline(1) and
+# preload.c's header list exactly what libfaultline-preload.so exports.
+ROOT=$(cd "$HERE/../.." && pwd)
+nm -D --defined-only "$PRELOAD" | awk '{ print $3 }' | sort >interposed.exported
+awk '/the shim interposes/ { on = 1 } on { print } on && /no other function/ { exit }' "$ROOT/README.md" |
+	grep -o '`[A-Za-z_][A-Za-z0-9_]*`' | tr -d '`' | sort >interposed.readme
+sed -n '/The preload library interposes/,/no other function/p' "$ROOT/docs/man/faultline.1" |
+	sed -n 's/^\.BR\{0,1\} \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' | sort >interposed.man
+sed -n '/The library interposes these functions/,/^ \*$/p' "$ROOT/lib/preload/preload.c" |
+	grep -E '^ \*   [a-z_]+(, [a-z_]+)*$' | sed 's/^ \*   //; s/, /\n/g' | sort >interposed.source
+[ "$(wc -l <interposed.exported)" -gt 0 ] && ok || bad "interposed: nm -D $PRELOAD lists nothing"
+for where in readme man source; do
+	if diff -u interposed.exported "interposed.$where" >"interposed.$where.diff"; then
+		ok
+	else
+		bad "interposed: the $where's list is not what the library exports (- nm -D, + $where):"
+		sed 's/^/  | /' "interposed.$where.diff"
+	fi
+done
+
+# ---- every command's options: --help and faultline(1) agree
+if python3 "$HERE/help_vs_man.py" "$FL" "$ROOT/docs/man/faultline.1" >help_vs_man.out; then
+	ok
+else
+	bad "help_vs_man: --help and faultline(1) differ:"
+	sed 's/^/  | /' help_vs_man.out
+fi
+
 # ---- the daemon's commands: bad command lines (exit 2, nothing sent), and
 # no daemon (exit 1, the socket named).  End to end: selftests/daemon/cli/.
 NOSOCK=$PWD/no-daemon.sock
