@@ -46,6 +46,7 @@ for p in "${pages[@]}"; do
 	fi
 done
 selftests/install/completion.sh "$R" "$W/completion" || exit 1
+selftests/install/unit.sh "$W/root" "$PREFIX" "$W/unit" || exit 1
 cat >"$W/user.c" <<'C'
 #include <stdio.h>
 #include <faultline/faultline.h>
@@ -95,4 +96,4 @@ for purpose in build demo test; do
 		{ echo "install: deps.sh $purpose failed"; exit 1; }
 done
 scripts/deps.sh nonsense 2>/dev/null && { echo "install: deps.sh took a bad purpose"; exit 1; }
-echo "install: ok (headers, libraries, pkg-config, ${#pages[@]} man pages rendered, json.md, bash completion, $(wc -l <"$W/api.exported") exports as the map lists them, deps per goal)"
+echo "install: ok (headers, libraries, pkg-config, ${#pages[@]} man pages rendered, json.md, bash completion, systemd units, $(wc -l <"$W/api.exported") exports as the map lists them, deps per goal)"
