@@ -10,7 +10,7 @@ For each command of "faultline --help": the long options of "faultline CMD
 entry in OPTIONS that names the command (or names none, as --json); an
 entry naming the command is one of its options; a short letter of --help
 ("-s, --seconds") is the entry's too, and so is a default it states
-("(default 5)").  Prints each difference and exits 1.
+("(default 5)"); the exit statuses its --help names are in EXIT STATUS.  Prints each difference and exits 1.
 """
 import re
 import subprocess
@@ -98,6 +98,13 @@ for cmd in commands:
             texts[last] += " " + line.strip()
         elif on and line and not line.startswith(" "):
             on = False
+    # The exit statuses its --help names are faultline(1)'s.
+    status = re.search(r"Exit status:(.*)", " ".join(run(cmd, "--help").splitlines()))
+    codes = set(re.findall(r"\b\d+\b", status.group(1))) if status else set()
+    if not codes:
+        errors.append(f"{cmd}: --help names no exit status")
+    for c in sorted(codes - set(re.findall(r"\b\d+\b", " ".join(sections["EXIT STATUS"])))):
+        errors.append(f"{cmd}: --help's exit status {c} is not in faultline(1)'s EXIT STATUS")
     syn = synopsis.get(cmd)
     if syn is None:
         errors.append(f"{cmd}: no '.B faultline {cmd}' in SYNOPSIS")
