@@ -26,6 +26,8 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/faultline
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 ifeq ($(origin CC),default)
 CC := gcc
@@ -215,7 +217,7 @@ install: all $(PC_FILE)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR)/faultline $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system
+		$(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/faultline
 	install -m 755 $(FLD) $(DESTDIR)$(BINDIR)/faultlined
 	for u in $(FLD_UNITS); do \
@@ -229,9 +231,21 @@ install: all $(PC_FILE)
 	install -m 755 $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/libfaultline-preload.so
 	install -m 644 include/faultline/*.h $(DESTDIR)$(INCLUDEDIR)/faultline/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/faultline.pc
-	install -m 644 docs/man/faultline.1 $(DESTDIR)$(MANDIR)/man1/faultline.1
-	install -m 644 docs/man/*.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 docs/man/faultlined.8 $(DESTDIR)$(MANDIR)/man8/faultlined.8
+	# A page that is another's alias is a symlink in the tree, so that
+	# man -l reads it from anywhere (man-db resolves .so from the current
+	# directory); installed, it is the usual .so link, which man resolves
+	# from the top of its manpath.
+	for p in docs/man/*.[0-9]; do \
+		d=$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; rm -f $$d; \
+		if [ -L $$p ]; then \
+			t=$$(basename "$$(readlink -f $$p)") && \
+			printf '.so man%s/%s\n' "$${t##*.}" "$$t" > $$d && chmod 644 $$d; \
+		else \
+			install -m 644 $$p $$d; \
+		fi || exit 1; \
+	done
+	install -m 644 docs/json.md $(DESTDIR)$(DOCDIR)/json.md
+	install -m 644 scripts/completion/faultline.bash $(DESTDIR)$(BASHCOMPDIR)/faultline
 
 # ---------------------------------------------------------------------------
 # Demo: until the daemon exists, the tables of a sample program.

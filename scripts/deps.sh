@@ -28,6 +28,7 @@ llvm-14 llvm-14-dev lld-14 lld libclang-rt-14-dev
 check
 openjdk-17-jdk-headless nodejs python3
 python3-prometheus-client tmux strace
+man-db groff-base systemd util-linux
 busybox-static qemu-system-x86 cpio
 "
 

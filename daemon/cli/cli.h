@@ -27,6 +27,9 @@ int cmd_heal(int argc, char **argv);
 int cmd_unheal(int argc, char **argv);
 int cmd_profile(int argc, char **argv);	/* loads the eBPF program itself */
 
+/* The plural's "s" of a count: "%llu site%s", n, CLI_S(n). */
+#define CLI_S(n) ((n) == 1 ? "" : "s")
+
 /* "faultline: " + message on stderr, then "Try ..." */
 void usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

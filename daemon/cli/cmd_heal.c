@@ -130,9 +130,9 @@ static int run(int argc, char **argv, bool heal)
 		if (json)
 			cli_print_json(r.doc);
 		else
-			printf("pid %u: %" PRIu64 " sites healed, %" PRIu64 " cannot be healed in "
-			       "place (sites with more than %" PRIu64 " failures)\n", pid,
-			       v & 0xffffffffu, v >> 32, over);
+			printf("pid %u: %" PRIu64 " site%s healed, %" PRIu64 " cannot be healed in "
+			       "place (sites with more than %" PRIu64 " failure%s)\n", pid,
+			       v & 0xffffffffu, CLI_S(v & 0xffffffffu), v >> 32, over, CLI_S(over));
 		json_object_put(r.doc);
 		return cli_finish(cmd, 0);
 	}

@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "heal_env.h"
+#include "input.h"
 #include "opts.h"
 #include "print_json.h"
 
@@ -63,8 +64,9 @@ static void totals_add(struct totals *t, const struct totals *u)
 
 static void print_summary(const char *label, const struct totals *t)
 {
-	printf("%s: %" PRIu64 " of %" PRIu64 " sites can be healed in place (B1 %" PRIu64
+	printf("%s: %" PRIu64 " of %" PRIu64 " site%s can be healed in place (B1 %" PRIu64
 	       ", B2 %" PRIu64 ", T1 %" PRIu64 ", T3 %" PRIu64 ")\n", label, t->healed, t->sites,
+	       CLI_S(t->sites),
 	       t->by[FL_HEAL_B1], t->by[FL_HEAL_B2], t->by[FL_HEAL_T1], t->by[FL_HEAL_T3]);
 }
 
@@ -260,6 +262,7 @@ int cmd_healable(int argc, char **argv)
 			read++;
 		} else {
 			fprintf(stderr, "faultline: %s\n", err);
+			cli_file_hint_pid(argv[i], "sites");
 			status = EXIT_MALFORMED;
 			if (json)
 				put_json(file_error_json(argv[i], err));

@@ -116,6 +116,7 @@ static int run_maps(const struct map_command *mc, int argc, char **argv)
 		}
 		if (ret < 0) {
 			fprintf(stderr, "faultline: %s\n", err);
+			cli_file_hint_pid(argv[i], mc->kind == FAULTMAP ? "sites" : "stackmaps");
 			status = EXIT_MALFORMED;
 			if (json)
 				json_object_array_add(files, file_error_json(argv[i], err));

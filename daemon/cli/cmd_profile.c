@@ -116,11 +116,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		 */
 		{ "seconds", CLI_OPT_DOUBLE, &o->seconds, .letter = 's', .lo = DBL_TRUE_MIN,
 		  .hi = 366 * 86400.0, .expect = "a positive number of seconds", .arg = "S",
-		  .help = "how long to count (default " STR(DEFAULT_SECONDS)
-			  "; decimals allowed)" },
+		  .help = "how long to count: fractions allowed, at most\n"
+			  "366 days (default " STR(DEFAULT_SECONDS) ")" },
 		{ "top", CLI_OPT_U64, &top, .letter = 'n', .base = 10, .min = 1, .max = 1000000,
 		  .expect = "a number of addresses from 1 to 1000000", .arg = "N",
-		  .help = "how many addresses to print (default " STR(DEFAULT_TOP) ")" },
+		  .help = "how many addresses to print, 1 to 1000000\n"
+			  "(default " STR(DEFAULT_TOP) ")" },
 		{ "json", CLI_OPT_FLAG, &o->json,
 		  .help = "print a JSON document (see faultline(1))" },
 		{ NULL },

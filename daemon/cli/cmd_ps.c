@@ -45,7 +45,7 @@ int cmd_ps(int argc, char **argv)
 		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
-	const struct cli_opts cli = { "ps", ps_usage, NULL, opts };
+	const struct cli_opts cli = { "ps", ps_usage, CLI_EXIT_DAEMON, opts };
 	struct cli_reply r;
 	json_object *arr, **procs;
 	size_t n;

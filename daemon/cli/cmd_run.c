@@ -6,16 +6,26 @@
  * setting it by hand, with the library found next to this tool.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <gelf.h>
 
 #include "cli.h"
 #include "opts.h"
 
 #define PRELOAD_NAME "libfaultline-preload.so"
+
+static const char run_epilogue[] =
+	"Exit status: PROGRAM's; 126 if PROGRAM cannot be executed, 127 if it\n"
+	"cannot be found or the preload library cannot be found or is no ELF\n"
+	"shared object for x86-64, 2 for usage errors.\n";
 
 static const char run_usage[] =
 	"Usage: faultline run [OPTIONS] [--] PROGRAM [ARGS...]\n"
@@ -50,6 +60,91 @@ static int find_preload(char *out, size_t len)
 }
 
 /*
+ * NULL when path starts as an x86-64 ELF shared object does (what the
+ * dynamic loader would take from LD_PRELOAD), else what it is instead.
+ * ld.so would only warn and run the program without faultline.
+ */
+static const char *not_a_preload(const char *path)
+{
+	const char *no = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	Elf *e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return strerror(errno);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+		no = "not an ELF file, so not a shared library";
+	else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		no = "an ELF file for another machine than x86-64";
+	else if (eh.e_type != ET_DYN)
+		no = "an ELF file, but no shared library (an object file or a program)";
+	/* A position-independent program is ET_DYN too: DF_1_PIE tells it. */
+	while (!no && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getdyn(d, (int)i, &dyn); i++)
+			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+				no = "a program (position-independent), not a shared library";
+	}
+	if (!no && elf_errno())
+		no = "a damaged ELF file";
+	elf_end(e);
+	close(fd);
+	return no;
+}
+
+/* A name the compilers take as source or objects, not a program. */
+static bool looks_like_source(const char *name)
+{
+	static const char *const suffixes[] = { ".c", ".cc", ".cpp", ".cxx", ".h", ".ll",
+						".bc", ".s", ".S", ".o", NULL };
+	const char *dot = strrchr(name, '.');
+
+	for (int i = 0; dot && suffixes[i]; i++)
+		if (!strcmp(dot, suffixes[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Why execvp(prog) failed with err, in the words of what was looked for:
+ * PATH (a name without '/'), the file, its mode.
+ */
+static void exec_failed(const char *prog, int err)
+{
+	bool searched = !strchr(prog, '/');
+	struct stat st;
+
+	if (err == ENOENT && searched)
+		fprintf(stderr, "faultline: run: %s: no such command in PATH\n", prog);
+	else if (err == EACCES && stat(prog, &st) == 0 && S_ISDIR(st.st_mode))
+		fprintf(stderr, "faultline: run: %s: a directory, not a program\n", prog);
+	else if (err == EACCES && !searched && stat(prog, &st) == 0 && !(st.st_mode & 0111))
+		fprintf(stderr, "faultline: run: %s: not executable (its mode is %03o)\n",
+			prog, (unsigned)(st.st_mode & 0777));
+	else if (err == ENOEXEC)
+		fprintf(stderr, "faultline: run: %s: not a program this system can run\n",
+			prog);
+	else
+		fprintf(stderr, "faultline: run: %s: %s\n", prog, strerror(err));
+	if (looks_like_source(prog))
+		fprintf(stderr, "faultline: run: %s is a source or object file: build a "
+			"program from it first, then run that\n", prog);
+	else if (searched && err == ENOENT && access(prog, F_OK) == 0)
+		fprintf(stderr, "faultline: run: the current directory is not searched: "
+			"did you mean ./%s?\n", prog);
+}
+
+/*
  * --null-bound, passed on as given.  Not a CLI_OPT_U64: it has always taken
  * whatever strtoull takes above 0 (leading blanks, a '+'), not only digits.
  */
@@ -75,6 +170,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *preload = getenv("FAULTLINE_PRELOAD"), *null_bound = NULL;
 	bool summary = false;
+	unsigned preload_given = 0;
 	int level = -1;
 	const struct cli_opt opts[] = {
 		{ "log", CLI_OPT_ENUM, &level, .choices = log_levels, .arg = "LEVEL",
@@ -88,14 +184,14 @@ int cmd_run(int argc, char **argv)
 		  .help = "at exit, print each site whose check failed, with\n"
 			  "its count, on stderr; nothing when none failed\n"
 			  "(sets FAULTLINE_SUMMARY=1)" },
-		{ "preload", CLI_OPT_STRING, &preload, .arg = "PATH",
+		{ "preload", CLI_OPT_STRING, &preload, .arg = "PATH", .count = &preload_given,
 		  .help = "the preload library (default: $FAULTLINE_PRELOAD, else\n"
 			  "../lib/" PRELOAD_NAME " next to this program,\n"
 			  "else the installed one)" },
 		{ NULL },
 	};
 	/* In order: PROGRAM's options are its own. */
-	const struct cli_opts cli = { "run", run_usage, NULL, opts, .in_order = true,
+	const struct cli_opts cli = { "run", run_usage, run_epilogue, opts, .in_order = true,
 				      .missing_is_unknown = true };
 	char found[PATH_MAX + 64];
 	const char *old;
@@ -121,9 +217,14 @@ int cmd_run(int argc, char **argv)
 			return 127;
 		}
 		preload = found;
-	} else if (access(preload, R_OK) != 0) {
-		fprintf(stderr, "faultline: run: %s: %s\n", preload, strerror(errno));
-		return 127;
+	} else {
+		const char *no = not_a_preload(preload);
+
+		if (no) {
+			fprintf(stderr, "faultline: run: %s%s: %s\n",
+				preload_given ? "--preload " : "FAULTLINE_PRELOAD=", preload, no);
+			return 127;
+		}
 	}
 
 	old = getenv("LD_PRELOAD");
@@ -142,6 +243,6 @@ int cmd_run(int argc, char **argv)
 	execvp(argv[first], argv + first);
 	/* As env(1) and the shells: 126 found but not runnable, 127 not found. */
 	c = errno;
-	fprintf(stderr, "faultline: run: %s: %s\n", argv[first], strerror(c));
+	exec_failed(argv[first], c);
 	return c == ENOENT ? 127 : 126;
 }

@@ -32,7 +32,7 @@ int cmd_sites(int argc, char **argv)
 		CLI_OPT_SOCKET(&socket),
 		{ NULL },
 	};
-	const struct cli_opts cli = { "sites", sites_usage, NULL, opts };
+	const struct cli_opts cli = { "sites", sites_usage, CLI_EXIT_DAEMON, opts };
 	struct cli_reply r;
 	json_object *arr, *p;
 	uint32_t pid;
@@ -63,10 +63,10 @@ int cmd_sites(int argc, char **argv)
 		return 1;
 	}
 	p = json_object_array_get_idx(arr, 0);
-	printf("pid %lld (%s), %s, %llu sites, %llu faults\n", (long long)cli_i64(p, "pid"),
+	printf("pid %lld (%s), %s, %llu site%s, %llu fault%s\n", (long long)cli_i64(p, "pid"),
 	       cli_safe(cli_str(p, "comm")), cli_proc_state(p),
-	       (unsigned long long)cli_u64(p, "num_sites"),
-	       (unsigned long long)cli_u64(p, "faults"));
+	       (unsigned long long)cli_u64(p, "num_sites"), CLI_S(cli_u64(p, "num_sites")),
+	       (unsigned long long)cli_u64(p, "faults"), CLI_S(cli_u64(p, "faults")));
 	ret = cli_print_sites(p, "", true, true);
 	json_object_put(r.doc);
 	return cli_finish("sites", ret);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <faultline/discovery.h>
 
@@ -83,4 +84,18 @@ const char *cli_file_symbol(struct cli_file *f, const struct cli_section *sec,
 							: FL_SECTION_STACKMAP;
 
 	return fl_elf_function_name(f->priv, kind, address_offset, address);
+}
+
+void cli_file_hint_pid(const char *path, const char *daemon_cmd)
+{
+	const char *c = path;
+
+	if (*c < '1' || *c > '9' || access(path, F_OK) == 0)
+		return;
+	while (*c >= '0' && *c <= '9')
+		c++;
+	if (*c)
+		return;
+	fprintf(stderr, "faultline: %s is no file; for process %s's, as faultlined has "
+		"them: faultline %s %s\n", path, path, daemon_cmd, path);
 }

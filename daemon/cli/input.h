@@ -24,6 +24,13 @@ struct cli_file {
 };
 
 /*
+ * After a file operand of cmd (faultmap, stackmap, healable) could not be
+ * read: when path is no file and looks like a process ID, says on stderr
+ * which command reads a running process's tables (daemon_cmd: "stackmaps").
+ */
+void cli_file_hint_pid(const char *path, const char *daemon_cmd);
+
+/*
  * Opens path, mapped: only the bytes used are read.  names: also read the
  * symbols and relocations, for cli_file_symbol.  Returns 0 on success,
  * -errno on failure with a message (naming the file) in err.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* faultline: the command-line tool.  This file only dispatches subcommands. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,61 @@ static void usage(FILE *out)
 	      "Commands:\n", out);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fputs("\nSee faultline(1).\n", out);
+	fputs("\nExit status: each command's --help says; 2 for a bad command line.\n"
+	      "See faultline(1).\n", out);
+}
+
+/* The edit distance (insertions, deletions, substitutions) of a and b. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t lb = strlen(b), row[lb + 1];
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; *a; a++, i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (*a != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/*
+ * "unknown command 'stat'", and the commands nearest it when they are near
+ * enough to be a slip: at most 2 edits, and fewer than its length.
+ */
+static void unknown_command(const char *name)
+{
+	size_t n = sizeof(commands) / sizeof(commands[0]), best = 3, d[n], k = 0;
+	char hint[256] = "";
+	int used = 0;
+
+	/* A longer word than any command is no slip; keep the VLA small. */
+	if (strlen(name) > 16)
+		best = 0;
+	for (size_t i = 0; i < n; i++) {
+		d[i] = best ? distance(name, commands[i].name) : SIZE_MAX;
+		if (d[i] < best && d[i] < strlen(name))
+			best = d[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (best > 2 || d[i] != best || used < 0 || (size_t)used >= sizeof(hint))
+			continue;
+		used += snprintf(hint + used, sizeof(hint) - (size_t)used, "%s'%s'",
+				 k++ ? " or " : " (did you mean ", commands[i].name);
+	}
+	usage_error(NULL, "unknown command '%s'%s%s", name, hint, k ? "?)" : "");
 }
 
 void usage_error(const char *cmd, const char *fmt, ...)
@@ -87,6 +142,6 @@ int main(int argc, char **argv)
 	if (argv[1][0] == '-')
 		usage_error(NULL, "unknown option '%s'", argv[1]);
 	else
-		usage_error(NULL, "unknown command '%s'", argv[1]);
+		unknown_command(argv[1]);
 	return EXIT_USAGE;
 }

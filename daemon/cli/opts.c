@@ -192,8 +192,7 @@ static void print_usage(const struct cli_opts *o, FILE *out)
 		print_option(out, name, opt->arg, opt->help, width);
 	}
 	print_option(out, "-h, --help", NULL, "show this help", width);
-	if (o->epilogue)
-		fprintf(out, "\n%s", o->epilogue);
+	fprintf(out, "\n%s", o->epilogue ? o->epilogue : CLI_EXIT_DAEMON);
 }
 
 /* The table entry whose letter is c, or NULL. */

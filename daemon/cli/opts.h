@@ -70,11 +70,18 @@ struct cli_opt {
 	{ "json", CLI_OPT_FLAG, (target),				\
 	  .help = "the daemon's JSON document (see faultline(1))" }
 
+/* The exit status of a command that asks faultlined, as --help says it. */
+#define CLI_EXIT_DAEMON							\
+	"Exit status: 0 on success, 1 if faultlined cannot be reached or answers\n" \
+	"with an error, 2 for usage errors.\n"
+
 struct cli_opts {
 	const char *cmd;		/* "stats", for the messages */
 	/*
 	 * --help prints usage (the synopsis and what the command does), then
-	 * "Options:" and the table, then epilogue (when set) after a blank line.
+	 * "Options:" and the table, then epilogue after a blank line.  Every
+	 * epilogue ends with the command's exit status ("Exit status: ..."),
+	 * as faultline(1) words it; NULL is CLI_EXIT_DAEMON alone.
 	 */
 	const char *usage;
 	const char *epilogue;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "client.h"
 #include "tables.h"
 

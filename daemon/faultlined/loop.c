@@ -139,8 +139,8 @@ static void core_accepted(struct fld_loop *l, int fd)
 
 		/* At most one line a second however fast they come. */
 		if (now - l->rejected_logged_ns >= 1000000000u) {
-			fld_warn("%u clients: refusing new connections (--max-clients)",
-				 l->nclients);
+			fld_warn("%u client%s: refusing new connections (--max-clients)",
+				 l->nclients, l->nclients == 1 ? "" : "s");
 			l->rejected_logged_ns = now;
 		}
 		close(fd);
@@ -164,8 +164,9 @@ static void core_accepted(struct fld_loop *l, int fd)
 		uint64_t now = core_now_ns();
 
 		if (now - l->rejected_logged_ns >= 1000000000u) {
-			fld_warn("%u clients: the last %u are kept for root: refusing uid %u",
-				 l->nclients, l->o.root_reserve, (unsigned)cred.uid);
+			fld_warn("%u client%s, of which the last %u are kept for root: "
+				 "refusing uid %u", l->nclients, l->nclients == 1 ? "" : "s",
+				 l->o.root_reserve, (unsigned)cred.uid);
 			l->rejected_logged_ns = now;
 		}
 		close(fd);
@@ -181,8 +182,9 @@ static void core_accepted(struct fld_loop *l, int fd)
 			uint64_t now = core_now_ns();
 
 			if (now - l->rejected_logged_ns >= 1000000000u) {
-				fld_warn("uid %u has %u clients, half of --max-clients: "
-					 "refusing its new connections", (unsigned)cred.uid, same);
+				fld_warn("uid %u has %u client%s, half of --max-clients: "
+					 "refusing its new connections", (unsigned)cred.uid, same,
+					 same == 1 ? "" : "s");
 				l->rejected_logged_ns = now;
 			}
 			close(fd);

@@ -248,6 +248,7 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	 */
 	struct fld_module *had = p ? fld_proc_module_any(p, a->module) : NULL;
 	bool live = had && !had->removed, retired = false;
+	unsigned nsm;
 	char why[256];
 	struct stat st;
 	int err;
@@ -451,9 +452,10 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 		fld_module_freeze(p, mod);
 	else
 		fld_bpf_sites_add(p, mod);
-	fld_debug("pid %d: module %u %s: %u sites, %u stack map records",
-		(int)p->pid, mod->id, mod->name, mod->num_sites,
-		mod->stackmaps ? fl_smindex_count(mod->stackmaps) : 0);
+	nsm = mod->stackmaps ? fl_smindex_count(mod->stackmaps) : 0;
+	fld_debug("pid %d: module %u %s: %u site%s, %u stack map record%s",
+		(int)p->pid, mod->id, mod->name, mod->num_sites, mod->num_sites == 1 ? "" : "s",
+		nsm, nsm == 1 ? "" : "s");
 	fld_state_changed(p);
 }
 

@@ -7,10 +7,13 @@
  * A constructor calls fl_init, which installs faultline's SIGSEGV/SIGBUS
  * handler and leaves the registration of every loaded module with a fault
  * map to its fl-agent thread (FL_INIT_DEFER_DISCOVERY: a fault before it
- * is done waits for it).  The program's
- * own sigaction, signal, sigset, bsd_signal, sysv_signal and ssignal calls
- * land here and are recorded (fl_sigaction) rather than replacing it;
- * dlopen and dlclose rescan the loaded modules.
+ * is done waits for it).  The library interposes these functions, and no other
+ * (README.md and faultline(1) list the same; check-cli compares the three
+ * lists with what the library exports):
+ *   sigaction, signal, sigset, bsd_signal, sysv_signal, __sysv_signal, ssignal
+ *     are recorded (fl_sigaction) rather than replacing faultline's handler;
+ *   dlopen, dlclose
+ *     rescan the loaded modules.
  *
  * Environment:
  *   FAULTLINE_LOG=error|warn|info|debug   messages to stderr (default: error)

@@ -133,10 +133,13 @@ static struct fl_table_mod *elf_module_new(const struct loaded *ld)
 			m->code_hi = fm->text[fm->num_text - 1].end;
 		}
 		fl_table_mod_prepare(m, fm, NULL);
-		if (fl_table_mod_published(m))
-			fl_log(FL_LOG_DEBUG, "%s: %u implicit checks, %u stack map records",
+		if (fl_table_mod_published(m)) {
+			unsigned nsm = m->stackmaps ? fl_smindex_count(m->stackmaps) : 0;
+
+			fl_log(FL_LOG_DEBUG, "%s: %u implicit check%s, %u stack map record%s",
 			       ld->name[0] ? ld->name : "the main program", m->num_sites,
-			       m->stackmaps ? fl_smindex_count(m->stackmaps) : 0);
+			       m->num_sites == 1 ? "" : "s", nsm, nsm == 1 ? "" : "s");
+		}
 	}
 	fl_module_free(fm);
 	return m;

@@ -2,8 +2,8 @@
 ; with null checks emits.  Each !make.implicit branch becomes a memory
 ; access that faults on null (llc-14 -O2 -enable-implicit-null-checks); the
 ; fault map records where, and where the explicit check would have gone.
-; The null paths call into the runtime (demo-main.c), which counts them the
-; way a language runtime would throw NullPointerException.
+; The null paths call into the runtime (scripts/demo/main.c), which counts
+; them the way a language runtime would throw NullPointerException.
 
 target triple = "x86_64-unknown-linux-gnu"
 

@@ -53,6 +53,25 @@ has version version.out "faultline "
 run no_args 2 "$FL"
 run unknown_command 2 "$FL" frobnicate
 has unknown_command unknown_command.err "unknown command 'frobnicate'"
+if grep -q 'did you mean' unknown_command.err; then bad "unknown_command: a hint for frobnicate"; else ok; fi
+# A slip of one or two edits names the nearest commands.
+run did_you_mean 2 "$FL" stat
+has did_you_mean did_you_mean.err "unknown command 'stat' (did you mean 'stats'?)"
+run did_you_mean_two 2 "$FL" stackmapz
+has did_you_mean_two did_you_mean_two.err "(did you mean 'stackmap' or 'stackmaps'?)"
+run did_you_mean_swap 2 "$FL" porfile
+has did_you_mean_swap did_you_mean_swap.err "(did you mean 'profile'?)"
+# A PID given to a file command: the daemon's command for it.
+run pid_to_stackmap 1 "$FL" stackmap 22799
+has pid_to_stackmap pid_to_stackmap.err "faultline stackmaps 22799"
+run pid_to_faultmap 1 "$FL" faultmap 22799
+has pid_to_faultmap pid_to_faultmap.err "faultline sites 22799"
+# Every --help ends with its exit status.
+for c in faultmap stackmap healable run stats top ps sites stackmaps request patch invalidate heal unheal profile; do
+	run "help_exit_$c" 0 "$FL" "$c" --help
+	has "help_exit_$c" "help_exit_$c.out" "Exit status: "
+done
+has help help.out "Exit status: "
 run unknown_option 2 "$FL" --frobnicate
 run no_file 2 "$FL" faultmap
 has no_file no_file.err "no FILE given"
@@ -270,9 +289,36 @@ run run_bad_log 2 "$FL" run --log loud -- true
 has run_bad_log run_bad_log.err "--log: expected error, warn, info or debug"
 run run_bad_bound 2 "$FL" run --null-bound -1 -- true
 run run_missing_program 127 "$FL" run -- ./no-such-program
-has run_missing_program run_missing_program.err "no-such-program: No such file or directory"
+has run_missing_program run_missing_program.err "./no-such-program: No such file or directory"
 run run_not_executable 126 "$FL" run -- ./sample.o
+has run_not_executable run_not_executable.err "./sample.o: not executable (its mode is 6"
+has run_not_executable run_not_executable.err "sample.o is a source or object file"
 run run_missing_preload 127 "$FL" run --preload ./no-such.so -- true
+has run_missing_preload run_missing_preload.err "--preload ./no-such.so: No such file or directory"
+# What was looked for: PATH for a bare name (not the current directory),
+# the file's mode, what a source file is.
+printf 'int main(void) { return 0; }\n' >main.c
+run run_source_in_path 127 "$FL" run main.c
+has run_source_in_path run_source_in_path.err "main.c: no such command in PATH"
+has run_source_in_path run_source_in_path.err "main.c is a source or object file: build a program from it first"
+cp "$(type -P true)" here-prog && chmod 644 here-prog
+run run_cwd_not_searched 127 "$FL" run here-prog
+has run_cwd_not_searched run_cwd_not_searched.err "the current directory is not searched: did you mean ./here-prog?"
+run run_mode 126 "$FL" run ./here-prog
+has run_mode run_mode.err "./here-prog: not executable (its mode is 644)"
+run run_directory 126 "$FL" run -- "$PWD"
+has run_directory run_directory.err "a directory, not a program"
+# --preload takes an x86-64 ELF shared object only: ld.so would warn and
+# run the program without faultline.
+run run_preload_source 127 "$FL" run --preload main.c -- true
+has run_preload_source run_preload_source.err "faultline: run: --preload main.c: not an ELF file, so not a shared library"
+empty run_preload_source run_preload_source.out
+run run_preload_object 127 "$FL" run --preload sample.o -- true
+has run_preload_object run_preload_object.err "an ELF file, but no shared library"
+run run_preload_program 127 "$FL" run --preload "$FL" -- true
+has run_preload_program run_preload_program.err "a program (position-independent), not a shared library"
+run run_preload_env 127 env FAULTLINE_PRELOAD=main.c "$FL" run -- true
+has run_preload_env run_preload_env.err "FAULTLINE_PRELOAD=main.c: not an ELF file"
 if [ -e "$PRELOAD" ] && ldd "$PRELOAD" | grep -q libasan; then
 	# SAN=1: an ASan-built library cannot load into uninstrumented programs
 	# ("ASan runtime does not come first"); the plain build runs these.
@@ -333,8 +379,41 @@ elif [ -e "$PRELOAD" ]; then
 	has summary_threads summary_threads.err "12 implicit checks failed at 2 sites"
 	has summary_threads summary_threads.err "faultline:          8  $(site e2e_load)"
 	has summary_threads summary_threads.err "faultline:          4  $(site e2e_store)"
+	# Counts are said in the singular for one.
+	llc-14 -O2 -enable-implicit-null-checks -relocation-model=pic -filetype=obj \
+		"$HERE/one_check.ll" -o one_check.o && gcc -Wl,-z,notext -o one_check one_check.o
+	run run_one_check 7 "$FL" run --log debug ./one_check
+	has run_one_check run_one_check.err "the main program: 1 implicit check, 0 stack map records"
 else
 	bad "run: $PRELOAD not built"
+fi
+
+# ---- the shim's interposed functions: README.md, faultline(1) and
+# preload.c's header list exactly what libfaultline-preload.so exports.
+ROOT=$(cd "$HERE/../.." && pwd)
+nm -D --defined-only "$PRELOAD" | awk '{ print $3 }' | sort >interposed.exported
+awk '/the shim interposes/ { on = 1 } on { print } on && /no other function/ { exit }' "$ROOT/README.md" |
+	grep -o '`[A-Za-z_][A-Za-z0-9_]*`' | tr -d '`' | sort >interposed.readme
+sed -n '/The preload library interposes/,/no other function/p' "$ROOT/docs/man/faultline.1" |
+	sed -n 's/^\.BR\{0,1\} \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' | sort >interposed.man
+sed -n '/The library interposes these functions/,/^ \*$/p' "$ROOT/lib/preload/preload.c" |
+	grep -E '^ \*   [a-z_]+(, [a-z_]+)*$' | sed 's/^ \*   //; s/, /\n/g' | sort >interposed.source
+[ "$(wc -l <interposed.exported)" -gt 0 ] && ok || bad "interposed: nm -D $PRELOAD lists nothing"
+for where in readme man source; do
+	if diff -u interposed.exported "interposed.$where" >"interposed.$where.diff"; then
+		ok
+	else
+		bad "interposed: the $where's list is not what the library exports (- nm -D, + $where):"
+		sed 's/^/  | /' "interposed.$where.diff"
+	fi
+done
+
+# ---- every command's options: --help and faultline(1) agree
+if python3 "$HERE/help_vs_man.py" "$FL" "$ROOT/docs/man/faultline.1" >help_vs_man.out; then
+	ok
+else
+	bad "help_vs_man: --help and faultline(1) differ:"
+	sed 's/^/  | /' help_vs_man.out
 fi
 
 # ---- the daemon's commands: bad command lines (exit 2, nothing sent), and

@@ -10,9 +10,43 @@ make --no-print-directory -s install DESTDIR="$W/root" PREFIX="$PREFIX" >/dev/nu
 R=$W/root$PREFIX
 for f in bin/faultline lib/libfaultline.so lib/libfaultline.so.0 lib/libfaultline.a \
 	 lib/pkgconfig/faultline.pc include/faultline/format.h include/faultline/discovery.h \
-	 share/man/man1/faultline.1 share/man/man3/fl_stackmap_next.3; do
+	 share/man/man1/faultline.1 share/man/man3/fl_stackmap_next.3 share/doc/faultline/json.md \
+	 share/bash-completion/completions/faultline; do
 	[ -e "$R/$f" ] || { echo "install: missing $f"; exit 1; }
 done
+cmp -s docs/json.md "$R/share/doc/faultline/json.md" ||
+	{ echo "install: share/doc/faultline/json.md is not docs/json.md"; exit 1; }
+# Every page of docs/man is installed, an alias as a .so link to the page
+# it names; each renders with man -l from the top of the manpath (where man
+# resolves a .so link) and through MANPATH as a user reads it, with no
+# error or warning.
+M=$R/share/man
+pages=()
+for p in docs/man/*.[0-9]; do
+	i=man${p##*.}/${p##*/}
+	pages+=("$i")
+	if [ -L "$p" ]; then
+		want=".so man3/$(basename "$(readlink -f "$p")")"
+		[ "$(cat "$M/$i")" = "$want" ] ||
+			{ echo "install: $i is '$(head -1 "$M/$i")', not '$want'"; exit 1; }
+	else
+		cmp -s "$p" "$M/$i" || { echo "install: $i is not $p"; exit 1; }
+	fi
+done
+[ "$(find "$M" -type f | wc -l)" -eq ${#pages[@]} ] ||
+	{ echo "install: $(find "$M" -type f | wc -l) pages installed, not ${#pages[@]}"; exit 1; }
+selftests/docs/render-man.sh "$M" "${pages[@]}" || { echo "install: a page does not render"; exit 1; }
+for p in "${pages[@]}"; do
+	name=${p##*/}
+	err=$(MANPATH=$M MANWIDTH=80 man --warnings "${name##*.}" "${name%.*}" 2>&1 >"$W/man.out")
+	title=$(grep -m1 -o '^[A-Z_]*([0-9])' "$W/man.out")
+	if [ -n "$err" ] || [ -z "$title" ]; then
+		echo "install: MANPATH=... man ${name##*.} ${name%.*}: ${err:-no page}"
+		exit 1
+	fi
+done
+selftests/install/completion.sh "$R" "$W/completion" || exit 1
+selftests/install/unit.sh "$W/root" "$PREFIX" "$W/unit" || exit 1
 cat >"$W/user.c" <<'C'
 #include <stdio.h>
 #include <faultline/faultline.h>
@@ -62,4 +96,4 @@ for purpose in build demo test; do
 		{ echo "install: deps.sh $purpose failed"; exit 1; }
 done
 scripts/deps.sh nonsense 2>/dev/null && { echo "install: deps.sh took a bad purpose"; exit 1; }
-echo "install: ok (headers, libraries, pkg-config, man pages, $(wc -l <"$W/api.exported") exports as the map lists them, deps per goal)"
+echo "install: ok (headers, libraries, pkg-config, ${#pages[@]} man pages rendered, json.md, bash completion, systemd units, $(wc -l <"$W/api.exported") exports as the map lists them, deps per goal)"

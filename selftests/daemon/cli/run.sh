@@ -111,7 +111,7 @@ fake split
 run split 0 "$FL" stats --json --socket "$W/fake.sock"
 py split -c 'import json; d = json.load(open("split.out")); assert d["processes"][0]["faults"] == 12345, d'
 run split_text 0 "$FL" sites 77 --socket "$W/fake.sock"
-has split_text split_text.out "pid 77 (split), live, 1 sites, 12345 faults"
+has split_text split_text.out "pid 77 (split), live, 1 site, 12345 faults"
 run split_om 0 "$FL" stats --openmetrics --socket "$W/fake.sock"
 has split_om split_om.out 'faultline_site_faults_total{pid="77",comm="split",module="/x/lib.so",function="f",faulting_pc="0x1000",kind="load"} 12345'
 unfake
