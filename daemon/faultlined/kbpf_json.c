@@ -122,7 +122,7 @@ signals:
 	return o;
 }
 
-json_object *fld_bpf_stats_json(void)
+json_object *fld_bpf_stats_json(const struct fld_kview *v)
 {
 	static const char *const names[FL_STAT_NR] = {
 		[FL_STAT_COUNTED] = "page_faults_counted",
@@ -140,7 +140,7 @@ json_object *fld_bpf_stats_json(void)
 		return NULL;
 	o = json_object_new_object();
 	for (__u32 i = 0; i < FL_STAT_NR; i++)
-		add(o, names[i], u64(fld_kstat_sum(i)));
+		add(o, names[i], u64(v ? v->stats[i] : fld_kstat_sum(i)));
 	add(o, "samples_received", u64(fld_kring_received()));
 	return o;
 }

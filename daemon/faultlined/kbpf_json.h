@@ -18,7 +18,10 @@
  */
 json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p,
 				 bool detail);
-/* The program's own counters ("bpf_stats"), or NULL when it does not run. */
-json_object *fld_bpf_stats_json(void);
+/*
+ * The program's own counters ("bpf_stats"), or NULL when it does not run:
+ * as v read them, or read now when v is NULL.
+ */
+json_object *fld_bpf_stats_json(const struct fld_kview *v);
 
 #endif /* FLD_KBPF_JSON_H */

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <linux/types.h>
 #include <bpf/bpf.h>
@@ -176,7 +177,12 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 		return NULL;
 	}
 	v->with_faults = with_faults;
-	v->lost = fld_kstat_sum(FL_STAT_SIGNALS_LOST);
+	_Static_assert(FL_STAT_NR <= sizeof(v->stats) / sizeof(v->stats[0]), "fits");
+	for (uint32_t i = 0; i < FL_STAT_NR; i++)
+		v->stats[i] = fld_kstat_sum(i);
+	v->lost = v->stats[FL_STAT_SIGNALS_LOST];
+	v->refs = 1;
+	v->kprocs_gen = fld_kprocs_gen;
 	v->faults = f;
 	v->nfaults = (size_t)nf;
 	v->sigs = s;
@@ -191,11 +197,53 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 
 void fld_kview_free(struct fld_kview *v)
 {
-	if (!v)
+	if (!v || --v->refs)
 		return;
 	free(v->faults);
 	free(v->sigs);
 	free(v);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The shared snapshots: [1] with the page fault counts, [0] without. */
+static struct fld_kview *shared[2];
+
+struct fld_kview *fld_kview_share(pid_t only, bool with_faults)
+{
+	struct fld_kview **sv = &shared[with_faults];
+	uint64_t now = now_ms();
+
+	if (!fld_kskel() || !any_live_view(only))
+		return NULL;
+	if (*sv && ((*sv)->kprocs_gen != fld_kprocs_gen ||
+		    now - (*sv)->taken_ms > FLD_KVIEW_MAX_AGE_MS)) {
+		fld_kview_free(*sv);
+		*sv = NULL;
+	}
+	if (!*sv) {
+		*sv = fld_kview_take(0, with_faults);
+		if (!*sv)
+			return NULL;
+		/* From before the read: it is no older than its taken_ms says. */
+		(*sv)->taken_ms = now;
+	}
+	(*sv)->refs++;
+	return *sv;
+}
+
+void fld_kview_unshare(void)
+{
+	for (size_t i = 0; i < 2; i++) {
+		fld_kview_free(shared[i]);
+		shared[i] = NULL;
+	}
 }
 
 /* The first index in a array sorted by tgid whose tgid is >= pid. */

@@ -638,12 +638,15 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	for (size_t i = 0; i < fld_num_procs; i++)
 		if (fld_proc_visible(fld_procs[i], uid) && (!pid || fld_procs[i] == only))
 			q->serials[q->n++] = fld_procs[i]->serial;
-	/* Page fault counts only about one process: all of them is one map dump. */
+	/*
+	 * Page fault counts only about one process: all of them is one map
+	 * dump.  Shared with the queries of the last FLD_KVIEW_MAX_AGE_MS.
+	 */
 	if (sites_query(q))
-		q->v = fld_kview_take(pid, pid != 0);
+		q->v = fld_kview_share(pid, pid != 0);
 	put_str(q, "{");
 	if (q->what == FL_QUERY_STATS) {
-		json_object *st = fld_bpf_stats_json();
+		json_object *st = fld_bpf_stats_json(q->v);
 
 		put_str(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
 		if (st) {
