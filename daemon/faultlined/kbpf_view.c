@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots of the eBPF program's maps: see kbpf_view.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "faultline.skel.h"
+#include "faults.h"
 
 #include "dlog.h"
 #include "kbpf_load.h"
@@ -75,16 +77,6 @@ nomem:
 	free(k);
 	free(v);
 	return -ENOMEM;
-}
-
-static int cmp_fault(const void *a, const void *b)
-{
-	const struct fl_fault_key *x = &((const struct fld_kfault *)a)->k;
-	const struct fl_fault_key *y = &((const struct fld_kfault *)b)->k;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
 }
 
 int fld_ksig_cmp(const void *a, const void *b)
@@ -161,13 +153,13 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
-	_Static_assert(sizeof(struct fld_kfault) ==
-		       sizeof(struct fl_fault_key) + sizeof(struct fl_fault_counts), "packed");
+	_Static_assert(sizeof(struct fld_kfault) == sizeof(struct fl_fault_rec) &&
+		       offsetof(struct fld_kfault, c) == offsetof(struct fl_fault_rec, c),
+		       "the same record");
 	_Static_assert(sizeof(struct fld_ksig) ==
 		       sizeof(struct fl_signal_key) + sizeof(struct fl_signal_counts), "packed");
 	if (with_faults)
-		nf = load_pairs(fld_kskel()->maps.fl_faults, sizeof(struct fl_fault_key),
-				sizeof(struct fl_fault_counts), only, &f);
+		nf = fl_bpf_faults_read(fld_kfaults(), (__u32)only, (struct fl_fault_rec **)&f);
 	ns = nf < 0 ? nf : load_pairs(fld_kskel()->maps.fl_signals, sizeof(struct fl_signal_key),
 				      sizeof(struct fl_signal_counts), only, &s);
 	if (nf < 0 || ns < 0) {
@@ -187,9 +179,8 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 	v->nfaults = (size_t)nf;
 	v->sigs = s;
 	v->nsigs = (size_t)ns;
-	/* Either may be NULL when empty, which qsort must not be given. */
-	if (v->nfaults)
-		qsort(v->faults, v->nfaults, sizeof(*v->faults), cmp_fault);
+	/* fl_bpf_faults_read sorted the faults.  NULL when empty, which
+	 * qsort must not be given. */
 	if (v->nsigs)
 		qsort(v->sigs, v->nsigs, sizeof(*v->sigs), fld_ksig_cmp);
 	return v;

@@ -40,6 +40,7 @@
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
 #include "registered.h"
+#include "faults.h"
 
 #define N_PAGES 1000
 #define N_NULL 10
@@ -262,15 +263,109 @@ static void check_fork(struct faultline_bpf *skel, __u32 tgid)
 	}
 }
 
+/* tgid's counts at ip in *c.  Returns 0, or -errno (-ENOENT: none). */
+static int fault_counts(struct faultline_bpf *skel, __u32 tgid, __u64 ip,
+			struct fl_fault_counts *c)
+{
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, false);
+	bool found;
+
+	if (!t)
+		return -errno;
+	found = fl_bpf_faults_get(t, tgid, ip, c);
+	fl_bpf_faults_unmap(t);
+	return found ? 0 : -ENOENT;
+}
+
 /* tgid's counts at the late load (zero when there is no entry). */
 static struct fl_fault_counts late_counts(struct faultline_bpf *skel, __u32 tgid)
 {
-	struct fl_fault_key k = { .tgid = tgid, .ip = (__u64)fl_test_late_insn };
 	struct fl_fault_counts c = { 0 };
 
-	if (bpf_map__lookup_elem(skel->maps.fl_faults, &k, sizeof(k), &c, sizeof(c), 0))
+	if (fault_counts(skel, tgid, (__u64)fl_test_late_insn, &c))
 		memset(&c, 0, sizeof(c));
 	return c;
+}
+
+static bool other_gone(__u32 tgid, void *arg)
+{
+	(void)arg;
+	return tgid == FL_TGID_LIMIT + 1;
+}
+
+/* No process has it (past PID_MAX_LIMIT): the owner of the slots planted below. */
+#define OTHER_TGID (FL_TGID_LIMIT + 1)
+
+/*
+ * Before the late load's first fault: its key's probe window starts with
+ * a live slot of another key, a dead one, another live one, so that the
+ * program must probe past a collision and take the dead slot (not the
+ * empty one after).  Returns the mapped table (the checks after
+ * check_late_site: collisions_after), or NULL.
+ */
+static struct fl_fault_slot *plant_collisions(struct faultline_bpf *skel, __u32 tgid)
+{
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, true);
+	__u32 h = fl_fault_hash(tgid, (__u64)fl_test_late_insn);
+
+	if (!t) {
+		fail("collisions: mapping fl_faults: %s\n", strerror(errno));
+		return NULL;
+	}
+	for (__u32 i = 0; i < 4; i++) {
+		struct fl_fault_slot *s = &t[(h + i) & (FL_FAULT_SLOTS - 1)];
+
+		if (s->tag != FL_SLOT_EMPTY) {
+			fail("collisions: slot %u of the window is taken already\n", i);
+			fl_bpf_faults_unmap(t);
+			return NULL;
+		}
+	}
+	for (__u32 i = 0; i < 3; i += 2) {
+		struct fl_fault_slot *s = &t[(h + i) & (FL_FAULT_SLOTS - 1)];
+
+		s->ip = (__u64)fl_test_late_insn;	/* the same ip, another tgid */
+		s->c = (struct fl_fault_counts){ .stray = 1000 + i, .read = 1000 + i };
+		__atomic_store_n(&s->tag, FL_SLOT_LIVE(OTHER_TGID), __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&t[(h + 1) & (FL_FAULT_SLOTS - 1)].tag, FL_SLOT_DEAD, __ATOMIC_RELEASE);
+	return t;
+}
+
+/* After check_late_site: its counts were in the dead slot, the others unchanged. */
+static void collisions_after(struct fl_fault_slot *t, __u32 tgid)
+{
+	__u32 h = fl_fault_hash(tgid, (__u64)fl_test_late_insn);
+	const struct fl_fault_slot *s0 = &t[h], *s1 = &t[(h + 1) & (FL_FAULT_SLOTS - 1)];
+	const struct fl_fault_slot *s2 = &t[(h + 2) & (FL_FAULT_SLOTS - 1)];
+	const struct fl_fault_slot *s3 = &t[(h + 3) & (FL_FAULT_SLOTS - 1)];
+	struct fl_fault_counts c;
+
+	EXPECT_EQ("collisions: the late load took the dead slot", s1->tag, FL_SLOT_LIVE(tgid));
+	EXPECT_EQ("collisions: at its ip", s1->ip, (__u64)fl_test_late_insn);
+	EXPECT_EQ("collisions: all of its faults in it", s1->c.read, 3 * N_NULL);
+	EXPECT_EQ("collisions: not the empty slot after", s3->tag, FL_SLOT_EMPTY);
+	EXPECT_EQ("collisions: the other key's first slot unchanged",
+		  s0->c.stray + s0->c.read, 2000);
+	EXPECT_EQ("collisions: the other key's second slot unchanged",
+		  s2->c.stray + s2->c.read, 2004);
+	fl_bpf_faults_get(t, tgid, (__u64)fl_test_late_insn, &c);
+	EXPECT_EQ("collisions: its lookup probes past the other key", c.read, 3 * N_NULL);
+	/* The two planted slots are one key's (as when two CPUs take a new
+	 * key's first fault at once): read as one record. */
+	{
+		struct fl_fault_rec *r = NULL;
+		ssize_t n = fl_bpf_faults_read(t, OTHER_TGID, &r);
+
+		EXPECT_EQ("collisions: one record of the key's two slots", n, 1);
+		EXPECT_EQ("collisions: its reads summed", n == 1 ? r[0].c.read : 0, 2002);
+		free(r);
+	}
+	/* Gone, as the daemon's purge makes them. */
+	EXPECT_EQ("collisions: the other key's slots forgotten",
+		  fl_bpf_faults_forget(t, other_gone, NULL), 2);
+	EXPECT_EQ("collisions: forgotten slots are dead", s0->tag, FL_SLOT_DEAD);
+	fl_bpf_faults_unmap(t);
 }
 
 /*
@@ -403,14 +498,19 @@ int main(void)
 	for (int i = 0; i < N_NULL; i++)
 		null_read(null_ptr);
 	EXPECT_EQ("SIGSEGVs skipped by the handler", segv_skipped, N_NULL);
-	check_late_site(skel, tgid);
+	{
+		struct fl_fault_slot *planted = plant_collisions(skel, tgid);
+
+		check_late_site(skel, tgid);
+		if (planted)
+			collisions_after(planted, tgid);
+	}
 	check_fork(skel, tgid);
 	signal(SIGSEGV, SIG_DFL);
 
 	fkey.tgid = tgid;
 	fkey.ip = (__u64)fl_test_touch_insn;
-	if (bpf_map__lookup_elem(skel->maps.fl_faults, &fkey, sizeof(fkey), &fc,
-				 sizeof(fc), 0)) {
+	if ((errno = -fault_counts(skel, fkey.tgid, fkey.ip, &fc))) {
 		fail("no fl_faults entry for the store: %s\n", strerror(errno));
 	} else {
 		EXPECT_EQ("store: stray faults", fc.stray, N_PAGES);
@@ -421,8 +521,7 @@ int main(void)
 	}
 
 	fkey.ip = (__u64)fl_test_null_insn;
-	if (bpf_map__lookup_elem(skel->maps.fl_faults, &fkey, sizeof(fkey), &fc,
-				 sizeof(fc), 0)) {
+	if ((errno = -fault_counts(skel, fkey.tgid, fkey.ip, &fc))) {
 		fail("no fl_faults entry for the NULL load: %s\n", strerror(errno));
 	} else {
 		EXPECT_EQ("NULL load: implicit faults", fc.implicit, N_NULL);
