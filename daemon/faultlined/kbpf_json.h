@@ -10,6 +10,18 @@
 #include "kbpf_view.h"
 #include "procs.h"
 
+/* The counts of p's "kernel" object (fld_kview_proc_json) without the detail. */
+struct fld_ksummary {
+	bool complete;
+	uint64_t fault_signals, stray_fault_signals, signal_samples;
+};
+
+/*
+ * p's kernel counts, into *out.  Returns false when p has no kernel view
+ * (fld_kview_proc_json's NULL).
+ */
+bool fld_kview_proc_summary(const struct fld_kview *v, const struct fld_proc *p,
+			    struct fld_ksummary *out);
 /*
  * p's "kernel" object for stats --json, or NULL when there is none: the
  * counts only, or with detail (for a query about p alone) the signal
