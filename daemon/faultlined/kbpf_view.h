@@ -47,10 +47,11 @@ struct fld_kview {
 
 /*
  * A snapshot of the kernel's maps, read now (queries share one:
- * fld_kview_share): the entries of process only (0: of every process); the page fault counts only
- * with_faults (they can be 65,536 entries: only for a query about one
- * process).  NULL when the program does not run, no process's view needs
- * the maps (no live one), or the snapshot failed (logged).
+ * fld_kview_share): the entries of process only (0: of every process);
+ * the page fault counts only with_faults (a walk of fl_faults' 131,072
+ * slots, 8 MiB: not for a query about every process).  NULL when the
+ * program does not run, no process's view needs the maps (no live one),
+ * or the snapshot failed (logged).
  */
 struct fld_kview *fld_kview_take(pid_t only, bool with_faults);
 /* Lets go of a view of fld_kview_take or fld_kview_share. */
