@@ -102,22 +102,29 @@ static void add(json_object *o, const char *key, json_object *v)
  * The text, and sending it
  */
 
-static void put(struct query *q, const char *s, size_t n)
+/* Room for n more bytes of text.  Returns false when out of memory (q failed). */
+static __attribute__((noinline)) bool grow(struct query *q, size_t n)
 {
-	if (q->len + n > q->cap) {
-		size_t cap = q->cap ? q->cap : 2 * CHUNK;
-		char *grown;
+	size_t cap = q->cap ? q->cap : 2 * CHUNK;
+	char *grown;
 
-		while (cap < q->len + n)
-			cap *= 2;
-		grown = realloc(q->text, cap);
-		if (!grown) {
-			q->failed = true;
-			return;
-		}
-		q->text = grown;
-		q->cap = cap;
+	while (cap < q->len + n)
+		cap *= 2;
+	grown = realloc(q->text, cap);
+	if (!grown) {
+		q->failed = true;
+		return false;
 	}
+	q->text = grown;
+	q->cap = cap;
+	return true;
+}
+
+/* Inlined: an answer about 1,000 processes puts some 40,000 pieces. */
+static inline void put(struct query *q, const char *s, size_t n)
+{
+	if (q->len + n > q->cap && !grow(q, n))
+		return;
 	memcpy(q->text + q->len, s, n);
 	q->len += n;
 }
@@ -191,8 +198,11 @@ static void put_bool(struct query *q, const char *key, bool v)
 static void put_jstr(struct query *q, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	char out[64];
+	size_t n = 0;
 
-	put(q, "\"", 1);
+	/* In pieces of at most 64 bytes: an escape is 6 at most. */
+	out[n++] = '"';
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		const char *e = NULL;
@@ -210,18 +220,29 @@ static void put_jstr(struct query *q, const char *s)
 		default:
 			break;
 		}
+		if (n > sizeof(out) - 6) {
+			put(q, out, n);
+			n = 0;
+		}
 		if (e) {
-			put(q, e, 2);
+			memcpy(out + n, e, 2);
+			n += 2;
 		} else if (c < ' ') {
 			memcpy(u, "\\u00", 4);
 			u[4] = hex[c >> 4];
 			u[5] = hex[c & 15];
-			put(q, u, 6);
+			memcpy(out + n, u, 6);
+			n += 6;
 		} else {
-			put(q, (const char *)&c, 1);
+			out[n++] = (char)c;
 		}
 	}
-	put(q, "\"", 1);
+	if (n > sizeof(out) - 1) {
+		put(q, out, n);
+		n = 0;
+	}
+	out[n++] = '"';
+	put(q, out, n);
 }
 
 /* A comma before every element of an array but its first. */
