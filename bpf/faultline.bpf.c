@@ -236,19 +236,18 @@ static __always_inline int count_fault(__u64 *ctx, __u64 pid_tgid)
 				break;
 			}
 		}
-		if (s)
+		if (s || free_tag == FL_SLOT_BUSY)
 			break;
-		if (free_tag == FL_SLOT_BUSY) {
-			/* Nothing free in its window. */
-			stat_inc(FL_STAT_MAP_FULL);
-			break;
-		}
 		implicit = is_site(tgid, ip, NULL, &keep);
 		if (take_slot(free_idx, free_tag, tgid, ip, implicit, err, keep))
 			goto counted;
 	}
-	if (!s)
-		goto counted;	/* not counted: FL_STAT_MAP_FULL says so */
+	if (!s) {
+		/* Not counted, and never silently: nothing free in its window,
+		 * or the slots it found taken by other CPUs twice. */
+		stat_inc(FL_STAT_MAP_FULL);
+		goto counted;
+	}
 	implicit = is_site(tgid, ip, &s->c, &keep);
 	/* A plain store: a racing CPU that keeps an older one costs the next
 	 * fault a lookup, nothing more. */

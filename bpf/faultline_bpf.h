@@ -88,8 +88,9 @@ struct fl_fault_counts {
  * in, then stores the live tag: a slot read live has its ip (x86 keeps
  * stores in order, and loads too).  Two CPUs that take a new key's first
  * fault at once can take a slot each: user space sums the slots of one key,
- * so every count stays exact.  A probe that finds no slot for a new key
- * counts FL_STAT_MAP_FULL, and the fault is not counted.  User space marks
+ * so every count stays exact.  A fault that finds no slot for a new key
+ * (none free in its window, or the free ones taken by other CPUs in two
+ * tries) is not counted, and counts FL_STAT_MAP_FULL.  User space marks
  * an exited process's slots FL_SLOT_DEAD (never FL_SLOT_EMPTY: a probe
  * goes past a dead slot, and stops at an empty one).
  */

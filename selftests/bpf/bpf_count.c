@@ -369,6 +369,87 @@ static void collisions_after(struct fl_fault_slot *t, __u32 tgid)
 }
 
 /*
+ * A new key whose whole probe window is taken by other keys: its faults
+ * are not counted, and each counts FL_STAT_MAP_FULL (never silent).  The
+ * key is a forked child's at the NULL load: the window is filled before
+ * the child is registered and faults.  Runs with on_segv installed.
+ */
+static void check_full_window(struct faultline_bpf *skel)
+{
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, true);
+	struct fl_registration reg = { 0 };
+	long long full0, counted0;
+	struct fl_fault_counts c;
+	int go[2], status;
+	__u32 h, ctgid;
+	pid_t child;
+	char b = 0;
+
+	if (!t || pipe(go)) {
+		fail("full window: mapping fl_faults or pipe: %s\n", strerror(errno));
+		fl_bpf_faults_unmap(t);
+		return;
+	}
+	segv_skipped = 0;
+	child = fork();
+	if (child == 0) {
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
+		for (int i = 0; i < N_NULL; i++)
+			null_read(null_ptr);
+		_exit(segv_skipped == N_NULL ? 0 : 1);
+	}
+	close(go[0]);
+	if (child < 0) {
+		fail("full window: fork: %s\n", strerror(errno));
+		close(go[1]);
+		fl_bpf_faults_unmap(t);
+		return;
+	}
+	ctgid = (__u32)child;
+	h = fl_fault_hash(ctgid, (__u64)fl_test_null_insn);
+	for (__u32 i = 0; i < FL_FAULT_PROBES; i++) {
+		struct fl_fault_slot *e = &t[(h + i) & (FL_FAULT_SLOTS - 1)];
+		__u32 owner;
+
+		if (fl_fault_slot_live(e, &owner)) {
+			/* One of this test's few keys: 32 slots of 131,072. */
+			printf("bpf_count: full window: skipped: slot %u of the window is "
+			       "tgid %u's\n", i, owner);
+			fl_bpf_faults_forget(t, other_gone, NULL);
+			close(go[1]);	/* the child exits 2 */
+			waitpid(child, &status, 0);
+			fl_bpf_faults_unmap(t);
+			return;
+		}
+		/* Another key each: OTHER_TGID at PCs no code has. */
+		e->ip = 0x10 + i;
+		e->c = (struct fl_fault_counts){ 0 };
+		__atomic_store_n(&e->tag, FL_SLOT_LIVE(OTHER_TGID), __ATOMIC_RELEASE);
+	}
+	full0 = stat_sum(skel, FL_STAT_MAP_FULL);
+	counted0 = stat_sum(skel, FL_STAT_COUNTED);
+	if (fl_bpf_register(skel, ctgid, &reg))
+		fail("full window: registering the child: %s\n", strerror(errno));
+	if (write(go[1], &b, 1) != 1 || waitpid(child, &status, 0) != child ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail("full window: the child did not take its %d faults\n", N_NULL);
+	close(go[1]);
+	EXPECT_EQ("full window: faults not counted for lack of a slot",
+		  stat_sum(skel, FL_STAT_MAP_FULL) - full0, N_NULL);
+	/* Its other faults (copy-on-write after fork...) have slots of their own. */
+	EXPECT_EQ("full window: its faults are among the counted ones (FL_STAT_COUNTED)",
+		  stat_sum(skel, FL_STAT_COUNTED) - counted0 >= N_NULL, 1);
+	EXPECT_EQ("full window: no slot for the child's key",
+		  fl_bpf_faults_get(t, ctgid, (__u64)fl_test_null_insn, &c), 0);
+	fl_bpf_unregister(skel, ctgid);
+	fl_bpf_faults_forget(t, other_gone, NULL);
+	fl_bpf_faults_unmap(t);
+}
+
+
+/*
  * The late load faults N_NULL times before its PC is in fl_sites, N_NULL
  * times after it is added, and N_NULL times after it is deleted again:
  * stray, implicit, stray, each fault as the map was when it happened,
@@ -576,6 +657,10 @@ int main(void)
 						  seen.null_signals),
 			     drops, N_PAGES + 2 * N_NULL);
 	}
+	/* Last: its faults count FL_STAT_MAP_FULL. */
+	sigaction(SIGSEGV, &sa, NULL);
+	check_full_window(skel);
+	signal(SIGSEGV, SIG_DFL);
 	err = 0;
 	munmap(seen.pages, N_PAGES * page);
 out:
