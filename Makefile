@@ -137,6 +137,7 @@ include selftests/daemon/e2e/build.mk
 include selftests/daemon/cli/build.mk
 include selftests/daemon/hostile/build.mk
 include selftests/daemon/counts/build.mk
+include selftests/daemon/kprocs/build.mk
 include selftests/daemon/patch/build.mk
 include selftests/daemon/heal/build.mk
 include selftests/daemon/oneuser/build.mk
@@ -162,7 +163,7 @@ check-san: | deps
 
 CHECKS := check-layers check-unit check-cli check-docs check-codegen check-install check-conformance check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-gc check-runtimes check-stress check-stress-tsan \
-	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts \
+	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts check-daemon-kprocs \
 	check-daemon-fair check-daemon-patch check-daemon-heal check-daemon-oneuser check-bpf check-profile check-vm \
 	check-fuzz check-san
 

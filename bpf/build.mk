@@ -9,7 +9,7 @@ BPF_OUT := $(B)/bpf
 BPF_VMLINUX := $(BPF_OUT)/vmlinux.h
 BPF_OBJ := $(BPF_OUT)/faultline.bpf.o
 BPF_SKEL := $(BPF_OUT)/faultline.skel.h
-BPF_CLANG_FLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+BPF_CLANG_FLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror \
 	-I$(BPF_OUT) -Ibpf
 BPF_TEST_CFLAGS = $(shell pkg-config --cflags libbpf)
 BPF_TEST_LIBS = $(shell pkg-config --libs libbpf)

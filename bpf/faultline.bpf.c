@@ -54,11 +54,13 @@ struct {
 	__type(value, struct fl_site_value);
 } fl_sites SEC(".maps");
 
+/* An open-addressed table (faultline_bpf.h): 8 MiB, allocated at load. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct fl_fault_key);
-	__type(value, struct fl_fault_counts);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FL_FAULT_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct fl_fault_slot);
 } fl_faults SEC(".maps");
 
 struct {
@@ -162,13 +164,35 @@ static __always_inline void first_counts(struct fl_fault_counts *d, bool implici
 }
 
 /*
+ * Takes a slot for a new key at idx, whose tag was seen to be old
+ * (FL_SLOT_EMPTY or FL_SLOT_DEAD), with its first fault's counts.  Returns
+ * false when another CPU took it first.
+ */
+static __always_inline bool take_slot(__u32 idx, __u64 old, __u32 tgid, __u64 ip,
+				      bool implicit, unsigned long err, __u64 keep)
+{
+	struct fl_fault_slot *s = bpf_map_lookup_elem(&fl_faults, &idx);
+
+	if (!s || __sync_val_compare_and_swap(&s->tag, old, FL_SLOT_BUSY) != old)
+		return false;
+	s->ip = ip;
+	first_counts(&s->c, implicit, err, keep);
+	/* The tag last: a probe that reads it live reads the ip above (x86
+	 * keeps stores in order; the probe loads the tag before the ip). */
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&s->tag = FL_SLOT_LIVE(tgid);
+	return true;
+}
+
+/*
  * A registered process's page fault: counted per (tgid, ip), classified
  * against its registered faulting PCs, one in sample_every sampled.  The
  * common case, an ip that faulted before while fl_sites stayed as it was,
- * is one hash lookup and two atomic adds.  Inlined (a BPF-to-BPF call
- * costs a call and a return): none of it, not even the zeroing of the
- * keys, comes before the filter's branch in the verified code (bpftool
- * prog dump xlated).
+ * is a probe of fl_faults (an inlined array lookup and two loads, a few
+ * times at most) and two atomic adds: no helper call but the counter's.
+ * Inlined (a BPF-to-BPF call costs a call and a return): none of it, not
+ * even the zeroing of the keys, comes before the filter's branch in the
+ * verified code (bpftool prog dump xlated).
  */
 static __always_inline int count_fault(__u64 *ctx, __u64 pid_tgid)
 {
@@ -176,50 +200,79 @@ static __always_inline int count_fault(__u64 *ctx, __u64 pid_tgid)
 	unsigned long addr = ctx[0], err = ctx[2];
 	struct pt_regs *regs = (struct pt_regs *)ctx[1];
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct fl_fault_key key = { .tgid = tgid, .ip = regs->ip };
-	struct fl_fault_counts *c, d;
-	bool implicit;
+	__u64 ip = regs->ip, tag = FL_SLOT_LIVE(tgid);
+	__u32 h = fl_fault_hash(tgid, ip);
+	struct fl_fault_slot *s = NULL;
+	bool implicit = false;
 	__u64 n, keep;
 
 	n = stat_inc(FL_STAT_COUNTED);
-	c = bpf_map_lookup_elem(&fl_faults, &key);
-	implicit = is_site(tgid, key.ip, c, &keep);
-	if (c) {
-		/* A plain store: a racing CPU that keeps an older one costs
-		 * the next fault a lookup, nothing more. */
-		if (c->sites_gen != keep)
-			c->sites_gen = keep;
-		add_counts(c, implicit, err);
-	} else {
-		first_counts(&d, implicit, err, keep);
-		if (bpf_map_update_elem(&fl_faults, &key, &d, BPF_NOEXIST)) {
-			/* Another CPU inserted it first, or the map is full. */
-			c = bpf_map_lookup_elem(&fl_faults, &key);
-			if (c)
-				add_counts(c, implicit, err);
-			else
-				stat_inc(FL_STAT_MAP_FULL);
+	/* Twice at most: a new key's slot can be taken by another CPU first. */
+	for (int round = 0; round < 2 && !s; round++) {
+		__u32 free_idx = 0;
+		__u64 free_tag = FL_SLOT_BUSY;	/* none found */
+
+		for (__u32 i = 0; i < FL_FAULT_PROBES; i++) {
+			__u32 idx = (h + i) & (FL_FAULT_SLOTS - 1);
+			struct fl_fault_slot *e = bpf_map_lookup_elem(&fl_faults, &idx);
+			__u64 t;
+
+			if (!e)
+				break;
+			t = *(volatile __u64 *)&e->tag;
+			if (t == tag && *(volatile __u64 *)&e->ip == ip) {
+				s = e;
+				break;
+			}
+			if (t == FL_SLOT_DEAD && free_tag == FL_SLOT_BUSY) {
+				free_idx = idx;
+				free_tag = t;
+			}
+			if (t == FL_SLOT_EMPTY) {
+				if (free_tag == FL_SLOT_BUSY) {
+					free_idx = idx;
+					free_tag = t;
+				}
+				break;
+			}
 		}
+		if (s || free_tag == FL_SLOT_BUSY)
+			break;
+		implicit = is_site(tgid, ip, NULL, &keep);
+		if (take_slot(free_idx, free_tag, tgid, ip, implicit, err, keep))
+			goto counted;
 	}
-
+	if (!s) {
+		/* Not counted, and never silently: nothing free in its window,
+		 * or the slots it found taken by other CPUs twice. */
+		stat_inc(FL_STAT_MAP_FULL);
+		goto counted;
+	}
+	implicit = is_site(tgid, ip, &s->c, &keep);
+	/* A plain store: a racing CPU that keeps an older one costs the next
+	 * fault a lookup, nothing more. */
+	if (s->c.sites_gen != keep)
+		s->c.sites_gen = keep;
+	add_counts(&s->c, implicit, err);
+counted:
 	if (sample_every && sampled(n)) {
-		struct fl_sample *s = bpf_ringbuf_reserve(&fl_samples, sizeof(*s), 0);
+		struct fl_sample *r = bpf_ringbuf_reserve(&fl_samples, sizeof(*r), 0);
 
-		if (!s) {
+		if (!r) {
 			stat_inc(FL_STAT_RB_DROPS);
 			return 0;
 		}
-		s->kind = FL_SAMPLE_FAULT;
-		s->tgid = tgid;
-		s->tid = tid;
-		s->sig = 0;
-		s->code = 0;
-		s->implicit = implicit;
-		s->ip = key.ip;
-		s->addr = addr;
-		s->error_code = err;
-		s->time_ns = bpf_ktime_get_ns();
-		bpf_ringbuf_submit(s, 0);
+		r->kind = FL_SAMPLE_FAULT;
+		r->tgid = tgid;
+		r->tid = tid;
+		r->sig = 0;
+		r->code = 0;
+		r->implicit = implicit;
+		r->ip = ip;
+		r->addr = addr;
+		r->error_code = err;
+		r->time_ns = bpf_ktime_get_ns();
+		bpf_ringbuf_submit(r, 0);
 		stat_inc(FL_STAT_SAMPLES);
 	}
 	return 0;

@@ -51,12 +51,13 @@ struct fl_site_value {
 /*
  * fl_sites_gen (the program's .bss): changed by every writer of fl_sites
  * after its change (registered.h's fl_bpf_sites_changed), so that an
- * fl_faults entry can keep what the program found in fl_sites for its ip
+ * fl_faults slot can keep what the program found in fl_sites for its ip
  * (struct fl_fault_counts' sites_gen) and look it up again only when
- * fl_sites may have changed since: one hash lookup per fault, not two.
+ * fl_sites may have changed since: no hash lookup per fault at all.
  */
 
-/* fl_faults (LRU): per (tgid, ip) user-mode fault counts. */
+/* Per (tgid, ip) user-mode fault counts: fl_faults' slots, and the records
+ * user space makes of them (faults.h). */
 struct fl_fault_key {
 	__u32 tgid;
 	__u32 pad;	/* 0 */
@@ -72,6 +73,47 @@ struct fl_fault_counts {
 	/* The program's: fl_sites_gen << 1 | 1 if ip was in fl_sites then. */
 	__u64 sites_gen;
 };
+
+/*
+ * fl_faults: an open-addressed table in an mmap-able array, not a hash
+ * map: a page fault of a registered process finds its (tgid, ip) with a
+ * multiplication and a few loads (the verifier inlines an array's lookup),
+ * where a BPF hash map costs a helper call that hashes the key and, for an
+ * LRU, marks the entry.  User space reads it as memory (faults.h).
+ *
+ * A key's slot is the first of fl_fault_hash(tgid, ip) + 0, 1, ...
+ * FL_FAULT_PROBES - 1 (modulo FL_FAULT_SLOTS) whose tag is FL_SLOT_LIVE(tgid)
+ * and whose ip is ip.  The program takes a new one with a compare-and-swap
+ * of the tag from FL_SLOT_EMPTY or FL_SLOT_DEAD to FL_SLOT_BUSY, fills it
+ * in, then stores the live tag: a slot read live has its ip (x86 keeps
+ * stores in order, and loads too).  Two CPUs that take a new key's first
+ * fault at once can take a slot each: user space sums the slots of one key,
+ * so every count stays exact.  A fault that finds no slot for a new key
+ * (none free in its window, or the free ones taken by other CPUs in two
+ * tries) is not counted, and counts FL_STAT_MAP_FULL.  User space marks
+ * an exited process's slots FL_SLOT_DEAD (never FL_SLOT_EMPTY: a probe
+ * goes past a dead slot, and stops at an empty one).
+ */
+#define FL_FAULT_SLOTS_LOG2 17
+#define FL_FAULT_SLOTS (1u << FL_FAULT_SLOTS_LOG2)
+#define FL_FAULT_PROBES 32
+#define FL_SLOT_EMPTY 0ull
+#define FL_SLOT_BUSY 1ull
+#define FL_SLOT_DEAD 2ull
+#define FL_SLOT_LIVE(tgid) ((__u64)(tgid) << 32 | 3)
+
+struct fl_fault_slot {
+	__u64 tag;	/* FL_SLOT_* */
+	__u64 ip;
+	struct fl_fault_counts c;
+};
+
+/* The first slot a key probes (Fibonacci hashing: the top bits of the product). */
+static inline __u32 fl_fault_hash(__u32 tgid, __u64 ip)
+{
+	return (__u32)(((ip ^ ((__u64)tgid << 47 | tgid)) * 0x9e3779b97f4a7c15ull) >>
+		       (64 - FL_FAULT_SLOTS_LOG2));
+}
 
 /* fl_signals: which faults became signals, per (tgid, signal, si_code, ip);
  * ip is the user-mode instruction pointer the signal is delivered at, which

@@ -34,6 +34,7 @@
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
 #include "registered.h"
+#include "faults.h"
 #include "loader.h"
 
 #include "cli.h"
@@ -252,42 +253,20 @@ static void snapshot_new_procs(struct cli_sym *sym, uint32_t self)
 	closedir(d);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Snapshots again every process in fl_faults (--all), for the code it
  * mapped since its last snapshot: dlopen, JIT code caches. */
 static void snapshot_faulting(struct faultline_bpf *skel, struct cli_sym *sym, uint32_t self)
 {
-	struct fl_fault_key key, next;
-	uint32_t *tgids = NULL, *q;
-	size_t n = 0, cap = 0, i;
-	void *prev = NULL;
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, false);
+	struct fl_fault_rec *r = NULL;
+	ssize_t n = t ? fl_bpf_faults_read(t, 0, &r) : 0;
 
-	while (!bpf_map__get_next_key(skel->maps.fl_faults, prev, &next, sizeof(next))) {
-		key = next;
-		prev = &key;
-		if (n && tgids[n - 1] == key.tgid)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			q = realloc(tgids, cap * sizeof(*tgids));
-			if (!q)
-				break;
-			tgids = q;
-		}
-		tgids[n++] = key.tgid;
-	}
-	if (tgids)
-		qsort(tgids, n, sizeof(*tgids), cmp_u32);
-	for (i = 0; i < n; i++)
-		if (tgids[i] != self && (i == 0 || tgids[i] != tgids[i - 1]))
-			cli_sym_snapshot(sym, tgids[i]);
-	free(tgids);
+	/* Sorted by tgid: each once. */
+	for (ssize_t i = 0; i < n; i++)
+		if (r[i].k.tgid != self && (i == 0 || r[i].k.tgid != r[i - 1].k.tgid))
+			cli_sym_snapshot(sym, r[i].k.tgid);
+	free(r);
+	fl_bpf_faults_unmap(t);
 }
 
 /* Sum over CPUs of fl_stats[idx]; 0 when unreadable. */
@@ -324,34 +303,32 @@ static int cmp_row(const void *pa, const void *pb)
 static long read_faults(struct faultline_bpf *skel, uint32_t pid, uint32_t self,
 			struct row **rows)
 {
-	struct fl_fault_key key, next;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
-	struct row *r = NULL, *q;
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, false);
+	struct fl_fault_rec *recs = NULL;
+	struct row *r;
+	ssize_t got;
+	size_t n = 0;
 
-	while (!bpf_map__get_next_key(skel->maps.fl_faults, prev, &next, sizeof(next))) {
-		struct row row = { .key = next };
-
-		key = next;
-		prev = &key;
-		if ((pid && next.tgid != pid) || next.tgid == self)
-			continue;
-		/* An LRU entry can be evicted between the two calls: skip it. */
-		if (bpf_map__lookup_elem(skel->maps.fl_faults, &next, sizeof(next), &row.c,
-					 sizeof(row.c), 0))
-			continue;
-		row.count = row.c.read + row.c.write + row.c.ifetch;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			q = realloc(r, cap * sizeof(*r));
-			if (!q) {
-				free(r);
-				return -ENOMEM;
-			}
-			r = q;
-		}
-		r[n++] = row;
+	if (!t)
+		return -errno;
+	got = fl_bpf_faults_read(t, pid, &recs);
+	fl_bpf_faults_unmap(t);
+	if (got < 0)
+		return got;
+	r = malloc((got ? (size_t)got : 1) * sizeof(*r));
+	if (!r) {
+		free(recs);
+		return -ENOMEM;
 	}
+	for (ssize_t i = 0; i < got; i++) {
+		if (recs[i].k.tgid == self)
+			continue;
+		r[n].key = recs[i].k;
+		r[n].c = recs[i].c;
+		r[n].count = recs[i].c.read + recs[i].c.write + recs[i].c.ifetch;
+		n++;
+	}
+	free(recs);
 	qsort(r, n, sizeof(*r), cmp_row);
 	*rows = r;
 	return (long)n;
@@ -381,7 +358,7 @@ struct summary {
 	size_t addresses;
 	size_t processes;
 	uint64_t map_full;	/* fl_stats: updates that failed */
-	bool map_filled;	/* fl_faults reached max_entries: LRU evicted */
+	bool map_filled;	/* map_full: a fault (or signal) not counted */
 };
 
 static void print_text(const struct opts *o, struct cli_sym *sym, const struct row *rows,
@@ -627,11 +604,12 @@ int cmd_profile(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		sm.faults += rows[i].count;
 	sm.map_full = stat_sum(skel, FL_STAT_MAP_FULL);
-	/* The LRU hash evicts without failing: a full map is the only sign. */
-	sm.map_filled = (size_t)n + 1 >= bpf_map__max_entries(skel->maps.fl_faults);
+	/* fl_faults does not evict: a fault it had no slot for is a failure
+	 * (as is a signal fl_signals had no room for). */
+	sm.map_filled = sm.map_full != 0;
 	if (sm.map_filled)
-		fprintf(stderr, "faultline: profile: the fault map filled up (%u addresses): "
-			"the least recently faulting were dropped\n",
+		fprintf(stderr, "faultline: profile: the kernel's maps filled up (fl_faults has "
+			"%u slots): faults at addresses new then were not counted\n",
 			bpf_map__max_entries(skel->maps.fl_faults));
 
 	if (o.json)

@@ -7,6 +7,7 @@
 #include "kbpf_mirror.h"
 #include "kbpf_procs.h"
 #include "kbpf_ring.h"
+#include "kbpf_view.h"
 
 bool fld_bpf_start(struct fld_loop *loop, bool wanted)
 {
@@ -36,6 +37,7 @@ bool fld_bpf_start(struct fld_loop *loop, bool wanted)
 
 void fld_bpf_stop(void)
 {
+	fld_kview_unshare();
 	fld_kring_stop();
 	fld_kload_stop();
 	fld_kfreeze_stop();

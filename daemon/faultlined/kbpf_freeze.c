@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "faultline.skel.h"
+#include "faults.h"
 
 #include "dlog.h"
 #include "kbpf_freeze.h"
@@ -169,6 +170,12 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 	k->exit_pending = false;
 }
 
+static bool purging(__u32 tgid, void *arg)
+{
+	(void)arg;
+	return fld_kpurging((pid_t)tgid);
+}
+
 /* Deletes every entry of the purge list's pids from map. */
 static void purge_map(struct bpf_map *map, size_t ksz, size_t vsz)
 {
@@ -215,8 +222,7 @@ void fld_kfreeze_tick(void)
 		}
 	}
 	fld_kview_free(v);
-	purge_map(skel->maps.fl_faults, sizeof(struct fl_fault_key),
-		  sizeof(struct fl_fault_counts));
+	fl_bpf_faults_forget(fld_kfaults(), purging, NULL);
 	purge_map(skel->maps.fl_signals, sizeof(struct fl_signal_key),
 		  sizeof(struct fl_signal_counts));
 	num_purge = 0;

@@ -3,8 +3,9 @@
  * Exited processes in the eBPF program's maps (kbpf_freeze.c): at the tick
  * after a process exits, its view is read once more and frozen (its sites'
  * counts, its fault signals, at most MAX_SIGNALS entries), and then its
- * entries are deleted from fl_faults and fl_signals, with one walk of each
- * map for every pid that went in that tick.  Loop thread only.
+ * slots in fl_faults are marked dead and its fl_signals entries deleted,
+ * with one walk of each map for every pid that went in that tick.  Loop
+ * thread only.
  */
 #ifndef FLD_KBPF_FREEZE_H
 #define FLD_KBPF_FREEZE_H

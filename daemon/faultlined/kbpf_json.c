@@ -42,27 +42,56 @@ static json_object *u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
+/* The summary of pv, p's view; at as at_sites made it. */
+static void summary(const struct fld_kview *v, const struct fld_proc *p,
+		    const struct fld_pview *pv, const bool *at, struct fld_ksummary *out)
+{
+	const struct fld_kproc *k = fld_kproc_of(p);
+	uint64_t at_site = 0;
+
+	for (size_t i = 0; at && i < pv->nsigs; i++)
+		if (fld_ksig_is_fault(&pv->sigs[i].k) && at[i])
+			at_site += pv->sigs[i].c.count;
+	out->complete = fld_kview_complete(v, k);
+	out->fault_signals = pv->fault_signals;
+	out->stray_fault_signals = pv->fault_signals - at_site;
+	out->signal_samples = k->samples.signal_samples;
+}
+
+bool fld_kview_proc_summary(const struct fld_kview *v, const struct fld_proc *p,
+			    struct fld_ksummary *out)
+{
+	struct fld_pview scratch;
+	const struct fld_pview *pv = fld_kview_for(v, p, &scratch);
+	bool *at;
+
+	if (!pv)
+		return false;
+	at = at_sites(p, pv);
+	summary(v, p, pv, at, out);
+	free(at);
+	return true;
+}
+
 json_object *fld_kview_proc_json(const struct fld_kview *v, const struct fld_proc *p,
 				 bool detail)
 {
 	struct fld_pview scratch;
 	const struct fld_pview *pv = fld_kview_for(v, p, &scratch);
 	const struct fld_kproc *k = fld_kproc_of(p);
+	struct fld_ksummary sum;
 	json_object *o, *arr;
-	uint64_t at_site = 0;
 	bool *at;
 
 	if (!pv)
 		return NULL;
 	at = at_sites(p, pv);
+	summary(v, p, pv, at, &sum);
 	o = json_object_new_object();
-	add(o, "complete", json_object_new_boolean(fld_kview_complete(v, k)));
-	add(o, "fault_signals", u64(pv->fault_signals));
-	for (size_t i = 0; at && i < pv->nsigs; i++)
-		if (fld_ksig_is_fault(&pv->sigs[i].k) && at[i])
-			at_site += pv->sigs[i].c.count;
-	add(o, "stray_fault_signals", u64(pv->fault_signals - at_site));
-	add(o, "signal_samples", u64(k->samples.signal_samples));
+	add(o, "complete", json_object_new_boolean(sum.complete));
+	add(o, "fault_signals", u64(sum.fault_signals));
+	add(o, "stray_fault_signals", u64(sum.stray_fault_signals));
+	add(o, "signal_samples", u64(sum.signal_samples));
 	if (!detail) {
 		free(at);
 		return o;
@@ -122,7 +151,7 @@ signals:
 	return o;
 }
 
-json_object *fld_bpf_stats_json(void)
+json_object *fld_bpf_stats_json(const struct fld_kview *v)
 {
 	static const char *const names[FL_STAT_NR] = {
 		[FL_STAT_COUNTED] = "page_faults_counted",
@@ -140,7 +169,7 @@ json_object *fld_bpf_stats_json(void)
 		return NULL;
 	o = json_object_new_object();
 	for (__u32 i = 0; i < FL_STAT_NR; i++)
-		add(o, names[i], u64(fld_kstat_sum(i)));
+		add(o, names[i], u64(v ? v->stats[i] : fld_kstat_sum(i)));
 	add(o, "samples_received", u64(fld_kring_received()));
 	return o;
 }

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "faultline.skel.h"
+#include "faults.h"
 #include "loader.h"
 
 #include "dlog.h"
@@ -17,6 +18,7 @@
 #define SAMPLE_EVERY 64		/* one page fault sample in 64 per CPU */
 
 static struct faultline_bpf *skel;
+static struct fl_fault_slot *faults;	/* skel's fl_faults, mapped */
 static char libbpf_last[256];
 
 /* libbpf's messages are kept for the one line that says why loading failed. */
@@ -75,6 +77,11 @@ bool fld_kload_start(void)
 			 strerror(-err));
 		return false;
 	}
+	if (!err) {
+		faults = fl_bpf_faults_map(skel->maps.fl_faults, true);
+		if (!faults)
+			err = -errno;
+	}
 	if (err) {
 		fld_kload_failed(err);
 		return false;
@@ -91,6 +98,8 @@ void fld_kload_failed(int err)
 
 void fld_kload_stop(void)
 {
+	fl_bpf_faults_unmap(faults);
+	faults = NULL;
 	faultline_bpf__destroy(skel);
 	skel = NULL;
 }
@@ -98,6 +107,11 @@ void fld_kload_stop(void)
 struct faultline_bpf *fld_kskel(void)
 {
 	return skel;
+}
+
+struct fl_fault_slot *fld_kfaults(void)
+{
+	return faults;
 }
 
 bool fld_bpf_on(void)

@@ -29,6 +29,8 @@ void fld_kload_stop(void);
 
 /* The loaded program, or NULL when it does not run. */
 struct faultline_bpf *fld_kskel(void);
+/* Its fl_faults table, mapped writable (faults.h), or NULL when it does not run. */
+struct fl_fault_slot *fld_kfaults(void);
 /* Whether the program runs. */
 bool fld_bpf_on(void);
 

@@ -94,6 +94,12 @@ void fld_kproc_forget(const struct fld_proc *p);
 /* Every view, in the order they were made: fld_kprocs[0 .. fld_num_kprocs). */
 extern struct fld_kproc **fld_kprocs;
 extern size_t fld_num_kprocs;
+/*
+ * Changed whenever a view is made or goes: a snapshot of the maps taken
+ * before may hold entries of a tgid that is another process's now
+ * (kbpf_view.c's shared snapshots are taken again after a change).
+ */
+extern uint64_t fld_kprocs_gen;
 
 /* m's state, or NULL when it has none. */
 struct fld_kmod *fld_kmod_of(const struct fld_module *m);

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots of the eBPF program's maps: see kbpf_view.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "faultline.skel.h"
+#include "faults.h"
 
 #include "dlog.h"
 #include "kbpf_load.h"
@@ -74,16 +77,6 @@ nomem:
 	free(k);
 	free(v);
 	return -ENOMEM;
-}
-
-static int cmp_fault(const void *a, const void *b)
-{
-	const struct fl_fault_key *x = &((const struct fld_kfault *)a)->k;
-	const struct fl_fault_key *y = &((const struct fld_kfault *)b)->k;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
 }
 
 int fld_ksig_cmp(const void *a, const void *b)
@@ -160,13 +153,13 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
-	_Static_assert(sizeof(struct fld_kfault) ==
-		       sizeof(struct fl_fault_key) + sizeof(struct fl_fault_counts), "packed");
+	_Static_assert(sizeof(struct fld_kfault) == sizeof(struct fl_fault_rec) &&
+		       offsetof(struct fld_kfault, c) == offsetof(struct fl_fault_rec, c),
+		       "the same record");
 	_Static_assert(sizeof(struct fld_ksig) ==
 		       sizeof(struct fl_signal_key) + sizeof(struct fl_signal_counts), "packed");
 	if (with_faults)
-		nf = load_pairs(fld_kskel()->maps.fl_faults, sizeof(struct fl_fault_key),
-				sizeof(struct fl_fault_counts), only, &f);
+		nf = fl_bpf_faults_read(fld_kfaults(), (__u32)only, (struct fl_fault_rec **)&f);
 	ns = nf < 0 ? nf : load_pairs(fld_kskel()->maps.fl_signals, sizeof(struct fl_signal_key),
 				      sizeof(struct fl_signal_counts), only, &s);
 	if (nf < 0 || ns < 0) {
@@ -176,14 +169,18 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 		return NULL;
 	}
 	v->with_faults = with_faults;
-	v->lost = fld_kstat_sum(FL_STAT_SIGNALS_LOST);
+	_Static_assert(FL_STAT_NR <= sizeof(v->stats) / sizeof(v->stats[0]), "fits");
+	for (uint32_t i = 0; i < FL_STAT_NR; i++)
+		v->stats[i] = fld_kstat_sum(i);
+	v->lost = v->stats[FL_STAT_SIGNALS_LOST];
+	v->refs = 1;
+	v->kprocs_gen = fld_kprocs_gen;
 	v->faults = f;
 	v->nfaults = (size_t)nf;
 	v->sigs = s;
 	v->nsigs = (size_t)ns;
-	/* Either may be NULL when empty, which qsort must not be given. */
-	if (v->nfaults)
-		qsort(v->faults, v->nfaults, sizeof(*v->faults), cmp_fault);
+	/* fl_bpf_faults_read sorted the faults.  NULL when empty, which
+	 * qsort must not be given. */
 	if (v->nsigs)
 		qsort(v->sigs, v->nsigs, sizeof(*v->sigs), fld_ksig_cmp);
 	return v;
@@ -191,11 +188,53 @@ struct fld_kview *fld_kview_take(pid_t only, bool with_faults)
 
 void fld_kview_free(struct fld_kview *v)
 {
-	if (!v)
+	if (!v || --v->refs)
 		return;
 	free(v->faults);
 	free(v->sigs);
 	free(v);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The shared snapshots: [1] with the page fault counts, [0] without. */
+static struct fld_kview *shared[2];
+
+struct fld_kview *fld_kview_share(pid_t only, bool with_faults)
+{
+	struct fld_kview **sv = &shared[with_faults];
+	uint64_t now = now_ms();
+
+	if (!fld_kskel() || !any_live_view(only))
+		return NULL;
+	if (*sv && ((*sv)->kprocs_gen != fld_kprocs_gen ||
+		    now - (*sv)->taken_ms > FLD_KVIEW_MAX_AGE_MS)) {
+		fld_kview_free(*sv);
+		*sv = NULL;
+	}
+	if (!*sv) {
+		*sv = fld_kview_take(0, with_faults);
+		if (!*sv)
+			return NULL;
+		/* From before the read: it is no older than its taken_ms says. */
+		(*sv)->taken_ms = now;
+	}
+	(*sv)->refs++;
+	return *sv;
+}
+
+void fld_kview_unshare(void)
+{
+	for (size_t i = 0; i < 2; i++) {
+		fld_kview_free(shared[i]);
+		shared[i] = NULL;
+	}
 }
 
 /* The first index in a array sorted by tgid whose tgid is >= pid. */

@@ -33,6 +33,12 @@ struct fld_pview;
 struct fld_kview {
 	bool with_faults;	/* fl_faults was read (else only fl_signals) */
 	uint64_t lost;		/* FL_STAT_SIGNALS_LOST when it was read */
+	/* fl_stats summed over the CPUs, then: FL_STAT_NR of them (kbpf_view.c
+	 * asserts they fit; query.c does not see faultline_bpf.h). */
+	uint64_t stats[16];
+	unsigned refs;		/* fld_kview_free frees it at 0 */
+	uint64_t taken_ms;	/* CLOCK_MONOTONIC */
+	uint64_t kprocs_gen;	/* fld_kprocs_gen then */
 	struct fld_kfault *faults;
 	size_t nfaults;
 	struct fld_ksig *sigs;
@@ -40,14 +46,36 @@ struct fld_kview {
 };
 
 /*
- * A snapshot of the kernel's maps, taken once per query: the entries of
- * process only (0: of every process); the page fault counts only
- * with_faults (they can be 65,536 entries: only for a query about one
- * process).  NULL when the program does not run, no process's view needs
- * the maps (no live one), or the snapshot failed (logged).
+ * A snapshot of the kernel's maps, read now (queries share one:
+ * fld_kview_share): the entries of process only (0: of every process);
+ * the page fault counts only with_faults (a walk of fl_faults' 131,072
+ * slots, 8 MiB: not for a query about every process).  NULL when the
+ * program does not run, no process's view needs the maps (no live one),
+ * or the snapshot failed (logged).
  */
 struct fld_kview *fld_kview_take(pid_t only, bool with_faults);
+/* Lets go of a view of fld_kview_take or fld_kview_share. */
 void fld_kview_free(struct fld_kview *v);
+
+/*
+ * How old a shared snapshot may be.  A stats answer reads the maps as
+ * they were at most this long before (docs/json.md): a burst of queries
+ * shares one read of the maps instead of each dumping them (with 1,000
+ * processes the dump was a third of the answer).  Never older than the
+ * latest view made or gone (fld_kprocs_gen): a tgid's entries are never
+ * read as another process's.
+ */
+#define FLD_KVIEW_MAX_AGE_MS 50
+
+/*
+ * A snapshot of every process's entries, shared by the queries and taken
+ * again when it is older than FLD_KVIEW_MAX_AGE_MS; with_faults as for
+ * fld_kview_take (the two kinds are kept apart).  NULL as for
+ * fld_kview_take about only.  Let go of it with fld_kview_free.
+ */
+struct fld_kview *fld_kview_share(pid_t only, bool with_faults);
+/* The shared snapshots go (the program is stopped). */
+void fld_kview_unshare(void);
 
 /*
  * The kernel's count of site s (of module m) of p, into *n.  Returns false

@@ -113,22 +113,29 @@ static void add(json_object *o, const char *key, json_object *v)
  * The text, and sending it
  */
 
-static void put(struct query *q, const char *s, size_t n)
+/* Room for n more bytes of text.  Returns false when out of memory (q failed). */
+static __attribute__((noinline)) bool grow(struct query *q, size_t n)
 {
-	if (q->len + n > q->cap) {
-		size_t cap = q->cap ? q->cap : 2 * CHUNK;
-		char *grown;
+	size_t cap = q->cap ? q->cap : 2 * CHUNK;
+	char *grown;
 
-		while (cap < q->len + n)
-			cap *= 2;
-		grown = realloc(q->text, cap);
-		if (!grown) {
-			q->failed = true;
-			return;
-		}
-		q->text = grown;
-		q->cap = cap;
+	while (cap < q->len + n)
+		cap *= 2;
+	grown = realloc(q->text, cap);
+	if (!grown) {
+		q->failed = true;
+		return false;
 	}
+	q->text = grown;
+	q->cap = cap;
+	return true;
+}
+
+/* Inlined: an answer about 1,000 processes puts some 40,000 pieces. */
+static inline void put(struct query *q, const char *s, size_t n)
+{
+	if (q->len + n > q->cap && !grow(q, n))
+		return;
 	memcpy(q->text + q->len, s, n);
 	q->len += n;
 }
@@ -151,22 +158,102 @@ static void put_json(struct query *q, json_object *o, bool open)
 	json_object_put(o);
 }
 
+/*
+ * The keys every process has in an answer are written here as text, not
+ * built as json-c objects: with 1,000 processes, building, printing (its
+ * integers through snprintf) and freeing them was most of the answer's
+ * time (perf).  The text is what json-c prints for them.
+ */
+
 /* ",KEY:" */
 static void put_key(struct query *q, const char *key)
 {
-	char buf[64];
+	put(q, ",\"", 2);
+	put_str(q, key);
+	put(q, "\":", 2);
+}
 
-	snprintf(buf, sizeof(buf), ",\"%s\":", key);
-	put_str(q, buf);
+/* v in decimal. */
+static void put_num(struct query *q, uint64_t v)
+{
+	char buf[20];
+	size_t i = sizeof(buf);
+
+	do {
+		buf[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(q, buf + i, sizeof(buf) - i);
+}
+
+static void put_i64(struct query *q, int64_t v)
+{
+	if (v < 0)
+		put(q, "-", 1);
+	put_num(q, v < 0 ? -(uint64_t)v : (uint64_t)v);
 }
 
 static void put_u64(struct query *q, const char *key, uint64_t v)
 {
-	char buf[32];
-
 	put_key(q, key);
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	put_str(q, buf);
+	put_num(q, v);
+}
+
+static void put_bool(struct query *q, const char *key, bool v)
+{
+	put_key(q, key);
+	put_str(q, v ? "true" : "false");
+}
+
+/* s as a JSON string, escaped as json-c escapes (JSON_C_TO_STRING_PLAIN). */
+static void put_jstr(struct query *q, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char out[64];
+	size_t n = 0;
+
+	/* In pieces of at most 64 bytes: an escape is 6 at most. */
+	out[n++] = '"';
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		const char *e = NULL;
+		char u[6];
+
+		switch (c) {
+		case '\b': e = "\\b"; break;
+		case '\n': e = "\\n"; break;
+		case '\r': e = "\\r"; break;
+		case '\t': e = "\\t"; break;
+		case '\f': e = "\\f"; break;
+		case '"': e = "\\\""; break;
+		case '\\': e = "\\\\"; break;
+		case '/': e = "\\/"; break;
+		default:
+			break;
+		}
+		if (n > sizeof(out) - 6) {
+			put(q, out, n);
+			n = 0;
+		}
+		if (e) {
+			memcpy(out + n, e, 2);
+			n += 2;
+		} else if (c < ' ') {
+			memcpy(u, "\\u00", 4);
+			u[4] = hex[c >> 4];
+			u[5] = hex[c & 15];
+			memcpy(out + n, u, 6);
+			n += 6;
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	if (n > sizeof(out) - 1) {
+		put(q, out, n);
+		n = 0;
+	}
+	out[n++] = '"';
+	put(q, out, n);
 }
 
 /* A comma before every element of an array but its first. */
@@ -383,27 +470,31 @@ static bool stackmaps_query(const struct query *q)
 
 static void head(struct query *q, const struct fld_proc *p)
 {
-	json_object *o = json_object_new_object();
+	char comm[sizeof(p->comm) + 1];
 
-	add(o, "pid", json_object_new_int(p->pid));
-	add(o, "comm", json_object_new_string(p->comm));
+	/* NUL-terminated, as json_object_new_string read it. */
+	memcpy(comm, p->comm, sizeof(p->comm));
+	comm[sizeof(p->comm)] = 0;
+	put_str(q, "{\"pid\":");
+	put_i64(q, p->pid);
+	put_str(q, ",\"comm\":");
+	put_jstr(q, comm);
 	q->mod = q->site = 0;
 	q->faults = q->num_sites = q->modules = q->never_failed = 0;
 	q->ntop = q->emitted = 0;
 	q->first = true;
 	if (stackmaps_query(q)) {
-		put_json(q, o, true);
 		put_key(q, "records");
 		put(q, "[", 1);
 		q->phase = RECORDS;
 		return;
 	}
-	add(o, "uid", json_object_new_int64(p->uid));
-	add(o, "exited", json_object_new_boolean(p->exited));
-	add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
+	put_key(q, "uid");
+	put_i64(q, p->uid);
+	put_bool(q, "exited", p->exited);
+	put_u64(q, "registered_ms", p->registered_ms);
 	if (p->exited)
-		add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
-	put_json(q, o, true);
+		put_u64(q, "exited_ms", p->exited_ms);
 	for (size_t i = 0; i < p->num_mods; i++)
 		q->modules += !p->mods[i]->removed || p->exited;
 	if (sites_query(q) &&
@@ -420,6 +511,7 @@ static void head(struct query *q, const struct fld_proc *p)
 /* Ends p's object: the totals, the kernel's view. */
 static void tail(struct query *q, const struct fld_proc *p)
 {
+	struct fld_ksummary ks;
 	json_object *kernel;
 
 	if (!stackmaps_query(q)) {
@@ -430,7 +522,18 @@ static void tail(struct query *q, const struct fld_proc *p)
 			put_u64(q, "sites_unlisted", q->num_sites - q->emitted);
 		if (q->what == FL_QUERY_STATS)
 			put_u64(q, "sites_never_failed", q->never_failed);
-		if (p && sites_query(q) && (kernel = fld_kview_proc_json(q->v, p, q->one))) {
+		if (p && sites_query(q) && !q->one && fld_kview_proc_summary(q->v, p, &ks)) {
+			/* fld_kview_proc_json's keys without the detail. */
+			put_key(q, "kernel");
+			put_str(q, "{");
+			put_str(q, "\"complete\":");
+			put_str(q, ks.complete ? "true" : "false");
+			put_u64(q, "fault_signals", ks.fault_signals);
+			put_u64(q, "stray_fault_signals", ks.stray_fault_signals);
+			put_u64(q, "signal_samples", ks.signal_samples);
+			put_str(q, "}");
+		} else if (p && sites_query(q) && q->one &&
+			   (kernel = fld_kview_proc_json(q->v, p, true))) {
 			put_key(q, "kernel");
 			put_json(q, kernel, false);
 		}
@@ -700,13 +803,16 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	for (size_t i = 0; i < fld_num_procs; i++)
 		if (fld_proc_visible(fld_procs[i], uid) && (!pid || fld_procs[i] == only))
 			q->serials[q->n++] = fld_procs[i]->serial;
-	/* Page fault counts only about one process: all of them is one map dump. */
+	/*
+	 * Page fault counts only about one process: all of them is one map
+	 * dump.  Shared with the queries of the last FLD_KVIEW_MAX_AGE_MS.
+	 */
 	if (sites_query(q))
-		q->v = fld_kview_take(pid, pid != 0);
+		q->v = fld_kview_share(pid, pid != 0);
 	/* The document's schema (docs/json.md) and who wrote it. */
 	put_str(q, "{\"schema\":1,\"version\":\"" FL_VERSION "\",");
 	if (q->what == FL_QUERY_STATS) {
-		json_object *st = fld_bpf_stats_json();
+		json_object *st = fld_bpf_stats_json(q->v);
 
 		put_str(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
 		if (st) {

@@ -14,8 +14,9 @@
  *       (b) the program attached, this process not registered (its tgid's
  *           bit in fl_tgid_bits is clear: the program returns at once),
  *       (c) the program attached and this process registered, with a few
- *           PCs in fl_sites (every fault is counted per (tgid, ip), one
- *           hash lookup, its class kept in the entry while fl_sites does
+ *           PCs in fl_sites (every fault is counted per (tgid, ip), a
+ *           probe of fl_faults' open-addressed table, its class kept in
+ *           the slot while fl_sites does
  *           not change, and one in sample_every goes to the ring buffer,
  *           which is drained between passes, untimed).
  *     One skeleton, loaded once, with the sample_every a loader gets by
@@ -64,6 +65,7 @@
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
 #include "registered.h"
+#include "faults.h"
 #include "bench_floor.skel.h"
 #include "stats.h"
 
@@ -331,9 +333,14 @@ static int overhead_check(struct overhead *o)
 		       (unsigned long long)o->seen[v].v[FL_STAT_COUNTED],
 		       (unsigned long long)o->seen[v].v[FL_STAT_SAMPLES],
 		       (unsigned long long)o->seen[v].v[FL_STAT_RB_DROPS]);
-	if (bpf_map__lookup_elem(o->skel->maps.fl_faults, &k, sizeof(k), &c, sizeof(c), 0))
-		fprintf(stderr, "bench_bpf: no fl_faults entry for the touching store: %s\n",
-			strerror(errno));
+	{
+		struct fl_fault_slot *t = fl_bpf_faults_map(o->skel->maps.fl_faults, false);
+
+		if (!t || !fl_bpf_faults_get(t, k.tgid, k.ip, &c))
+			fprintf(stderr, "bench_bpf: no fl_faults entry for the touching store: %s\n",
+				t ? "none" : strerror(errno));
+		fl_bpf_faults_unmap(t);
+	}
 	printf("  fl_faults[this process, the touching store]: %llu stray write faults\n"
 	       "  ring buffer: %llu records submitted, %llu consumed (between passes)\n",
 	       (unsigned long long)c.stray, (unsigned long long)submitted,

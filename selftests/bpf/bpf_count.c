@@ -40,6 +40,7 @@
 #include "faultline_bpf.h"
 #include "faultline.skel.h"
 #include "registered.h"
+#include "faults.h"
 
 #define N_PAGES 1000
 #define N_NULL 10
@@ -262,16 +263,191 @@ static void check_fork(struct faultline_bpf *skel, __u32 tgid)
 	}
 }
 
+/* tgid's counts at ip in *c.  Returns 0, or -errno (-ENOENT: none). */
+static int fault_counts(struct faultline_bpf *skel, __u32 tgid, __u64 ip,
+			struct fl_fault_counts *c)
+{
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, false);
+	bool found;
+
+	if (!t)
+		return -errno;
+	found = fl_bpf_faults_get(t, tgid, ip, c);
+	fl_bpf_faults_unmap(t);
+	return found ? 0 : -ENOENT;
+}
+
 /* tgid's counts at the late load (zero when there is no entry). */
 static struct fl_fault_counts late_counts(struct faultline_bpf *skel, __u32 tgid)
 {
-	struct fl_fault_key k = { .tgid = tgid, .ip = (__u64)fl_test_late_insn };
 	struct fl_fault_counts c = { 0 };
 
-	if (bpf_map__lookup_elem(skel->maps.fl_faults, &k, sizeof(k), &c, sizeof(c), 0))
+	if (fault_counts(skel, tgid, (__u64)fl_test_late_insn, &c))
 		memset(&c, 0, sizeof(c));
 	return c;
 }
+
+static bool other_gone(__u32 tgid, void *arg)
+{
+	(void)arg;
+	return tgid == FL_TGID_LIMIT + 1;
+}
+
+/* No process has it (past PID_MAX_LIMIT): the owner of the slots planted below. */
+#define OTHER_TGID (FL_TGID_LIMIT + 1)
+
+/*
+ * Before the late load's first fault: its key's probe window starts with
+ * a live slot of another key, a dead one, another live one, so that the
+ * program must probe past a collision and take the dead slot (not the
+ * empty one after).  Returns the mapped table (the checks after
+ * check_late_site: collisions_after), or NULL.
+ */
+static struct fl_fault_slot *plant_collisions(struct faultline_bpf *skel, __u32 tgid)
+{
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, true);
+	__u32 h = fl_fault_hash(tgid, (__u64)fl_test_late_insn);
+
+	if (!t) {
+		fail("collisions: mapping fl_faults: %s\n", strerror(errno));
+		return NULL;
+	}
+	for (__u32 i = 0; i < 4; i++) {
+		struct fl_fault_slot *s = &t[(h + i) & (FL_FAULT_SLOTS - 1)];
+
+		if (s->tag != FL_SLOT_EMPTY) {
+			fail("collisions: slot %u of the window is taken already\n", i);
+			fl_bpf_faults_unmap(t);
+			return NULL;
+		}
+	}
+	for (__u32 i = 0; i < 3; i += 2) {
+		struct fl_fault_slot *s = &t[(h + i) & (FL_FAULT_SLOTS - 1)];
+
+		s->ip = (__u64)fl_test_late_insn;	/* the same ip, another tgid */
+		s->c = (struct fl_fault_counts){ .stray = 1000 + i, .read = 1000 + i };
+		__atomic_store_n(&s->tag, FL_SLOT_LIVE(OTHER_TGID), __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&t[(h + 1) & (FL_FAULT_SLOTS - 1)].tag, FL_SLOT_DEAD, __ATOMIC_RELEASE);
+	return t;
+}
+
+/* After check_late_site: its counts were in the dead slot, the others unchanged. */
+static void collisions_after(struct fl_fault_slot *t, __u32 tgid)
+{
+	__u32 h = fl_fault_hash(tgid, (__u64)fl_test_late_insn);
+	const struct fl_fault_slot *s0 = &t[h], *s1 = &t[(h + 1) & (FL_FAULT_SLOTS - 1)];
+	const struct fl_fault_slot *s2 = &t[(h + 2) & (FL_FAULT_SLOTS - 1)];
+	const struct fl_fault_slot *s3 = &t[(h + 3) & (FL_FAULT_SLOTS - 1)];
+	struct fl_fault_counts c;
+
+	EXPECT_EQ("collisions: the late load took the dead slot", s1->tag, FL_SLOT_LIVE(tgid));
+	EXPECT_EQ("collisions: at its ip", s1->ip, (__u64)fl_test_late_insn);
+	EXPECT_EQ("collisions: all of its faults in it", s1->c.read, 3 * N_NULL);
+	EXPECT_EQ("collisions: not the empty slot after", s3->tag, FL_SLOT_EMPTY);
+	EXPECT_EQ("collisions: the other key's first slot unchanged",
+		  s0->c.stray + s0->c.read, 2000);
+	EXPECT_EQ("collisions: the other key's second slot unchanged",
+		  s2->c.stray + s2->c.read, 2004);
+	fl_bpf_faults_get(t, tgid, (__u64)fl_test_late_insn, &c);
+	EXPECT_EQ("collisions: its lookup probes past the other key", c.read, 3 * N_NULL);
+	/* The two planted slots are one key's (as when two CPUs take a new
+	 * key's first fault at once): read as one record. */
+	{
+		struct fl_fault_rec *r = NULL;
+		ssize_t n = fl_bpf_faults_read(t, OTHER_TGID, &r);
+
+		EXPECT_EQ("collisions: one record of the key's two slots", n, 1);
+		EXPECT_EQ("collisions: its reads summed", n == 1 ? r[0].c.read : 0, 2002);
+		free(r);
+	}
+	/* Gone, as the daemon's purge makes them. */
+	EXPECT_EQ("collisions: the other key's slots forgotten",
+		  fl_bpf_faults_forget(t, other_gone, NULL), 2);
+	EXPECT_EQ("collisions: forgotten slots are dead", s0->tag, FL_SLOT_DEAD);
+	fl_bpf_faults_unmap(t);
+}
+
+/*
+ * A new key whose whole probe window is taken by other keys: its faults
+ * are not counted, and each counts FL_STAT_MAP_FULL (never silent).  The
+ * key is a forked child's at the NULL load: the window is filled before
+ * the child is registered and faults.  Runs with on_segv installed.
+ */
+static void check_full_window(struct faultline_bpf *skel)
+{
+	struct fl_fault_slot *t = fl_bpf_faults_map(skel->maps.fl_faults, true);
+	struct fl_registration reg = { 0 };
+	long long full0, counted0;
+	struct fl_fault_counts c;
+	int go[2], status;
+	__u32 h, ctgid;
+	pid_t child;
+	char b = 0;
+
+	if (!t || pipe(go)) {
+		fail("full window: mapping fl_faults or pipe: %s\n", strerror(errno));
+		fl_bpf_faults_unmap(t);
+		return;
+	}
+	segv_skipped = 0;
+	child = fork();
+	if (child == 0) {
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
+		for (int i = 0; i < N_NULL; i++)
+			null_read(null_ptr);
+		_exit(segv_skipped == N_NULL ? 0 : 1);
+	}
+	close(go[0]);
+	if (child < 0) {
+		fail("full window: fork: %s\n", strerror(errno));
+		close(go[1]);
+		fl_bpf_faults_unmap(t);
+		return;
+	}
+	ctgid = (__u32)child;
+	h = fl_fault_hash(ctgid, (__u64)fl_test_null_insn);
+	for (__u32 i = 0; i < FL_FAULT_PROBES; i++) {
+		struct fl_fault_slot *e = &t[(h + i) & (FL_FAULT_SLOTS - 1)];
+		__u32 owner;
+
+		if (fl_fault_slot_live(e, &owner)) {
+			/* One of this test's few keys: 32 slots of 131,072. */
+			printf("bpf_count: full window: skipped: slot %u of the window is "
+			       "tgid %u's\n", i, owner);
+			fl_bpf_faults_forget(t, other_gone, NULL);
+			close(go[1]);	/* the child exits 2 */
+			waitpid(child, &status, 0);
+			fl_bpf_faults_unmap(t);
+			return;
+		}
+		/* Another key each: OTHER_TGID at PCs no code has. */
+		e->ip = 0x10 + i;
+		e->c = (struct fl_fault_counts){ 0 };
+		__atomic_store_n(&e->tag, FL_SLOT_LIVE(OTHER_TGID), __ATOMIC_RELEASE);
+	}
+	full0 = stat_sum(skel, FL_STAT_MAP_FULL);
+	counted0 = stat_sum(skel, FL_STAT_COUNTED);
+	if (fl_bpf_register(skel, ctgid, &reg))
+		fail("full window: registering the child: %s\n", strerror(errno));
+	if (write(go[1], &b, 1) != 1 || waitpid(child, &status, 0) != child ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail("full window: the child did not take its %d faults\n", N_NULL);
+	close(go[1]);
+	EXPECT_EQ("full window: faults not counted for lack of a slot",
+		  stat_sum(skel, FL_STAT_MAP_FULL) - full0, N_NULL);
+	/* Its other faults (copy-on-write after fork...) have slots of their own. */
+	EXPECT_EQ("full window: its faults are among the counted ones (FL_STAT_COUNTED)",
+		  stat_sum(skel, FL_STAT_COUNTED) - counted0 >= N_NULL, 1);
+	EXPECT_EQ("full window: no slot for the child's key",
+		  fl_bpf_faults_get(t, ctgid, (__u64)fl_test_null_insn, &c), 0);
+	fl_bpf_unregister(skel, ctgid);
+	fl_bpf_faults_forget(t, other_gone, NULL);
+	fl_bpf_faults_unmap(t);
+}
+
 
 /*
  * The late load faults N_NULL times before its PC is in fl_sites, N_NULL
@@ -403,14 +579,19 @@ int main(void)
 	for (int i = 0; i < N_NULL; i++)
 		null_read(null_ptr);
 	EXPECT_EQ("SIGSEGVs skipped by the handler", segv_skipped, N_NULL);
-	check_late_site(skel, tgid);
+	{
+		struct fl_fault_slot *planted = plant_collisions(skel, tgid);
+
+		check_late_site(skel, tgid);
+		if (planted)
+			collisions_after(planted, tgid);
+	}
 	check_fork(skel, tgid);
 	signal(SIGSEGV, SIG_DFL);
 
 	fkey.tgid = tgid;
 	fkey.ip = (__u64)fl_test_touch_insn;
-	if (bpf_map__lookup_elem(skel->maps.fl_faults, &fkey, sizeof(fkey), &fc,
-				 sizeof(fc), 0)) {
+	if ((errno = -fault_counts(skel, fkey.tgid, fkey.ip, &fc))) {
 		fail("no fl_faults entry for the store: %s\n", strerror(errno));
 	} else {
 		EXPECT_EQ("store: stray faults", fc.stray, N_PAGES);
@@ -421,8 +602,7 @@ int main(void)
 	}
 
 	fkey.ip = (__u64)fl_test_null_insn;
-	if (bpf_map__lookup_elem(skel->maps.fl_faults, &fkey, sizeof(fkey), &fc,
-				 sizeof(fc), 0)) {
+	if ((errno = -fault_counts(skel, fkey.tgid, fkey.ip, &fc))) {
 		fail("no fl_faults entry for the NULL load: %s\n", strerror(errno));
 	} else {
 		EXPECT_EQ("NULL load: implicit faults", fc.implicit, N_NULL);
@@ -477,6 +657,10 @@ int main(void)
 						  seen.null_signals),
 			     drops, N_PAGES + 2 * N_NULL);
 	}
+	/* Last: its faults count FL_STAT_MAP_FULL. */
+	sigaction(SIGSEGV, &sa, NULL);
+	check_full_window(skel);
+	signal(SIGSEGV, SIG_DFL);
 	err = 0;
 	munmap(seen.pages, N_PAGES * page);
 out:
