@@ -142,18 +142,20 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 		}
 		for (uint32_t j = 0; j < m->num_sites; j++) {
 			const struct fld_site *s = &m->sites[j];
+			struct fld_frozen f;
 
 			km->frozen[j] = fld_kview_site_count(&pv, s->faulting_pc);
+			fld_site_frozen(m, j, &f);
 			/* The process writes its own counters: a few lines, not one per site. */
 			if (k->complete &&
-			    km->frozen[j] != s->frozen + s->frozen_populations &&
+			    km->frozen[j] != f.faults + f.populations &&
 			    ++mismatches <= MAX_MISMATCH_LOGS)
 				fld_warn("pid %d (%s): site %#llx%s%s: dispatch counted %llu "
 					 "faults, the kernel %llu", (int)p->pid, p->comm,
 					 (unsigned long long)s->faulting_pc,
 					 s->function ? " in " : "",
 					 s->function ? fld_site_function(m, s) : "",
-					 (unsigned long long)s->frozen,
+					 (unsigned long long)f.faults,
 					 (unsigned long long)km->frozen[j]);
 		}
 	}
