@@ -77,6 +77,9 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* What procs.h says of it: a million-site module's sites are 32 MB. */
+_Static_assert(sizeof(struct fld_site) == 32, "struct fld_site grew");
+
 struct fld_frozen_site {
 	uint32_t site;		/* its index in the module's sites */
 	struct fld_frozen v;	/* not all zero */
