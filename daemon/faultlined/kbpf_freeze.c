@@ -124,39 +124,64 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 		const struct fld_module *m = p->mods[i];
 		struct fld_kmod *km = fld_kmod_of(m);
 
+		struct fld_kcount *counts = NULL;
+		uint32_t n = 0, cap = 0;
+		bool lost = false;
+
 		if (!km || !km->counted)
 			continue;
-		if (km->nfrozen != m->num_sites) {
-			uint64_t *grown = realloc(km->frozen, (m->num_sites ? m->num_sites : 1) *
-							      sizeof(*km->frozen));
-
-			if (!grown) {
-				fld_warn("eBPF: pid %d: out of memory: module %u's kernel counts "
-					 "are not kept", (int)p->pid, m->id);
-				free(km->frozen);
-				km->frozen = NULL;
-				km->nfrozen = 0;
-				continue;
-			}
-			km->frozen = grown;
-			km->nfrozen = m->num_sites;
-		}
 		for (uint32_t j = 0; j < m->num_sites; j++) {
 			const struct fld_site *s = &m->sites[j];
+			uint64_t count = fld_kview_site_count(&pv, s->faulting_pc);
+			struct fld_frozen f;
 
-			km->frozen[j] = fld_kview_site_count(&pv, s->faulting_pc);
+			fld_site_frozen(m, j, &f);
 			/* The process writes its own counters: a few lines, not one per site. */
 			if (k->complete &&
-			    km->frozen[j] != s->frozen + s->frozen_populations &&
+			    count != f.faults + f.populations &&
 			    ++mismatches <= MAX_MISMATCH_LOGS)
 				fld_warn("pid %d (%s): site %#llx%s%s: dispatch counted %llu "
 					 "faults, the kernel %llu", (int)p->pid, p->comm,
 					 (unsigned long long)s->faulting_pc,
 					 s->function ? " in " : "",
 					 s->function ? fld_site_function(m, s) : "",
-					 (unsigned long long)s->frozen,
-					 (unsigned long long)km->frozen[j]);
+					 (unsigned long long)f.faults,
+					 (unsigned long long)count);
+			if (!count || lost)
+				continue;
+			if (n == cap) {
+				uint32_t more = cap ? (cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * cap) : 16;
+				struct fld_kcount *grown = n < more ?
+					realloc(counts, (size_t)more * sizeof(*counts)) : NULL;
+
+				lost = !grown;
+				if (lost)
+					continue;
+				counts = grown;
+				cap = more;
+			}
+			counts[n++] = (struct fld_kcount){ .site = j, .count = count };
 		}
+		free(km->frozen);
+		km->frozen = NULL;
+		km->nfrozen = 0;
+		if (lost) {
+			/* None rather than some: a count shown is the kernel's. */
+			fld_warn("eBPF: pid %d: out of memory: module %u's kernel counts are not "
+				 "kept", (int)p->pid, m->id);
+			free(counts);
+			km->counted = false;
+			continue;
+		}
+		/* Only as much as it holds: a smaller block, or the one it has. */
+		if (n && n < cap) {
+			struct fld_kcount *fit = realloc(counts, (size_t)n * sizeof(*counts));
+
+			if (fit)
+				counts = fit;
+		}
+		km->frozen = counts;
+		km->nfrozen = n;
 	}
 	if (mismatches > MAX_MISMATCH_LOGS)
 		fld_warn("pid %d (%s): %zu sites in all where dispatch and the kernel differ",

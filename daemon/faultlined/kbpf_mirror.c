@@ -21,6 +21,11 @@
 #include "kbpf_view.h"
 
 #define INHERIT_TICKS 3		/* ticks an inherited registration waits for HELLO */
+/*
+ * Sites written (or deleted) by one bpf(2) call: a million sites' mirror
+ * took a million calls, most of the daemon's time for a registration.
+ */
+#define BATCH 512
 
 /* Inherited registrations not claimed yet: pid and the ticks seen. */
 static struct inherited {
@@ -60,19 +65,42 @@ static void sites_add(const struct fld_proc *p, struct fld_module *m)
 		mine = fld_kmod_sites_of(p->uid);
 		room = room / 4 > mine ? room / 4 - mine : 0;
 	}
-	for (uint32_t i = 0; i < m->num_sites && i < room && !failed; i++) {
-		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
-		struct fl_site_value val = { .id = ((uint64_t)m->id << 32) | i };
+	if (room > m->num_sites)
+		room = m->num_sites;
+	for (uint32_t i = 0; i < room && !failed;) {
+		struct fl_site_key keys[BATCH];
+		struct fl_site_value vals[BATCH];
+		__u32 want = room - i < BATCH ? (__u32)(room - i) : BATCH, count = want;
 
-		if (bpf_map__update_elem(skel->maps.fl_sites, &key, sizeof(key), &val, sizeof(val),
-					 BPF_ANY)) {
-			fld_warn("eBPF: pid %d: site %#llx: %s: its %u sites from here on are not "
-				 "told from stray faults", (int)p->pid, (unsigned long long)key.pc,
-				 strerror(errno), m->num_sites - i);
-			failed = true;
-		} else {
-			km->kernel_sites = i + 1;
+		for (__u32 k = 0; k < count; k++) {
+			keys[k] = (struct fl_site_key){ .tgid = (__u32)p->pid,
+							.pc = m->sites[i + k].faulting_pc };
+			vals[k] = (struct fl_site_value){ .id = ((uint64_t)m->id << 32) | (i + k) };
 		}
+		if (bpf_map_update_batch(bpf_map__fd(skel->maps.fl_sites), keys, vals, &count,
+					 NULL) < 0) {
+			/*
+			 * count says how many went in (not after EFAULT).  The
+			 * next one alone gives its own error; a kernel without
+			 * batches takes it, and each one after, that way.
+			 */
+			if (errno == EFAULT || count >= want)
+				count = 0;
+			i += count;
+			km->kernel_sites = i;
+			if (bpf_map__update_elem(skel->maps.fl_sites, &keys[count], sizeof(keys[0]),
+						 &vals[count], sizeof(vals[0]), BPF_ANY)) {
+				fld_warn("eBPF: pid %d: site %#llx: %s: its %u sites from here on "
+					 "are not told from stray faults", (int)p->pid,
+					 (unsigned long long)keys[count].pc, strerror(errno),
+					 m->num_sites - i);
+				failed = true;
+				continue;
+			}
+			count = 1;
+		}
+		i += count;
+		km->kernel_sites = i;
 	}
 	/* The process's faults at these PCs so far were stray, and kept so. */
 	if (km->kernel_sites)
@@ -90,13 +118,26 @@ static void sites_remove(const struct fld_proc *p, struct fld_module *m)
 	struct faultline_bpf *skel = fld_kskel();
 	struct fld_kmod *km = fld_kmod_of(m);
 
-	for (uint32_t i = 0; km && i < km->kernel_sites; i++) {
-		struct fl_site_key key = { .tgid = (__u32)p->pid, .pc = m->sites[i].faulting_pc };
+	for (uint32_t i = 0; km && i < km->kernel_sites;) {
+		struct fl_site_key keys[BATCH];
+		__u32 want = km->kernel_sites - i < BATCH ? km->kernel_sites - i : BATCH;
+		__u32 count = want;
 
-		if (bpf_map__delete_elem(skel->maps.fl_sites, &key, sizeof(key), 0) &&
-		    errno != ENOENT)
-			fld_warn("eBPF: pid %d: site %#llx: %s", (int)p->pid,
-				 (unsigned long long)key.pc, strerror(errno));
+		for (__u32 k = 0; k < count; k++)
+			keys[k] = (struct fl_site_key){ .tgid = (__u32)p->pid,
+							.pc = m->sites[i + k].faulting_pc };
+		if (bpf_map_delete_batch(bpf_map__fd(skel->maps.fl_sites), keys, &count, NULL) < 0) {
+			/* As in sites_add: the one that stopped the batch alone (absent is fine). */
+			if (errno == EFAULT || count >= want)
+				count = 0;
+			i += count;
+			if (bpf_map__delete_elem(skel->maps.fl_sites, &keys[count], sizeof(keys[0]),
+						 0) && errno != ENOENT)
+				fld_warn("eBPF: pid %d: site %#llx: %s", (int)p->pid,
+					 (unsigned long long)keys[count].pc, strerror(errno));
+			count = 1;
+		}
+		i += count;
 	}
 	if (km && km->kernel_sites) {
 		fl_bpf_sites_changed(skel);

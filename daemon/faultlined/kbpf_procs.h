@@ -71,13 +71,23 @@ struct fld_kproc {
 	struct fld_ksamples samples;
 };
 
+/* A site's kernel count, frozen (struct fld_kmod). */
+struct fld_kcount {
+	uint32_t site;		/* its index in the module's sites */
+	uint64_t count;		/* not 0 */
+};
+
 /* The kernel's side of one module of a process. */
 struct fld_kmod {
 	/* Sites mirrored into the program's fl_sites (the first ones). */
 	uint32_t kernel_sites;
-	/* Loaded when its process exited: frozen[] holds its sites' counts. */
+	/*
+	 * Loaded when its process exited: frozen[] holds the counts of its
+	 * sites that have one (nfrozen of them, in site order: most sites
+	 * of a million-site module have none); any other site's is 0.
+	 */
 	bool counted;
-	uint64_t *frozen;	/* per site (nfrozen of them), or NULL */
+	struct fld_kcount *frozen;
 	uint32_t nfrozen;
 };
 

@@ -384,9 +384,18 @@ bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
 	if (!fld_kview_complete(v, k))
 		return false;
 	if (k->frozen) {
-		size_t i = (size_t)(s - m->sites);
+		uint32_t i = (uint32_t)(s - m->sites), lo = 0, hi = km ? km->nfrozen : 0;
 
-		*n = km && km->frozen && i < km->nfrozen ? km->frozen[i] : 0;
+		/* The sites with a count, in site order: a binary search. */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (km->frozen[mid].site < i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		*n = km && lo < km->nfrozen && km->frozen[lo].site == i ? km->frozen[lo].count : 0;
 		return km && km->counted;
 	}
 	/*

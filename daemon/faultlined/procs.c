@@ -11,6 +11,11 @@
  * slots of an unregistered module keep its final count (RETIRED) until
  * the daemon has saved it (SAVED): docs/protocol.md, "Unregistered
  * modules".
+ *
+ * What a site held when its counts were frozen is kept for the sites where
+ * it is not all zero, the few that ever failed or healed, in an array of
+ * its own in site order (fld_site_frozen): not in every site of a
+ * million-site module.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +29,7 @@
 
 #include "format/smindex.h"
 
+#include "dlog.h"
 #include "procs.h"
 
 /* include/linux/sched.h: set in do_exit() before the process's files are closed. */
@@ -71,13 +77,143 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* What procs.h says of it: a million-site module's sites are 32 MB. */
+_Static_assert(sizeof(struct fld_site) == 32, "struct fld_site grew");
+
+struct fld_frozen_site {
+	uint32_t site;		/* its index in the module's sites */
+	struct fld_frozen v;	/* not all zero */
+};
+
+static bool frozen_zero(const struct fld_frozen *v)
+{
+	return !v->faults && !v->populations && !v->heal.failures && !v->heal.state &&
+	       !v->heal.tactic && !v->heal.why && !v->heal.healed_at;
+}
+
+/* The first of m's frozen entries whose site is i or above (num_frozen: none). */
+static uint32_t frozen_at(const struct fld_module *m, uint32_t i)
+{
+	uint32_t lo = 0, hi = m->num_frozen;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (m->frozen[mid].site < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void fld_site_frozen(const struct fld_module *m, uint32_t i, struct fld_frozen *out)
+{
+	uint32_t at = frozen_at(m, i);
+
+	if (at < m->num_frozen && m->frozen[at].site == i)
+		memcpy(out, &m->frozen[at].v, sizeof(*out));
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+/* Room for one more frozen entry in *store (cap entries).  Returns false when out of memory. */
+static bool frozen_room(struct fld_frozen_site **store, uint32_t n, uint32_t *cap)
+{
+	struct fld_frozen_site *grown;
+	uint32_t want;
+
+	if (n < *cap)
+		return true;
+	want = *cap ? (*cap > UINT32_MAX / 2 ? UINT32_MAX : *cap * 2) : 16;
+	if (n >= want)
+		return false;
+	grown = realloc(*store, (size_t)want * sizeof(*grown));
+	if (!grown)
+		return false;
+	*store = grown;
+	*cap = want;
+	return true;
+}
+
+int fld_site_set_frozen(struct fld_module *m, uint32_t i, const struct fld_frozen *v)
+{
+	uint32_t at = m->num_frozen && m->frozen[m->num_frozen - 1].site < i ? m->num_frozen :
+		      frozen_at(m, i);
+	bool had = at < m->num_frozen && m->frozen[at].site == i;
+
+	if (frozen_zero(v)) {
+		if (had) {
+			memmove(&m->frozen[at], &m->frozen[at + 1],
+				(m->num_frozen - at - 1) * sizeof(*m->frozen));
+			m->num_frozen--;
+		}
+		return 0;
+	}
+	if (!had) {
+		if (!frozen_room(&m->frozen, m->num_frozen, &m->frozen_cap))
+			return -ENOMEM;
+		memmove(&m->frozen[at + 1], &m->frozen[at],
+			(m->num_frozen - at) * sizeof(*m->frozen));
+		m->num_frozen++;
+		m->frozen[at].site = i;
+	}
+	memcpy(&m->frozen[at].v, v, sizeof(*v));
+	return 0;
+}
+
+/* Gives back the room m's frozen store has beyond its entries. */
+static void frozen_fit(struct fld_module *m)
+{
+	struct fld_frozen_site *fit;
+
+	if (m->frozen_cap == m->num_frozen)
+		return;
+	if (!m->num_frozen) {
+		free(m->frozen);
+		m->frozen = NULL;
+		m->frozen_cap = 0;
+		return;
+	}
+	/* A smaller block or none: the one it has stays. */
+	fit = realloc(m->frozen, (size_t)m->num_frozen * sizeof(*fit));
+	if (fit) {
+		m->frozen = fit;
+		m->frozen_cap = m->num_frozen;
+	}
+}
+
+void fld_module_fit(struct fld_module *m)
+{
+	frozen_fit(m);
+	if (m->names && m->names_cap > m->names_len) {
+		char *fit = realloc(m->names, m->names_len ? m->names_len : 1);
+
+		if (fit) {
+			m->names = fit;
+			m->names_cap = m->names_len ? m->names_len : 1;
+		}
+	}
+}
+
+/* Site s of m's frozen values (fld_site_frozen), s being one of m->sites. */
+static void site_frozen(const struct fld_module *m, const struct fld_site *s,
+			struct fld_frozen *out)
+{
+	fld_site_frozen(m, (uint32_t)(s - m->sites), out);
+}
+
 uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 			 const struct fld_site *s)
 {
 	const _Atomic uint64_t *counters;
 
-	if (m->removed || !p->region)
-		return s->frozen;
+	if (m->removed || !p->region) {
+		struct fld_frozen f;
+
+		site_frozen(m, s, &f);
+		return f.faults;
+	}
 	counters = (const _Atomic uint64_t *)((const char *)p->region + p->layout.counters_offset);
 	/*
 	 * Relaxed: the handler's increments are relaxed too; a count is a
@@ -111,10 +247,14 @@ static void heal_read(const struct fld_proc *p, const struct fld_site *s, struct
 void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
 		   const struct fld_site *s, struct fl_shm_heal *out)
 {
-	if (m->removed || !p->region)
-		memcpy(out, &s->frozen_heal, sizeof(*out));
-	else
+	if (m->removed || !p->region) {
+		struct fld_frozen f;
+
+		site_frozen(m, s, &f);
+		memcpy(out, &f.heal, sizeof(*out));
+	} else {
 		heal_read(p, s, out);
+	}
 }
 
 const char *fld_site_function(const struct fld_module *m, const struct fld_site *s)
@@ -160,8 +300,12 @@ uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module 
 {
 	const struct fl_shm_site *table;
 
-	if (m->removed || !p->region)
-		return s->frozen_populations;
+	if (m->removed || !p->region) {
+		struct fld_frozen f;
+
+		site_frozen(m, s, &f);
+		return f.populations;
+	}
 	table = (const struct fl_shm_site *)((const char *)p->region + p->layout.sites_offset);
 	/* Relaxed, as the handler's increments. */
 	return atomic_load_explicit(&table[s->slot].populations, memory_order_relaxed);
@@ -287,16 +431,40 @@ static int slot_state(const struct fld_proc *p, const struct fld_module *m,
 
 void fld_module_freeze(struct fld_proc *p, struct fld_module *m)
 {
+	struct fld_frozen_site *store = NULL;
+	uint32_t n = 0, cap = 0, lost = 0;
+
 	if (m->removed)
 		return;
-	/* slot_state first: its acquire orders the counts' reads after it. */
+	/*
+	 * Into a new store: the counts are read from the region (or, without
+	 * one, from the store the module has) until the module is removed.
+	 */
 	for (uint32_t i = 0; i < m->num_sites; i++) {
+		struct fld_frozen f;
+
+		/* slot_state first: its acquire orders the counts' reads after it. */
 		(void)slot_state(p, m, &m->sites[i]);
-		m->sites[i].frozen = fld_site_faults(p, m, &m->sites[i]);
-		m->sites[i].frozen_populations = fld_site_populations(p, m, &m->sites[i]);
-		if (p->region)
-			heal_read(p, &m->sites[i], &m->sites[i].frozen_heal);
+		f.faults = fld_site_faults(p, m, &m->sites[i]);
+		f.populations = fld_site_populations(p, m, &m->sites[i]);
+		fld_site_heal(p, m, &m->sites[i], &f.heal);
+		if (frozen_zero(&f))
+			continue;
+		if (!frozen_room(&store, n, &cap)) {
+			lost++;
+			continue;
+		}
+		store[n].site = i;
+		memcpy(&store[n++].v, &f, sizeof(f));
 	}
+	if (lost)
+		fld_warn("pid %d: module %u: out of memory: %u of its sites' counts and healing "
+			 "are lost (read as 0)", (int)p->pid, m->id, lost);
+	free(m->frozen);
+	m->frozen = store;
+	m->num_frozen = n;
+	m->frozen_cap = cap;
+	frozen_fit(m);
 	m->removed = true;
 	/*
 	 * Its slots are marked SAVED once a record written from now on is on
@@ -439,6 +607,15 @@ void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
 		p->rec.gen++;	/* a site its record does not have */
 	}
 	free(known);
+	/* The modules made here are complete: site_append's room beyond them goes back. */
+	for (size_t i = nknown; i < p->num_mods; i++) {
+		struct fld_module *m = p->mods[i];
+		struct fld_site *fit = realloc(m->sites, (m->num_sites ? m->num_sites : 1) *
+						       sizeof(*fit));
+
+		if (fit)
+			m->sites = fit;
+	}
 }
 
 void fld_proc_final(struct fld_proc *p, size_t max_modules, size_t max_sites)
@@ -578,6 +755,7 @@ void fld_module_free(struct fld_module *m)
 	tell_module_gone(m);
 	free(m->sites);
 	free(m->names);
+	free(m->frozen);
 	free(m->name);
 	fl_smindex_free(m->stackmaps);
 	if (m->sections)
@@ -614,6 +792,9 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 
 	/* The region stays: the process may live on (fld_proc_final). */
 	p->client = NULL;
+	/* Its modules and their names are all in (a process that sent no SYNC too). */
+	for (size_t i = 0; i < p->num_mods; i++)
+		fld_module_fit(p->mods[i]);
 	p->exited = true;
 	p->exited_ms = now_ms();
 	p->exit_seq = ++exits;

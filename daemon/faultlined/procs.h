@@ -19,6 +19,12 @@
 struct fld_client;
 struct fl_smindex;
 
+/*
+ * One per site of every module the daemon holds: a million-site process
+ * holds a million of them, so nothing goes in here that most sites do not
+ * need (what a site held when its counts were frozen is kept apart, for
+ * the few sites where it is not zero: fld_site_frozen).  32 bytes.
+ */
 struct fld_site {
 	uint64_t faulting_pc;
 	uint64_t handler_pc;
@@ -29,10 +35,17 @@ struct fld_site {
 	 * sites share one copy: fld_site_name), or 0 for none.
 	 */
 	uint32_t function;
-	uint64_t frozen;	/* the count once it can no longer change */
-	uint64_t frozen_populations;	/* and its region pages populated (proto.h) */
-	struct fl_shm_heal frozen_heal;	/* and its heal slot (fld_site_heal) */
 };
+
+/* What a site held when its module's counts were frozen (fld_site_frozen). */
+struct fld_frozen {
+	uint64_t faults;	/* the count once it can no longer change */
+	uint64_t populations;	/* and its region pages populated (proto.h) */
+	struct fl_shm_heal heal;	/* and its heal slot (fld_site_heal) */
+};
+
+/* A site's index in its module and its frozen values (procs.c). */
+struct fld_frozen_site;
 
 struct fld_module {
 	uint32_t id;
@@ -45,6 +58,12 @@ struct fld_module {
 	/* The sites' names, each NUL-terminated (fld_site_function). */
 	char *names;
 	size_t names_len, names_cap;
+	/*
+	 * The frozen values of the sites where they are not all zero (the few
+	 * that ever failed or healed), in site order: fld_site_frozen.
+	 */
+	struct fld_frozen_site *frozen;
+	uint32_t num_frozen, frozen_cap;
 	bool removed;		/* counts frozen */
 	/*
 	 * Found in the region's site table, never described by a MODULE_ADD
@@ -170,6 +189,25 @@ void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
  */
 uint64_t fld_site_populations(const struct fld_proc *p, const struct fld_module *m,
 			      const struct fld_site *s);
+
+/*
+ * Site i of m's values as frozen (or restored from the state file) into
+ * *out: all zero for a site that has none.  A binary search of the few
+ * sites that have some.
+ */
+void fld_site_frozen(const struct fld_module *m, uint32_t i, struct fld_frozen *out);
+/*
+ * Sets site i of m's frozen values (a record restored): nothing is kept
+ * for values all zero.  Sites set in index order are appended, without a
+ * search.  Returns 0, or -ENOMEM (the site keeps what it had).
+ */
+int fld_site_set_frozen(struct fld_module *m, uint32_t i, const struct fld_frozen *v);
+/*
+ * Gives back what m's growing arrays (its sites' names, its frozen values)
+ * hold beyond their length: for a module whose sites are all in, named
+ * and restored.
+ */
+void fld_module_fit(struct fld_module *m);
 
 /* The name of site s of m, or NULL. */
 const char *fld_site_function(const struct fld_module *m, const struct fld_site *s);

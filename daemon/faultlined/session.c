@@ -594,6 +594,13 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 			drop(c, "SYNC", "before HELLO");
 			return;
 		}
+		/*
+		 * A registration's modules and names are in when it asks: what
+		 * the names grew by beyond them goes back (a million sites'
+		 * names are megabytes).
+		 */
+		for (size_t i = 0; i < s->proc->num_mods; i++)
+			fld_module_fit(s->proc->mods[i]);
 		/* Everything before it is handled: messages are handled in order. */
 		fld_send_reply(c, m.seq, "", 0);
 		break;

@@ -905,23 +905,24 @@ static bool parse_site(json_object *a, struct fld_module *m, uint32_t at)
 	else if (v[n - 1])
 		return false;
 	struct fld_site *s = &m->sites[at];
+	struct fld_frozen f = { .faults = json_object_get_uint64(v[3]) };
 
 	*s = (struct fld_site){
 		.faulting_pc = json_object_get_uint64(v[0]),
 		.handler_pc = json_object_get_uint64(v[1]),
 		.kind = (uint32_t)json_object_get_uint64(v[2]),
-		.frozen = json_object_get_uint64(v[3]),
 		.slot = UINT32_MAX,
 	};
 	if (n >= 7) {
 		int64_t slot = json_object_get_int64(v[4]);
 
 		s->slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX;
-		s->frozen_populations = json_object_get_uint64(v[5]);
+		f.populations = json_object_get_uint64(v[5]);
 	}
-	if (n == 12 && !heal_from(heal, &s->frozen_heal))
+	if (n == 12 && !heal_from(heal, &f.heal))
 		return false;
-	return !fn || fld_site_name(m, at, fn, strlen(fn)) == 0;
+	return fld_site_set_frozen(m, at, &f) == 0 &&
+	       (!fn || fld_site_name(m, at, fn, strlen(fn)) == 0);
 }
 
 /*
@@ -955,13 +956,16 @@ static int parse_site_plain(const char *line, size_t len, struct fld_module *m, 
 	}
 	if ((k != 6 && k != 11) || v[2] > UINT32_MAX)
 		return 0;
-	*s = (struct fld_site){
-		.faulting_pc = v[0], .handler_pc = v[1], .kind = (uint32_t)v[2], .frozen = v[3],
-		.slot = v[4] < UINT32_MAX ? (uint32_t)v[4] : UINT32_MAX,
-		.frozen_populations = v[5],
-	};
-	if (k == 11 && !heal_from(v + 6, &s->frozen_heal))
+	struct fld_frozen f = { .faults = v[3], .populations = v[5] };
+
+	if (k == 11 && !heal_from(v + 6, &f.heal))
 		return 0;
+	*s = (struct fld_site){
+		.faulting_pc = v[0], .handler_pc = v[1], .kind = (uint32_t)v[2],
+		.slot = v[4] < UINT32_MAX ? (uint32_t)v[4] : UINT32_MAX,
+	};
+	if (fld_site_set_frozen(m, idx, &f) != 0)
+		return -ENOMEM;
 	if (end - at == 5 && !memcmp(at, "null]", 5))
 		return 1;
 	if (end - at < 3 || at[0] != '"' || end[-2] != '"' || end[-1] != ']')
@@ -1058,6 +1062,8 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 	if (err && p)
 		fld_proc_remove(p);
 	if (!err) {
+		for (size_t i = 0; i < p->num_mods; i++)
+			fld_module_fit(p->mods[i]);
 		p->serial = serial;
 		fld_proc_serial_above(serial);
 		/* On disk as it is: written, after it exited (for this daemon). */
@@ -1090,15 +1096,19 @@ static int restore_v1_modules(struct fld_proc *p, json_object *po)
 			json_object *so = json_object_array_get_idx(sites, k);
 			const char *fn = get_str(so, "function");
 			int64_t slot = get_id(so, "slot");
+			const struct fld_frozen f = {
+				.faults = get_u64(so, "faults"),
+				.populations = get_u64(so, "populations"),
+			};
 
 			m->sites[k] = (struct fld_site){
 				.faulting_pc = get_u64(so, "faulting_pc"),
 				.handler_pc = get_u64(so, "handler_pc"),
 				.kind = (uint32_t)get_u64(so, "kind"),
-				.frozen = get_u64(so, "faults"),
-				.frozen_populations = get_u64(so, "populations"),
 				.slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX,
 			};
+			if (fld_site_set_frozen(m, (uint32_t)k, &f) != 0)
+				return -ENOMEM;
 			if (fn && fld_site_name(m, (uint32_t)k, fn, strlen(fn)) != 0)
 				return -ENOMEM;
 			if (fn)

@@ -20,7 +20,10 @@
  *    10,000, 100,000 and 1,000,000 sites (up to MAX_SITES) registered one
  *    after the other by fakeproc.h (HELLO to the REPLY of the SYNC behind
  *    MODULE_ADD and SYMBOLS: the daemon's side only), the daemon's CPU for
- *    it, its RSS growth per site, stats latency (every process; --pid),
+ *    it, its RSS growth per site once they are registered (all of it, and
+ *    its private part: RSS counts the pages of the processes' regions it
+ *    reads, memory the processes share with it), and again once their
+ *    records are final, stats latency (every process; --pid),
  *    its CPU while they idle, and after one count changed in each (what
  *    persisting that costs, over 6 s: the 5 s of docs/state.md and one
  *    more), then their exit: until their three records are final on disk
@@ -136,6 +139,23 @@ static long count(const char *s, const char *needle)
 		s += strlen(needle);
 	}
 	return n;
+}
+
+/* The daemon's private (anonymous) resident memory in KiB, or -1. */
+static long daemon_anon(void)
+{
+	char path[64], buf[4096];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
+	f = fopen(path, "r");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "RssAnon: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
 }
 
 /* The daemon's RSS in KiB and CPU ticks. */
@@ -376,7 +396,8 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 	pid_t pids[ROW_PROCS];
 	char state_dir[160];
 	double took[ROW_PROCS], w50 = 0, w99 = 0, p50 = 0, p99 = 0, t_final;
-	long rss0, rss1, c0, c1, c_idle0, c_idle1, c_one, c_exit, bytes = 0, js;
+	long rss0, rss1, rss_reg, anon0, anon_reg, c0, c1, c_idle0, c_idle1, c_one, c_exit;
+	long bytes = 0, js;
 	int fd, nq = sites >= 1000000 ? 10 : 50, nq_pid = sites >= 1000000 ? 3 :
 		 sites >= 100000 ? 10 : 50, done;
 
@@ -387,13 +408,15 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 	/* Done starting (the eBPF program loaded): what follows is the processes'. */
 	usleep(500000);
 	daemon_usage(&rss0, &c0);
+	anon0 = daemon_anon();
 	for (int i = 0; i < ROW_PROCS; i++) {
 		if (fake_start(&f[i], sites) != 0)
 			return -1;
 		took[i] = f[i].took;
 		pids[i] = f[i].pid;
 	}
-	daemon_usage(&rss1, &c1);
+	daemon_usage(&rss_reg, &c1);
+	anon_reg = daemon_anon();
 	js = stats_latency(fd, nq, NULL, 0, &w50, &w99);
 	if (js < 0 || stats_latency(fd, nq_pid, pids, ROW_PROCS, &p50, &p99) < 0)
 		return -1;
@@ -411,8 +434,11 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 		usleep(2000);
 	t_final = now() - t_final;
 	daemon_usage(&rss1, &c_exit);
-	printf("  %9u %8.1f %8.1f %7.1f %8.2f %8.2f %8.2f %8.2f %7.2f%% %7.2f%% %8.1f %9.1f %8.1f\n",
+	printf("  %9u %8.1f %8.1f %7.1f %7.1f %7.1f %8.2f %8.2f %8.2f %8.2f %7.2f%% %7.2f%% %8.1f "
+	       "%9.1f %8.1f\n",
 	       sites, bench_median(took, ROW_PROCS) * 1e3, ticks_ms(c1 - c0) / ROW_PROCS,
+	       1024.0 * (double)(rss_reg - rss0) / ((double)sites * ROW_PROCS),
+	       1024.0 * (double)(anon_reg - anon0) / ((double)sites * ROW_PROCS),
 	       1024.0 * (double)(rss1 - rss0) / ((double)sites * ROW_PROCS),
 	       w50 * 1e3, w99 * 1e3, p50 * 1e3, p99 * 1e3,
 	       100.0 * ticks_ms(c_idle1 - c_idle0) / 1e3 / idle,
@@ -581,12 +607,14 @@ int main(int argc, char **argv)
 	printf("\nScaling: a fresh daemon per row, %d processes of SITES sites each "
 	       "(named, %u a function)\n", ROW_PROCS, FAKE_SITES_PER_FN);
 	printf("  registration: ms from HELLO to the REPLY of SYNC (median), daemon CPU ms per process;\n"
-	       "  RSS growth in bytes per site; stats p50/p99 ms about every process and --pid;\n"
+	       "  RSS growth in bytes per site once registered (B/site; anon: its private part,\n"
+	       "  without the regions' pages), and once exited (records final);\n"
+	       "  stats p50/p99 ms about every process and --pid;\n"
 	       "  daemon CPU %% idle (%d s) and over 6 s after one count changed in each;\n"
 	       "  exit: ms until the %d records are final, KiB a record, daemon CPU ms per record\n",
 	       idle, ROW_PROCS);
-	printf("  %9s %8s %8s %7s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n", "sites", "reg ms",
-	       "reg cpu", "B/site", "all p50", "all p99", "pid p50", "pid p99", "idle", "1 count",
+	printf("  %9s %8s %8s %7s %7s %7s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n", "sites",
+	       "reg ms", "reg cpu", "B/site", "anon", "B/s end", "all p50", "all p99", "pid p50", "pid p99", "idle", "1 count",
 	       "exit ms", "KiB/rec", "exit cpu");
 	for (uint32_t sites = 1000; sites <= max_sites; sites *= 10)
 		if (scaling_row(argv[1], dir, sites, idle) != 0)

@@ -4,12 +4,19 @@
 #   check.py stats STATS_JSON DONE_FILE...   (faultline stats --json)
 #   check.py state STATE_DIR DONE_FILE...    (faultlined's records, proc.N.json)
 #   check.py holds STATE_DIR PID N           (the records hold N faults for PID)
+#   check.py many stats|state PATH DONE_FILE...
 #
 # Each DONE_FILE holds a program's output; its line "done PID LOADS STORES
 # JIT" says what it did.  For each such pid there must be exactly one
 # entry, exited, whose faults by kind are exact: load = LOADS + JIT (the
 # JIT modules' site is a load), store = STORES, load-store = 0.  Prints
 # what differs; exits 0 when nothing does.
+#
+# many: each DONE_FILE's lines "many N" and "many-site PC FAULTS" (the
+# program's many:N step) say that its module counts-many has N sites and
+# faults at exactly those PCs: the pid's one entry must have them, each
+# with its own count, and no other site of the module any (the state: the
+# module's N sites, all of them in its record).
 import glob
 import json
 import os
@@ -33,7 +40,8 @@ def records(state_dir):
                 p["modules"].append({"name": o["module"], "sites": []})
             else:
                 # [faulting_pc, handler_pc, kind, faults, slot, populations, function]
-                p["modules"][-1]["sites"].append({"kind": o[2], "faults": o[3]})
+                p["modules"][-1]["sites"].append({"faulting_pc": o[0], "kind": o[2],
+                                                  "faults": o[3]})
         procs.append(p)
     return {"processes": procs}
 
@@ -66,8 +74,55 @@ def entries(what, path):
     return out
 
 
+def many(what, path, done):
+    """Prints what differs in module counts-many; returns how many entries do."""
+    if what == "state":
+        procs = records(path)["processes"]
+    else:
+        with open(path) as f:
+            procs = json.load(f)["processes"]
+    bad = 0
+    for d in done:
+        lines = [l.split() for l in open(d)]
+        pid = [int(l[1]) for l in lines if l[0] == "done"]
+        n = [int(l[1]) for l in lines if l[0] == "many"]
+        want = {int(l[1], 16): int(l[2]) for l in lines if l[0] == "many-site"}
+        if len(pid) != 1 or len(n) != 1 or not want:
+            print("%s: no 'done', 'many' and 'many-site' lines" % d)
+            bad += 1
+            continue
+        mine = [p for p in procs if p["pid"] == pid[0]]
+        if len(mine) != 1:
+            print("pid %d: %d entries (want 1)" % (pid[0], len(mine)))
+            bad += 1
+            continue
+        p = mine[0]
+        if what == "state":
+            mods = [m for m in p["modules"] if m["name"] == "counts-many"]
+            sites = [s for m in mods for s in m["sites"]]
+            if len(mods) != 1 or len(sites) != n[0]:
+                print("pid %d: %d counts-many modules, %d sites (want 1 of %d)" %
+                      (pid[0], len(mods), len(sites), n[0]))
+                bad += 1
+        else:
+            sites = [s for s in p.get("sites", []) if s["module"] == "counts-many"]
+            if len(p.get("sites", [])) + p.get("sites_unlisted", 0) < n[0]:
+                print("pid %d: %d sites in all (want %d or more)" %
+                      (pid[0], len(p.get("sites", [])) + p.get("sites_unlisted", 0), n[0]))
+                bad += 1
+        got = {s["faulting_pc"]: s["faults"] for s in sites if s["faults"]}
+        if got != want:
+            print("pid %d: counts-many's faults by PC %s, want %s" %
+                  (pid[0], {hex(k): v for k, v in sorted(got.items())},
+                   {hex(k): v for k, v in sorted(want.items())}))
+            bad += 1
+    return bad
+
+
 def main():
     what, path, done = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if what == "many":
+        sys.exit(1 if many(path, done[0], done[1:]) else 0)
     if what == "holds":
         pid, want = int(done[0]), int(done[1])
         sys.exit(sum(s["faults"] for p in records(path)["processes"] if p["pid"] == pid

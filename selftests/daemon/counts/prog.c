@@ -14,6 +14,10 @@
  *     jit:N        registers a JIT module "counts-jit" (a load site and a
  *                  store site), fails its load N times, unregisters it
  *     jitlive:N    the same, and leaves the module registered
+ *     many:N       registers a JIT module "counts-many" of N load sites
+ *                  (N >= 32), left registered, and fails a handful of them
+ *                  a different number of times each; prints "many N" and
+ *                  "many-site PC FAULTS" for each it failed
  *     smjit        registers JIT code with a stack map alone (record 77,
  *                  "counts-smjit"), left registered; prints "smjit PC"
  *     wait         prints "wait", then reads a line from stdin (EOF too)
@@ -136,6 +140,55 @@ static void jit(long n, int keep)
 }
 
 /*
+ * N sites of one function, 4 bytes apart (mov (%rdi),%eax; ret; nop), all
+ * with one handler after them (mov $-1,%eax; ret).
+ */
+static void many(long n)
+{
+	static const unsigned char site[4] = { 0x8b, 0x07, 0xc3, 0x90 };
+	static const unsigned char handler[6] = { 0xb8, 0xff, 0xff, 0xff, 0xff, 0xc3 };
+	/* Spread over the module (its first, its last), each failed its own number of times. */
+	const long fail_at[5] = { 0, 1, n / 3, n / 2 + 7, n - 1 };
+	size_t code_size = (size_t)n * 4 + sizeof(handler);
+	size_t map_size = 8 + 16 + 12 * (size_t)n;
+	unsigned char *code = mmap(NULL, code_size, PROT_READ | PROT_WRITE | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *map = malloc(map_size), *p = map;
+	struct fl_jit_reg reg = { .sz = sizeof(reg), .name = "counts-many" };
+	struct fl_diag d;
+
+	if (n < 32 || n > 1000000 || code == MAP_FAILED || !map)
+		die("many: N out of range, or out of memory");
+	for (long i = 0; i < n; i++)
+		memcpy(code + 4 * i, site, sizeof(site));
+	memcpy(code + 4 * n, handler, sizeof(handler));
+	/* .llvm_faultmaps v1: one function, n checks (FaultingLoad). */
+	put(&p, 1, 1); put(&p, 0, 1); put(&p, 0, 2); put(&p, 1, 4);
+	put(&p, (uintptr_t)code, 8); put(&p, (uint64_t)n, 4); put(&p, 0, 4);
+	for (long i = 0; i < n; i++) {
+		put(&p, 1, 4); put(&p, (uint64_t)(4 * i), 4); put(&p, (uint64_t)(4 * n), 4);
+	}
+	reg.faultmap = map;
+	reg.faultmap_size = (size_t)(p - map);
+	reg.code_start = (uintptr_t)code;
+	reg.code_size = code_size;
+	if (fl_jit_register(&reg, &d) <= 0)
+		die("fl_jit_register (many sites)");
+	free(map);
+	printf("many %ld\n", n);
+	for (int k = 0; k < 5; k++) {
+		int (*load)(int *) = (int (*)(int *))(void *)(code + 4 * fail_at[k]);
+
+		for (int i = 0; i <= k; i++) {
+			if (load(NULL) != -1)
+				die("a many-site load did not return -1");
+			jits++;
+		}
+		printf("many-site 0x%llx %d\n", (unsigned long long)(uintptr_t)load, k + 1);
+	}
+}
+
+/*
  * A JIT module with a stack map and no fault map (deoptimization-only
  * code), left registered: one record, ID 77, 4 bytes into the code
  * (selftests/deopt/handmade.h).  Prints "smjit PC".
@@ -236,6 +289,8 @@ int main(int argc, char **argv)
 			jit(n, 1);
 		else if (!strcmp(a, "smjit"))
 			smjit();
+		else if (sscanf(a, "many:%ld", &n) == 1)
+			many(n);
 		else if (sscanf(a, "sleep:%ld", &n) == 1)
 			sleep_ms(n);
 		else if (sscanf(a, "soak:%u:%ld", &seed, &n) == 2)

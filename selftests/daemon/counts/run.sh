@@ -12,6 +12,9 @@
 #     once, and a daemon that starts 100 ms after the program;
 #   - a JIT module with a stack map alone: faultline stackmaps finds its
 #     record (by PC and by ID);
+#   - a process of 100,000 sites, five of them failed (each its own number
+#     of times), exits: each of the five has its count, no other site any,
+#     in the daemon, in its record, and after a restart from the records;
 #   - the soak: 20 kill -9s of the daemon (restarted each time on the same
 #     state directory) while 20 programs of random lifetimes fail checks,
 #     load and unload JIT code and exit (half of them with _exit), in
@@ -288,6 +291,41 @@ else
 fi
 say
 reap
+dstop
+
+# many_exact NAME stats|state PATH DONE_FILE: counts-many's faults are at exactly its failed sites.
+many_exact() {
+	local name=$1
+	shift
+	if "$PY" "$HERE/check.py" many "$@" >"$W/many.check" 2>&1; then
+		ok "$name"
+	else
+		bad "$name"
+		sed 's/^/       | /' "$W/many.check" | head -12
+	fi
+}
+
+echo "-- a process of 100,000 sites, five of them failed, exits"
+dstart
+prog many many:100000
+reap
+pid=$(pid_of "$W/many.out")
+eventually exited "$pid" || bad "100,000 sites: pid $pid not listed as exited"
+# The records are written after the exit: the restart below must find the final one.
+eventually state_holds "$pid" 15 || bad "100,000 sites: the records never held its 15 faults"
+exact "100,000 sites, five failed, exit: counted exactly" "$W/many.out"
+stats "$W/many.json"
+many_exact "100,000 sites, five failed, exit: each failed site its own count, no other site any" \
+	stats "$W/many.json" "$W/many.out"
+dstop
+many_exact "100,000 sites, five failed, exit: its record holds the 100,000 sites and those counts" \
+	state "$STATE" "$W/many.out"
+dstart
+eventually exited "$pid" || bad "100,000 sites: pid $pid not restored"
+exact "100,000 sites, five failed: restored from the records, counted exactly" "$W/many.out"
+stats "$W/many-restored.json"
+many_exact "100,000 sites, five failed: restored, each failed site its own count, no other site any" \
+	stats "$W/many-restored.json" "$W/many.out"
 dstop
 
 # ---- the soak
