@@ -12,7 +12,7 @@
  * The daemon exchanges a set byte for 0, with seq_cst, and fences before
  * it reads the block: a change that lands after the read sets the byte
  * again (the pairing is written out at fl_shm_mark_dirty).  So a period
- * costs a read of the summary (capacity / 512 bytes) and the blocks that
+ * costs a read of the summary (capacity / 128 bytes) and the blocks that
  * changed.  A healed site counts in its stub (lock incq of the heal slot's
  * failures), which marks nothing: a block holding a healed slot is
  * watched, its failures summed every period (fld_counts_block notes it).
@@ -155,6 +155,15 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t at)
 	return 0;
 }
 
+/* Opens p's counts file to write in place.  Returns the descriptor, or -1 with errno set. */
+static int open_counts(const struct fld_proc *p, int dir_fd)
+{
+	char name[64];
+
+	fld_counts_name(name, sizeof(name), p->serial, false);
+	return openat(dir_fd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int fld_counts_flush(struct fld_proc *p, int dir_fd, unsigned *budget, bool sync, bool *more)
 {
 	static struct fld_counts_slot buf[FLD_COUNTS_BLOCK];
@@ -179,15 +188,9 @@ int fld_counts_flush(struct fld_proc *p, int dir_fd, unsigned *budget, bool sync
 			break;
 		}
 		--*budget;
-		if (fd < 0) {
-			char name[64];
-
-			fld_counts_name(name, sizeof(name), p->serial, false);
-			fd = openat(dir_fd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0) {
-				err = -errno;
-				break;
-			}
+		if (fd < 0 && (fd = open_counts(p, dir_fd)) < 0) {
+			err = -errno;
+			break;
 		}
 		n = fld_counts_block(p, b, marked, buf);
 		err = pwrite_all(fd, buf, n * sizeof(*buf),
@@ -195,6 +198,9 @@ int fld_counts_flush(struct fld_proc *p, int dir_fd, unsigned *budget, bool sync
 				 (off_t)b * FLD_COUNTS_BLOCK * (off_t)sizeof(*buf));
 		written++;
 	}
+	/* Synced also when nothing changed now: the blocks written before may not be. */
+	if (!err && sync && fd < 0 && (fd = open_counts(p, dir_fd)) < 0)
+		err = -errno;
 	if (fd >= 0 && !err && sync && fsync(fd) != 0)
 		err = -errno;
 	if (fd >= 0)

@@ -1,27 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Persistence: one record file per process the daemon keeps,
- * STATE_DIR/proc.SERIAL.json (the format: docs/state.md), so that what a
- * save costs never grows with everything recorded:
+ * STATE_DIR/proc.SERIAL.json, and for one that may still count its counts
+ * file beside it, STATE_DIR/proc.SERIAL.counts (the formats:
+ * docs/state.md), so that what a save costs is what changed, never
+ * everything recorded nor a whole process on a timer:
  *   - a process's record is written when its counts are final (it is
- *     gone: fld_proc_final), once: they no longer change;
+ *     gone: fld_proc_final), once: they no longer change; its counts file
+ *     is removed then;
  *   - a record is written within a tick of a change to its process's
- *     modules or names, and while the process may count (registered, or
- *     disconnected and living on) every SAVE_PERIOD_MS when its counts or
- *     its sites' healing changed, so that a process that exits while the
+ *     modules or names (rec.gen), never for its counts alone; a live one's
+ *     counts file is written whole after it, by the same job (write_counts);
+ *   - while the process may count (registered, or disconnected and living
+ *     on), every SAVE_PERIOD_MS the blocks of its counts file whose slots
+ *     changed are written in place, and no others (counts.c: the region's
+ *     dirty summary says which), so that a process that exits while the
  *     daemon is down comes back with counts at most that old (or exact:
- *     the keeper holds its region, keeper.h);
- *   - a record is removed with its process (dropped by the bound on exited
- *     processes or the user's budget, or replaced by the same process
- *     registering again).
+ *     the keeper holds its region, keeper.h), and an idle one costs a read
+ *     of its summary and no write;
+ *   - a record and its counts file are removed with their process (dropped
+ *     by the bound on exited processes or the user's budget, or replaced
+ *     by the same process registering again).
  * A record is written by a job of its process's user (work.h), a slice at
  * a time, so that one user's 2,000,000 sites, or a thousand of its
  * processes exiting at once, do not hold the daemon up; a live one is
  * rewritten no sooner than SLOWDOWN times as long as its last write took.
  * Each file is written to a temporary file and renamed: never half a file;
  * the record of a process whose counts are final or whose slots wait for
- * it (below), and every record written as the daemon exits, is synced
+ * it (below), and every file written as the daemon exits, is synced
  * first (a live one's next save is never far off).
+ *
+ * A counts file goes with one write of its record: the record's header
+ * has a stamp (unique to each write), the counts file's header the stamp
+ * of the record it followed.  The record is renamed into place first: a
+ * daemon that dies before the counts file follows leaves one of an
+ * earlier stamp, which a restart removes (the record is the newer).  On
+ * load a counts file of the record's stamp replaces the counts of the
+ * record's live modules (their slots); its blocks were all written after
+ * the record, and a slot a module had before is cleared, and marked, by
+ * the process before it is reused, which only happens once a record
+ * without that module is on disk (below).
  *
  * Counts the daemon may hold nowhere else are acknowledged only once a
  * record holding them is renamed into place (commit, fld_proc_saved): the
@@ -74,8 +92,8 @@
 /* A record line: a site's name is at most 65,535 bytes, escaped at most 6 times. */
 #define MAX_LINE (1u << 20)
 #define SAVE_PERIOD_MS 5000
-/* Counts file blocks written a tick at most (16 MiB): the next tick goes on. */
-#define TICK_BLOCKS 1024u
+/* Counts file blocks written a tick at most (16 MiB, 4 KiB each): the next tick goes on. */
+#define TICK_BLOCKS 4096u
 #define SLOWDOWN 10
 /* Bytes gathered before a write(2). */
 #define WRITE_CHUNK (64u << 10)

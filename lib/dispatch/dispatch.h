@@ -581,7 +581,7 @@ void fl_chain_restore_default(int sig);
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* Slots per dirty summary byte: FL_SHM_DIRTY_SLOTS (lib/proto/proto.h, which checks it). */
-#define FL_DISPATCH_DIRTY_SLOTS 512u
+#define FL_DISPATCH_DIRTY_SLOTS 128u
 
 /*
  * Marks slot's block in the dirty summary after a change to the slot's

@@ -331,9 +331,11 @@ int fl_proto_send(int fd, const void *buf, size_t len, const int *fds, size_t nf
  * slots (fl_shm_dirty_blocks of them).  Whoever changes a slot's counter,
  * populations or heal slot then sets its block's byte (fl_shm_mark_dirty);
  * the daemon exchanges a set byte for 0 and then reads the block, so that
- * persisting costs what changed (daemon/faultlined/state.c).
+ * persisting costs what changed (daemon/faultlined/state.c).  128: a
+ * block of the daemon's counts file is then one 4 KiB page (32 bytes a
+ * slot), and the summary it reads every period is capacity / 128 bytes.
  */
-#define FL_SHM_DIRTY_SLOTS 512u
+#define FL_SHM_DIRTY_SLOTS 128u
 
 /* The dirty summary's bytes for capacity slots. */
 static inline uint32_t fl_shm_dirty_blocks(uint32_t capacity)

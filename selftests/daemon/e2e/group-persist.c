@@ -345,7 +345,7 @@ static void bad_counts_file_is_kept_aside(pid_t apid)
 }
 
 /*
- * A fake process of 2,000 sites (4 blocks of counts): one count changed
+ * A fake process of 2,000 sites (16 blocks of counts): one count changed
  * in block 2 writes that block alone (a marker the test wrote into block
  * 0 stays), one in block 0 then rewrites block 0.
  */
@@ -414,7 +414,7 @@ static void one_count_writes_one_block(void)
 			fail("one count, one block", "no block written");
 		(void)!pread(fd, &v0, 8, COUNTS_HEADER);
 		(void)!pread(fd, &v1, 8, COUNTS_HEADER + 1500 * COUNTS_SLOT);
-		check(v1 == 1 && v0 == marker && log_count(needle, "1 blocks of counts written (16384 bytes)") == 1,
+		check(v1 == 1 && v0 == marker && log_count(needle, "1 blocks of counts written (4096 bytes)") == 1,
 		      "one_changed_count_writes_its_block_alone",
 		      "slot 1500 holds %" PRIu64 " (want 1), slot 0 %#" PRIx64 " (want the "
 		      "marker %#" PRIx64 ": block 0 not written)", v1, v0, marker);
