@@ -23,7 +23,8 @@
  *    it, its RSS growth per site, stats latency (every process; --pid),
  *    its CPU while they idle, and after one count changed in each (what
  *    persisting that costs, over 6 s: the 5 s of docs/state.md and one
- *    more), then their exit: until their three records are final on disk
+ *    more: the daemon's CPU, and the bytes it wrote, /proc/PID/io's
+ *    wchar), then their exit: until their three records are final on disk
  *    (the records' bytes, the daemon's CPU);
  *  - BIG_PROCESSES processes of BIG_SITES sites (100 of 100,000), half of
  *    them exited: the daemon's RSS and its CPU while they idle.
