@@ -222,13 +222,13 @@ uint64_t fld_site_faults(const struct fld_proc *p, const struct fld_module *m,
 	return atomic_load_explicit(&counters[s->slot], memory_order_relaxed);
 }
 
-/* Site s's heal slot in p's region, its values kept in range (fld_site_heal). */
-static void heal_read(const struct fld_proc *p, const struct fld_site *s, struct fl_shm_heal *out)
+/* Heal slot i of p's region, its values kept in range (fld_site_heal). */
+static void heal_read(const struct fld_proc *p, uint32_t i, struct fl_shm_heal *out)
 {
 	const struct fl_shm_heal *slot;
 	uint8_t state;
 
-	slot = (const struct fl_shm_heal *)((const char *)p->region + p->layout.heal_offset) + s->slot;
+	slot = (const struct fl_shm_heal *)((const char *)p->region + p->layout.heal_offset) + i;
 	/* Acquire: pairs with the process's release of state, after the other fields. */
 	state = atomic_load_explicit(&slot->state, memory_order_acquire);
 	memset(out, 0, sizeof(*out));
@@ -253,8 +253,21 @@ void fld_site_heal(const struct fld_proc *p, const struct fld_module *m,
 		site_frozen(m, s, &f);
 		memcpy(out, &f.heal, sizeof(*out));
 	} else {
-		heal_read(p, s, out);
+		heal_read(p, s->slot, out);
 	}
+}
+
+void fld_slot_read(const struct fld_proc *p, uint32_t slot, struct fld_slot_now *out)
+{
+	const _Atomic uint64_t *counters =
+		(const _Atomic uint64_t *)((const char *)p->region + p->layout.counters_offset);
+	const struct fl_shm_site *table =
+		(const struct fl_shm_site *)((const char *)p->region + p->layout.sites_offset);
+
+	/* Relaxed, as the handler's increments (fld_site_faults). */
+	out->faults = atomic_load_explicit(&counters[slot], memory_order_relaxed);
+	out->populations = atomic_load_explicit(&table[slot].populations, memory_order_relaxed);
+	heal_read(p, slot, &out->heal);
 }
 
 const char *fld_site_function(const struct fld_module *m, const struct fld_site *s)

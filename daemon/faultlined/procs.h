@@ -108,9 +108,24 @@ struct fld_record {
 	 */
 	uint32_t gen;
 	uint32_t written_gen;
-	uint64_t written_digest;	/* of the counts and healing written (state.c) */
+	/*
+	 * The stamp of the record on disk (its header's "stamp": unique to
+	 * each write), 0 for none.  The counts file, proc.SERIAL.counts,
+	 * holds the counts of that record's live modules when its stamp is
+	 * this one (counts_stamp): counts.c.
+	 */
+	uint64_t stamp;
+	uint64_t counts_stamp;
+	uint32_t counts_slots;	/* the slots it holds */
+	/*
+	 * Per block of its slots: one holds a healed slot (a stub counts
+	 * there, marking nothing dirty), and the sum of their failures the
+	 * file holds.
+	 */
+	uint8_t *watched;
+	uint64_t *watched_sum;
 	uint64_t soonest_ms;	/* CLOCK_MONOTONIC: not written again before */
-	uint64_t next_ms;	/* ...nor a live one's counts checked */
+	uint64_t next_ms;	/* ...nor a live one's counts saved */
 };
 
 struct fld_proc {
@@ -208,6 +223,19 @@ int fld_site_set_frozen(struct fld_module *m, uint32_t i, const struct fld_froze
  * and restored.
  */
 void fld_module_fit(struct fld_module *m);
+/* A counter slot of a process's region as it is now (state.c's counts file). */
+struct fld_slot_now {
+	uint64_t faults;
+	uint64_t populations;
+	struct fl_shm_heal heal;	/* kept in range, as fld_site_heal's */
+};
+
+/*
+ * Reads slot of p's region, which must be mapped and have slot below its
+ * capacity (p->layout.capacity): the process writes the values, the
+ * bounds are the daemon's.
+ */
+void fld_slot_read(const struct fld_proc *p, uint32_t slot, struct fld_slot_now *out);
 
 /* The name of site s of m, or NULL. */
 const char *fld_site_function(const struct fld_module *m, const struct fld_site *s);

@@ -1,27 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Persistence: one record file per process the daemon keeps,
- * STATE_DIR/proc.SERIAL.json (the format: docs/state.md), so that what a
- * save costs never grows with everything recorded:
+ * STATE_DIR/proc.SERIAL.json, and for one that may still count its counts
+ * file beside it, STATE_DIR/proc.SERIAL.counts (the formats:
+ * docs/state.md), so that what a save costs is what changed, never
+ * everything recorded nor a whole process on a timer:
  *   - a process's record is written when its counts are final (it is
- *     gone: fld_proc_final), once: they no longer change;
+ *     gone: fld_proc_final), once: they no longer change; its counts file
+ *     is removed then;
  *   - a record is written within a tick of a change to its process's
- *     modules or names, and while the process may count (registered, or
- *     disconnected and living on) every SAVE_PERIOD_MS when its counts or
- *     its sites' healing changed, so that a process that exits while the
+ *     modules or names (rec.gen), never for its counts alone; a live one's
+ *     counts file is written whole after it, by the same job (write_counts);
+ *   - while the process may count (registered, or disconnected and living
+ *     on), every SAVE_PERIOD_MS the blocks of its counts file whose slots
+ *     changed are written in place, and no others (counts.c: the region's
+ *     dirty summary says which), so that a process that exits while the
  *     daemon is down comes back with counts at most that old (or exact:
- *     the keeper holds its region, keeper.h);
- *   - a record is removed with its process (dropped by the bound on exited
- *     processes or the user's budget, or replaced by the same process
- *     registering again).
+ *     the keeper holds its region, keeper.h), and an idle one costs a read
+ *     of its summary and no write;
+ *   - a record and its counts file are removed with their process (dropped
+ *     by the bound on exited processes or the user's budget, or replaced
+ *     by the same process registering again).
  * A record is written by a job of its process's user (work.h), a slice at
  * a time, so that one user's 2,000,000 sites, or a thousand of its
  * processes exiting at once, do not hold the daemon up; a live one is
  * rewritten no sooner than SLOWDOWN times as long as its last write took.
  * Each file is written to a temporary file and renamed: never half a file;
  * the record of a process whose counts are final or whose slots wait for
- * it (below), and every record written as the daemon exits, is synced
+ * it (below), and every file written as the daemon exits, is synced
  * first (a live one's next save is never far off).
+ *
+ * A counts file goes with one write of its record: the record's header
+ * has a stamp (unique to each write), the counts file's header the stamp
+ * of the record it followed.  The record is renamed into place first: a
+ * daemon that dies before the counts file follows leaves one of an
+ * earlier stamp, which a restart removes (the record is the newer).  On
+ * load a counts file of the record's stamp replaces the counts of the
+ * record's live modules (their slots); its blocks were all written after
+ * the record, and a slot a module had before is cleared, and marked, by
+ * the process before it is reused, which only happens once a record
+ * without that module is on disk (below).
  *
  * Counts the daemon may hold nowhere else are acknowledged only once a
  * record holding them is renamed into place (commit, fld_proc_saved): the
@@ -61,6 +79,7 @@
 
 #include <json-c/json.h>
 
+#include "counts.h"
 #include "dlog.h"
 #include "procs.h"
 #include "state.h"
@@ -73,6 +92,8 @@
 /* A record line: a site's name is at most 65,535 bytes, escaped at most 6 times. */
 #define MAX_LINE (1u << 20)
 #define SAVE_PERIOD_MS 5000
+/* Counts file blocks written a tick at most (16 MiB, 4 KiB each): the next tick goes on. */
+#define TICK_BLOCKS 4096u
 #define SLOWDOWN 10
 /* Bytes gathered before a write(2). */
 #define WRITE_CHUNK (64u << 10)
@@ -106,13 +127,16 @@ static void record_name(char *buf, size_t size, uint64_t serial, bool tmp)
 struct writer {
 	struct fld_job job;
 	uint64_t serial;
-	/* A live process's periodic save: written only when its sites changed. */
-	bool check;
-	bool checked;
 	size_t mod;		/* the next site: p->mods[mod]->sites[site] */
 	uint32_t site;
 	bool mod_started;	/* mods[mod]'s line is written */
-	uint64_t digest;	/* of the sites read so far (site_digest) */
+	/*
+	 * The record is renamed into place: the counts file (counts.h) is
+	 * being written, its block next.
+	 */
+	bool counts;
+	uint32_t block;
+	uint64_t stamp;		/* the record's "stamp", and its counts file's */
 	int fd;			/* the temporary file, once open */
 	char *buf;		/* not written yet */
 	size_t len, cap;
@@ -208,6 +232,7 @@ static int put_header(struct writer *w, const struct fld_proc *p)
 	json_object_object_add(o, "start_time", json_object_new_uint64(p->start_time));
 	json_object_object_add(o, "region_ino", json_object_new_uint64(p->region_ino));
 	json_object_object_add(o, "exited_ms", json_object_new_uint64(p->exited_ms));
+	json_object_object_add(o, "stamp", json_object_new_uint64(w->stamp));
 	return put_object(w, o);
 }
 
@@ -235,29 +260,6 @@ static void site_read(const struct fld_proc *p, const struct fld_module *m,
 	now->faults = fld_site_faults(p, m, s);
 	now->populations = fld_site_populations(p, m, s);
 	fld_site_heal(p, m, s, &now->heal);
-}
-
-/* Folds one value into a digest. */
-static uint64_t digest(uint64_t d, uint64_t v)
-{
-	/*
-	 * A bijection of d for each v (the factor is odd): a change of any
-	 * one value changes the digest.  A sum did that for the counts, which
-	 * only grow, but not for a heal state, which goes back (unheal).
-	 */
-	return (d + v) * 0x9e3779b97f4a7c15ull;
-}
-
-/* d with a site's values folded in: a live record is rewritten when its digest changed. */
-static uint64_t site_digest(uint64_t d, const struct site_now *now)
-{
-	const struct fl_shm_heal *h = &now->heal;
-
-	d = digest(d, now->faults);
-	d = digest(d, now->populations);
-	d = digest(d, h->failures);
-	return digest(d, h->state | (uint64_t)h->tactic << 8 | (uint64_t)h->why << 16 |
-		      (uint64_t)h->healed_at << 32);
 }
 
 /* Whether a site was ever healed, or tried (its line has the healing then). */
@@ -308,29 +310,9 @@ static int put_site(struct writer *w, const struct fld_module *m, const struct f
 }
 
 /*
- * Digests p's sites' counts and healing, budget units at most.  Returns
- * true once every site is in w->digest, false when the budget ran out
- * first.
+ * Whether p's record says what p would write now, its counts and healing
+ * aside: those of a live process are its counts file's.
  */
-static bool digest_sites(struct writer *w, const struct fld_proc *p, unsigned *budget)
-{
-	for (; w->mod < p->num_mods; w->mod++, w->site = 0) {
-		const struct fld_module *m = p->mods[w->mod];
-
-		for (; w->site < m->num_sites; w->site++) {
-			struct site_now now;
-
-			if (!*budget)
-				return false;
-			--*budget;
-			site_read(p, m, &m->sites[w->site], &now);
-			w->digest = site_digest(w->digest, &now);
-		}
-	}
-	return true;
-}
-
-/* Whether p's record says what p would write now (its counts and healing aside). */
 static bool current(const struct fld_proc *p)
 {
 	return p->rec.written && p->rec.written_gen == p->rec.gen &&
@@ -359,7 +341,7 @@ static int commit(struct writer *w, struct fld_proc *p)
 	p->rec.written = true;
 	p->rec.written_final = w->final;
 	p->rec.written_gen = w->gen;
-	p->rec.written_digest = w->digest;
+	p->rec.stamp = w->stamp;
 	p->rec.soonest_ms = now + SLOWDOWN * took;
 	p->rec.next_ms = now + (SLOWDOWN * took > SAVE_PERIOD_MS ? SLOWDOWN * took : SAVE_PERIOD_MS);
 	fld_debug("state: pid %d: %s written: %" PRIu64 " sites, %" PRIu64 " bytes, %" PRIu64
@@ -383,6 +365,91 @@ static bool acks_pending(const struct fld_proc *p)
 	return false;
 }
 
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Removes p's counts file: its record says more now (final), or it is gone. */
+static void counts_remove(struct fld_proc *p)
+{
+	char name[64];
+
+	p->rec.counts_stamp = 0;
+	fld_counts_forget(p);
+	fld_counts_name(name, sizeof(name), p->serial, false);
+	if (unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT)
+		fld_warn("state: cannot remove %s/%s: %s", dir_path, name, strerror(errno));
+}
+
+/*
+ * The counts file of the record just committed, whole: a header, then
+ * every block, read after its dirty byte was exchanged for 0 (so that
+ * fld_counts_flush goes on from here), into a temporary file renamed into
+ * place.  Until then the file there is the record before's, which a
+ * restart ignores (its stamp is not the record's).  Returns 0 when done,
+ * 1 when the budget ran out first, or -errno.
+ */
+static int write_counts(struct writer *w, struct fld_proc *p, unsigned *budget)
+{
+	static struct fld_counts_slot slots[FLD_COUNTS_BLOCK];
+	char tmp[64], name[64];
+	int err = 0;
+
+	fld_counts_name(tmp, sizeof(tmp), w->serial, true);
+	if (w->fd < 0) {
+		struct fld_counts_header h = {
+			.magic = FLD_COUNTS_MAGIC, .version = FLD_COUNTS_VERSION,
+			.serial = w->serial, .stamp = w->stamp, .slot_size = sizeof(slots[0]),
+		};
+
+		p->rec.counts_stamp = 0;
+		p->rec.counts_slots = h.slots = fld_counts_slots(p);
+		w->len = 0;
+		w->bytes = 0;
+		w->block = 0;
+		if (unlinkat(dir_fd, tmp, 0) != 0 && errno != ENOENT)
+			return -errno;
+		w->fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+		if (w->fd < 0)
+			return -errno;
+		err = fld_counts_watch_init(p);
+		if (!err)
+			err = put(w, (const char *)&h, sizeof(h));
+	}
+	for (; !err && w->block < fl_shm_dirty_blocks(p->rec.counts_slots); w->block++) {
+		uint32_t n;
+
+		if (*budget < FLD_COUNTS_BLOCK)
+			return 1;
+		*budget -= FLD_COUNTS_BLOCK;
+		n = fld_counts_block(p, w->block, true, slots);
+		err = put(w, (const char *)slots, n * sizeof(slots[0]));
+		if (!err && w->len >= WRITE_CHUNK)
+			err = flush(w);
+	}
+	if (!err)
+		err = flush(w);
+	if (!err && w->sync && fsync(w->fd) != 0)
+		err = -errno;
+	close(w->fd);
+	w->fd = -1;
+	fld_counts_name(name, sizeof(name), w->serial, false);
+	if (!err && renameat(dir_fd, tmp, dir_fd, name) != 0)
+		err = -errno;
+	if (err) {
+		unlinkat(dir_fd, tmp, 0);
+		return err;
+	}
+	p->rec.counts_stamp = w->stamp;
+	fld_debug("state: pid %d: %s written: %u slots", (int)p->pid, name, p->rec.counts_slots);
+	return 0;
+}
+
 static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 {
 	struct writer *w = writer_of(j);
@@ -392,22 +459,17 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	/* Gone (dropped meanwhile): its record goes with it. */
 	if (!p)
 		return FLD_STEP_DONE;
-	if (w->check && !w->checked) {
-		if (!digest_sites(w, p, &budget))
-			return FLD_STEP_MORE;
-		w->checked = true;
-		if (current(p) && p->rec.written_digest == w->digest) {
-			p->rec.next_ms = mono_ms() + SAVE_PERIOD_MS;
-			return FLD_STEP_DONE;
-		}
-		w->mod = w->site = 0;
-	}
+	if (w->counts)
+		goto counts;
 	if (w->fd < 0) {
 		w->gen = p->rec.gen;
 		w->final = final(p);
 		/* What waits for it (fld_proc_saved) waits for the disk, not the page cache. */
 		w->sync = w->sync || w->final || acks_pending(p);
-		w->digest = 0;
+		/* Unique to this write: the counts file written after it says it is its. */
+		w->stamp = real_ns();
+		if (w->stamp <= p->rec.stamp)
+			w->stamp = p->rec.stamp + 1;
 		err = open_tmp(w);
 		if (!err)
 			err = put_header(w, p);
@@ -426,7 +488,6 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 				return FLD_STEP_MORE;
 			budget -= FLD_UNITS_JSON;
 			site_read(p, m, &m->sites[w->site], &now);
-			w->digest = site_digest(w->digest, &now);
 			err = put_site(w, m, &m->sites[w->site], &now);
 			if (!err && w->len >= WRITE_CHUNK)
 				err = flush(w);
@@ -436,14 +497,33 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	}
 	if (!err)
 		err = commit(w, p);
+	if (!err && (w->final || !p->region)) {
+		/* The record holds the final counts: the counts file says nothing more. */
+		counts_remove(p);
+		return FLD_STEP_DONE;
+	}
+	if (!err) {
+		w->counts = true;
+counts:
+		/* Gone meanwhile: its final record follows (procs.c moved its gen on). */
+		if (!p->region)
+			return FLD_STEP_DONE;
+		err = write_counts(w, p, &budget);
+		if (err > 0)
+			return FLD_STEP_MORE;
+	}
 	/* Tried again later; one that is too large only when its process exits. */
 	if (err)
 		p->rec.soonest_ms = p->rec.next_ms = err == -EFBIG ? UINT64_MAX :
 			mono_ms() + SAVE_PERIOD_MS;
 	if (err)
-		fld_warn("state: pid %d: cannot write its record in %s: %s%s", (int)p->pid,
-			 dir_path, err == -EFBIG ? "larger than " MAX_FILE_TEXT : strerror(-err),
+		fld_warn("state: pid %d: cannot write its %s in %s: %s%s", (int)p->pid,
+			 w->counts ? "counts file" : "record", dir_path,
+			 err == -EFBIG ? "larger than " MAX_FILE_TEXT : strerror(-err),
 			 err == -EFBIG ? "" : "; tried again later");
+	/* The record is on disk without its counts file: written again later, with one. */
+	if (err && w->counts)
+		p->rec.gen++;
 	return FLD_STEP_DONE;
 }
 
@@ -456,7 +536,10 @@ static void writer_free(struct fld_job *j)
 		char tmp[64];
 
 		close(w->fd);
-		record_name(tmp, sizeof(tmp), w->serial, true);
+		if (w->counts)
+			fld_counts_name(tmp, sizeof(tmp), w->serial, true);
+		else
+			record_name(tmp, sizeof(tmp), w->serial, true);
 		unlinkat(dir_fd, tmp, 0);
 	}
 	if (p && p->rec.writer == j)
@@ -467,11 +550,11 @@ static void writer_free(struct fld_job *j)
 }
 
 /*
- * Writes p's record: by a job, or at once when now is true (then synced).
- * With check, only when its counts, its healing or anything else
- * changed.  A write already under way for p is cancelled.
+ * Writes p's record, and a live one's counts file after it: by a job, or
+ * at once when now is true (then synced).  A write already under way for
+ * p is cancelled.
  */
-static void write_record(struct fld_proc *p, bool check, bool now)
+static void write_record(struct fld_proc *p, bool now)
 {
 	struct writer *w;
 
@@ -490,7 +573,6 @@ static void write_record(struct fld_proc *p, bool check, bool now)
 	}
 	w->job = (struct fld_job){ .uid = p->uid, .step = writer_step, .free = writer_free };
 	w->serial = p->serial;
-	w->check = check;
 	w->fd = -1;
 	w->sync = now;
 	w->start_ms = mono_ms();
@@ -515,8 +597,11 @@ static void on_free(struct fld_proc *p)
 
 	if (p->rec.writer)
 		fld_job_cancel(p->rec.writer);
+	fld_counts_forget(p);
 	if (dir_fd < 0)
 		return;
+	/* The counts file first: one without its record would be kept aside at the next start. */
+	counts_remove(p);
 	record_name(name, sizeof(name), p->serial, false);
 	if (unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT)
 		fld_warn("state: cannot remove %s/%s: %s", dir_path, name, strerror(errno));
@@ -530,7 +615,33 @@ void fld_state_changed(struct fld_proc *p)
 
 void fld_state_exited(struct fld_proc *p)
 {
-	write_record(p, false, false);
+	write_record(p, false);
+}
+
+/* Whether p's counts file holds the counts of its record on disk (and p may count still). */
+static bool counts_valid(const struct fld_proc *p)
+{
+	return p->region && p->rec.written && !p->rec.written_final && p->rec.counts_stamp &&
+	       p->rec.counts_stamp == p->rec.stamp;
+}
+
+/*
+ * Saves what changed of p's counts in its counts file, budget blocks at
+ * most.  Returns true when it is all saved (also when it failed: then
+ * its record and counts file are written again).
+ */
+static bool save_counts(struct fld_proc *p, unsigned *budget, bool sync)
+{
+	bool more;
+	int n = fld_counts_flush(p, dir_fd, budget, sync, &more);
+
+	if (n < 0) {
+		fld_warn("state: pid %d: cannot write its counts file in %s: %s; its record is "
+			 "written again", (int)p->pid, dir_path, strerror(-n));
+		p->rec.gen++;
+		return true;
+	}
+	return !more;
 }
 
 int fld_state_save(void)
@@ -539,9 +650,12 @@ int fld_state_save(void)
 		fld_procs_saved();
 	for (size_t i = 0; i < fld_num_procs && dir_fd >= 0; i++) {
 		struct fld_proc *p = fld_procs[i];
+		unsigned budget = UINT_MAX;
 
-		if (p->rec.writer || !current(p) || !final(p))
-			write_record(p, !p->rec.writer && current(p), true);
+		if (!p->rec.writer && current(p) && counts_valid(p) && !final(p))
+			save_counts(p, &budget, true);
+		else if (p->rec.writer || !current(p) || !final(p))
+			write_record(p, true);
 	}
 	return 0;
 }
@@ -549,13 +663,15 @@ int fld_state_save(void)
 /*
  * Starts the writes that are due: a record that does not say what its
  * process would write now (once SLOWDOWN times its last write has passed,
- * or SAVE_PERIOD_MS after one that failed), and a live one's check of its
- * counts and healing every SAVE_PERIOD_MS.  A walk of the processes, no
- * more: the writing is the jobs'.
+ * or SAVE_PERIOD_MS after one that failed), and saves the blocks of a
+ * live one's counts that changed every SAVE_PERIOD_MS, TICK_BLOCKS at
+ * most a tick (the rest the next).  A walk of the processes and of their
+ * dirty summaries, no more: the writing of records is the jobs'.
  */
 void fld_state_tick(void)
 {
 	uint64_t now = mono_ms();
+	unsigned budget = TICK_BLOCKS;
 
 	if (dir_fd < 0)
 		fld_procs_saved();
@@ -568,12 +684,27 @@ void fld_state_tick(void)
 		 */
 		if (current(p))
 			fld_proc_saved(p);
-		if (p->rec.writer || now < p->rec.soonest_ms)
+		/* Its job writes the counts file whole after the record. */
+		if (p->rec.writer)
 			continue;
-		if (!current(p))
-			write_record(p, false, false);
-		else if (!final(p) && now >= p->rec.next_ms)
-			write_record(p, true, false);
+		if (!current(p) && now >= p->rec.soonest_ms) {
+			write_record(p, false);
+			continue;
+		}
+		if (!p->region || now < p->rec.next_ms)
+			continue;
+		/*
+		 * A counts file that is not the record's (a write failed): the
+		 * record and the counts file are written again.
+		 */
+		if (!counts_valid(p)) {
+			if (now >= p->rec.soonest_ms)
+				write_record(p, false);
+			continue;
+		}
+		/* What did not fit in this tick's budget: the next tick. */
+		if (save_counts(p, &budget, false))
+			p->rec.next_ms = now + SAVE_PERIOD_MS;
 	}
 }
 
@@ -640,6 +771,8 @@ static struct fld_proc *restore_header(json_object *po, int *err)
 	p->start_time = get_u64(po, "start_time");
 	p->region_ino = get_u64(po, "region_ino");
 	p->exited_ms = get_u64(po, "exited_ms");
+	/* Records of daemons before counts files have none: 0, no counts file is theirs. */
+	p->rec.stamp = get_u64(po, "stamp");
 	*err = 0;
 	return p;
 }
@@ -686,7 +819,7 @@ static void restore_module_id(struct fld_module *m, json_object *o)
  * second) gets a number.  Returns false when it could not (then nothing
  * is persisted: the file must not be overwritten).
  */
-static bool keep_aside(const char *name, const char *why)
+static bool keep_aside(const char *name, const char *why, const char *then)
 {
 	char stamp[96], aside[112];
 	time_t t = time(NULL);
@@ -701,9 +834,7 @@ static bool keep_aside(const char *name, const char *why)
 		else
 			snprintf(aside, sizeof(aside), "%s", stamp);
 		if (renameat2(dir_fd, name, dir_fd, aside, RENAME_NOREPLACE) == 0) {
-			fld_warn("state: %s/%s %s: kept as %s; %s", dir_path, name, why, aside,
-				 strcmp(name, LEGACY_NAME) ? "its process is left out" :
-				 "starting empty");
+			fld_warn("state: %s/%s %s: kept as %s; %s", dir_path, name, why, aside, then);
 			return true;
 		}
 		if (errno != EEXIST)
@@ -1149,7 +1280,7 @@ static void load_legacy(struct json_tokener *tok)
 
 	fd = open_state(LEGACY_NAME, &size, &why, &err);
 	if (fd < 0 && err == -EINVAL) {
-		keep_aside(LEGACY_NAME, why);
+		keep_aside(LEGACY_NAME, why, "starting empty");
 		return;
 	}
 	if (fd < 0 && err) {
@@ -1173,13 +1304,13 @@ static void load_legacy(struct json_tokener *tok)
 	free(text);
 	if (!doc || !json_object_object_get_ex(doc, "processes", &procs) ||
 	    !json_object_is_type(procs, json_type_array)) {
-		keep_aside(LEGACY_NAME, "is not a faultlined state file");
+		keep_aside(LEGACY_NAME, "is not a faultlined state file", "starting empty");
 		json_object_put(doc);
 		return;
 	}
 	/* Another version's fields may mean other things: not guessed at. */
 	if (get_id(doc, "version") != 1) {
-		keep_aside(LEGACY_NAME, "is not of version 1");
+		keep_aside(LEGACY_NAME, "is not of version 1", "starting empty");
 		json_object_put(doc);
 		return;
 	}
@@ -1206,7 +1337,7 @@ static void load_legacy(struct json_tokener *tok)
 		fld_warn("state: %zu entries of %s/" LEGACY_NAME " without a valid pid and uid: "
 			 "left out", skipped, dir_path);
 	for (size_t i = before; i < fld_num_procs; i++) {
-		write_record(fld_procs[i], false, true);
+		write_record(fld_procs[i], true);
 		failed += !current(fld_procs[i]);
 	}
 	if (failed)
@@ -1224,13 +1355,30 @@ static int cmp_serial(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Appends s to *v (n of cap).  Returns 0 or -ENOMEM. */
+static int push_serial(uint64_t **v, size_t *n, size_t *cap, uint64_t s)
+{
+	if (*n == *cap) {
+		uint64_t *grown = realloc(*v, (*cap ? 2 * *cap : 64) * sizeof(**v));
+
+		if (!grown)
+			return -ENOMEM;
+		*v = grown;
+		*cap = *cap ? 2 * *cap : 64;
+	}
+	(*v)[(*n)++] = s;
+	return 0;
+}
+
 /*
  * The serials of the records in the directory, sorted (registration
- * order); temporary files left by a daemon that died are removed.
- * Returns how many, or -errno.
+ * order), and of the counts files in *counts (*num_counts of them);
+ * temporary files left by a daemon that died are removed.  Returns how
+ * many records, or -errno.
  */
-static ssize_t list_records(uint64_t **out)
+static ssize_t list_records(uint64_t **out, uint64_t **counts, size_t *num_counts)
 {
+	size_t ncounts = 0, counts_cap = 0;
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	uint64_t *serials = NULL;
@@ -1242,10 +1390,29 @@ static ssize_t list_records(uint64_t **out)
 			close(fd);
 		return -errno;
 	}
+	*counts = NULL;
 	while ((e = readdir(d))) {
 		unsigned long long s;
 		int end = 0;
 
+		if (sscanf(e->d_name, "proc.%llu.counts%n", &s, &end) == 1 && end) {
+			char name[64];
+
+			if (!strcmp(e->d_name + end, ".tmp")) {
+				unlinkat(dir_fd, e->d_name, 0);
+				continue;
+			}
+			fld_counts_name(name, sizeof(name), s, false);
+			if (!strcmp(name, e->d_name) &&
+			    push_serial(counts, &ncounts, &counts_cap, s) != 0) {
+				free(serials);
+				free(*counts);
+				closedir(d);
+				return -ENOMEM;
+			}
+			continue;
+		}
+		end = 0;
 		if (sscanf(e->d_name, "proc.%llu.json%n", &s, &end) != 1 || !end)
 			continue;
 		if (!strcmp(e->d_name + end, ".tmp")) {
@@ -1260,20 +1427,15 @@ static ssize_t list_records(uint64_t **out)
 			if (strcmp(name, e->d_name))
 				continue;
 		}
-		if (n == cap) {
-			uint64_t *grown = realloc(serials, (cap ? 2 * cap : 64) * sizeof(*serials));
-
-			if (!grown) {
-				free(serials);
-				closedir(d);
-				return -ENOMEM;
-			}
-			serials = grown;
-			cap = cap ? 2 * cap : 64;
+		if (push_serial(&serials, &n, &cap, s) != 0) {
+			free(serials);
+			free(*counts);
+			closedir(d);
+			return -ENOMEM;
 		}
-		serials[n++] = s;
 	}
 	closedir(d);
+	*num_counts = ncounts;
 	/* serials is NULL when there are none, which qsort must not be given. */
 	if (n)
 		qsort(serials, n, sizeof(*serials), cmp_serial);
@@ -1281,19 +1443,54 @@ static ssize_t list_records(uint64_t **out)
 	return (ssize_t)n;
 }
 
+/*
+ * The counts file of p, restored from its record just now: its counts
+ * replace the record's when it goes with the record (fld_counts_load).
+ * Returns 0, or -errno for a file that may be good (left alone).
+ */
+static int load_counts(struct fld_proc *p)
+{
+	char name[64];
+	const char *why = NULL;
+	size_t size;
+	int err, fd;
+
+	fld_counts_name(name, sizeof(name), p->serial, false);
+	fd = open_state(name, &size, &why, &err);
+	if (fd < 0 && err == -EINVAL) {
+		keep_aside(name, why, "its process's counts are its record's");
+		return 0;
+	}
+	if (fd < 0)
+		return err;
+	err = fld_counts_load(p, fd, size, &why);
+	close(fd);
+	if (err == -EINVAL) {
+		keep_aside(name, why, "its process's counts are its record's");
+		return 0;
+	}
+	if (err == 0) {
+		/* Left by a daemon that died between a record and its counts file. */
+		fld_info("state: %s/%s is of an earlier record of its process: removed", dir_path,
+			 name);
+		unlinkat(dir_fd, name, 0);
+	}
+	return err < 0 ? err : 0;
+}
+
 int fld_state_load(int dfd, const char *dir)
 {
 	struct json_tokener *tok;
-	uint64_t *serials = NULL;
+	uint64_t *serials = NULL, *counts = NULL;
 	ssize_t n;
-	size_t failed = 0;
+	size_t failed = 0, num_counts = 0;
 
 	if (strlen(dir) >= sizeof(dir_path))
 		return -ENAMETOOLONG;
 	strcpy(dir_path, dir);
 	dir_fd = dfd;
 	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-	n = tok ? list_records(&serials) : -ENOMEM;
+	n = tok ? list_records(&serials, &counts, &num_counts) : -ENOMEM;
 	if (n < 0) {
 		fld_warn("state: %s: %s: starting empty, and nothing will be persisted", dir,
 			 strerror((int)-n));
@@ -1309,8 +1506,10 @@ int fld_state_load(int dfd, const char *dir)
 
 		record_name(name, sizeof(name), serials[i], false);
 		err = load_record(serials[i], name, tok, &why);
+		if (!err)
+			err = load_counts(fld_proc_by_serial(serials[i]));
 		if (err == -EINVAL) {
-			keep_aside(name, why);
+			keep_aside(name, why, "its process is left out");
 		} else if (err) {
 			/* Maybe a good file: left alone, and nothing written over it. */
 			fld_warn("state: %s/%s: %s: left out, and nothing will be persisted", dir,
@@ -1319,6 +1518,16 @@ int fld_state_load(int dfd, const char *dir)
 			failed++;
 		}
 	}
+	/* A counts file without its record (kept aside, or removed by hand). */
+	for (size_t i = 0; i < num_counts && dir_fd >= 0; i++) {
+		char name[64];
+
+		if (fld_proc_by_serial(counts[i]))
+			continue;
+		fld_counts_name(name, sizeof(name), counts[i], false);
+		keep_aside(name, "belongs to no record", "left out");
+	}
+	free(counts);
 	free(serials);
 	if (dir_fd >= 0)
 		load_legacy(tok);

@@ -7,7 +7,8 @@
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
  *    the chain records of chain.c, fl_pokes, fl_park and fl_heal_trigger.
- *    It writes only the site counters, the statistics, for SA_RESETHAND a
+ *    It writes only the site counters (and their dirty summary), the
+ *    statistics, for SA_RESETHAND a
  *    chain record, the patcher's handshake slots and the heal policy's
  *    per-site watch and wanted bits.
  *  - Syscalls: ioctl on a region's userfaultfd, mprotect on a region's
@@ -178,6 +179,12 @@ struct fl_dispatch_state {
 	 */
 	_Atomic uint32_t *populations;
 	uint32_t populations_stride;
+	/*
+	 * The region's dirty summary: one byte per FL_DISPATCH_DIRTY_SLOTS
+	 * slots, set after a change to a slot's counter or populations
+	 * (fl_dispatch_mark_dirty), cleared by the daemon.
+	 */
+	_Atomic uint8_t *dirty;
 
 	/*
 	 * [guard_lo, guard_hi): a span holding every region's guard tail
@@ -572,5 +579,31 @@ void fl_chain_restore_default(int sig);
 
 /* libc's sigaction, never the shim's interposer. */
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* Slots per dirty summary byte: FL_SHM_DIRTY_SLOTS (lib/proto/proto.h, which checks it). */
+#define FL_DISPATCH_DIRTY_SLOTS 128u
+
+/*
+ * Marks slot's block in the dirty summary after a change to the slot's
+ * counter or populations: fl_shm_mark_dirty (proto.h) again, kept here
+ * because this room depends on nothing outside it.  The seq_cst fence
+ * orders the change before the check: a check that read a 1 the daemon
+ * was about to exchange for 0 while the change still sat in the store
+ * buffer would lose it.  Pairs with the daemon's seq_cst exchange of the
+ * byte and the fence after it (daemon/faultlined/counts.c).  A plain check
+ * then a plain store: the byte's line is written once per daemon period
+ * at most, not once per fault.
+ */
+static inline void fl_dispatch_mark_dirty(uint32_t slot)
+{
+	_Atomic uint8_t *b;
+
+	if (!fl_dispatch.dirty)
+		return;
+	b = &fl_dispatch.dirty[slot / FL_DISPATCH_DIRTY_SLOTS];
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(b, memory_order_relaxed))
+		atomic_store_explicit(b, 1, memory_order_relaxed);
+}
 
 #endif /* FL_DISPATCH_DISPATCH_H */

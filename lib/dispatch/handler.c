@@ -136,6 +136,8 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 						&fl_dispatch.populations[(size_t)site->counter *
 									 fl_dispatch.populations_stride],
 						1, memory_order_relaxed);
+				if (site)
+					fl_dispatch_mark_dirty(site->counter);
 				v = RETRY;
 				goto out;
 			}
@@ -172,6 +174,7 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	/* Relaxed: a statistic; the daemon reads it whenever it likes. */
 	atomic_fetch_add_explicit(&fl_dispatch.counters[site->counter], 1,
 				  memory_order_relaxed);
+	fl_dispatch_mark_dirty(site->counter);
 	fl_heal_note(site->counter);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)site->handler_pc;
 	atomic_fetch_add_explicit(&fl_dispatch.claimed, 1, memory_order_relaxed);

@@ -360,6 +360,7 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 		slot->why = (uint8_t)h->plan.why_code;
 		/* Release: why is written before the daemon sees the state (acquire). */
 		atomic_store_explicit(&slot->state, FL_SHM_HEAL_UNHEALABLE, memory_order_release);
+		fl_counters_mark_dirty(site.counter, 1);
 		ev->tell = true;
 		ev->ev.faulting_pc = pc;
 		ev->ev.state = FL_HEAL_UNHEALABLE;
@@ -407,6 +408,12 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	slot->why = FL_SHM_WHY_NONE;
 	/* Release: the fields above before the state (the daemon's acquire). */
 	atomic_store_explicit(&slot->state, FL_SHM_HEAL_HEALED, memory_order_release);
+	/*
+	 * The daemon saves the block, and from then on reads it every period
+	 * while a slot in it is healed: the stub's lock incq of failures
+	 * marks nothing.
+	 */
+	fl_counters_mark_dirty(site.counter, 1);
 	ev->tell = true;
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_HEALED;
@@ -455,8 +462,10 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 		return err;
 	healed_remove(h);
 	slot = fl_counters_heal(h->counter);
-	if (slot)
+	if (slot) {
 		atomic_store_explicit(&slot->state, FL_SHM_HEAL_IMPLICIT, memory_order_release);
+		fl_counters_mark_dirty(h->counter, 1);
+	}
 	/* The policy counts its failures from 0 again. */
 	watch_set(h->counter, 0);
 	ev->tell = true;

@@ -333,9 +333,48 @@ int fl_proto_send(int fd, const void *buf, size_t len, const int *fds, size_t nf
  */
 
 #define FL_SHM_MAGIC 0x484c4c46u	/* "FLLH" */
-#define FL_SHM_VERSION 2
+#define FL_SHM_VERSION 3
 #define FL_SHM_HEADER_SIZE 256u
 #define FL_SHM_ALIGN 64u
+/*
+ * Version 3: the dirty summary, one byte per block of this many counter
+ * slots (fl_shm_dirty_blocks of them).  Whoever changes a slot's counter,
+ * populations or heal slot then sets its block's byte (fl_shm_mark_dirty);
+ * the daemon exchanges a set byte for 0 and then reads the block, so that
+ * persisting costs what changed (daemon/faultlined/state.c).  128: a
+ * block of the daemon's counts file is then one 4 KiB page (32 bytes a
+ * slot), and the summary it reads every period is capacity / 128 bytes.
+ */
+#define FL_SHM_DIRTY_SLOTS 128u
+
+/* The dirty summary's bytes for capacity slots. */
+static inline uint32_t fl_shm_dirty_blocks(uint32_t capacity)
+{
+	return (uint32_t)(((uint64_t)capacity + FL_SHM_DIRTY_SLOTS - 1) / FL_SHM_DIRTY_SLOTS);
+}
+
+/*
+ * Marks slot's block dirty after a change to the slot (its counter,
+ * populations or heal slot), made before the call.  A plain check, then
+ * a plain store: no cache line is written while the byte is set already.
+ * The fence keeps the check after the change: without it the change may
+ * still sit in this CPU's store buffer while the check reads 1, the daemon
+ * exchanges the byte for 0 and reads the old value, and the change is
+ * never marked (the store-buffer case).  With it either this fence comes
+ * first in the single total order, and the daemon's read after its
+ * exchange and fence sees the change; or the daemon's comes first, and
+ * the check sees its 0 and sets the byte again.  Pairs with the daemon's
+ * seq_cst exchange and fence (state.c, take_dirty).  Lock-free, no
+ * allocation: async-signal-safe.
+ */
+static inline void fl_shm_mark_dirty(_Atomic uint8_t *dirty, uint32_t slot)
+{
+	_Atomic uint8_t *b = &dirty[slot / FL_SHM_DIRTY_SLOTS];
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(b, memory_order_relaxed))
+		atomic_store_explicit(b, 1, memory_order_relaxed);
+}
 
 struct fl_shm_header {
 	uint32_t magic;
@@ -374,7 +413,9 @@ struct fl_shm_header {
 	_Atomic uint32_t completion_head;
 	_Atomic uint32_t completion_tail;	/* written by the daemon */
 	_Atomic uint32_t heal_threshold;
-	uint8_t pad2[116];
+	/* Version 3: the dirty summary (fl_shm_dirty_blocks(capacity) bytes). */
+	uint32_t dirty_offset;
+	uint8_t pad2[112];
 };
 
 /*
@@ -502,6 +543,7 @@ struct fl_shm_layout {
 	uint32_t request_slots_offset;
 	uint32_t completion_slots_offset;
 	uint32_t heal_offset;
+	uint32_t dirty_offset;
 };
 
 /*

@@ -49,6 +49,8 @@ int fl_shm_layout(uint32_t capacity, uint32_t request_entries,
 	at = align(at + (uint64_t)capacity * sizeof(uint64_t));
 	l->heal_offset = (uint32_t)at;
 	at = align(at + (uint64_t)capacity * sizeof(struct fl_shm_heal));
+	l->dirty_offset = (uint32_t)at;
+	at = align(at + fl_shm_dirty_blocks(capacity));
 	l->requests_offset = (uint32_t)at;
 	l->request_entries = request_entries;
 	at = align(at + (uint64_t)request_entries * sizeof(struct fl_shm_entry));
@@ -82,6 +84,7 @@ void fl_shm_init(void *region, const struct fl_shm_layout *l, uint32_t pid)
 	h->request_slots_offset = l->request_slots_offset;
 	h->completion_slots_offset = l->completion_slots_offset;
 	h->heal_offset = l->heal_offset;
+	h->dirty_offset = l->dirty_offset;
 }
 
 static int bad(struct fl_diag *diag, const char *what, unsigned long long v)
@@ -115,7 +118,7 @@ int fl_shm_check(const struct fl_shm_header *c, uint64_t real_size, uint32_t pid
 	    want.completions_offset != c->completions_offset ||
 	    want.request_slots_offset != c->request_slots_offset ||
 	    want.completion_slots_offset != c->completion_slots_offset ||
-	    want.heal_offset != c->heal_offset)
+	    want.heal_offset != c->heal_offset || want.dirty_offset != c->dirty_offset)
 		return bad(diag, "offsets do not match the layout", c->sites_offset);
 	*l = want;
 	return 0;

@@ -64,9 +64,13 @@ _Static_assert(sizeof(struct fl_shm_site) % sizeof(uint32_t) == 0 &&
 	       offsetof(struct fl_shm_site, populations) % sizeof(uint32_t) == 0,
 	       "populations: one word in every site entry");
 
-/* Points the handler at the counters and populations of the region at p. */
+_Static_assert(FL_DISPATCH_DIRTY_SLOTS == FL_SHM_DIRTY_SLOTS,
+	       "the handler's dirty blocks are the region's");
+
+/* Points the handler at the counters, populations and dirty summary of the region at p. */
 static void point_handler(void *p, const struct fl_shm_layout *l)
 {
+	fl_dispatch.dirty = (_Atomic uint8_t *)((char *)p + l->dirty_offset);
 	fl_dispatch.counters = (_Atomic uint64_t *)((char *)p + l->counters_offset);
 	fl_dispatch.populations = (_Atomic uint32_t *)((char *)p + l->sites_offset +
 						       offsetof(struct fl_shm_site, populations));
@@ -242,6 +246,21 @@ uint64_t fl_counters_site_pc(uint32_t slot)
 		t->faulting_pc : 0;
 }
 
+void fl_counters_mark_dirty(uint32_t base, uint32_t n)
+{
+	_Atomic uint8_t *dirty;
+
+	if (!region || base >= layout.capacity)
+		return;
+	if (n > layout.capacity - base)
+		n = layout.capacity - base;
+	dirty = (_Atomic uint8_t *)((char *)region + layout.dirty_offset);
+	/* One slot of each block is enough: the daemon reads the whole block. */
+	for (uint64_t k = base; k < (uint64_t)base + n;
+	     k = (k / FL_SHM_DIRTY_SLOTS + 1) * FL_SHM_DIRTY_SLOTS)
+		fl_shm_mark_dirty(dirty, (uint32_t)k);
+}
+
 struct fl_shm_heal *fl_counters_heal(uint32_t slot)
 {
 	if (!region || slot >= layout.capacity)
@@ -284,6 +303,8 @@ static void release(struct block b)
 		atomic_store_explicit(&fl_dispatch.counters[b.base + k], 0, memory_order_relaxed);
 	/* No stub counts there: the module's code is gone, its healing with it. */
 	memset(fl_counters_heal(b.base), 0, (size_t)b.len * sizeof(struct fl_shm_heal));
+	/* The daemon's copy of the slots (its counts file) must see the zeros. */
+	fl_counters_mark_dirty(b.base, b.len);
 	retired_sites -= b.len;
 	free_insert(b.base, b.len);
 }
@@ -447,6 +468,7 @@ int fl_counters_free(uint32_t base, uint32_t n)
 							       fl_dispatch.populations_stride],
 				      0, memory_order_relaxed);
 	}
+	fl_counters_mark_dirty(base, n);
 	return free_insert(base, n);
 }
 

@@ -177,6 +177,13 @@ void *fl_counters_region(struct fl_shm_layout *l);
  * stable: a forked child's region takes its parent's place), or NULL.
  */
 struct fl_shm_heal *fl_counters_heal(uint32_t slot);
+/*
+ * Marks slots [base, base + n) changed in the region's dirty summary
+ * (fl_shm_mark_dirty), after a change to their counters, populations or
+ * heal slots made before the call: the daemon saves their blocks.  Slots
+ * past the region's capacity are ignored.  Lock-free; async-signal-safe.
+ */
+void fl_counters_mark_dirty(uint32_t base, uint32_t n);
 /* The faulting PC of a live slot's site, or 0. */
 uint64_t fl_counters_site_pc(uint32_t slot);
 void fl_counters_describe(uint32_t base, uint32_t n, uint32_t module,

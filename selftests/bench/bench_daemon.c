@@ -26,7 +26,8 @@
  *    records are final, stats latency (every process; --pid),
  *    its CPU while they idle, and after one count changed in each (what
  *    persisting that costs, over 6 s: the 5 s of docs/state.md and one
- *    more), then their exit: until their three records are final on disk
+ *    more: the daemon's CPU, and the bytes it wrote, /proc/PID/io's
+ *    wchar), then their exit: until their three records are final on disk
  *    (the records' bytes, the daemon's CPU);
  *  - BIG_PROCESSES processes of BIG_SITES sites (100 of 100,000), half of
  *    them exited: the daemon's RSS and its CPU while they idle.
@@ -185,6 +186,23 @@ static void daemon_usage(long *rss_kib, long *ticks)
 	}
 	if (f)
 		fclose(f);
+}
+
+/* The bytes the daemon has written (/proc/PID/io's wchar: write, pwrite and the like), or -1. */
+static long daemon_written(void)
+{
+	char path[64], buf[256];
+	long w = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)daemon_pid);
+	f = fopen(path, "r");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "wchar: %ld", &w) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return w;
 }
 
 /* A child: fl_init (with or without the agent), report the time, wait. */
@@ -397,7 +415,7 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 	char state_dir[160];
 	double took[ROW_PROCS], w50 = 0, w99 = 0, p50 = 0, p99 = 0, t_final;
 	long rss0, rss1, rss_reg, anon0, anon_reg, c0, c1, c_idle0, c_idle1, c_one, c_exit;
-	long bytes = 0, js;
+	long bytes = 0, js, w0, w1;
 	int fd, nq = sites >= 1000000 ? 10 : 50, nq_pid = sites >= 1000000 ? 3 :
 		 sites >= 100000 ? 10 : 50, done;
 
@@ -423,10 +441,12 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 	daemon_usage(&rss1, &c_idle0);
 	sleep((unsigned)idle);
 	daemon_usage(&rss1, &c_idle1);
+	w0 = daemon_written();
 	for (int i = 0; i < ROW_PROCS; i++)
 		(void)!write(f[i].cmd, "c", 1);
 	sleep(6);
 	daemon_usage(&rss1, &c_one);
+	w1 = daemon_written();
 	t_final = now();
 	for (int i = 0; i < ROW_PROCS; i++)
 		fake_end(&f[i]);
@@ -435,7 +455,7 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 	t_final = now() - t_final;
 	daemon_usage(&rss1, &c_exit);
 	printf("  %9u %8.1f %8.1f %7.1f %7.1f %7.1f %8.2f %8.2f %8.2f %8.2f %7.2f%% %7.2f%% %8.1f "
-	       "%9.1f %8.1f\n",
+	       "%9.1f %8.1f %9.1f %9.1f\n",
 	       sites, bench_median(took, ROW_PROCS) * 1e3, ticks_ms(c1 - c0) / ROW_PROCS,
 	       1024.0 * (double)(rss_reg - rss0) / ((double)sites * ROW_PROCS),
 	       1024.0 * (double)(anon_reg - anon0) / ((double)sites * ROW_PROCS),
@@ -444,7 +464,9 @@ static int scaling_row(const char *faultlined, const char *dir, uint32_t sites, 
 	       100.0 * ticks_ms(c_idle1 - c_idle0) / 1e3 / idle,
 	       100.0 * ticks_ms(c_one - c_idle1) / 1e3 / 6,
 	       done == ROW_PROCS ? t_final * 1e3 : -1.0, (double)bytes / ROW_PROCS / 1024,
-	       ticks_ms(c_exit - c_one) / ROW_PROCS);
+	       ticks_ms(c_exit - c_one) / ROW_PROCS,
+	       w0 >= 0 && w1 >= 0 ? (double)(w1 - w0) / ROW_PROCS / 1024 : -1.0,
+	       ticks_ms(c_one - c_idle1) / ROW_PROCS);
 	fflush(stdout);
 	stop_daemon(fd);
 	return done == ROW_PROCS ? 0 : -1;
@@ -611,11 +633,12 @@ int main(int argc, char **argv)
 	       "  without the regions' pages), and once exited (records final);\n"
 	       "  stats p50/p99 ms about every process and --pid;\n"
 	       "  daemon CPU %% idle (%d s) and over 6 s after one count changed in each;\n"
-	       "  exit: ms until the %d records are final, KiB a record, daemon CPU ms per record\n",
+	       "  exit: ms until the %d records are final, KiB a record, daemon CPU ms per record;\n"
+	       "  1 count: KiB the daemon wrote (wchar) and its CPU ms, per process, over those 6 s\n",
 	       idle, ROW_PROCS);
-	printf("  %9s %8s %8s %7s %7s %7s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n", "sites",
-	       "reg ms", "reg cpu", "B/site", "anon", "B/s end", "all p50", "all p99", "pid p50", "pid p99", "idle", "1 count",
-	       "exit ms", "KiB/rec", "exit cpu");
+	printf("  %9s %8s %8s %7s %7s %7s %8s %8s %8s %8s %8s %8s %8s %9s %8s %9s %9s\n", "sites",
+	       "reg ms", "reg cpu", "B/site", "anon", "B/s end", "all p50", "all p99", "pid p50",
+	       "pid p99", "idle", "1 count", "exit ms", "KiB/rec", "exit cpu", "1c KiB", "1c cpu ms");
 	for (uint32_t sites = 1000; sites <= max_sites; sites *= 10)
 		if (scaling_row(argv[1], dir, sites, idle) != 0)
 			return 1;

@@ -241,8 +241,12 @@ static inline void fake_count(struct fake_proc *fp, uint32_t sites, uint64_t k)
 {
 	_Atomic uint64_t *c = (_Atomic uint64_t *)((char *)fp->region + fp->layout.counters_offset);
 
-	for (uint32_t i = 0; i < sites && i < fp->sites; i++)
+	_Atomic uint8_t *dirty = (_Atomic uint8_t *)((char *)fp->region + fp->layout.dirty_offset);
+
+	for (uint32_t i = 0; i < sites && i < fp->sites; i++) {
 		atomic_fetch_add_explicit(&c[i], k, memory_order_relaxed);
+		fl_shm_mark_dirty(dirty, i);
+	}
 }
 
 #endif /* FL_BENCH_FAKEPROC_H */

@@ -1184,6 +1184,9 @@ static void check_layout(const struct fl_shm_layout *l, uint32_t capacity,
 		{ 0, FL_SHM_HEADER_SIZE },
 		{ l->sites_offset, (uint64_t)capacity * sizeof(struct fl_shm_site) },
 		{ l->counters_offset, (uint64_t)capacity * sizeof(uint64_t) },
+		{ l->heal_offset, (uint64_t)capacity * sizeof(struct fl_shm_heal) },
+		/* One byte per block of FL_SHM_DIRTY_SLOTS slots, the last one partial. */
+		{ l->dirty_offset, (capacity + FL_SHM_DIRTY_SLOTS - 1) / FL_SHM_DIRTY_SLOTS },
 		{ l->requests_offset, (uint64_t)req * sizeof(struct fl_shm_entry) },
 		{ l->completions_offset, (uint64_t)comp * sizeof(struct fl_shm_entry) },
 		{ l->request_slots_offset, (uint64_t)req * sizeof(struct fl_shm_point_req) },
@@ -1327,6 +1330,7 @@ START_TEST(shm_check_rejects_each_tampered_field)
 	TAMPER(c.magic = 0, size, "bad magic");
 	TAMPER(c.version = 0, size, "unsupported version or header size");
 	TAMPER(c.version = 1, size, "unsupported version or header size");	/* no slots */
+	TAMPER(c.version = 2, size, "unsupported version or header size");	/* no dirty summary */
 	TAMPER(c.version = FL_SHM_VERSION + 1, size, "unsupported version or header size");
 	TAMPER(c.header_size = 128, size, "unsupported version or header size");
 	TAMPER(c.header_size = 512, size, "unsupported version or header size");
@@ -1355,6 +1359,10 @@ START_TEST(shm_check_rejects_each_tampered_field)
 	TAMPER(c.completion_slots_offset -= 64, size, "offsets do not match the layout");
 	TAMPER(c.completion_slots_offset = c.request_slots_offset, size,
 	       "offsets do not match the layout");
+	/* The dirty summary: inside the region, but not where the layout puts it. */
+	TAMPER(c.dirty_offset += 64, size, "offsets do not match the layout");
+	TAMPER(c.dirty_offset = c.heal_offset, size, "offsets do not match the layout");
+	TAMPER(c.dirty_offset = 0, size, "offsets do not match the layout");
 	/* Valid capacities and ring sizes that are not this region's. */
 	TAMPER(c.capacity = 128, size, "offsets do not match the layout");
 	TAMPER(c.request_entries = 32, size, "offsets do not match the layout");

@@ -20,9 +20,26 @@
 import glob
 import json
 import os
+import struct
 import sys
 
 KINDS = {1: "load", 2: "load-store", 3: "store"}
+
+
+def counts_file(json_name, header):
+    """The faults per slot of a record's counts file (docs/state.md), when it is the record's."""
+    try:
+        with open(json_name[:-len(".json")] + ".counts", "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    if len(data) < 64:
+        return None
+    magic, version, serial, stamp, slots, size = struct.unpack_from("<IIQQII", data)
+    if (magic, version, size, serial) != (0x434c4c46, 1, 32, header["serial"]) or \
+            stamp != header.get("stamp") or len(data) != 64 + 32 * slots:
+        return None
+    return [struct.unpack_from("<Q", data, 64 + 32 * i)[0] for i in range(slots)]
 
 
 def records(state_dir):
@@ -35,13 +52,20 @@ def records(state_dir):
         except FileNotFoundError:
             continue  # removed with its process since the glob
         p = dict(lines[0], modules=[])
+        # A live process's counts: its counts file's, for the modules not removed.
+        counts = counts_file(name, lines[0])
+        removed = True
         for o in lines[1:]:
             if isinstance(o, dict):
                 p["modules"].append({"name": o["module"], "sites": []})
+                removed = o.get("removed", True)
             else:
                 # [faulting_pc, handler_pc, kind, faults, slot, populations, function]
+                faults = o[3]
+                if counts is not None and not removed and len(o) >= 7 and o[4] < len(counts):
+                    faults = counts[o[4]]
                 p["modules"][-1]["sites"].append({"faulting_pc": o[0], "kind": o[2],
-                                                  "faults": o[3]})
+                                                  "faults": faults})
         procs.append(p)
     return {"processes": procs}
 

@@ -1023,6 +1023,7 @@ static const struct {
 	{ "counts", group_counts },
 	{ "churn", group_churn },
 	{ "restart", group_restart },
+	{ "persist", group_persist },
 	{ "request", group_request },
 	{ "security", group_security },
 	{ "load", group_load },

@@ -61,6 +61,7 @@ extern uid_t daemon_uid;
 void group_counts(void);
 void group_churn(void);
 void group_restart(void);
+void group_persist(void);
 void group_request(void);
 void group_security(void);
 void group_load(void);

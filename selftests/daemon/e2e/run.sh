@@ -1,7 +1,8 @@
 #!/bin/bash
 # faultlined end to end (make check-daemon-e2e):
 #   run.sh E2E FAULTLINED PRELOAD PROG LOAD OUTDIR [GROUP...]
-# Groups (group-GROUP.c; harness.c): counts, churn, restart, request,
+# Groups (group-GROUP.c; harness.c): counts, churn, restart, persist (a live
+# process's counts file), request,
 # security, load, kernel (the daemon with its eBPF program: kernel counts
 # equal to dispatch's) (default: all; E2E_GROUPS="..." too); each runs
 # alone, in a driver and with a daemon of its own.  Runs as root: some
@@ -16,7 +17,7 @@ PROG=$(realpath "$4")
 LOAD=$(realpath "$5")
 OUT=$(realpath -m "$6")
 shift 6
-groups=${*:-${E2E_GROUPS:-counts churn restart request security load kernel}}
+groups=${*:-${E2E_GROUPS:-counts churn restart persist request security load kernel}}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log
 

@@ -490,9 +490,10 @@ stop_daemon
 }
 
 # What a site's healing was is kept like its count: frozen when its process
-# exits, in the process's record (rewritten when only the healing changed:
-# failures through a stub, a heal that no failure came with), and read back
-# by a daemon started on the same state directory after a kill -9.
+# exits, in the process's record; while it lives, in its counts file
+# (written when only the healing changed: failures through a stub, a heal
+# that no failure came with; its record is not), and read back by a daemon
+# started on the same state directory after a kill -9.
 echo "-- healing kept: after the process exits, and across a kill -9 of the daemon"
 # heal_of PID FUNCTION: "FAULTS/HEALED STATE TACTIC HEALED_AT" of FUNCTION's
 # site in faultline stats (PID's entries, live or exited)
@@ -519,10 +520,11 @@ expect_heal() {
 }
 # on_disk PID PC: "EXITED HEALED STATE TACTIC WHY HEALED_AT" of the site at
 # PC in PID's record in $W/state (docs/state.md: a site line of 12 values
-# has its healing, one of 7 none)
+# has its healing, one of 7 none), or in its counts file when the record
+# has one (of its stamp, the site's module not removed)
 on_disk() {
 	python3 - "$W/state" "$1" "$2" <<'PY'
-import glob, json, sys
+import glob, json, struct, sys
 for name in glob.glob(sys.argv[1] + "/proc.*.json"):
     try:
         lines = open(name).read().splitlines()
@@ -531,10 +533,28 @@ for name in glob.glob(sys.argv[1] + "/proc.*.json"):
         continue
     if head.get("pid") != int(sys.argv[2]):
         continue
+    try:
+        counts = open(name[:-len(".json")] + ".counts", "rb").read()
+        magic, version, serial, stamp, slots, size = struct.unpack_from("<IIQQII", counts)
+        if (magic, version, serial, stamp, size) != (0x434c4c46, 1, head["serial"],
+                                                     head.get("stamp"), 32):
+            counts = None
+    except (OSError, struct.error):
+        counts = None
+    removed = True
     for line in lines[1:]:
         v = json.loads(line)
-        if isinstance(v, list) and v[0] == int(sys.argv[3], 0):
-            print(str(head["exited"]).lower(), *(v[6:11] if len(v) == 12 else ["none"]))
+        if isinstance(v, dict):
+            removed = v.get("removed", True)
+        elif v[0] == int(sys.argv[3], 0):
+            heal = v[6:11] if len(v) == 12 else None
+            if counts is not None and not removed and v[4] < slots:
+                # faults, populations, healed u64; healed_at u32; state, tactic, why u8
+                _, _, healed, at, state, tactic, why = struct.unpack_from(
+                    "<QQQIBBB", counts, 64 + 32 * v[4])
+                heal = [healed, state, tactic, why, at] if healed or state or tactic \
+                    or why or at else None
+            print(str(head["exited"]).lower(), *(heal if heal else ["none"]))
 PY
 }
 # on_disk_is PID PC WANT: on_disk says WANT
@@ -565,16 +585,16 @@ XAT2=$(field "$X" h_load_i8 healed_at)
 expect_heal "live: healed, failures through its stub" "$X" h_load_i32 "3/40 healed $XT1 $XAT1"
 expect_heal "live: unhealed, its stub's failures and healed_at stay" "$X" h_load_i8 \
 	"3/30 implicit None $XAT2"
-# A live process's counts are looked at every 5 s (state.c, SAVE_PERIOD_MS).
-check "live: its record holds the healed site's healing" \
+# A live process's counts file is brought up to date every 5 s (state.c, SAVE_PERIOD_MS).
+check "live: its counts file holds the healed site's healing" \
 	eventually on_disk_is "$X" "$XPC1" "false 40 1 $(tactic_code "$XT1") 0 $XAT1"
 say x "null 1 25"
-check "live: failures through the stub alone (no fault) rewrite the record" \
+check "live: failures through the stub alone (no fault, nothing marked) reach the counts file" \
 	eventually on_disk_is "$X" "$XPC1" "false 65 1 $(tactic_code "$XT1") 0 $XAT1"
 run x-heal-3 0 "$FL" heal "$X" "$XPC3"
 XT3=$(field "$X" h_load_i64_off tactic)
 XAT3=$(field "$X" h_load_i64_off healed_at)
-check "live: a heal that no failure came with rewrites the record" \
+check "live: a heal that no failure came with reaches the counts file" \
 	eventually on_disk_is "$X" "$XPC3" "false 0 1 $(tactic_code "$XT3") 0 $XAT3"
 # EOF: the program and its twin exit.
 eval "exec ${IN[x]}>&- ${IN[x-ref]}>&-"
