@@ -227,6 +227,7 @@ int fld_counts_load(struct fld_proc *p, int fd, size_t size, const char **why)
 	struct fld_counts_header h;
 	struct fld_counts_slot *slots;
 	size_t got = 0;
+	uint32_t lost = 0;
 	static const uint8_t zero[sizeof(h.reserved)];
 
 	*why = "is shorter than its header";
@@ -281,20 +282,27 @@ int fld_counts_load(struct fld_proc *p, int fd, size_t size, const char **why)
 		for (uint32_t k = 0; k < m->num_sites; k++) {
 			struct fld_site *s = &m->sites[k];
 			const struct fld_counts_slot *c;
+			struct fld_frozen f;
 
 			if (s->slot >= h.slots)
 				continue;
 			c = &slots[s->slot];
-			s->frozen = c->faults;
-			s->frozen_populations = c->populations;
-			memset(&s->frozen_heal, 0, sizeof(s->frozen_heal));
-			s->frozen_heal.failures = c->failures;
-			s->frozen_heal.healed_at = c->healed_at;
-			s->frozen_heal.state = c->state;
-			s->frozen_heal.tactic = c->tactic;
-			s->frozen_heal.why = c->why;
+			memset(&f, 0, sizeof(f));
+			f.faults = c->faults;
+			f.populations = c->populations;
+			f.heal.failures = c->failures;
+			f.heal.healed_at = c->healed_at;
+			f.heal.state = c->state;
+			f.heal.tactic = c->tactic;
+			f.heal.why = c->why;
+			if (fld_site_set_frozen(m, k, &f) != 0)
+				lost++;
 		}
+		fld_module_fit(m);
 	}
+	if (lost)
+		fld_warn("pid %d: out of memory: %u of its sites' counts in the counts file are "
+			 "not restored", (int)p->pid, lost);
 	free(slots);
 	p->rec.counts_stamp = h.stamp;
 	p->rec.counts_slots = h.slots;
