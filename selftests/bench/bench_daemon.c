@@ -94,7 +94,11 @@ static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
 	fl_proto_header(&q, FL_MSG_QUERY, sizeof(q), 1);
 	q.what = what;
 	q.pid = pid;
-	q.arg = UINT64_MAX;
+	/*
+	 * STATS: every site (at most 4,096 a process), the largest answer;
+	 * faultline stats asks only for those that failed.  The others: any.
+	 */
+	q.arg = what == FL_QUERY_STATS ? 0 : UINT64_MAX;
 	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q))
 		return -1;
 	for (;;) {
