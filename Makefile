@@ -110,6 +110,7 @@ $(B)/obj/%.o: %.c | deps
 include lib/build.mk
 include lib/preload/build.mk
 include bpf/build.mk
+include daemon/metrics/build.mk
 include daemon/cli/build.mk
 include daemon/faultlined/build.mk
 
@@ -141,6 +142,7 @@ include selftests/daemon/kprocs/build.mk
 include selftests/daemon/patch/build.mk
 include selftests/daemon/heal/build.mk
 include selftests/daemon/oneuser/build.mk
+include selftests/daemon/metrics/build.mk
 include selftests/profile/build.mk
 include selftests/bench/build.mk
 include scripts/build.mk
@@ -163,7 +165,7 @@ check-san: | deps
 
 CHECKS := check-layers check-unit check-cli check-docs check-codegen check-install check-conformance check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-gc check-runtimes check-stress check-stress-tsan \
-	check-daemon-loop check-daemon-cli check-daemon-e2e check-daemon-hostile check-daemon-counts check-daemon-kprocs \
+	check-daemon-loop check-daemon-cli check-daemon-metrics check-daemon-e2e check-daemon-hostile check-daemon-counts check-daemon-kprocs \
 	check-daemon-fair check-daemon-patch check-daemon-heal check-daemon-oneuser check-bpf check-profile check-vm \
 	check-fuzz check-san
 

@@ -19,6 +19,7 @@ clang-14
 libelf-dev zlib1g-dev libjson-c-dev
 libbpf-dev bpftool liburing-dev
 libzydis-dev libunwind-dev
+libmicrohttpd-dev
 "
 DEMO="
 llvm-14

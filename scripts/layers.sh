@@ -10,6 +10,7 @@
 #                           (the eBPF program's user-space loader)
 #   daemon/faultlined/F.c   one file of the daemon
 #   daemon/cli              the command-line tool, as a whole
+#   daemon/metrics          the metrics exposition (the CLI's and the daemon's)
 # Edges, A -> B ("A uses B"), from two sources:
 #   - calls and data: an undefined symbol of an object of A that an object
 #     of B defines (nm on OBJDIR's objects);
@@ -51,6 +52,7 @@ node_of() {
 	bpf/*)			echo bpf ;;
 	daemon/faultlined/*)	echo "daemon/faultlined/$(basename "${p%.*}").c" ;;
 	daemon/cli/*)		echo daemon/cli ;;
+	daemon/metrics/*)	echo daemon/metrics ;;
 	*)			echo "" ;;
 	esac
 }
@@ -82,7 +84,7 @@ sort -k1,1 "$tmp/undef" >"$tmp/undef.s"
 join "$tmp/undef.s" "$tmp/def.s" | awk '$2 != $3 { print $2, $3, "calls " $1 }' >"$tmp/edges"
 
 # Include edges.
-srcs=$(find lib bpf daemon/faultlined daemon/cli -name '*.[ch]' ! -name '*.bpf.c' | sort)
+srcs=$(find lib bpf daemon/faultlined daemon/cli daemon/metrics -name '*.[ch]' ! -name '*.bpf.c' | sort)
 for s in $srcs; do
 	n=$(node_of "$s")
 	[ -n "$n" ] || continue
@@ -93,11 +95,13 @@ for s in $srcs; do
 		case $n in
 		daemon/faultlined/*)
 			case $h in
+			metrics/*) t=daemon/metrics ;;
 			*/*) t=$(node_of "lib/$h") ;;
 			*) t=$(node_of "daemon/faultlined/$h") ;;
 			esac ;;
 		daemon/cli)
 			case $h in
+			metrics/*) t=daemon/metrics ;;
 			*/*) t=$(node_of "lib/$h") ;;
 			*) t=daemon/cli ;;
 			esac ;;

@@ -14,6 +14,8 @@
 
 #include <json-c/json.h>
 
+#include "metrics/jv.h"
+
 /* What a call to the daemon gave back. */
 struct cli_reply {
 	int err;		/* 0, or a negative errno (ours, or the daemon's ERROR) */
@@ -97,15 +99,6 @@ int cli_parse_pid(const char *cmd, const char *what, const char *s, uint32_t *pi
 /* Prints doc as faultline prints JSON (pretty, one document, newline). */
 void cli_print_json(json_object *doc);
 
-/* Accessors that tolerate missing keys and wrong types (0, "", NULL). */
-json_object *cli_get(json_object *o, const char *key);
-uint64_t cli_u64(json_object *o, const char *key);
-int64_t cli_i64(json_object *o, const char *key);
-bool cli_bool(json_object *o, const char *key);
-/* The string at key, or NULL when absent, null or not a string. */
-const char *cli_str(json_object *o, const char *key);
-/* The array at key, and its length (0 when absent). */
-size_t cli_array(json_object *o, const char *key, json_object **arr);
 
 /*
  * s for a table: control characters (a name is whatever a process sent)

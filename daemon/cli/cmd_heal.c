@@ -50,18 +50,18 @@ static int one(const char *cmd, const char *path, uint32_t pid, uint32_t kind, u
 		return cli_reply_fail_pid(cmd, pid, &r);
 	if (json) {
 		cli_print_json(r.doc);
-		status = cli_i64(r.doc, "status");
+		status = jv_i64(r.doc, "status");
 		json_object_put(r.doc);
 		return status != 0;
 	}
-	status = cli_i64(r.doc, "status");
+	status = jv_i64(r.doc, "status");
 	if (status == 0 && kind == FL_REQ_HEAL)
-		printf("0x%" PRIx64 ": healed (%s)\n", pc, cli_str(r.doc, "tactic"));
+		printf("0x%" PRIx64 ": healed (%s)\n", pc, jv_str(r.doc, "tactic"));
 	else if (status == 0)
 		printf("0x%" PRIx64 ": unhealed (the implicit check is back)\n", pc);
 	else if (status == -EOPNOTSUPP)
 		fprintf(stderr, "faultline: %s: 0x%" PRIx64 ": cannot be healed in place: %s\n",
-			cmd, pc, cli_str(r.doc, "why"));
+			cmd, pc, jv_str(r.doc, "why"));
 	else if (kind == FL_REQ_HEAL)
 		fprintf(stderr, "faultline: %s: 0x%" PRIx64 ": not an implicit-check site of "
 			"pid %u\n", cmd, pc, pid);
@@ -126,7 +126,7 @@ static int run(int argc, char **argv, bool heal)
 
 		if (cli_request(path, pid, FL_REQ_HEAL_OVER, over, &r) != 0)
 			return cli_reply_fail_pid(cmd, pid, &r);
-		v = cli_u64(r.doc, "value");
+		v = jv_u64(r.doc, "value");
 		if (json)
 			cli_print_json(r.doc);
 		else

@@ -22,12 +22,12 @@
 static int cmp_pid(const void *pa, const void *pb)
 {
 	json_object *a = *(json_object *const *)pa, *b = *(json_object *const *)pb;
-	int64_t ka = cli_i64(a, "pid"), kb = cli_i64(b, "pid");
+	int64_t ka = jv_i64(a, "pid"), kb = jv_i64(b, "pid");
 
 	if (ka != kb)
 		return ka < kb ? -1 : 1;
-	return cli_u64(a, "registered_ms") > cli_u64(b, "registered_ms") ? -1 :
-	       cli_u64(a, "registered_ms") < cli_u64(b, "registered_ms");
+	return jv_u64(a, "registered_ms") > jv_u64(b, "registered_ms") ? -1 :
+	       jv_u64(a, "registered_ms") < jv_u64(b, "registered_ms");
 }
 
 static const char ps_usage[] =
@@ -64,7 +64,7 @@ int cmd_ps(int argc, char **argv)
 		json_object_put(r.doc);
 		return cli_finish("ps", 0);
 	}
-	n = cli_array(r.doc, "processes", &arr);
+	n = jv_array(r.doc, "processes", &arr);
 	procs = cli_sorted(arr, n, cmp_pid);
 	if (!procs) {
 		json_object_put(r.doc);

@@ -128,15 +128,15 @@ int cmd_request(int argc, char **argv)
 		cli_print_json(r.doc);
 	else if (kind == FL_REQ_PING)
 		printf("pid %u: ping %" PRIu64 ": answered %" PRIu64 " in %.3f ms\n", pid, arg,
-		       cli_u64(r.doc, "value"), ms);
+		       jv_u64(r.doc, "value"), ms);
 	else if (kind == FL_REQ_UNHEAL_AFTER)
 		printf("pid %u: unheal after %" PRIu64 " s (was %" PRIu64 ")\n", pid, arg,
-		       cli_u64(r.doc, "value"));
+		       jv_u64(r.doc, "value"));
 	else
 		printf("pid %u: heal threshold %" PRIu64 "/%" PRIu64 " s (was %" PRIu64 "/%" PRIu64
 		       " s)\n", pid, arg & 0xffffffffu, arg >> 32,
-		       cli_u64(r.doc, "value") & 0xffffffffu,
-		       (cli_u64(r.doc, "value") >> 32) & 0x7fffffffu);
+		       jv_u64(r.doc, "value") & 0xffffffffu,
+		       (jv_u64(r.doc, "value") >> 32) & 0x7fffffffu);
 	json_object_put(r.doc);
 	return cli_finish("request", 0);
 }

@@ -57,16 +57,16 @@ int cmd_sites(int argc, char **argv)
 		json_object_put(r.doc);
 		return cli_finish("sites", 0);
 	}
-	if (!cli_array(r.doc, "processes", &arr)) {
+	if (!jv_array(r.doc, "processes", &arr)) {
 		fprintf(stderr, "faultline: sites: no registered process %u\n", pid);
 		json_object_put(r.doc);
 		return 1;
 	}
 	p = json_object_array_get_idx(arr, 0);
-	printf("pid %lld (%s), %s, %llu site%s, %llu fault%s\n", (long long)cli_i64(p, "pid"),
-	       cli_safe(cli_str(p, "comm")), cli_proc_state(p),
-	       (unsigned long long)cli_u64(p, "num_sites"), CLI_S(cli_u64(p, "num_sites")),
-	       (unsigned long long)cli_u64(p, "faults"), CLI_S(cli_u64(p, "faults")));
+	printf("pid %lld (%s), %s, %llu site%s, %llu fault%s\n", (long long)jv_i64(p, "pid"),
+	       cli_safe(jv_str(p, "comm")), cli_proc_state(p),
+	       (unsigned long long)jv_u64(p, "num_sites"), CLI_S(jv_u64(p, "num_sites")),
+	       (unsigned long long)jv_u64(p, "faults"), CLI_S(jv_u64(p, "faults")));
 	ret = cli_print_sites(p, "", true, true);
 	json_object_put(r.doc);
 	return cli_finish("sites", ret);

@@ -31,12 +31,12 @@ static const char *reg_name(unsigned reg, char *buf, size_t len)
 /* One location: where the value is, in the words of LLVM's StackMaps docs. */
 static void print_location(size_t i, json_object *l)
 {
-	const char *kind = cli_str(l, "kind");
-	int64_t off = cli_i64(l, "offset");
+	const char *kind = jv_str(l, "kind");
+	int64_t off = jv_i64(l, "offset");
 	/* In unsigned arithmetic: the daemon may send INT64_MIN. */
 	unsigned long long mag = off < 0 ? -(uint64_t)off : (uint64_t)off;
 	char buf[32];
-	const char *reg = reg_name((unsigned)cli_u64(l, "dwarf_reg"), buf, sizeof(buf));
+	const char *reg = reg_name((unsigned)jv_u64(l, "dwarf_reg"), buf, sizeof(buf));
 
 	kind = kind ? kind : "?";
 	printf("      #%zu %-13s ", i, cli_safe(kind));
@@ -49,10 +49,10 @@ static void print_location(size_t i, json_object *l)
 	else if (!strcmp(kind, "Constant"))
 		printf("%lld", (long long)off);
 	else if (!strcmp(kind, "ConstantIndex"))
-		printf("%" PRIu64 " (constant #%lld)", cli_u64(l, "constant"), (long long)off);
+		printf("%" PRIu64 " (constant #%lld)", jv_u64(l, "constant"), (long long)off);
 	else
 		printf("dwarf_reg %s, offset %lld", reg, (long long)off);
-	printf(", size %llu\n", (unsigned long long)cli_u64(l, "size"));
+	printf(", size %llu\n", (unsigned long long)jv_u64(l, "size"));
 }
 
 static const char stackmaps_usage[] =
@@ -121,28 +121,28 @@ int cmd_stackmaps(int argc, char **argv)
 	if (cli_command_query("stackmaps", socket, by_pc ? FL_QUERY_STACKMAP_PC : FL_QUERY_STACKMAPS,
 			      pid, id, &r) != 0)
 		return 1;
-	if (!cli_array(r.doc, "processes", &procs)) {
+	if (!jv_array(r.doc, "processes", &procs)) {
 		json_object_put(r.doc);
 		fprintf(stderr, "faultline: stackmaps: no registered process %u\n", pid);
 		return 1;
 	}
 	p = json_object_array_get_idx(procs, 0);
-	n = cli_array(p, "records", &recs);
+	n = jv_array(p, "records", &recs);
 	if (json) {
 		cli_print_json(r.doc);
 	} else {
-		printf("pid %lld (%s): %zu stack map record%s\n", (long long)cli_i64(p, "pid"),
-		       cli_safe(cli_str(p, "comm")), n, n == 1 ? "" : "s");
+		printf("pid %lld (%s): %zu stack map record%s\n", (long long)jv_i64(p, "pid"),
+		       cli_safe(jv_str(p, "comm")), n, n == 1 ? "" : "s");
 		for (size_t i = 0; i < n; i++) {
 			json_object *rec = json_object_array_get_idx(recs, i), *locs;
-			size_t nl = cli_array(rec, "locations", &locs);
+			size_t nl = jv_array(rec, "locations", &locs);
 
 			printf("  record %" PRIu64 " at 0x%" PRIx64 " in %s: stack size %" PRIu64
 			       ", %zu location%s, %llu live-out%s\n",
-			       cli_u64(rec, "id"), cli_u64(rec, "pc"),
-			       cli_safe(cli_basename(cli_str(rec, "module"))), cli_u64(rec, "stack_size"),
-			       nl, nl == 1 ? "" : "s", (unsigned long long)cli_u64(rec, "live_outs"),
-			       cli_u64(rec, "live_outs") == 1 ? "" : "s");
+			       jv_u64(rec, "id"), jv_u64(rec, "pc"),
+			       cli_safe(cli_basename(jv_str(rec, "module"))), jv_u64(rec, "stack_size"),
+			       nl, nl == 1 ? "" : "s", (unsigned long long)jv_u64(rec, "live_outs"),
+			       jv_u64(rec, "live_outs") == 1 ? "" : "s");
 			for (size_t k = 0; k < nl; k++)
 				print_location(k, json_object_array_get_idx(locs, k));
 		}

@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "client.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 #include "opts.h"
 #include "tables.h"
 
@@ -31,7 +31,7 @@ static const char *const sort_names[] = { "faults", "recent", NULL };
 
 static uint64_t last_seen_ms(json_object *p)
 {
-	return cli_bool(p, "exited") ? cli_u64(p, "exited_ms") : cli_u64(p, "registered_ms");
+	return jv_bool(p, "exited") ? jv_u64(p, "exited_ms") : jv_u64(p, "registered_ms");
 }
 
 static enum sort_by sort_key;
@@ -45,13 +45,13 @@ static int cmp_proc(const void *pa, const void *pb)
 		ka = last_seen_ms(a);
 		kb = last_seen_ms(b);
 	} else {
-		ka = cli_u64(a, "faults");
-		kb = cli_u64(b, "faults");
+		ka = jv_u64(a, "faults");
+		kb = jv_u64(b, "faults");
 	}
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
-	return cli_i64(a, "pid") < cli_i64(b, "pid") ? -1 :
-	       cli_i64(a, "pid") > cli_i64(b, "pid");
+	return jv_i64(a, "pid") < jv_i64(b, "pid") ? -1 :
+	       jv_i64(a, "pid") > jv_i64(b, "pid");
 }
 
 static const char *signame(int64_t sig)
@@ -83,40 +83,40 @@ static void print_kernel(json_object *k, const char *indent)
 	if (!json_object_is_type(k, json_type_object))
 		return;
 	printf("%skernel: %llu fault signals, %llu stray", indent,
-	       (unsigned long long)cli_u64(k, "fault_signals"),
-	       (unsigned long long)cli_u64(k, "stray_fault_signals"));
-	if (json_object_is_type(cli_get(k, "page_faults"), json_type_int))
+	       (unsigned long long)jv_u64(k, "fault_signals"),
+	       (unsigned long long)jv_u64(k, "stray_fault_signals"));
+	if (json_object_is_type(jv_get(k, "page_faults"), json_type_int))
 		printf("; %llu page faults, %llu at sites, %llu stray",
-		       (unsigned long long)cli_u64(k, "page_faults"),
-		       (unsigned long long)cli_u64(k, "implicit"),
-		       (unsigned long long)cli_u64(k, "stray"));
-	printf("%s\n", cli_bool(k, "complete") ? "" : " (counted since it registered again)");
-	n = cli_array(k, "signals", &arr);
+		       (unsigned long long)jv_u64(k, "page_faults"),
+		       (unsigned long long)jv_u64(k, "implicit"),
+		       (unsigned long long)jv_u64(k, "stray"));
+	printf("%s\n", jv_bool(k, "complete") ? "" : " (counted since it registered again)");
+	n = jv_array(k, "signals", &arr);
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(arr, i);
 
-		if (cli_bool(s, "site"))
+		if (jv_bool(s, "site"))
 			continue;
 		printf("%s  stray %s (si_code %lld) at 0x%llx: %llu, last address 0x%llx\n", indent,
-		       signame(cli_i64(s, "signal")), (long long)cli_i64(s, "code"),
-		       (unsigned long long)cli_u64(s, "ip"), (unsigned long long)cli_u64(s, "count"),
-		       (unsigned long long)cli_u64(s, "last_addr"));
+		       signame(jv_i64(s, "signal")), (long long)jv_i64(s, "code"),
+		       (unsigned long long)jv_u64(s, "ip"), (unsigned long long)jv_u64(s, "count"),
+		       (unsigned long long)jv_u64(s, "last_addr"));
 	}
-	n = cli_array(k, "stray_faults", &arr);
+	n = jv_array(k, "stray_faults", &arr);
 	for (size_t i = 0; i < n && i < 5; i++) {
 		json_object *f = json_object_array_get_idx(arr, i);
 
 		printf("%s  stray page faults at 0x%llx: %llu (%llu read, %llu write, %llu fetch)\n",
-		       indent, (unsigned long long)cli_u64(f, "ip"),
-		       (unsigned long long)cli_u64(f, "faults"), (unsigned long long)cli_u64(f, "read"),
-		       (unsigned long long)cli_u64(f, "write"), (unsigned long long)cli_u64(f, "ifetch"));
+		       indent, (unsigned long long)jv_u64(f, "ip"),
+		       (unsigned long long)jv_u64(f, "faults"), (unsigned long long)jv_u64(f, "read"),
+		       (unsigned long long)jv_u64(f, "write"), (unsigned long long)jv_u64(f, "ifetch"));
 	}
 }
 
 static int print_stats_text(json_object *doc, enum sort_by sort, bool all)
 {
 	json_object *arr, **v;
-	size_t n = cli_array(doc, "processes", &arr);
+	size_t n = jv_array(doc, "processes", &arr);
 	int err = 0;
 
 	if (!n) {
@@ -133,7 +133,7 @@ static int print_stats_text(json_object *doc, enum sort_by sort, bool all)
 		cli_print_proc_header();
 		cli_print_proc_row(v[i]);
 		err = cli_print_sites(v[i], "    ", false, all);
-		print_kernel(cli_get(v[i], "kernel"), "    ");
+		print_kernel(jv_get(v[i], "kernel"), "    ");
 	}
 	free(v);
 	return err;
@@ -216,8 +216,8 @@ int cmd_stats(int argc, char **argv)
 		break;
 	case OPENMETRICS:
 	case PROMETHEUS:
-		if (cli_print_metrics(stdout, r.doc, output == OPENMETRICS ? CLI_OPENMETRICS :
-				      CLI_PROMETHEUS, top ? top : CLI_METRICS_TOP) != 0)
+		if (metrics_print(stdout, r.doc, output == OPENMETRICS ? METRICS_OPENMETRICS :
+				      METRICS_PROMETHEUS, top ? top : METRICS_TOP) != 0)
 			err = -ENOMEM;
 		break;
 	case TEXT:

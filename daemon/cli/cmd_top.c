@@ -183,7 +183,7 @@ static void line(FILE *f, int cols, const char *fmt, ...)
 static int frame(struct top *t, json_object *doc, double interval)
 {
 	json_object *procs;
-	size_t np = cli_array(doc, "processes", &procs), nrows = 0, live = 0, shown;
+	size_t np = jv_array(doc, "processes", &procs), nrows = 0, live = 0, shown;
 	struct row *rows = NULL;
 	struct seen *now = NULL;
 	struct timespec ts;
@@ -205,7 +205,7 @@ static int frame(struct top *t, json_object *doc, double interval)
 	for (size_t i = 0; i < np; i++) {
 		json_object *sites;
 
-		nrows += cli_array(json_object_array_get_idx(procs, i), "sites", &sites);
+		nrows += jv_array(json_object_array_get_idx(procs, i), "sites", &sites);
 	}
 	rows = calloc(nrows ? nrows : 1, sizeof(*rows));
 	now = calloc(nrows ? nrows : 1, sizeof(*now));
@@ -217,20 +217,20 @@ static int frame(struct top *t, json_object *doc, double interval)
 	nrows = 0;
 	for (size_t i = 0; i < np; i++) {
 		json_object *p = json_object_array_get_idx(procs, i), *sites;
-		size_t ns = cli_array(p, "sites", &sites);
+		size_t ns = jv_array(p, "sites", &sites);
 
-		live += !cli_bool(p, "exited");
-		total += cli_u64(p, "faults");
+		live += !jv_bool(p, "exited");
+		total += jv_u64(p, "faults");
 		for (size_t k = 0; k < ns; k++) {
 			json_object *s = json_object_array_get_idx(sites, k);
 			struct row *r = &rows[nrows];
 			struct seen key, *old;
 
 			*r = (struct row){
-				.pid = cli_i64(p, "pid"), .registered_ms = cli_u64(p, "registered_ms"),
-				.pc = cli_u64(s, "faulting_pc"), .module = cli_str(s, "module"),
-				.function = cli_str(s, "function"), .comm = cli_str(p, "comm"),
-				.kind = cli_str(s, "kind"), .faults = cli_u64(s, "faults"),
+				.pid = jv_i64(p, "pid"), .registered_ms = jv_u64(p, "registered_ms"),
+				.pc = jv_u64(s, "faulting_pc"), .module = jv_str(s, "module"),
+				.function = jv_str(s, "function"), .comm = jv_str(p, "comm"),
+				.kind = jv_str(s, "kind"), .faults = jv_u64(s, "faults"),
 				.rate = NAN,
 			};
 			key = (struct seen){ r->pid, r->registered_ms, r->pc, (char *)r->module, 0 };

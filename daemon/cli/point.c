@@ -73,7 +73,7 @@ static const char *what_of(uint32_t kind)
 /* "  before: 0f 1f 00" for a point of the reply (absent: nothing). */
 static void print_bytes(const char *label, json_object *pt)
 {
-	const char *hex = cli_str(pt, "bytes");
+	const char *hex = jv_str(pt, "bytes");
 
 	if (!pt || !hex)
 		return;
@@ -85,15 +85,15 @@ static void print_bytes(const char *label, json_object *pt)
 
 static void print_point(const char *cmd, uint32_t pid, uint32_t kind, json_object *doc)
 {
-	json_object *before = cli_get(doc, "before"), *now = cli_get(doc, "now");
+	json_object *before = jv_get(doc, "before"), *now = jv_get(doc, "now");
 	json_object *pt = now ? now : before;
 
 	if (!pt)
 		return;
 	printf("pid %u: %s %" PRIu64 " at 0x%" PRIx64 " (%" PRIu64 " bytes%s%s)\n", pid,
-	       what_of(kind), cli_u64(pt, "id"), cli_u64(pt, "pc"), cli_u64(pt, "size"),
-	       cli_bool(pt, "declared") ? ", declared" : "",
-	       cli_bool(pt, "changed") ? ", changed" : ", as compiled");
+	       what_of(kind), jv_u64(pt, "id"), jv_u64(pt, "pc"), jv_u64(pt, "size"),
+	       jv_bool(pt, "declared") ? ", declared" : "",
+	       jv_bool(pt, "changed") ? ", changed" : ", as compiled");
 	print_bytes("before:", before);
 	print_bytes("now:", now);
 	(void)cmd;
@@ -118,17 +118,17 @@ int cli_point_run(const char *cmd, const char *socket, bool json, struct fl_msg_
 				 "requests (it is older than this faultline)");
 		return cli_reply_fail_pid(cmd, q->pid, &r);
 	}
-	status = cli_i64(r.doc, "status");
+	status = jv_i64(r.doc, "status");
 	if (json)
 		cli_print_json(r.doc);
 	else
 		print_point(cmd, q->pid, q->kind, r.doc);
 	if (status != 0) {
-		const char *msg = cli_str(r.doc, "message");
+		const char *msg = jv_str(r.doc, "message");
 
 		fprintf(stderr, "faultline: %s: pid %u refused: %s (%s)\n", cmd, q->pid,
 			cli_safe(msg && *msg ? msg : "no reason given"),
-			cli_safe(cli_str(r.doc, "error")));
+			cli_safe(jv_str(r.doc, "error")));
 		ret = 1;
 	}
 	json_object_put(r.doc);

@@ -16,8 +16,8 @@
 static int cmp_site(const void *pa, const void *pb)
 {
 	json_object *a = *(json_object *const *)pa, *b = *(json_object *const *)pb;
-	uint64_t fa = cli_u64(a, "faults"), fb = cli_u64(b, "faults");
-	uint64_t ca = cli_u64(a, "faulting_pc"), cb = cli_u64(b, "faulting_pc");
+	uint64_t fa = jv_u64(a, "faults"), fb = jv_u64(b, "faults");
+	uint64_t ca = jv_u64(a, "faulting_pc"), cb = jv_u64(b, "faulting_pc");
 
 	if (fa != fb)
 		return fa > fb ? -1 : 1;
@@ -38,7 +38,7 @@ json_object **cli_sorted(json_object *arr, size_t n, int (*cmp)(const void *, co
 
 const char *cli_proc_state(json_object *p)
 {
-	return cli_bool(p, "exited") ? "exited" : "live";
+	return jv_bool(p, "exited") ? "exited" : "live";
 }
 
 void cli_print_proc_header(void)
@@ -49,28 +49,28 @@ void cli_print_proc_header(void)
 
 void cli_print_proc_row(json_object *p)
 {
-	printf("%-8lld %-16s %-7s %7lld %7llu %6llu %12llu\n", (long long)cli_i64(p, "pid"),
-	       cli_safe(cli_str(p, "comm")), cli_proc_state(p),
-	       (long long)cli_i64(p, "uid"), (unsigned long long)cli_u64(p, "modules"),
-	       (unsigned long long)cli_u64(p, "num_sites"),
-	       (unsigned long long)cli_u64(p, "faults"));
+	printf("%-8lld %-16s %-7s %7lld %7llu %6llu %12llu\n", (long long)jv_i64(p, "pid"),
+	       cli_safe(jv_str(p, "comm")), cli_proc_state(p),
+	       (long long)jv_i64(p, "uid"), (unsigned long long)jv_u64(p, "modules"),
+	       (unsigned long long)jv_u64(p, "num_sites"),
+	       (unsigned long long)jv_u64(p, "faults"));
 }
 
 /* A site's healed failures and state: "implicit", "healed (B2) since ...", "unhealable: why". */
 static void print_healing(json_object *site)
 {
-	const char *state = cli_safe(cli_str(site, "state"));
-	time_t at = (time_t)cli_u64(site, "healed_at");
+	const char *state = cli_safe(jv_str(site, "state"));
+	time_t at = (time_t)jv_u64(site, "healed_at");
 	char when[32] = "";
 	struct tm tm;
 
-	printf(" %12llu  ", (unsigned long long)cli_u64(site, "healed"));
+	printf(" %12llu  ", (unsigned long long)jv_u64(site, "healed"));
 	if (!strcmp(state, "healed")) {
 		if (at && localtime_r(&at, &tm))
 			strftime(when, sizeof(when), " since %Y-%m-%d %H:%M:%S", &tm);
-		printf("healed (%s)%s", cli_safe(cli_str(site, "tactic")), when);
+		printf("healed (%s)%s", cli_safe(jv_str(site, "tactic")), when);
 	} else if (!strcmp(state, "unhealable")) {
-		printf("unhealable: %s", cli_safe(cli_str(site, "why")));
+		printf("unhealable: %s", cli_safe(jv_str(site, "why")));
 	} else {
 		printf("%s", state);
 	}
@@ -82,16 +82,16 @@ static void print_healing(json_object *site)
  */
 static void print_unlisted(json_object *p, const char *indent, bool all)
 {
-	uint64_t unlisted = cli_u64(p, "sites_unlisted");
-	uint64_t never = cli_u64(p, "sites_never_failed");
+	uint64_t unlisted = jv_u64(p, "sites_unlisted");
+	uint64_t never = jv_u64(p, "sites_never_failed");
 	uint64_t fewer = unlisted > never ? unlisted - never : 0;
 
-	if (all || !json_object_is_type(cli_get(p, "sites_never_failed"), json_type_int))
+	if (all || !json_object_is_type(jv_get(p, "sites_never_failed"), json_type_int))
 		never = 0, fewer = unlisted;
 	if (fewer)
 		printf("%s(%llu more %s that failed as often or less: --top N, or faultline "
 		       "sites %lld, lists more)\n", indent, (unsigned long long)fewer,
-		       fewer == 1 ? "site" : "sites", (long long)cli_i64(p, "pid"));
+		       fewer == 1 ? "site" : "sites", (long long)jv_i64(p, "pid"));
 	if (never)
 		printf("%s(%llu %s never failed: --all lists %s)\n", indent,
 		       (unsigned long long)never, never == 1 ? "site" : "sites",
@@ -103,20 +103,20 @@ int cli_print_sites(json_object *p, const char *indent, bool handler, bool all)
 	bool healing = false;
 	size_t kernel = 0;
 	json_object *arr, **v;
-	size_t n = cli_array(p, "sites", &arr);
+	size_t n = jv_array(p, "sites", &arr);
 
 	if (!n) {
-		if (!cli_u64(p, "num_sites"))
+		if (!jv_u64(p, "num_sites"))
 			printf("%s(no sites)\n", indent);
-		else if (cli_u64(p, "sites_never_failed") == cli_u64(p, "num_sites"))
+		else if (jv_u64(p, "sites_never_failed") == jv_u64(p, "num_sites"))
 			printf("%s(none of its %llu %s failed: --all lists %s)\n", indent,
-			       (unsigned long long)cli_u64(p, "num_sites"),
-			       cli_u64(p, "num_sites") == 1 ? "site" : "sites",
-			       cli_u64(p, "num_sites") == 1 ? "it" : "them");
+			       (unsigned long long)jv_u64(p, "num_sites"),
+			       jv_u64(p, "num_sites") == 1 ? "site" : "sites",
+			       jv_u64(p, "num_sites") == 1 ? "it" : "them");
 		else
 			printf("%s(%llu %s not listed)\n", indent,
-			       (unsigned long long)cli_u64(p, "num_sites"),
-			       cli_u64(p, "num_sites") == 1 ? "site" : "sites");
+			       (unsigned long long)jv_u64(p, "num_sites"),
+			       jv_u64(p, "num_sites") == 1 ? "site" : "sites");
 		return 0;
 	}
 	v = cli_sorted(arr, n, cmp_site);
@@ -124,33 +124,33 @@ int cli_print_sites(json_object *p, const char *indent, bool handler, bool all)
 		return -ENOMEM;
 	/* The eBPF program's count, when the daemon has one for every site. */
 	for (size_t i = 0; i < n; i++)
-		kernel += json_object_is_type(cli_get(v[i], "kernel_faults"), json_type_int);
+		kernel += json_object_is_type(jv_get(v[i], "kernel_faults"), json_type_int);
 	kernel = kernel == n;
 	/* Healing's columns, once a site of the process was healed or tried. */
 	for (size_t i = 0; i < n; i++)
-		healing |= cli_u64(v[i], "healed") || strcmp(cli_safe(cli_str(v[i], "state")), "implicit");
+		healing |= jv_u64(v[i], "healed") || strcmp(cli_safe(jv_str(v[i], "state")), "implicit");
 	printf("%s%-24s %-28s %-18s ", indent, "MODULE", "FUNCTION", "FAULTING PC");
 	if (handler)
 		printf("%-18s ", "HANDLER PC");
 	printf("%-10s %12s%s", "KIND", "FAULTS", kernel ? "       KERNEL" : "");
 	printf("%s\n", healing ? "       HEALED  STATE" : "");
 	for (size_t i = 0; i < n; i++) {
-		const char *fn = cli_str(v[i], "function");
+		const char *fn = jv_str(v[i], "function");
 
-		printf("%s%-24s %-28s 0x%-16llx ", indent, cli_safe(cli_basename(cli_str(v[i], "module"))),
-		       cli_safe(fn), (unsigned long long)cli_u64(v[i], "faulting_pc"));
+		printf("%s%-24s %-28s 0x%-16llx ", indent, cli_safe(cli_basename(jv_str(v[i], "module"))),
+		       cli_safe(fn), (unsigned long long)jv_u64(v[i], "faulting_pc"));
 		if (handler)
-			printf("0x%-16llx ", (unsigned long long)cli_u64(v[i], "handler_pc"));
-		printf("%-10s %12llu", cli_safe(cli_str(v[i], "kind")),
-		       (unsigned long long)cli_u64(v[i], "faults"));
+			printf("0x%-16llx ", (unsigned long long)jv_u64(v[i], "handler_pc"));
+		printf("%-10s %12llu", cli_safe(jv_str(v[i], "kind")),
+		       (unsigned long long)jv_u64(v[i], "faults"));
 		if (kernel)
-			printf(" %12llu%s", (unsigned long long)cli_u64(v[i], "kernel_faults"),
-			       cli_u64(v[i], "kernel_faults") !=
-			       cli_u64(v[i], "faults") + cli_u64(v[i], "populations") ?
+			printf(" %12llu%s", (unsigned long long)jv_u64(v[i], "kernel_faults"),
+			       jv_u64(v[i], "kernel_faults") !=
+			       jv_u64(v[i], "faults") + jv_u64(v[i], "populations") ?
 			       "  (differs: a fault dispatch missed or counted twice)" : "");
 		if (healing)
 			print_healing(v[i]);
-		printf("%s\n", cli_bool(v[i], "unloaded") ? "  (unloaded)" : "");
+		printf("%s\n", jv_bool(v[i], "unloaded") ? "  (unloaded)" : "");
 	}
 	free(v);
 	print_unlisted(p, indent, all);

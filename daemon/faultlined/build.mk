@@ -7,16 +7,16 @@ FLD_SRCS := $(wildcard daemon/faultlined/*.c)
 FLD_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(FLD_SRCS))
 FLD := $(B)/bin/faultlined
 FLD_UNITS := daemon/faultlined/faultlined.service daemon/faultlined/faultlined.socket
-FLD_CFLAGS = $(shell pkg-config --cflags liburing)
-FLD_LIBS = $(shell pkg-config --libs liburing json-c libbpf)
+FLD_CFLAGS = $(shell pkg-config --cflags liburing libmicrohttpd) -Idaemon
+FLD_LIBS = $(shell pkg-config --libs liburing json-c libbpf libmicrohttpd)
 
 $(FLD_OBJS): ALL_CFLAGS += $(FLD_CFLAGS)
 $(B)/obj/daemon/faultlined/main.o $(B)/obj/daemon/faultlined/query.o: ALL_CFLAGS += -DFL_VERSION='"$(VERSION)"'
 
-$(FLD): $(FLD_OBJS) $(LIB_A)
+$(FLD): $(FLD_OBJS) $(METRICS_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(BPF_LOADER_OBJ) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(FLD_OBJS) $(METRICS_OBJS) $(BPF_LOADER_OBJ) $(LIB_A) $(LIB_LIBS) $(FLD_LIBS)
 
 $(FLD): $(BPF_LOADER_OBJ)
 

@@ -22,6 +22,7 @@
 #include "requests.h"
 #include "safedir.h"
 #include "kbpf.h"
+#include "http.h"
 #include "keeper.h"
 #include "session.h"
 #include "state.h"
@@ -50,6 +51,7 @@ struct config {
 	uint64_t max_user_bytes;
 	uint64_t heal_arg;	/* FL_REQ_HEAL_THRESHOLD's, 0: none */
 	uint32_t unheal_after_s;
+	const char *metrics_listen;	/* --metrics-listen, or NULL */
 };
 
 static void usage(FILE *out)
@@ -88,6 +90,11 @@ static void usage(FILE *out)
 	      "                       none)\n"
 	      "  --unheal-after S     unheal a healed site that has not failed for S\n"
 	      "                       seconds (default: never)\n"
+	      "  --metrics-listen ADDRESS:PORT\n"
+	      "                       serve Prometheus metrics (GET /metrics) over HTTP\n"
+	      "                       there, e.g. 127.0.0.1:9464 or [::1]:9464: every\n"
+	      "                       process's counts, to whoever can connect (default:\n"
+	      "                       off)\n"
 	      "  -h, --help           show this help\n"
 	      "  --version            show the version\n"
 	      "\n"
@@ -388,7 +395,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_NO_BPF, OPT_LOG_LEVEL, OPT_MAX_CLIENTS,
 	       OPT_SILENT, OPT_USER_SITES, OPT_USER_BYTES, OPT_HEAL_AFTER, OPT_UNHEAL_AFTER,
-	       OPT_VERSION };
+	       OPT_VERSION, OPT_METRICS_LISTEN };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
@@ -400,6 +407,7 @@ int main(int argc, char **argv)
 		{ "max-user-section-bytes", required_argument, NULL, OPT_USER_BYTES },
 		{ "heal-after", required_argument, NULL, OPT_HEAL_AFTER },
 		{ "unheal-after", required_argument, NULL, OPT_UNHEAL_AFTER },
+		{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -435,6 +443,16 @@ int main(int argc, char **argv)
 		case OPT_NO_BPF:
 			cfg.no_bpf = 1;
 			break;
+		case OPT_METRICS_LISTEN: {
+			const char *bad;
+
+			if (fld_http_check(optarg, &bad) != 0) {
+				usage_error("--metrics-listen: '%s': %s", optarg, bad);
+				return EXIT_USAGE;
+			}
+			cfg.metrics_listen = optarg;
+			break;
+		}
 		case OPT_LOG_LEVEL:
 			level = fld_log_parse_level(optarg);
 			if (level < 0) {
@@ -638,6 +656,10 @@ int main(int argc, char **argv)
 	if (err < 0)
 		fld_warn("requests' answers wait for the loop's tick: %s", strerror(-err));
 	fld_requests_policy(cfg.heal_arg, cfg.unheal_after_s);
+	if (cfg.metrics_listen && fld_http_start(loop, cfg.metrics_listen) != 0) {
+		status = 1;
+		goto stop;
+	}
 #endif
 	fld_info("faultlined %s: listening on %s%s (%s loop, state in %s, eBPF %s)", FL_VERSION,
 		 activated ? "fd 3" : cfg.socket_path,
@@ -645,6 +667,10 @@ int main(int argc, char **argv)
 		 cfg.state_dir, bpf ? "on" : "off");
 	if (fld_loop_run(loop) < 0)
 		status = 1;
+#ifndef FLD_TRANSPORT_TEST
+stop:
+	fld_http_stop();
+#endif
 	/* Every client goes: the processes exit (for this daemon), then are saved. */
 #ifndef FLD_TRANSPORT_TEST
 	fld_requests_stop();

@@ -69,7 +69,11 @@ struct pick {
 struct query {
 	struct fld_job job;
 	struct query *next;		/* in the list of queries under way */
-	struct fld_client *c;
+	struct fld_client *c;		/* NULL: the daemon's own (internal) */
+	/* The daemon's own query: the whole text goes to done (fld_query_internal). */
+	bool internal;
+	fld_query_done_fn *done;	/* NULL once cancelled */
+	void *done_ctx;
 	struct fld_job **slot;		/* the owner's pointer to it, NULL once cancelled */
 	uint32_t seq, what;
 	uint64_t arg;
@@ -670,15 +674,41 @@ static struct query *query_of(struct fld_job *j)
 	return (struct query *)((char *)j - offsetof(struct query, job));
 }
 
+/*
+ * The daemon's own query ends: its text, NUL-terminated, goes to done (NULL
+ * when out of memory).
+ */
+static enum fld_step internal_done(struct query *q)
+{
+	fld_query_done_fn *done = q->done;
+	char *text = NULL;
+	size_t len = q->len;
+
+	if (!q->failed)
+		put(q, "", 1);
+	if (!q->failed) {
+		text = q->text;
+		q->text = NULL;
+	}
+	q->done = NULL;
+	if (done)
+		done(q->done_ctx, text, text ? len : 0);
+	else
+		free(text);
+	return FLD_STEP_DONE;
+}
+
 static enum fld_step query_step(struct fld_job *j, unsigned budget)
 {
 	struct query *q = query_of(j);
 	struct fld_client *c = q->c;
 
-	if (!c || q->failed)
+	if (q->internal ? !q->done : !c)
 		return FLD_STEP_DONE;
+	if (q->failed)
+		return q->internal ? internal_done(q) : FLD_STEP_DONE;
 	/* The client reads slower than the answer is built: wait for it (on_drained). */
-	if (fld_client_queued(c) >= QUEUE_HIGH)
+	if (!q->internal && fld_client_queued(c) >= QUEUE_HIGH)
 		return FLD_STEP_WAIT;
 	while (q->i < q->n && !q->failed) {
 		const struct fld_proc *p = fld_proc_by_serial(q->serials[q->i]);
@@ -701,6 +731,8 @@ static enum fld_step query_step(struct fld_job *j, unsigned budget)
 	}
 	if (q->i == q->n && !q->failed) {
 		put(q, "]}", 2);
+		if (q->internal)
+			return internal_done(q);
 		send_text(q, true);
 		if (!q->failed)
 			fld_debug("client %lu (uid %u): query %u answered", fld_client_id(c),
@@ -708,6 +740,8 @@ static enum fld_step query_step(struct fld_job *j, unsigned budget)
 		return FLD_STEP_DONE;
 	}
 out:
+	if (q->internal)
+		return q->failed ? internal_done(q) : FLD_STEP_MORE;
 	send_text(q, false);
 	return q->failed ? FLD_STEP_DONE : FLD_STEP_MORE;
 }
@@ -737,7 +771,66 @@ void fld_query_cancel(struct fld_job *j)
 
 	q->slot = NULL;
 	q->c = NULL;
+	q->done = NULL;
 	fld_job_cancel(j);
+}
+
+/* A query of what with arg, about only (NULL: every process uid may see). */
+static struct query *query_new(uint32_t what, uint64_t arg, const struct fld_proc *only)
+{
+	struct query *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->what = what;
+	q->one = only != NULL;
+	q->serials = calloc(fld_num_procs ? fld_num_procs : 1, sizeof(*q->serials));
+	q->arg = arg;
+	list_bounds(q);
+	/* The sites to list, for a bounded list. */
+	if (sites_query(q) && q->limit != UINT32_MAX)
+		q->top = malloc(LIST_MAX * sizeof(*q->top));
+	if (!q->serials || (sites_query(q) && q->limit != UINT32_MAX && !q->top)) {
+		free(q->serials);
+		free(q->top);
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+/* Starts q as uid's job: its processes, the document's head. */
+static void query_start(struct query *q, uid_t uid, const struct fld_proc *only,
+			struct fld_job **slot)
+{
+	q->job = (struct fld_job){ .uid = uid, .step = query_step, .free = query_free };
+	q->slot = slot;
+	for (size_t i = 0; i < fld_num_procs; i++)
+		if (fld_proc_visible(fld_procs[i], uid) && (!only || fld_procs[i] == only))
+			q->serials[q->n++] = fld_procs[i]->serial;
+	/*
+	 * Page fault counts only about one process: all of them is one map
+	 * dump.  Shared with the queries of the last FLD_KVIEW_MAX_AGE_MS.
+	 */
+	if (sites_query(q))
+		q->v = fld_kview_share(only ? only->pid : 0, only != NULL);
+	/* The document's schema (docs/json.md) and who wrote it. */
+	put_str(q, "{\"schema\":1,\"version\":\"" FL_VERSION "\",");
+	if (q->what == FL_QUERY_STATS) {
+		json_object *st = fld_bpf_stats_json(q->v);
+
+		put_str(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
+		if (st) {
+			put_key(q, "bpf_stats");
+			put_json(q, st, false);
+		}
+		put(q, ",", 1);
+	}
+	put_str(q, "\"processes\":[");
+	q->next = under_way;
+	under_way = q;
+	*slot = &q->job;
+	fld_job_start(&q->job);
 }
 
 void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **slot)
@@ -776,54 +869,28 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 		fld_send_error(c, m->seq, -ESRCH, "no registered process %d", (int)pid);
 		return;
 	}
-	q = calloc(1, sizeof(*q));
-	if (q) {
-		q->what = m->query.what;
-		q->one = pid != 0;
-		q->serials = calloc(fld_num_procs ? fld_num_procs : 1, sizeof(*q->serials));
-		q->arg = m->query.arg;
-		list_bounds(q);
-		/* The sites to list, for a bounded list. */
-		if (sites_query(q) && q->limit != UINT32_MAX)
-			q->top = malloc(LIST_MAX * sizeof(*q->top));
-	}
-	if (!q || !q->serials || (sites_query(q) && q->limit != UINT32_MAX && !q->top)) {
-		if (q) {
-			free(q->serials);
-			free(q->top);
-		}
-		free(q);
+	q = query_new(m->query.what, m->query.arg, only);
+	if (!q) {
 		fld_send_error(c, m->seq, -ENOMEM, "out of memory");
 		return;
 	}
-	q->job = (struct fld_job){ .uid = uid, .step = query_step, .free = query_free };
 	q->c = c;
-	q->slot = slot;
 	q->seq = m->seq;
-	for (size_t i = 0; i < fld_num_procs; i++)
-		if (fld_proc_visible(fld_procs[i], uid) && (!pid || fld_procs[i] == only))
-			q->serials[q->n++] = fld_procs[i]->serial;
-	/*
-	 * Page fault counts only about one process: all of them is one map
-	 * dump.  Shared with the queries of the last FLD_KVIEW_MAX_AGE_MS.
-	 */
-	if (sites_query(q))
-		q->v = fld_kview_share(pid, pid != 0);
-	/* The document's schema (docs/json.md) and who wrote it. */
-	put_str(q, "{\"schema\":1,\"version\":\"" FL_VERSION "\",");
-	if (q->what == FL_QUERY_STATS) {
-		json_object *st = fld_bpf_stats_json(q->v);
+	query_start(q, uid, only, slot);
+}
 
-		put_str(q, fld_bpf_on() ? "\"bpf\":true" : "\"bpf\":false");
-		if (st) {
-			put_key(q, "bpf_stats");
-			put_json(q, st, false);
-		}
-		put(q, ",", 1);
-	}
-	put_str(q, "\"processes\":[");
-	q->next = under_way;
-	under_way = q;
-	*slot = &q->job;
-	fld_job_start(&q->job);
+int fld_query_internal(uint32_t what, uint64_t arg, fld_query_done_fn *done, void *ctx,
+		       struct fld_job **slot)
+{
+	struct query *q;
+
+	fld_requests_poll();
+	q = query_new(what, arg, NULL);
+	if (!q)
+		return -ENOMEM;
+	q->internal = true;
+	q->done = done;
+	q->done_ctx = ctx;
+	query_start(q, 0, NULL, slot);
+	return 0;
 }

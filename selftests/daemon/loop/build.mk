@@ -28,7 +28,7 @@ $(B)/obj/selftests/daemon/main-echo.o: daemon/faultlined/main.c | deps
 
 $(B)/obj/selftests/daemon/echo.o: ALL_CFLAGS += $(FLD_CFLAGS) -Idaemon/faultlined
 
-$(FLD_ECHO): $(filter-out %/main.o,$(FLD_OBJS)) $(B)/obj/selftests/daemon/main-echo.o \
+$(FLD_ECHO): $(filter-out %/main.o,$(FLD_OBJS)) $(METRICS_OBJS) $(B)/obj/selftests/daemon/main-echo.o \
 		$(B)/obj/selftests/daemon/echo.o $(BPF_LOADER_OBJ) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "jv.h"
 #include "metrics.h"
 
 #ifndef FL_VERSION
@@ -88,18 +88,18 @@ static void put_value(FILE *out, const char *s)
 	}
 }
 
-static void family(FILE *out, enum cli_metrics_format fmt, const char *name,
+static void family(FILE *out, enum metrics_format fmt, const char *name,
 		   const char *type, const char *help)
 {
-	const char *suffix = fmt == CLI_PROMETHEUS && !strcmp(type, "counter") ? "_total" : "";
+	const char *suffix = fmt == METRICS_PROMETHEUS && !strcmp(type, "counter") ? "_total" : "";
 
 	fprintf(out, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
 }
 
 static void proc_labels(FILE *out, json_object *p)
 {
-	fprintf(out, "pid=\"%lld\",comm=\"", (long long)cli_i64(p, "pid"));
-	put_value(out, cli_str(p, "comm"));
+	fprintf(out, "pid=\"%lld\",comm=\"", (long long)jv_i64(p, "pid"));
+	put_value(out, jv_str(p, "comm"));
 	fputc('"', out);
 }
 
@@ -125,16 +125,16 @@ static bool *newest(json_object *procs, size_t n)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_array_get_idx(procs, i);
-		int64_t pid = cli_i64(p, "pid");
-		uint64_t reg = cli_u64(p, "registered_ms");
+		int64_t pid = jv_i64(p, "pid");
+		uint64_t reg = jv_u64(p, "registered_ms");
 
 		keep[i] = true;
 		for (size_t k = 0; k < n && keep[i]; k++) {
 			json_object *q = json_object_array_get_idx(procs, k);
 
-			if (k != i && cli_i64(q, "pid") == pid &&
-			    (cli_u64(q, "registered_ms") > reg ||
-			     (cli_u64(q, "registered_ms") == reg && k > i)))
+			if (k != i && jv_i64(q, "pid") == pid &&
+			    (jv_u64(q, "registered_ms") > reg ||
+			     (jv_u64(q, "registered_ms") == reg && k > i)))
 				keep[i] = false;
 		}
 	}
@@ -209,23 +209,23 @@ static const struct {
 	{ "samples_received", "Samples faultlined read from the ring buffer." },
 };
 
-static void put_bpf(FILE *out, enum cli_metrics_format fmt, json_object *doc)
+static void put_bpf(FILE *out, enum metrics_format fmt, json_object *doc)
 {
-	json_object *st = cli_get(doc, "bpf_stats");
+	json_object *st = jv_get(doc, "bpf_stats");
 	char name[96];
 
 	family(out, fmt, "faultline_bpf_up", "gauge",
 	       "1 when faultlined counts faults in the kernel with its eBPF program.");
-	fprintf(out, "faultline_bpf_up %d\n", cli_bool(doc, "bpf") ? 1 : 0);
+	fprintf(out, "faultline_bpf_up %d\n", jv_bool(doc, "bpf") ? 1 : 0);
 	if (!json_object_is_type(st, json_type_object))
 		return;
 	for (size_t i = 0; i < sizeof(bpf_counters) / sizeof(bpf_counters[0]); i++) {
-		if (!json_object_is_type(cli_get(st, bpf_counters[i].key), json_type_int))
+		if (!json_object_is_type(jv_get(st, bpf_counters[i].key), json_type_int))
 			continue;
 		snprintf(name, sizeof(name), "faultline_bpf_%s", bpf_counters[i].key);
 		family(out, fmt, name, "counter", bpf_counters[i].help);
 		fprintf(out, "%s_total %llu\n", name,
-			(unsigned long long)cli_u64(st, bpf_counters[i].key));
+			(unsigned long long)jv_u64(st, bpf_counters[i].key));
 	}
 }
 
@@ -234,7 +234,7 @@ static void put_bpf(FILE *out, enum cli_metrics_format fmt, json_object *doc)
  * information, processes by state, sites, and the faults by executable
  * and by module.  Returns 0, or -1 when out of memory.
  */
-static int put_aggregates(FILE *out, enum cli_metrics_format fmt, json_object *doc,
+static int put_aggregates(FILE *out, enum metrics_format fmt, json_object *doc,
 			  json_object *procs, size_t n, const bool *keep,
 			  const struct sample *s, size_t ns)
 {
@@ -251,20 +251,20 @@ static int put_aggregates(FILE *out, enum cli_metrics_format fmt, json_object *d
 	fputs("faultline_build_info{version=\"", out);
 	put_value(out, FL_VERSION);
 	fputs("\",daemon_version=\"", out);
-	put_value(out, cli_str(doc, "version") ? cli_str(doc, "version") : "unknown");
+	put_value(out, jv_str(doc, "version") ? jv_str(doc, "version") : "unknown");
 	fputs("\"} 1\n", out);
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_array_get_idx(procs, i);
-		uint64_t never = cli_u64(p, "sites_never_failed");
+		uint64_t never = jv_u64(p, "sites_never_failed");
 
 		if (!keep[i])
 			continue;
-		if (cli_bool(p, "exited"))
+		if (jv_bool(p, "exited"))
 			exited++;
 		else
 			live++;
-		sites += cli_u64(p, "num_sites");
-		failed += cli_u64(p, "num_sites") > never ? cli_u64(p, "num_sites") - never : 0;
+		sites += jv_u64(p, "num_sites");
+		failed += jv_u64(p, "num_sites") > never ? jv_u64(p, "num_sites") - never : 0;
 	}
 	family(out, fmt, "faultline_processes", "gauge",
 	       "Processes faultlined knows about, by state (exited ones are kept, bounded).");
@@ -281,7 +281,7 @@ static int put_aggregates(FILE *out, enum cli_metrics_format fmt, json_object *d
 		json_object *p = json_object_array_get_idx(procs, i);
 
 		if (keep[i])
-			a[m++] = (struct agg){ cli_str(p, "comm"), cli_u64(p, "faults"), 1 };
+			a[m++] = (struct agg){ jv_str(p, "comm"), jv_u64(p, "faults"), 1 };
 	}
 	m = aggregate(a, m);
 	family(out, fmt, "faultline_executable_faults", "counter",
@@ -319,23 +319,23 @@ static struct sample *gather(json_object *procs, size_t n, const bool *keep, siz
 		json_object *sites;
 
 		if (keep[i])
-			total += cli_array(json_object_array_get_idx(procs, i), "sites", &sites);
+			total += jv_array(json_object_array_get_idx(procs, i), "sites", &sites);
 	}
 	s = calloc(total ? total : 1, sizeof(*s));
 	if (!s)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		json_object *sites;
-		size_t k, ns = keep[i] ? cli_array(json_object_array_get_idx(procs, i), "sites",
+		size_t k, ns = keep[i] ? jv_array(json_object_array_get_idx(procs, i), "sites",
 						   &sites) : 0;
 
 		for (k = 0; k < ns; k++) {
 			json_object *o = json_object_array_get_idx(sites, k);
 
 			s[m++] = (struct sample){
-				.proc = i, .module = cli_str(o, "module"),
-				.function = cli_str(o, "function"), .kind = cli_str(o, "kind"),
-				.pc = cli_u64(o, "faulting_pc"), .faults = cli_u64(o, "faults"),
+				.proc = i, .module = jv_str(o, "module"),
+				.function = jv_str(o, "function"), .kind = jv_str(o, "kind"),
+				.pc = jv_u64(o, "faulting_pc"), .faults = jv_u64(o, "faults"),
 			};
 		}
 	}
@@ -351,10 +351,10 @@ static struct sample *gather(json_object *procs, size_t n, const bool *keep, siz
 	return s;
 }
 
-int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt, size_t top)
+int metrics_print(FILE *out, json_object *doc, enum metrics_format fmt, size_t top)
 {
 	json_object *procs;
-	size_t n = cli_array(doc, "processes", &procs), ns = 0;
+	size_t n = jv_array(doc, "processes", &procs), ns = 0;
 	bool *keep = newest(procs, n), *shown = calloc(n ? n : 1, sizeof(bool));
 	struct sample *s = keep && shown ? gather(procs, n, keep, &ns) : NULL;
 
@@ -384,7 +384,7 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt, 
 			continue;
 		fputs("faultline_process_faults_total{", out);
 		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, "faults"));
+		fprintf(out, "} %llu\n", (unsigned long long)jv_u64(p, "faults"));
 	}
 	family(out, fmt, "faultline_process_sites", "gauge",
 	       "Implicit check sites registered by a process (processes of the top sites).");
@@ -395,7 +395,7 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt, 
 			continue;
 		fputs("faultline_process_sites{", out);
 		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)cli_u64(p, "num_sites"));
+		fprintf(out, "} %llu\n", (unsigned long long)jv_u64(p, "num_sites"));
 	}
 	family(out, fmt, "faultline_site_faults", "counter",
 	       "Failed implicit checks claimed at one site (its faulting PC): the top sites.");
@@ -413,7 +413,7 @@ int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt, 
 	free(keep);
 	free(shown);
 	free(s);
-	if (fmt == CLI_OPENMETRICS)
+	if (fmt == METRICS_OPENMETRICS)
 		fputs("# EOF\n", out);
 	return 0;
 }

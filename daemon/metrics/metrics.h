@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* faultline stats --openmetrics and --prometheus. */
-#ifndef FL_CLI_METRICS_H
-#define FL_CLI_METRICS_H
+#ifndef FL_METRICS_METRICS_H
+#define FL_METRICS_METRICS_H
 
 #include <stdio.h>
 
 #include <json-c/json.h>
 
-enum cli_metrics_format { CLI_OPENMETRICS, CLI_PROMETHEUS };
+enum metrics_format { METRICS_OPENMETRICS, METRICS_PROMETHEUS };
 
 /* Site series by default (faultline stats --top changes it). */
-#define CLI_METRICS_TOP 10
+#define METRICS_TOP 10
 
 /*
  * Prints a STATS document as OpenMetrics 1.0 text or as the Prometheus
@@ -18,6 +18,6 @@ enum cli_metrics_format { CLI_OPENMETRICS, CLI_PROMETHEUS };
  * site for the top sites with the most faults, and per process for their
  * processes.  Returns 0, or -1 when out of memory.
  */
-int cli_print_metrics(FILE *out, json_object *doc, enum cli_metrics_format fmt, size_t top);
+int metrics_print(FILE *out, json_object *doc, enum metrics_format fmt, size_t top);
 
-#endif /* FL_CLI_METRICS_H */
+#endif /* FL_METRICS_METRICS_H */
