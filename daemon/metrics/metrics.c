@@ -103,6 +103,21 @@ static void proc_labels(FILE *out, json_object *p)
 	fputc('"', out);
 }
 
+/* Sample name of every process shown, its value the process's field key. */
+static void proc_samples(FILE *out, json_object *procs, size_t n, const bool *shown,
+			 const char *name, const char *key)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+
+		if (!shown[i])
+			continue;
+		fprintf(out, "%s{", name);
+		proc_labels(out, p);
+		fprintf(out, "} %llu\n", (unsigned long long)jv_u64(p, key));
+	}
+}
+
 /* name{label="value"} v */
 static void labelled(FILE *out, const char *name, const char *label, const char *value,
 		     uint64_t v)
@@ -377,26 +392,10 @@ int metrics_print(FILE *out, json_object *doc, enum metrics_format fmt, size_t t
 		shown[s[k].proc] = true;
 	family(out, fmt, "faultline_process_faults", "counter",
 	       "Failed implicit checks claimed in a process, all its sites (processes of the top sites).");
-	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(procs, i);
-
-		if (!shown[i])
-			continue;
-		fputs("faultline_process_faults_total{", out);
-		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)jv_u64(p, "faults"));
-	}
+	proc_samples(out, procs, n, shown, "faultline_process_faults_total", "faults");
 	family(out, fmt, "faultline_process_sites", "gauge",
 	       "Implicit check sites registered by a process (processes of the top sites).");
-	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(procs, i);
-
-		if (!shown[i])
-			continue;
-		fputs("faultline_process_sites{", out);
-		proc_labels(out, p);
-		fprintf(out, "} %llu\n", (unsigned long long)jv_u64(p, "num_sites"));
-	}
+	proc_samples(out, procs, n, shown, "faultline_process_sites", "num_sites");
 	family(out, fmt, "faultline_site_faults", "counter",
 	       "Failed implicit checks claimed at one site (its faulting PC): the top sites.");
 	for (size_t k = 0; k < ns; k++) {
