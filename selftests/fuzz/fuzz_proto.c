@@ -117,8 +117,10 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		if (n != HEADER_SIZE)
 			return false;
 		break;
-	case 16:	/* QUERY */
+	case 16:	/* QUERY; STATS's arg: bits 0-31 a bound, bit 32 FAILED_ONLY, no other */
 		if (n != 32 || le(d + 16, 4) < 1 || le(d + 16, 4) > 5)
+			return false;
+		if (le(d + 16, 4) == 1 && (le(d + 24, 8) >> 33))
 			return false;
 		break;
 	case 17: {	/* REQUEST: PING 1, HEAL_THRESHOLD 2, HEAL 6, UNHEAL 7, HEAL_OVER 8, UNHEAL_AFTER 9 */
