@@ -281,9 +281,18 @@ static int start_daemon(const char *faultlined, const char *state_dir)
 static void stop_daemon(int fd)
 {
 	close(fd);
-	kill(daemon_pid, SIGTERM);
-	waitpid(daemon_pid, NULL, 0);
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = 0;
 	unlink(sock_path);
+}
+
+/* On any exit, an error's too: no daemon (nor its keeper) is left running. */
+static void stop_daemon_at_exit(void)
+{
+	stop_daemon(-1);
 }
 
 static double ticks_ms(long ticks)
@@ -549,6 +558,7 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
+	atexit(stop_daemon_at_exit);
 	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || !mkdtemp(dir))
 		return 2;
 	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
