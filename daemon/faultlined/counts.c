@@ -54,6 +54,17 @@ uint32_t fld_counts_slots(const struct fld_proc *p)
 	return (uint32_t)n;
 }
 
+/*
+ * The slots of p's counts file the region has too: its count may come from
+ * a counts file on disk (fld_counts_load) while the region is one the
+ * keeper held, of its own capacity; the summary and slots past that are
+ * not in the region.
+ */
+static uint32_t region_slots(const struct fld_proc *p)
+{
+	return p->rec.counts_slots < p->layout.capacity ? p->rec.counts_slots : p->layout.capacity;
+}
+
 static _Atomic uint8_t *dirty_of(const struct fld_proc *p)
 {
 	return (_Atomic uint8_t *)((char *)p->region + p->layout.dirty_offset);
@@ -88,7 +99,7 @@ int fld_counts_watch_init(struct fld_proc *p)
 
 uint32_t fld_counts_block(struct fld_proc *p, uint32_t b, bool take, struct fld_counts_slot *out)
 {
-	uint32_t n = block_len(b, p->rec.counts_slots), first = b * FLD_COUNTS_BLOCK;
+	uint32_t n = block_len(b, region_slots(p)), first = b * FLD_COUNTS_BLOCK;
 	bool healed = false;
 	uint64_t sum = 0;
 
@@ -130,7 +141,7 @@ static bool failures_moved(const struct fld_proc *p, uint32_t b)
 {
 	const struct fl_shm_heal *heal =
 		(const struct fl_shm_heal *)((const char *)p->region + p->layout.heal_offset);
-	uint32_t n = block_len(b, p->rec.counts_slots), first = b * FLD_COUNTS_BLOCK;
+	uint32_t n = block_len(b, region_slots(p)), first = b * FLD_COUNTS_BLOCK;
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++)
@@ -167,7 +178,7 @@ static int open_counts(const struct fld_proc *p, int dir_fd)
 int fld_counts_flush(struct fld_proc *p, int dir_fd, unsigned *budget, bool sync, bool *more)
 {
 	static struct fld_counts_slot buf[FLD_COUNTS_BLOCK];
-	uint32_t blocks = fl_shm_dirty_blocks(p->rec.counts_slots);
+	uint32_t blocks = fl_shm_dirty_blocks(region_slots(p));
 	_Atomic uint8_t *dirty = dirty_of(p);
 	int fd = -1, err = 0, written = 0;
 
