@@ -434,13 +434,11 @@ static void print_json(const struct opts *o, struct cli_sym *sym, const struct r
 		const struct row *r = &rows[i];
 		json_object *e = json_object_new_object();
 		struct cli_sym_info info;
-		char ip[24];
 
 		cli_sym_lookup(sym, r->key.tgid, r->key.ip, &info);
-		snprintf(ip, sizeof(ip), "0x%" PRIx64, (uint64_t)r->key.ip);
 		json_object_object_add(e, "pid", json_object_new_int64(r->key.tgid));
 		json_object_object_add(e, "comm", json_str_or_null(cli_sym_comm(sym, r->key.tgid)));
-		json_object_object_add(e, "ip", json_object_new_string(ip));
+		json_object_object_add(e, "ip", json_object_new_uint64(r->key.ip));
 		json_object_object_add(e, "faults", json_object_new_uint64(r->count));
 		json_object_object_add(e, "read", json_object_new_uint64(r->c.read));
 		json_object_object_add(e, "write", json_object_new_uint64(r->c.write));

@@ -52,6 +52,7 @@ int cmd_sites(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cli_command_query("sites", socket, FL_QUERY_SITES, pid, UINT64_MAX, &r) != 0)
 		return 1;
+	cli_name_from_perf_maps(r.doc);
 	if (json) {
 		cli_print_json(r.doc);
 		json_object_put(r.doc);

@@ -210,6 +210,9 @@ int cmd_stats(int argc, char **argv)
 		arg = top | (all ? 0 : FL_QUERY_FAILED_ONLY);
 	if (cli_command_query("stats", socket, FL_QUERY_STATS, pid, arg, &r) != 0)
 		return 1;
+	/* Not the metrics: their series are the daemon's own /metrics's. */
+	if (output == JSON || output == TEXT)
+		cli_name_from_perf_maps(r.doc);
 	switch (output) {
 	case JSON:
 		cli_print_json(r.doc);

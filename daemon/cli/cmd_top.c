@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "client.h"
 #include "opts.h"
+#include "tables.h"
 
 /* One site in one frame, and what identifies it across frames. */
 struct row {
@@ -39,7 +40,7 @@ struct row {
 	uint64_t registered_ms;	/* tells apart two processes with one pid */
 	uint64_t pc;
 	const char *module;
-	const char *function;
+	json_object *site;	/* the module and function columns: cli_site_where */
 	const char *comm;
 	const char *kind;
 	uint64_t faults;
@@ -229,7 +230,7 @@ static int frame(struct top *t, json_object *doc, double interval)
 			*r = (struct row){
 				.pid = jv_i64(p, "pid"), .registered_ms = jv_u64(p, "registered_ms"),
 				.pc = jv_u64(s, "faulting_pc"), .module = jv_str(s, "module"),
-				.function = jv_str(s, "function"), .comm = jv_str(p, "comm"),
+				.site = s, .comm = jv_str(p, "comm"),
 				.kind = jv_str(s, "kind"), .faults = jv_u64(s, "faults"),
 				.rate = NAN,
 			};
@@ -272,21 +273,21 @@ static int frame(struct top *t, json_object *doc, double interval)
 	 * the site's columns in faultline stats's order.
 	 */
 	line(f, tcols, "%-8s %-15s %10s %12s  %-16s %-24s %-18s %s", "PID", "COMM", "FAULTS/S",
-	     "FAULTS", "MODULE", "FUNCTION", "FAULTING PC", "KIND");
+	     "FAULTS", "MODULE+OFFSET", "FUNCTION+OFFSET", "FAULTING PC", "KIND");
 	shown = nrows;
 	if (t->tty && trows > 4 && shown > (size_t)(trows - 4))
 		shown = (size_t)(trows - 4);
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
-		char rate[32];
+		char rate[32], mod[256], fn[256];
 
 		if (isnan(r->rate))
 			snprintf(rate, sizeof(rate), "-");
 		else
 			snprintf(rate, sizeof(rate), "%.1f", r->rate);
+		cli_site_where(r->site, r->comm, mod, sizeof(mod), fn, sizeof(fn));
 		line(f, tcols, "%-8" PRId64 " %-15s %10s %12" PRIu64 "  %-16s %-24s 0x%-16" PRIx64
-		     " %s", r->pid, cli_safe(r->comm), rate, r->faults,
-		     cli_safe(cli_basename(r->module)), cli_safe(r->function), r->pc,
+		     " %s", r->pid, cli_safe(r->comm), rate, r->faults, mod, fn, r->pc,
 		     cli_safe(r->kind));
 	}
 	if (!nrows)
@@ -404,6 +405,7 @@ int cmd_top(int argc, char **argv)
 			ret = 1;
 			break;
 		}
+		cli_name_from_perf_maps(r.doc);
 		err = frame(&t, r.doc, interval);
 		json_object_put(r.doc);
 		if (err) {

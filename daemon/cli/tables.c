@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "symbolize.h"
 #include "tables.h"
 
 static int cmp_site(const void *pa, const void *pb)
@@ -34,6 +35,69 @@ json_object **cli_sorted(json_object *arr, size_t n, int (*cmp)(const void *, co
 		v[i] = json_object_array_get_idx(arr, i);
 	qsort(v, n, sizeof(*v), cmp);
 	return v;
+}
+
+void cli_name_from_perf_maps(json_object *doc)
+{
+	struct cli_sym *sym = NULL;
+	json_object *procs;
+	size_t np = jv_array(doc, "processes", &procs);
+
+	for (size_t i = 0; i < np; i++) {
+		json_object *p = json_object_array_get_idx(procs, i), *sites;
+		size_t ns = jv_array(p, "sites", &sites);
+		int64_t pid = jv_i64(p, "pid");
+		bool tried = false;
+
+		if (jv_bool(p, "exited") || pid <= 0 || pid > UINT32_MAX)
+			continue;
+		for (size_t k = 0; k < ns; k++) {
+			json_object *s = json_object_array_get_idx(sites, k);
+			struct cli_sym_info info;
+
+			if (jv_str(s, "function"))
+				continue;
+			if (!tried) {
+				tried = true;
+				if (!sym && !(sym = cli_sym_new()))
+					return;
+				if (cli_sym_snapshot(sym, (uint32_t)pid) != 0)
+					break;
+			}
+			cli_sym_lookup(sym, (uint32_t)pid, jv_u64(s, "faulting_pc"), &info);
+			if (info.kind != CLI_SYM_JIT || !info.function)
+				continue;
+			json_object_object_add(s, "function", json_object_new_string(info.function));
+			json_object_object_add(s, "function_offset",
+					       json_object_new_uint64(info.function_offset));
+			json_object_object_add(s, "function_from", json_object_new_string("perf-map"));
+		}
+	}
+	cli_sym_free(sym);
+}
+
+void cli_site_where(json_object *site, const char *comm, char *mod, size_t mod_len, char *fn,
+		    size_t fn_len)
+{
+	const char *module = jv_str(site, "module");
+	const char *f = jv_str(site, "function");
+	const char *m;
+
+	/* The executable's own name, which its module has not ("(main program)"). */
+	if (comm && *comm && module && !strcmp(module, "(main program)"))
+		module = comm;
+	m = cli_safe(cli_basename(module));
+
+	if (json_object_is_type(jv_get(site, "module_offset"), json_type_int))
+		snprintf(mod, mod_len, "%s+0x%llx", m,
+			 (unsigned long long)jv_u64(site, "module_offset"));
+	else
+		snprintf(mod, mod_len, "%s", m);
+	if (f && json_object_is_type(jv_get(site, "function_offset"), json_type_int))
+		snprintf(fn, fn_len, "%s+0x%llx", cli_safe(f),
+			 (unsigned long long)jv_u64(site, "function_offset"));
+	else
+		snprintf(fn, fn_len, "%s", cli_safe(f));
 }
 
 const char *cli_proc_state(json_object *p)
@@ -129,16 +193,17 @@ int cli_print_sites(json_object *p, const char *indent, bool handler, bool all)
 	/* Healing's columns, once a site of the process was healed or tried. */
 	for (size_t i = 0; i < n; i++)
 		healing |= jv_u64(v[i], "healed") || strcmp(cli_safe(jv_str(v[i], "state")), "implicit");
-	printf("%s%-24s %-28s %-18s ", indent, "MODULE", "FUNCTION", "FAULTING PC");
+	printf("%s%-24s %-28s %-18s ", indent, "MODULE+OFFSET", "FUNCTION+OFFSET", "FAULTING PC");
 	if (handler)
 		printf("%-18s ", "HANDLER PC");
 	printf("%-10s %12s%s", "KIND", "FAULTS", kernel ? "       KERNEL" : "");
 	printf("%s\n", healing ? "       HEALED  STATE" : "");
 	for (size_t i = 0; i < n; i++) {
-		const char *fn = jv_str(v[i], "function");
+		char mod[256], fn[256];
 
-		printf("%s%-24s %-28s 0x%-16llx ", indent, cli_safe(cli_basename(jv_str(v[i], "module"))),
-		       cli_safe(fn), (unsigned long long)jv_u64(v[i], "faulting_pc"));
+		cli_site_where(v[i], jv_str(p, "comm"), mod, sizeof(mod), fn, sizeof(fn));
+		printf("%s%-24s %-28s 0x%-16llx ", indent, mod, fn,
+		       (unsigned long long)jv_u64(v[i], "faulting_pc"));
 		if (handler)
 			printf("0x%-16llx ", (unsigned long long)jv_u64(v[i], "handler_pc"));
 		printf("%-10s %12llu", cli_safe(jv_str(v[i], "kind")),

@@ -18,6 +18,24 @@
  */
 json_object **cli_sorted(json_object *arr, size_t n, int (*cmp)(const void *, const void *));
 
+/*
+ * Names the sites of the live processes of doc (a stats or sites
+ * document) that have no function, from their JIT compiler's perf map
+ * (/tmp/perf-PID.map, read as faultline profile reads it): sets their
+ * "function" and "function_offset", and "function_from": "perf-map".
+ * Best effort: a process whose maps cannot be read stays as it is.
+ */
+void cli_name_from_perf_maps(json_object *doc);
+
+/*
+ * Where site, a site of the process named comm, is, in a site table's two
+ * columns: "module+0xOFF" (the module's base name, comm for the main
+ * program; without the offset when it is not known) in mod,
+ * "function+0xOFF" ("?" without a function) in fn.
+ */
+void cli_site_where(json_object *site, const char *comm, char *mod, size_t mod_len, char *fn,
+		    size_t fn_len);
+
 /* "exited" or "live". */
 const char *cli_proc_state(json_object *p);
 

@@ -35,6 +35,8 @@ struct fld_site {
 	 * sites share one copy: fld_site_name), or 0 for none.
 	 */
 	uint32_t function;
+	/* With a function: the faulting PC's offset in it, or FL_SYMBOL_NO_OFFSET. */
+	uint32_t function_offset;
 };
 
 /* What a site held when its module's counts were frozen (fld_site_frozen). */
@@ -52,6 +54,12 @@ struct fld_module {
 	char *name;
 	uint64_t code_start;
 	uint64_t code_size;
+	/*
+	 * MODULE_ADD's base, when has_base: a site's module offset is its
+	 * faulting PC - base (its ELF address; in JIT code, from the start).
+	 */
+	uint64_t base;
+	bool has_base;
 	uint32_t first_counter;
 	uint32_t num_sites;
 	struct fld_site *sites;

@@ -314,7 +314,11 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	uint64_t kernel;
 
 	add(o, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
+	add(o, "module_offset", m->has_base ?
+	    json_object_new_uint64(s->faulting_pc - m->base) : NULL);
 	add(o, "function", s->function ? json_object_new_string(fld_site_function(m, s)) : NULL);
+	add(o, "function_offset", s->function && s->function_offset != FL_SYMBOL_NO_OFFSET ?
+	    json_object_new_uint64(s->function_offset) : NULL);
 	add(o, "faulting_pc", json_object_new_uint64(s->faulting_pc));
 	add(o, "handler_pc", json_object_new_uint64(s->handler_pc));
 	add(o, "kind", json_object_new_string(kind_name(s->kind)));

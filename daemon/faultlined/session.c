@@ -300,6 +300,8 @@ static void on_module_add(struct fld_client *c, struct session *s, const struct 
 	mod->id = a->module;
 	mod->code_start = a->code_start;
 	mod->code_size = a->code_size;
+	mod->base = a->base;
+	mod->has_base = a->flags & FL_MODULE_BASE;
 	mod->first_counter = a->first_counter;
 	mod->num_sites = a->num_sites;
 
@@ -539,6 +541,7 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 
 		if (fld_site_name(mod, sym.site, sym.name, sym.len) != 0)
 			return;
+		mod->sites[sym.site].function_offset = sym.offset;
 		p->name_bytes += sym.len - had_len;
 	}
 	fld_state_changed(p);

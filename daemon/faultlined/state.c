@@ -244,6 +244,8 @@ static int put_module(struct writer *w, const struct fld_module *m)
 	json_object_object_add(o, "id", json_object_new_int64(m->id));
 	json_object_object_add(o, "removed", json_object_new_boolean(m->removed));
 	json_object_object_add(o, "sites", json_object_new_uint64(m->num_sites));
+	if (m->has_base)
+		json_object_object_add(o, "base", json_object_new_uint64(m->base));
 	return put_object(w, o);
 }
 
@@ -273,7 +275,8 @@ static bool has_healing(const struct fl_shm_heal *h)
  * One site: [faulting_pc, handler_pc, kind, faults, slot, populations,
  * function], or with its healing when it has any (has_healing):
  * [faulting_pc, handler_pc, kind, faults, slot, populations, healed,
- * state, tactic, why, healed_at, function], so that the records of
+ * state, tactic, why, healed_at, function]; a function whose offset is
+ * known is followed by it (function_offset), so that the records of
  * processes never healed read as they did before healing (older daemons
  * read them).  Numbers by hand, the name through json-c (a site costs
  * FLD_UNITS_JSON units: a json-c object per site would cost far more than
@@ -304,6 +307,10 @@ static int put_site(struct writer *w, const struct fld_module *m, const struct f
 	}
 	if (!err)
 		err = fn ? put(w, fn, strlen(fn)) : -ENOMEM;
+	if (!err && s->function && s->function_offset != FL_SYMBOL_NO_OFFSET) {
+		n = snprintf(num, sizeof(num), ",%u", s->function_offset);
+		err = put(w, num, (size_t)n);
+	}
 	if (!err)
 		err = put(w, "]\n", 2);
 	return err;
@@ -811,6 +818,11 @@ static void restore_module_id(struct fld_module *m, json_object *o)
 
 	m->id = id > 0 && id <= UINT32_MAX ? (uint32_t)id : 0;
 	m->removed = !json_object_object_get_ex(o, "removed", &v) || json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "base", &v) && json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) >= 0) {
+		m->base = json_object_get_uint64(v);
+		m->has_base = true;
+	}
 }
 
 /*
@@ -1006,16 +1018,29 @@ static bool heal_from(const uint64_t v[5], struct fl_shm_heal *h)
  * function or null]; with its healing, [faulting_pc, handler_pc, kind,
  * faults, slot, populations, healed, state, tactic, why, healed_at,
  * function or null] (put_site); or without slot and populations (the
- * records of daemons before them: no slot, then).  A site without healing
- * is as compiled, never healed.
+ * records of daemons before them: no slot, then).  A function's name may
+ * be followed by its offset (records of daemons before it: not known).
+ * A site without healing is as compiled, never healed.
  */
 static bool parse_site(json_object *a, struct fld_module *m, uint32_t at)
 {
-	json_object *v[12];
+	json_object *v[13];
 	uint64_t heal[5];
 	const char *fn = NULL;
+	uint32_t offset = FL_SYMBOL_NO_OFFSET;
 	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 
+	/* The offset after a name: taken off, then the line is read as one without it. */
+	if ((n == 8 || n == 13) &&
+	    json_object_is_type(json_object_array_get_idx(a, n - 2), json_type_string) &&
+	    json_object_is_type(json_object_array_get_idx(a, n - 1), json_type_int)) {
+		int64_t o = json_object_get_int64(json_object_array_get_idx(a, n - 1));
+
+		if (o < 0 || o >= FL_SYMBOL_NO_OFFSET)
+			return false;
+		offset = (uint32_t)o;
+		n--;
+	}
 	if (n != 5 && n != 7 && n != 12)
 		return false;
 	for (size_t i = 0; i < n; i++) {
@@ -1043,6 +1068,7 @@ static bool parse_site(json_object *a, struct fld_module *m, uint32_t at)
 		.handler_pc = json_object_get_uint64(v[1]),
 		.kind = (uint32_t)json_object_get_uint64(v[2]),
 		.slot = UINT32_MAX,
+		.function_offset = offset,
 	};
 	if (n >= 7) {
 		int64_t slot = json_object_get_int64(v[4]);
@@ -1059,8 +1085,8 @@ static bool parse_site(json_object *a, struct fld_module *m, uint32_t at)
 /*
  * A site line read without json-c when it is as the writer makes it: six
  * numbers, or eleven with the healing, then null or a string with nothing
- * to unescape (json-c took 1.7 us a line, and a record may hold
- * 2,000,000).  Returns 1 with *s filled in, 0 when the line is not that
+ * to unescape, perhaps with its offset (json-c took 1.7 us a line, and a
+ * record may hold 2,000,000).  Returns 1 with *s filled in, 0 when the line is not that
  * plain (json-c reads it then, and rejects what it must), or -ENOMEM.
  */
 static int parse_site_plain(const char *line, size_t len, struct fld_module *m, uint32_t idx)
@@ -1094,13 +1120,32 @@ static int parse_site_plain(const char *line, size_t len, struct fld_module *m, 
 	*s = (struct fld_site){
 		.faulting_pc = v[0], .handler_pc = v[1], .kind = (uint32_t)v[2],
 		.slot = v[4] < UINT32_MAX ? (uint32_t)v[4] : UINT32_MAX,
+		.function_offset = FL_SYMBOL_NO_OFFSET,
 	};
 	if (fld_site_set_frozen(m, idx, &f) != 0)
 		return -ENOMEM;
 	if (end - at == 5 && !memcmp(at, "null]", 5))
 		return 1;
-	if (end - at < 3 || at[0] != '"' || end[-2] != '"' || end[-1] != ']')
+	if (end - at < 3 || at[0] != '"' || end[-1] != ']')
 		return 0;
+	if (end[-2] != '"') {
+		/* "name",offset] */
+		const char *digits = end - 1;
+		char *next;
+		unsigned long long o;
+
+		while (digits > at && digits[-1] >= '0' && digits[-1] <= '9')
+			digits--;
+		if (digits == end - 1 || digits - at < 3 || digits[-1] != ',' || digits[-2] != '"' ||
+		    (*digits == '0' && digits + 1 != end - 1))
+			return 0;
+		errno = 0;
+		o = strtoull(digits, &next, 10);
+		if (errno || next != end - 1 || o >= FL_SYMBOL_NO_OFFSET)
+			return 0;
+		s->function_offset = (uint32_t)o;
+		end = digits;	/* as if it were "name"] */
+	}
 	name = at + 1;
 	n = (size_t)(end - 2 - name);
 	for (size_t i = 0; i < n; i++)

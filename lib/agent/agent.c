@@ -44,9 +44,11 @@ struct amod {
 	uint32_t num_sites;
 	uint64_t *pcs;		/* faulting PCs, for SYMBOLS */
 	char **names;		/* per site, or NULL: dladdr then */
-	/* A loaded module's file and bias, which name its sites (name_once), or NULL. */
+	uint32_t *offsets;	/* per named site, the PC's in its function, or NULL */
+	/* A loaded module's file, which names its sites (name_once), or NULL. */
 	char *path;
-	uint64_t bias;
+	uint64_t bias;		/* MODULE_ADD's base */
+	bool has_bias;
 	bool name_tried;	/* name_once ran: names is what the file gave */
 	void *sections;		/* agent.h; or NULL */
 	size_t sections_size;
@@ -127,6 +129,7 @@ static void amod_free(struct amod *m)
 	for (uint32_t i = 0; m->names && i < m->num_sites; i++)
 		free(m->names[i]);
 	free(m->names);
+	free(m->offsets);
 	free(m->path);
 	free(m->name);
 	free(m->pcs);
@@ -209,10 +212,13 @@ static void module_added(const struct fl_table_module *m, void *data)
 		a->sm_functions = x->sm_functions;
 		if (x->names && x->num_names == m->num_sites) {
 			a->names = x->names;
+			a->offsets = x->offsets;
 			x->names = NULL;
+			x->offsets = NULL;
 		}
 		a->path = x->path;
 		a->bias = x->bias;
+		a->has_bias = true;
 		x->path = NULL;
 		x->sections = NULL;
 		fl_agent_module_discard(x);
@@ -393,6 +399,10 @@ static int send_add(int fd, struct amod *m)
 	a.faultmap_size = m->faultmap_size;
 	a.stackmap_size = m->stackmap_size;
 	a.sm_functions = m->sm_functions;
+	if (m->has_bias) {
+		a.flags = FL_MODULE_BASE;
+		a.base = m->bias;
+	}
 	a.name_len = (uint32_t)name_len;
 	memcpy(buf, &a, sizeof(a));
 	memcpy(buf + sizeof(a), m->name, name_len);
@@ -502,6 +512,7 @@ static int send_until(int fd, int64_t deadline)
 static void name_once(struct amod *m)
 {
 	char **names = NULL;
+	uint32_t *offsets = NULL;
 	bool tried;
 
 	pthread_mutex_lock(&lock);
@@ -509,18 +520,21 @@ static void name_once(struct amod *m)
 	pthread_mutex_unlock(&lock);
 	if (tried)
 		return;
-	names = fl_agent_name_sites(m->path, m->bias, m->pcs, m->num_sites);
+	names = fl_agent_name_sites(m->path, m->bias, m->pcs, m->num_sites, &offsets);
 	pthread_mutex_lock(&lock);
 	/* At exit, the main thread's flush may have named it meanwhile. */
 	if (!m->name_tried && !m->names) {
 		m->names = names;
+		m->offsets = offsets;
 		names = NULL;
+		offsets = NULL;
 	}
 	m->name_tried = true;
 	pthread_mutex_unlock(&lock);
 	for (uint32_t i = 0; names && i < m->num_sites; i++)
 		free(names[i]);
 	free(names);
+	free(offsets);
 }
 
 /*
@@ -577,7 +591,7 @@ static int flush(int fd, int64_t deadline, bool names)
 				name_once(m);
 				err = fl_agent_send_symbols(fd, (uint32_t)m->id, m->pcs,
 							    (const char *const *)m->names,
-							    m->num_sites, &seq);
+							    m->offsets, m->num_sites, &seq);
 				if (err == -EWOULDBLOCK)
 					err = -EAGAIN;
 				if (!err) {

@@ -30,13 +30,22 @@ struct fl_agent_extra {
 	uint32_t sm_functions;	/* u64 runtime addresses after the stack map */
 	/* Per site (num_names of them), its function's name, or NULL (then dladdr is asked). */
 	char **names;
+	/*
+	 * Per named site, its faulting PC's offset from its function's start
+	 * (FL_SYMBOL_NO_OFFSET: not known); or NULL, none known.
+	 */
+	uint32_t *offsets;
 	uint32_t num_names;
 	/*
-	 * A loaded module's file and load bias, for naming its sites later
+	 * A loaded module's file, for naming its sites later
 	 * (fl_agent_name_sites), off the path that registers the module; or
 	 * NULL (JIT code: no file).
 	 */
 	char *path;
+	/*
+	 * Where the module's offsets start (MODULE_ADD's base): a loaded
+	 * module's load bias, JIT code's start.
+	 */
 	uint64_t bias;
 };
 
@@ -58,17 +67,21 @@ void fl_agent_module_discard(void *data);
  * site without one, or NULL for none at all.  Best effort (a file that
  * cannot be read names nothing); the fl-agent thread's work, off the
  * module's registration (a million sites' names take longer than their
- * registration).
+ * registration).  *offsets: per named site, its PC's offset in the
+ * function (malloc'd), or NULL.
  */
-char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs, uint32_t n);
+char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs, uint32_t n,
+			   uint32_t **offsets);
 
 /*
  * Sends SYMBOLS messages naming the sites at pcs (names[i] when names and
- * it are not NULL, else dladdr; sites without a name are left out), as many messages as the size limit needs.  Returns
- * 0 or -errno.
+ * it are not NULL, at offsets[i] in it when offsets is not NULL; else
+ * dladdr; sites without a name are left out), as many messages as the
+ * size limit needs.  Returns 0 or -errno.
  */
 int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
-			  const char *const *names, uint32_t n, uint32_t *seq);
+			  const char *const *names, const uint32_t *offsets, uint32_t n,
+			  uint32_t *seq);
 
 /*
  * Where faultlined is looked for (paths.c): given (fl_init's socket_path)

@@ -63,23 +63,31 @@ static void take_sections(const char *name, const void *fm, size_t fm_size, cons
 	x->sm_functions = (uint32_t)n;
 }
 
-char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs, uint32_t n)
+char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs, uint32_t n,
+			   uint32_t **offsets)
 {
 	struct fl_elf *elf = NULL;
 	struct fl_diag d;
 	char **names;
 
+	*offsets = NULL;
 	if (!n || fl_elf_open(path, NULL, &elf, &d) != 0)
 		return NULL;
 	names = calloc(n, sizeof(*names));
-	for (uint32_t i = 0; names && i < n; i++) {
+	*offsets = names ? malloc(n * sizeof(**offsets)) : NULL;
+	for (uint32_t i = 0; *offsets && i < n; i++) {
 		uint64_t offset;
 		const char *name = fl_elf_function_containing(elf, pcs[i] - bias, &offset);
 
 		if (name && *name)
 			names[i] = strdup(name);
+		(*offsets)[i] = offset < FL_SYMBOL_NO_OFFSET ? (uint32_t)offset : FL_SYMBOL_NO_OFFSET;
 	}
 	fl_elf_close(elf);
+	if (!*offsets) {
+		free(names);
+		names = NULL;
+	}
 	return names;
 }
 
@@ -143,7 +151,10 @@ void *fl_agent_module_prepare(const struct fl_table_source *src)
 	} else if (src->jit) {
 		const struct fl_jit_reg *r = src->jit;
 		size_t n = 0;
-		uint64_t *funcs = r->stackmap_size ?
+		uint64_t *funcs;
+
+		x->bias = r->code_start;
+		funcs = r->stackmap_size ?
 			stored_functions(r->stackmap, r->stackmap_size, r->parse_flags, &n) : NULL;
 
 		take_sections(src->name, r->faultmap, r->faultmap_size, r->stackmap,
@@ -163,6 +174,7 @@ void fl_agent_module_discard(void *data)
 	for (uint32_t i = 0; x->names && i < x->num_names; i++)
 		free(x->names[i]);
 	free(x->names);
+	free(x->offsets);
 	free(x->path);
 	free(x);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Site names for the daemon: the function each faulting PC is in, as the
- * dynamic symbol tables know it (dladdr).  Off the signal path, in the
- * fl-agent thread.  JIT code has no symbols; its sites stay unnamed.
+ * dynamic symbol tables know it (dladdr), and its offset there.  Off the
+ * signal path, in the fl-agent thread.  JIT code has no symbols; its sites stay unnamed.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -58,7 +58,8 @@ static size_t copy_name(char *dst, size_t size, const char *src)
 }
 
 int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
-			  const char *const *names, uint32_t n, uint32_t *seq)
+			  const char *const *names, const uint32_t *offsets, uint32_t n,
+			  uint32_t *seq)
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
 	static char name[8192];
@@ -68,13 +69,15 @@ int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
 	int err;
 
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t offset = FL_SYMBOL_NO_OFFSET;
 		Dl_info info;
-		uint16_t l16;
 
 		/* The registry's name (from the module's symbol table) first. */
 		if (names && names[i]) {
 			name_len = strnlen(names[i], sizeof(name) - 1);
 			memcpy(name, names[i], name_len);
+			if (offsets)
+				offset = offsets[i];
 			last = NULL;
 		} else if (!dladdr((void *)(uintptr_t)pcs[i], &info) || !info.dli_sname) {
 			continue;
@@ -85,18 +88,17 @@ int fl_agent_send_symbols(int fd, uint32_t module, const uint64_t *pcs,
 		}
 		if (!name_len)
 			continue;
-		if (len + 6 + name_len > sizeof(buf)) {
+		if (!(names && names[i]) && info.dli_saddr &&
+		    pcs[i] - (uintptr_t)info.dli_saddr < FL_SYMBOL_NO_OFFSET)
+			offset = (uint32_t)(pcs[i] - (uintptr_t)info.dli_saddr);
+		if (len + FL_SYMBOL_ENTRY_HEAD + name_len > sizeof(buf)) {
 			err = send_buf(fd, buf, len, module, count, seq);
 			if (err)
 				return err;
 			len = sizeof(struct fl_msg_symbols);
 			count = 0;
 		}
-		l16 = (uint16_t)name_len;
-		memcpy(buf + len, &i, 4);
-		memcpy(buf + len + 4, &l16, 2);
-		memcpy(buf + len + 6, name, name_len);
-		len += 6 + name_len;
+		len += fl_symbols_put(buf + len, i, offset, name, (uint16_t)name_len);
 		count++;
 	}
 	return count ? send_buf(fd, buf, len, module, count, seq) : 0;

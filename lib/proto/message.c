@@ -11,7 +11,7 @@
 
 _Static_assert(sizeof(struct fl_msg_header) == 16, "header layout");
 _Static_assert(sizeof(struct fl_msg_hello) == 48, "HELLO layout");
-_Static_assert(sizeof(struct fl_msg_module_add) == 64, "MODULE_ADD layout");
+_Static_assert(sizeof(struct fl_msg_module_add) == 72, "MODULE_ADD layout");
 _Static_assert(sizeof(struct fl_msg_module_remove) == 24, "MODULE_REMOVE layout");
 _Static_assert(sizeof(struct fl_msg_symbols) == 24, "SYMBOLS layout");
 _Static_assert(sizeof(struct fl_msg_query) == 32, "QUERY layout");
@@ -21,7 +21,6 @@ _Static_assert(sizeof(struct fl_msg_welcome) == 24, "WELCOME layout");
 _Static_assert(sizeof(struct fl_msg_error) == 24, "ERROR layout");
 _Static_assert(sizeof(struct fl_msg_reply) == 24, "REPLY layout");
 
-#define SYMBOL_ENTRY_HEAD 6u	/* site u32, len u16 */
 
 static int bad(struct fl_diag *diag, int err, const char *what, const struct fl_msg *m,
 	       unsigned long long value)
@@ -56,10 +55,10 @@ static int check_symbols(struct fl_msg *m, const unsigned char *p, size_t n,
 	for (uint32_t i = 0; i < m->symbols.count; i++) {
 		uint16_t len;
 
-		if (n - pos < SYMBOL_ENTRY_HEAD)
+		if (n - pos < FL_SYMBOL_ENTRY_HEAD)
 			return bad(diag, -EBADMSG, "SYMBOLS entry past the end", m, i);
-		memcpy(&len, p + pos + 4, sizeof(len));
-		pos += SYMBOL_ENTRY_HEAD;
+		memcpy(&len, p + pos + 8, sizeof(len));
+		pos += FL_SYMBOL_ENTRY_HEAD;
 		if (len == 0 || n - pos < len)
 			return bad(diag, -EBADMSG, "SYMBOLS name empty or past the end", m, i);
 		if (has_nul((const char *)p + pos, len))
@@ -126,8 +125,9 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (fixed(p, len, sizeof(*a), a))
 			return bad(diag, -EBADMSG, "MODULE_ADD too short", m, len);
 		extra = len - sizeof(*a);
-		if (a->flags)
-			return bad(diag, -EBADMSG, "MODULE_ADD reserved fields set", m, a->flags);
+		if ((a->flags & ~FL_MODULE_BASE) || (!(a->flags & FL_MODULE_BASE) && a->base))
+			return bad(diag, -EBADMSG, "MODULE_ADD unknown flags, or a base without its flag",
+				   m, a->flags);
 		if (a->name_len != extra || a->name_len > FL_PROTO_MAX_NAME)
 			return bad(diag, -EBADMSG, "MODULE_ADD name length", m, a->name_len);
 		m->name = (const char *)p + sizeof(*a);
@@ -137,6 +137,8 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 			return bad(diag, -EBADMSG, "MODULE_ADD module id 0", m, 0);
 		if (a->code_size == 0 || a->code_start + a->code_size < a->code_start)
 			return bad(diag, -EBADMSG, "MODULE_ADD code range", m, a->code_size);
+		if (a->base > a->code_start)
+			return bad(diag, -EBADMSG, "MODULE_ADD base above the code", m, a->base);
 		if ((uint64_t)a->first_counter + a->num_sites > UINT32_MAX)
 			return bad(diag, -EBADMSG, "MODULE_ADD counter range", m, a->num_sites);
 		if ((uint64_t)a->faultmap_size + a->stackmap_size + 8ull * a->sm_functions >
@@ -256,14 +258,27 @@ int fl_symbols_next(const struct fl_msg *m, size_t *pos, struct fl_symbol *s)
 {
 	uint16_t len;
 
-	if (*pos + SYMBOL_ENTRY_HEAD > m->entries_size)
+	if (*pos + FL_SYMBOL_ENTRY_HEAD > m->entries_size)
 		return 0;
 	memcpy(&s->site, m->entries + *pos, sizeof(s->site));
-	memcpy(&len, m->entries + *pos + 4, sizeof(len));
+	memcpy(&s->offset, m->entries + *pos + 4, sizeof(s->offset));
+	memcpy(&len, m->entries + *pos + 8, sizeof(len));
 	s->len = len;
-	s->name = (const char *)m->entries + *pos + SYMBOL_ENTRY_HEAD;
-	*pos += SYMBOL_ENTRY_HEAD + len;
+	s->name = (const char *)m->entries + *pos + FL_SYMBOL_ENTRY_HEAD;
+	*pos += FL_SYMBOL_ENTRY_HEAD + len;
 	return 1;
+}
+
+size_t fl_symbols_put(void *at, uint32_t site, uint32_t offset, const char *name,
+		      uint16_t len)
+{
+	unsigned char *p = at;
+
+	memcpy(p, &site, 4);
+	memcpy(p + 4, &offset, 4);
+	memcpy(p + 8, &len, 2);
+	memcpy(p + FL_SYMBOL_ENTRY_HEAD, name, len);
+	return FL_SYMBOL_ENTRY_HEAD + len;
 }
 
 size_t fl_proto_header(void *buf, enum fl_msg_type type, size_t length, uint32_t seq)

@@ -136,10 +136,18 @@ struct fl_msg_hello {
 	char comm[FL_PROTO_COMM];
 };
 
+/*
+ * MODULE_ADD flags.  FL_MODULE_BASE: base is known.  A module's addresses
+ * are given from base as module+offset (faultline stats): a loaded ELF
+ * module's load bias (runtime address = its ELF address + base, so the
+ * offset is what objdump and addr2line take), JIT code's start.
+ */
+#define FL_MODULE_BASE 1u
+
 struct fl_msg_module_add {
 	struct fl_msg_header h;
 	uint32_t module;
-	uint32_t flags;		/* 0 */
+	uint32_t flags;		/* FL_MODULE_* */
 	uint64_t code_start;
 	uint64_t code_size;
 	uint32_t first_counter;
@@ -153,6 +161,7 @@ struct fl_msg_module_add {
 	 * them (discovery layer); the stored values may be link-time ones.
 	 */
 	uint32_t sm_functions;
+	uint64_t base;		/* FL_MODULE_BASE: at most code_start; else 0 */
 	/* name_len bytes of name follow */
 };
 
@@ -166,7 +175,11 @@ struct fl_msg_symbols {
 	struct fl_msg_header h;
 	uint32_t module;
 	uint32_t count;
-	/* count entries: site u32, len u16, len bytes */
+	/*
+	 * count entries: site u32, offset u32 (of its faulting PC from the
+	 * function's start), len u16, len bytes of the function's name
+	 * (fl_symbols_put)
+	 */
 };
 
 struct fl_msg_query {
@@ -288,6 +301,7 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 /* One SYMBOLS entry. */
 struct fl_symbol {
 	uint32_t site;
+	uint32_t offset;	/* the faulting PC's from the function's start */
 	uint16_t len;
 	const char *name;	/* len bytes, no NUL inside */
 };
@@ -298,6 +312,18 @@ struct fl_symbol {
  * the end.
  */
 int fl_symbols_next(const struct fl_msg *m, size_t *pos, struct fl_symbol *s);
+
+/* The bytes of one SYMBOLS entry before its name. */
+#define FL_SYMBOL_ENTRY_HEAD 10u
+/* A SYMBOLS entry's offset when the function's start is not known. */
+#define FL_SYMBOL_NO_OFFSET UINT32_MAX
+
+/*
+ * Writes one SYMBOLS entry at at (FL_SYMBOL_ENTRY_HEAD + len bytes): site,
+ * offset, then len bytes of name.  Returns the bytes written.
+ */
+size_t fl_symbols_put(void *at, uint32_t site, uint32_t offset, const char *name,
+		      uint16_t len);
 
 /*
  * Fills in a header for a message of type and total length.  Returns

@@ -174,6 +174,8 @@ static inline int fake_register(struct fake_proc *fp, const char *path, uint32_t
 	if (!a)
 		return -1;
 	a->module = FAKE_MODULE;
+	a->flags = FL_MODULE_BASE;
+	a->base = FAKE_CODE;
 	a->code_start = FAKE_CODE;
 	a->code_size = (uint64_t)((n + FAKE_SITES_PER_FN - 1) / FAKE_SITES_PER_FN) *
 		       FAKE_FN_SIZE;
@@ -191,13 +193,14 @@ static inline int fake_register(struct fake_proc *fp, const char *path, uint32_t
 		memset(&sy, 0, sizeof(sy));
 		sy.module = FAKE_MODULE;
 		synth_put(&names, 0, sizeof(sy));
-		for (; i < n && names.len - start + 6 + 32 <= FL_PROTO_MAX_MESSAGE;
+		for (; i < n && names.len - start + FL_SYMBOL_ENTRY_HEAD + 32 <= FL_PROTO_MAX_MESSAGE;
 		     i++, sy.count++) {
 			char fn[32];
 			int k = snprintf(fn, sizeof(fn), "jit_compiled_function_%u",
 					 i / FAKE_SITES_PER_FN);
 
 			synth_put(&names, i, 4);
+			synth_put(&names, fake_site_pc(i) - fake_site_pc(i - i % FAKE_SITES_PER_FN), 4);
 			synth_put(&names, (uint64_t)k, 2);
 			for (int c = 0; c < k; c++)
 				synth_put(&names, (unsigned char)fn[c], 1);

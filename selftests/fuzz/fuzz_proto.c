@@ -51,10 +51,11 @@ static bool reference_symbols(const uint8_t *p, size_t n, uint32_t count)
 	for (uint32_t i = 0; i < count; i++) {
 		size_t len;
 
-		if (n - pos < 6)
+		/* site u32, offset u32, len u16 */
+		if (n - pos < 10)
 			return false;
-		len = le(p + pos + 4, 2);
-		pos += 6;
+		len = le(p + pos + 8, 2);
+		pos += 10;
 		if (len == 0 || n - pos < len || has_nul(p + pos, len))
 			return false;
 		pos += len;
@@ -80,17 +81,20 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 			return false;
 		want_fds = 1;
 		break;
-	case 2: {	/* MODULE_ADD */
-		uint64_t start, size, sections;
+	case 2: {	/* MODULE_ADD; flags: BASE 1 (base at 64, at most code_start) */
+		uint64_t start, size, sections, base;
 
-		if (n < 64 || !le(d + 16, 4) || le(d + 20, 4))
+		if (n < 72 || !le(d + 16, 4) || (le(d + 20, 4) & ~1ull))
 			return false;
-		if (le(d + 56, 4) != n - 64 || n - 64 > FL_PROTO_MAX_NAME ||
-		    has_nul(d + 64, n - 64))
+		if (le(d + 56, 4) != n - 72 || n - 72 > FL_PROTO_MAX_NAME ||
+		    has_nul(d + 72, n - 72))
 			return false;
 		start = le(d + 24, 8);
 		size = le(d + 32, 8);
+		base = le(d + 64, 8);
 		if (size == 0 || start + size < start)
+			return false;
+		if ((!(le(d + 20, 4) & 1) && base) || base > start)
 			return false;
 		if (le(d + 40, 4) + le(d + 44, 4) > UINT32_MAX)
 			return false;
@@ -210,11 +214,12 @@ static void check_message(const struct fl_msg *m, const uint8_t *d, size_t n, si
 			const uint8_t *name = (const uint8_t *)s.name;
 
 			CHECK(count < m->symbols.count);
-			CHECK(name == m->entries + prev + 6);
+			CHECK(name == m->entries + prev + 10);
 			CHECK(s.len > 0 && s.len <= (size_t)(end - name));
 			CHECK(!has_nul(name, s.len));
 			CHECK(s.site == le(m->entries + prev, 4));
-			CHECK(pos == prev + 6 + s.len);
+			CHECK(s.offset == le(m->entries + prev + 4, 4));
+			CHECK(pos == prev + 10 + s.len);
 			prev = pos;
 			count++;
 		}

@@ -59,11 +59,12 @@ u32 1234; u32 0; u64 3840; str seedproc; zeros 8
 msg hello 1 1
 
 # MODULE_ADD: module, flags, code_start, code_size, first_counter,
-# num_sites, faultmap_size, stackmap_size, name_len, sm_functions; name
-u32 1; u32 0; u64 0x400000; u64 0x1000; u32 0; u32 4; u32 92; u32 400; u32 9; u32 2
+# num_sites, faultmap_size, stackmap_size, name_len, sm_functions, base; name
+u32 1; u32 1; u64 0x400000; u64 0x1000; u32 0; u32 4; u32 92; u32 400; u32 9; u32 2; u64 0
 str /bin/seed
 msg module-add 1 2
-u32 2; u32 0; u64 0x7f0000000000; u64 0x10; u32 4; u32 0; u32 0; u32 0; u32 4; u32 0
+u32 2; u32 1; u64 0x7f0000000000; u64 0x10; u32 4; u32 0; u32 0; u32 0; u32 4; u32 0
+u64 0x7f0000000000
 str anon
 msg module-add-no-sections 0 2
 
@@ -71,11 +72,11 @@ msg module-add-no-sections 0 2
 u32 1; u32 0
 msg module-remove 0 3
 
-# SYMBOLS: module, count; entries of site u32, len u16, name
+# SYMBOLS: module, count; entries of site u32, offset u32, len u16, name
 u32 1; u32 3
-u32 0; u16 4; str main
-u32 3; u16 11; str parse_input
-u32 1; u16 1; str f
+u32 0; u32 4; u16 4; str main
+u32 3; u32 0xffffffff; u16 11; str parse_input
+u32 1; u32 0; u16 1; str f
 msg symbols 0 4
 
 # SYNC and COMPLETE: the header alone

@@ -156,7 +156,7 @@ if start_profile jit --json --seconds "$WAIT_S" "$child"; then
 	elif why=$(python3 - "$work/jit.out" "$ip" "$N" "$child" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-ip, n, pid = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+ip, n, pid = int(sys.argv[2], 16), int(sys.argv[3]), int(sys.argv[4])
 top = doc["top"][0]
 want = {"ip": ip, "faults": n, "read": n, "kind": "jit", "function": "fl_jit_null_load",
         "function_offset": 1, "symbol": "[jit] fl_jit_null_load+0x1", "pid": pid,
@@ -354,7 +354,7 @@ if start_profile all --all --json --seconds $((2 * WAIT_S)) -n 1000000; then
 	elif why=$(python3 - "$work/all.out" "$ip" "$N" "$child" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-ip, n, pid = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+ip, n, pid = int(sys.argv[2], 16), int(sys.argv[3]), int(sys.argv[4])
 rows = [r for r in doc["top"] if r["pid"] == pid and r["ip"] == ip]
 bad = []
 if not doc["all"] or not doc["interrupted"]:

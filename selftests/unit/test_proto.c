@@ -195,9 +195,11 @@ static struct buf *symbols_begin(uint32_t module, uint32_t count)
 	return b;
 }
 
-static void symbol(struct buf *b, uint32_t site, uint16_t len, const char *name)
+static void symbol(struct buf *b, uint32_t site, uint32_t offset, uint16_t len,
+		   const char *name)
 {
 	put(b, &site, sizeof(site));
+	put(b, &offset, sizeof(offset));
 	put(b, &len, sizeof(len));
 	put(b, name, len);
 }
@@ -206,9 +208,9 @@ static struct buf *symbols_default(void)
 {
 	struct buf *b = symbols_begin(7, 3);
 
-	symbol(b, 0, 4, "main");
-	symbol(b, 4, 11, "parse_input");
-	symbol(b, 2, 1, "f");
+	symbol(b, 0, 0x14, 4, "main");
+	symbol(b, 4, FL_SYMBOL_NO_OFFSET, 11, "parse_input");
+	symbol(b, 2, 0, 1, "f");
 	finish(b, FL_MSG_SYMBOLS);
 	return b;
 }
@@ -356,10 +358,12 @@ START_TEST(symbols_decode_and_walk_in_order)
 
 	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 1);
 	ck_assert_uint_eq(s.site, 0);
+	ck_assert_uint_eq(s.offset, 0x14);
 	ck_assert_uint_eq(s.len, 4);
 	ck_assert_mem_eq(s.name, "main", 4);
 	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 1);
 	ck_assert_uint_eq(s.site, 4);
+	ck_assert_uint_eq(s.offset, FL_SYMBOL_NO_OFFSET);
 	ck_assert_uint_eq(s.len, 11);
 	ck_assert_mem_eq(s.name, "parse_input", 11);
 	ck_assert_int_eq(fl_symbols_next(&m, &pos, &s), 1);
@@ -769,8 +773,8 @@ struct body_case {
 #define BAD(t, n, e, w) .type = FL_MSG_##t, .nfds = (n), .err = (e), .what = (w)
 #define GOOD(t, n) .type = FL_MSG_##t, .nfds = (n)
 #define TAIL(s) .tail = (s), .tail_len = sizeof(s) - 1
-/* A SYMBOLS entry: site and len as one-byte escapes ("\1"), the name. */
-#define SYM(site, len, name) site "\0\0\0" len "\0" name
+/* A SYMBOLS entry: site and len as one-byte escapes ("\1"), offset 0, the name. */
+#define SYM(site, len, name) site "\0\0\0" "\0\0\0\0" len "\0" name
 
 static void hello_first_flag(const struct body_case *c, const struct fl_msg *m)
 {
@@ -836,10 +840,24 @@ static const struct body_case body_cases[] = {
 	  .accepted = hello_comm_fills_the_field },
 
 	/* MODULE_ADD */
-	{ "MODULE_ADD flags 1", BAD(MODULE_ADD, 1, -EBADMSG, "MODULE_ADD reserved fields set (1)"),
-	  .set = { SET(module_add, flags, 1) } },
-	{ "MODULE_ADD flags bit 31", BAD(MODULE_ADD, 1, -EBADMSG, "MODULE_ADD reserved fields set"),
+	{ "MODULE_ADD flags 2", BAD(MODULE_ADD, 1, -EBADMSG,
+				     "MODULE_ADD unknown flags, or a base without its flag (2)"),
+	  .set = { SET(module_add, flags, 2) } },
+	{ "MODULE_ADD flags bit 31", BAD(MODULE_ADD, 1, -EBADMSG,
+					 "MODULE_ADD unknown flags, or a base without its flag"),
 	  .set = { SET(module_add, flags, 0x80000000u) } },
+	{ "MODULE_ADD a base without its flag", BAD(MODULE_ADD, 1, -EBADMSG,
+						    "MODULE_ADD unknown flags, or a base without its flag (0)"),
+	  .set = { SET(module_add, base, 0x1000) } },
+	{ "MODULE_ADD base a byte above the code", BAD(MODULE_ADD, 1, -EBADMSG,
+						       "MODULE_ADD base above the code"),
+	  .set = { SET(module_add, flags, FL_MODULE_BASE),
+		   SET(module_add, base, 0x7f0000001001) } },
+	{ "MODULE_ADD base at the code's start", GOOD(MODULE_ADD, 1),
+	  .set = { SET(module_add, flags, FL_MODULE_BASE),
+		   SET(module_add, base, 0x7f0000001000) } },
+	{ "MODULE_ADD base 0 (an executable at its link-time addresses)", GOOD(MODULE_ADD, 1),
+	  .set = { SET(module_add, flags, FL_MODULE_BASE) } },
 	{ "MODULE_ADD function addresses with a stack map", GOOD(MODULE_ADD, 1),
 	  .set = { SET(module_add, sm_functions, 3) }, .accepted = module_add_sm_functions_3 },
 	{ "MODULE_ADD function addresses without a stack map",
@@ -947,7 +965,7 @@ static const struct body_case body_cases[] = {
 	  TAIL(ENTRIES_MAIN SYM("\1", "\5", "exit")) },
 	{ "SYMBOLS name length 0xffff with a few bytes",
 	  BAD(SYMBOLS, 0, -EBADMSG, "SYMBOLS name empty or past the end"),
-	  .set = { SET(symbols, count, 1) }, TAIL("\0\0\0\0" "\xff\xff" "main") },
+	  .set = { SET(symbols, count, 1) }, TAIL("\0\0\0\0" "\0\0\0\0" "\xff\xff" "main") },
 	{ "SYMBOLS empty name", BAD(SYMBOLS, 0, -EBADMSG, "SYMBOLS name empty or past the end"),
 	  .set = { SET(symbols, count, 2) }, TAIL(ENTRIES_MAIN SYM("\1", "\0", "")) },
 	{ "SYMBOLS name with a NUL", BAD(SYMBOLS, 0, -EBADMSG, "SYMBOLS name with a NUL byte"),

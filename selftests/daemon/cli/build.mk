@@ -7,5 +7,15 @@
 #   make check-daemon-cli
 
 .PHONY: check-daemon-cli
-check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) | deps
-	$(Q)$(FRESH_NS) selftests/daemon/cli/run.sh $(CLI) $(FLD) $(B)/tests/daemon/cli
+check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) $(B)/tests/daemon/cli-progs/jitperf | deps
+	$(Q)$(FRESH_NS) selftests/daemon/cli/run.sh $(CLI) $(FLD) $(B)/tests/daemon/cli \
+		$(B)/tests/daemon/cli-progs/jitperf
+
+# Not in the test's work directory, which run.sh empties.
+DCLI_OUT := $(B)/tests/daemon/cli-progs
+
+# JIT code that only a perf map names (stats reads it).
+$(DCLI_OUT)/jitperf: $(B)/obj/selftests/daemon/cli/jitperf.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LIBS)

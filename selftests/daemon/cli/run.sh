@@ -3,7 +3,7 @@
 # program under faultline run that fails known implicit checks, and
 # faultline stats (table, --json, --openmetrics, --prometheus), ps, sites,
 # stackmaps, request and top (in a real terminal: tmux) against it.
-#   run.sh FAULTLINE FAULTLINED WORKDIR
+#   run.sh FAULTLINE FAULTLINED WORKDIR JITPERF
 # Waits are for events (a file, a line, counts), up to WAIT_S: a slow
 # machine only makes the test slower.  Every process started here (the
 # daemon, the program, the fake daemon, tmux) is killed when it ends.
@@ -12,6 +12,7 @@ set -u
 FL=$(realpath "$1")
 FLD=$(realpath "$2")
 W=$3
+JITPERF=$(realpath "$4")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 # The Debian python3, which has python3-prometheus-client (scripts/deps.sh).
@@ -543,6 +544,110 @@ else
 	bad "tmux is not installed (scripts/deps.sh installs it)"
 fi
 
+# ---- where a site is: module+offset and function+offset, in --json and
+# in the table.  prog is linked at its link-time addresses (no PIE): its
+# module offsets are its PCs.  prog-pie is loaded at a bias: its module
+# offsets are the addresses its file gives (nm), its PCs those plus the
+# bias.  The function offsets are the fault map's.
+"$PY" - <<'EOF2' >fnoffs || exit 1
+import json
+d = json.load(open("faultmap.json"))
+for t in d["files"][0]["tables"]:
+    for f in t["functions"]:
+        for x in f["faults"]:
+            print(f["symbol"], x["faulting_pc_offset"])
+EOF2
+LOAD_OFF=$(awk '$1 == "load_field" { print $2 }' fnoffs)
+STORE_OFF=$(awk '$1 == "store_field" { print $2 }' fnoffs)
+run where_json 0 "$FL" stats --json --all --pid "$PID"
+py where_json - "$LOAD_PC" "$LOAD_OFF" "$STORE_PC" "$STORE_OFF" <<'EOF2'
+import json, sys
+lpc, loff, spc, soff = map(int, sys.argv[1:])
+[p] = json.load(open("where_json.out"))["processes"]
+sites = {s["faulting_pc"]: s for s in p["sites"]}
+for pc, fn, off in ((lpc, "load_field", loff), (spc, "store_field", soff)):
+    s = sites[pc]
+    assert (s["module_offset"], s["function"], s["function_offset"]) == (pc, fn, off), s
+    assert "function_from" not in s, s
+EOF2
+run where_text 0 "$FL" stats --pid "$PID"
+has where_text where_text.out "$(printf 'prog+0x%x' "$LOAD_PC")"
+has where_text where_text.out "$(printf 'load_field+0x%x' "$LOAD_OFF")"
+has where_text where_text.out "$(printf 'store_field+0x%x' "$STORE_OFF")"
+
+llc-14 -O2 -enable-implicit-null-checks -relocation-model=pic -filetype=obj \
+	"$ROOT/selftests/cli/sample.ll" -o sample-pic.o || exit 1
+llc-14 -O2 -relocation-model=pic -filetype=obj "$HERE/shared_pc.ll" -o shared_pc-pic.o || exit 1
+# -z notext: the stack map section's relocations (docs/codegen.md).
+gcc -O2 -pie -fPIE -Wl,-z,notext "$HERE/prog.c" sample-pic.o shared_pc-pic.o -o prog-pie || exit 1
+PIE_LOAD=$(nm prog-pie | awk '$3 == "load_field" { print $1 }')
+run pie 0 "$FL" run ./prog-pie 2 1 </dev/null
+PIE_PID=$(awk '/^ready/ { print $2 }' pie.out)
+# pie_named: its exited process's sites are named, with their counts
+pie_named() {
+	"$FL" stats --json --pid "${PIE_PID:-0}" >pie.json 2>/dev/null &&
+		"$PY" -c 'import json
+[p] = json.load(open("pie.json"))["processes"]
+assert p["exited"] and p["faults"] == 3 and all(s["function"] for s in p["sites"])' 2>/dev/null
+}
+eventually pie_named && ok || bad "stats never showed prog-pie's 3 named faults"
+py pie_json - "0x$PIE_LOAD" "$LOAD_OFF" <<'EOF2'
+import json, sys
+sym, loff = int(sys.argv[1], 16), int(sys.argv[2])
+[p] = json.load(open("pie.json"))["processes"]
+[s] = [s for s in p["sites"] if s["function"] == "load_field"]
+assert s["module"] == "(main program)" and s["function_offset"] == loff, s
+# The file's address of the instruction, and a load bias of whole pages.
+assert s["module_offset"] == sym + loff, (s, hex(sym))
+bias = s["faulting_pc"] - s["module_offset"]
+assert bias > 0 and bias % 4096 == 0, hex(bias)
+EOF2
+run pie_text 0 "$FL" stats --pid "${PIE_PID:-0}"
+has pie_text pie_text.out "$(printf 'prog-pie+0x%x' $((0x$PIE_LOAD + LOAD_OFF)))"
+has pie_text pie_text.out "$(printf 'load_field+0x%x' "$LOAD_OFF")"
+run pie_sites 0 "$FL" sites "${PIE_PID:-0}"
+has pie_sites pie_sites.out "$(printf 'prog-pie+0x%x' $((0x$PIE_LOAD + LOAD_OFF)))"
+
+# ---- JIT code registered without names, which its perf map names: stats
+# and sites read /tmp/perf-PID.map for a live process, as profile does
+mkfifo jit.fifo
+"$JITPERF" 3 <jit.fifo >jit.out 2>jit.err &
+JIT_PID=$!
+exec 9>jit.fifo
+eventually grep -q '^ready' jit.out
+JPID=$(awk '/^ready/ { print $2 }' jit.out)
+JPC=$(awk '/^ready/ { print $3 }' jit.out)
+has_jit() {
+	"$FL" stats --json --pid "${JPID:-0}" >jit.json 2>/dev/null &&
+		"$PY" -c 'import json
+[p] = json.load(open("jit.json"))["processes"]
+assert p["faults"] == 3' 2>/dev/null
+}
+eventually has_jit && ok || bad "stats never showed jitperf's 3 faults"
+run jit_json 0 "$FL" stats --json --pid "${JPID:-0}"
+py jit_json - "${JPC:-0}" <<'EOF2'
+import json, sys
+pc = int(sys.argv[1], 16)
+[p] = json.load(open("jit_json.out"))["processes"]
+[s] = p["sites"]
+want = {"faulting_pc": pc, "module": "jitperf", "module_offset": 16, "function": "jitperf_load",
+        "function_offset": 0, "function_from": "perf-map", "faults": 3}
+assert all(s[k] == v for k, v in want.items()), s
+EOF2
+run jit_text 0 "$FL" stats --pid "${JPID:-0}"
+has jit_text jit_text.out "jitperf+0x10"
+has jit_text jit_text.out "jitperf_load+0x0"
+# The daemon's own document does not have it: the name is the CLI's reading.
+run jit_metrics 0 "$FL" stats --prometheus
+if grep -q 'function="jitperf_load"' jit_metrics.out; then
+	bad "jit_metrics: the metrics took a perf map's name"
+else
+	ok
+fi
+exec 9>&-
+wait "$JIT_PID" && ok || bad "jitperf failed"
+JIT_PID=
+
 # ---- the program exits: the daemon keeps its final counts
 exec 7>&-
 wait "$PROG_PID"
@@ -564,6 +669,25 @@ kill "$DPID" && wait "$DPID" 2>/dev/null
 DPID=
 run gone 1 "$FL" stats
 has gone gone.err "faultlined is not running at $SOCK"
+
+# ---- started again on its state directory: the exited prog-pie's record
+# gives its sites' module and function offsets as before
+"$FLD" --socket "$SOCK" --state-dir "$W/state" --log-level info 2>daemon2.log &
+DPID=$!
+eventually grep -q "listening on" daemon2.log ||
+	{ echo "faultlined did not start again"; cat daemon2.log; exit 1; }
+run restored 0 "$FL" stats --json --pid "${PIE_PID:-0}"
+py restored <<'EOF2'
+import json
+keys = ("faulting_pc", "module", "module_offset", "function", "function_offset", "faults")
+def sites(f):
+    [p] = json.load(open(f))["processes"]
+    return sorted(tuple(s[k] for k in keys) for s in p["sites"])
+before, after = sites("pie.json"), sites("restored.out")
+assert before == after and all(s[2] is not None and s[4] is not None for s in after), (before, after)
+EOF2
+kill "$DPID" && wait "$DPID" 2>/dev/null
+DPID=
 
 echo "daemon cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

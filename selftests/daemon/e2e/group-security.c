@@ -143,18 +143,15 @@ static const char *const mod_case_name[] = {
 static void send_symbols(int fd, uint32_t module, uint32_t site)
 {
 	struct fl_msg_symbols s;
-	unsigned char b[sizeof(s) + 16] = { 0 };
-	uint16_t l = 3;
+	unsigned char b[sizeof(s) + FL_SYMBOL_ENTRY_HEAD + 3] = { 0 };
 
 	memset(&s, 0, sizeof(s));
-	fl_proto_header(&s, FL_MSG_SYMBOLS, sizeof(s) + 4 + 2 + 3, 3);
+	fl_proto_header(&s, FL_MSG_SYMBOLS, sizeof(b), 3);
 	s.module = module;
 	s.count = 1;
 	memcpy(b, &s, sizeof(s));
-	memcpy(b + sizeof(s), &site, 4);
-	memcpy(b + sizeof(s) + 4, &l, 2);
-	memcpy(b + sizeof(s) + 6, "abc", 3);
-	xsend(fd, b, sizeof(s) + 9, NULL, 0, 0);
+	fl_symbols_put(b + sizeof(s), site, 0, "abc", 3);
+	xsend(fd, b, sizeof(b), NULL, 0, 0);
 }
 
 static void send_remove(int fd, uint32_t module)

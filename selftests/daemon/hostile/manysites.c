@@ -107,14 +107,11 @@ static int send_names(uint32_t module, uint32_t first, uint32_t n)
 		size_t o = sizeof(s);
 		uint32_t count = 0;
 
-		while (i < n && o + 6 + 24 <= sizeof(buf)) {
+		while (i < n && o + FL_SYMBOL_ENTRY_HEAD + 24 <= sizeof(buf)) {
 			char name[24];
 			uint16_t len = (uint16_t)snprintf(name, sizeof(name), "site_%u", first + i);
 
-			memcpy(buf + o, &i, 4);
-			memcpy(buf + o + 4, &len, 2);
-			memcpy(buf + o + 6, name, len);
-			o += 6 + len;
+			o += fl_symbols_put(buf + o, i, 0, name, len);
 			count++;
 			i++;
 		}
