@@ -3,7 +3,8 @@
 # program under faultline run that fails known implicit checks, and
 # faultline stats (table, --json, --openmetrics, --prometheus), ps, sites,
 # stackmaps, request and top (in a real terminal: tmux) against it.
-#   run.sh FAULTLINE FAULTLINED WORKDIR
+#   run.sh FAULTLINE FAULTLINED WORKDIR JIT_NAMES
+# (JIT_NAMES: selftests/daemon/cli/jit_names.c's program.)
 # Waits are for events (a file, a line, counts), up to WAIT_S: a slow
 # machine only makes the test slower.  Every process started here (the
 # daemon, the program, the fake daemon, tmux) is killed when it ends.
@@ -12,6 +13,7 @@ set -u
 FL=$(realpath "$1")
 FLD=$(realpath "$2")
 W=$3
+JIT_NAMES=$(realpath "$4")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 # The Debian python3, which has python3-prometheus-client (scripts/deps.sh).
@@ -63,7 +65,7 @@ FAKE_PID=
 # Every job still running (daemon, program, fake daemon) and tmux's server.
 cleanup() {
 	local p
-	exec 7>&- 2>/dev/null
+	exec 7>&- 8>&- 2>/dev/null
 	for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
@@ -558,6 +560,38 @@ assert p["exited"] is True and p["exited_ms"] >= p["registered_ms"], p
 assert {s["faulting_pc"]: s["faults"] for s in p["sites"]} == {lpc: 9, spc: 5}, p
 EOF
 run ping_exited 1 "$FL" request "$PID" ping
+
+# ---- JIT code: its sites named by the functions the program registered
+# (JIT code has no symbol table: without them, "function" is null)
+mkfifo jit.fifo
+"$JIT_NAMES" 4 2 <jit.fifo >jit.out 2>jit.err &
+JIT_PID=$!
+exec 8>jit.fifo
+eventually grep -q '^ready' jit.out
+JPID=$(awk '/^ready/ { print $2 }' jit.out)
+[ -n "$JPID" ] || { echo "jit-names did not start"; cat jit.out jit.err; exit 1; }
+# Until stats --json shows both sites named (the names come asynchronously).
+jit_named() {
+	"$FL" stats --json --pid "$JPID" >jit.json 2>/dev/null &&
+		"$PY" - <<'EOF' 2>/dev/null
+import json, sys
+[p] = json.load(open("jit.json"))["processes"]
+got = sorted((s["kind"], s["function"], s["faults"]) for s in p["sites"])
+sys.exit(0 if got == [("load", "jit_price_of", 4), ("store", "jit_set_price", 2)] else 1)
+EOF
+}
+if eventually jit_named; then
+	ok
+else
+	bad "stats --json never named the JIT sites jit_price_of (4 faults) and jit_set_price (2)"
+	"$PY" -m json.tool jit.json | cat - jit.err | sed 's/^/  | /' | head -40
+fi
+run jit_text 0 "$FL" stats --pid "$JPID"
+has jit_text jit_text.out "jit_price_of"
+has jit_text jit_text.out "jit_set_price"
+exec 8>&-
+if wait "$JIT_PID"; then ok; else bad "jit-names: exit $? ($(cat jit.out jit.err))"; fi
+JIT_PID=
 
 # ---- the daemon stops
 kill "$DPID" && wait "$DPID" 2>/dev/null
