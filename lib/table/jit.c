@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,9 @@ static int sorted_functions(const struct fl_jit_reg *r, struct fl_jit_function *
 		return 0;
 	if (!r->functions)
 		return fl_diag_say(diag, -EINVAL, "fl_jit_register: %zu functions at NULL",
+				   r->num_functions);
+	if (r->num_functions > SIZE_MAX / sizeof(*v))
+		return fl_diag_say(diag, -EINVAL, "fl_jit_register: %zu functions: too many",
 				   r->num_functions);
 	for (size_t i = 0; i < r->num_functions; i++) {
 		const struct fl_jit_function *f = &r->functions[i];
