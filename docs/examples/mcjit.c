@@ -10,7 +10,8 @@
  * two map sections are SHF_ALLOC, so they arrive through the data-section
  * callback like any read-only data, and RuntimeDyld relocates them in place
  * before finalizing.  After finalization each FunctionAddress holds the
- * function's runtime address, which is what fl_jit_register wants.
+ * function's runtime address, which is what fl_jit_register wants.  The
+ * functions are registered too, so that faultlined names the sites.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -115,6 +116,41 @@ static void destroy(void *opaque)
 	munmap(m->mem, 2 * (size_t)AREA);
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct fl_jit_function *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The module's functions, for their names in faultlined: where each one
+ * is, from the engine; its size, which LLVM 14's C API does not give for
+ * MCJIT code, up to the next function's start (the last: to the code's
+ * end), alignment padding included.  Returns how many, at most max.
+ */
+static size_t functions_of(LLVMExecutionEngineRef ee, LLVMModuleRef mod,
+			   const struct jit_memory *m, struct fl_jit_function *out, size_t max)
+{
+	size_t n = 0;
+
+	for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn && n < max;
+	     fn = LLVMGetNextFunction(fn)) {
+		const char *name = LLVMGetValueName2(fn, &(size_t){ 0 });
+
+		if (LLVMIsDeclaration(fn))
+			continue;
+		out[n].name = name;
+		out[n].start = LLVMGetFunctionAddress(ee, name);
+		if (out[n].start)
+			n++;
+	}
+	qsort(out, n, sizeof(*out), by_start);
+	for (size_t i = 0; i < n; i++)
+		out[i].size = (i + 1 < n ? out[i + 1].start : m->code_end) - out[i].start;
+	return n;
+}
+
 static int print_site(const struct fl_site *s, void *ctx)
 {
 	const struct jit_memory *m = ctx;
@@ -133,11 +169,13 @@ int main(int argc, char **argv)
 	struct LLVMMCJITCompilerOptions opts;
 	struct jit_memory jm = { 0 };
 	struct fl_stats st = { .sz = sizeof(st) };
+	struct fl_jit_function fns[16];
 	struct fl_diag diag;
 	LLVMExecutionEngineRef ee;
 	LLVMMemoryBufferRef buf;
 	LLVMModuleRef mod;
 	char *msg = NULL;
+	size_t nfns;
 	int id, ret;
 
 	if (argc != 2) {
@@ -185,11 +223,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	nfns = functions_of(ee, mod, &jm, fns, sizeof(fns) / sizeof(fns[0]));
+	for (size_t i = 0; i < nfns; i++)
+		printf("function %s: mcjit+%#llx, %llu bytes\n", fns[i].name,
+		       (unsigned long long)(fns[i].start - jm.code_start),
+		       (unsigned long long)fns[i].size);
+
 	FL_OPTS(fl_jit_reg, reg, .name = "mcjit",
 		.faultmap = jm.faultmap, .faultmap_size = jm.faultmap_size,
 		.stackmap = jm.stackmap, .stackmap_size = jm.stackmap_size,
 		.eh_frame = jm.eh_frame, .eh_frame_size = jm.eh_frame_size,
-		.code_start = jm.code_start, .code_size = jm.code_end - jm.code_start);
+		.code_start = jm.code_start, .code_size = jm.code_end - jm.code_start,
+		.functions = fns, .num_functions = nfns);
 	id = fl_jit_register(&reg, &diag);
 	if (id < 0) {
 		fprintf(stderr, "mcjit: fl_jit_register: %s\n",

@@ -20,7 +20,9 @@
  * function address field gets the runtime address of the function its
  * relocation names, which the JIT's lookup gives.  So every function a
  * map names must be a symbol the JIT can look up (external linkage); this
- * example refuses any other.
+ * example refuses any other.  Those functions are registered too, with
+ * their sizes from the object's symbols, so that faultlined names the
+ * sites.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -121,12 +123,31 @@ static LLVMErrorRef capture(void *ctx, LLVMMemoryBufferRef *obj)
 	return NULL;
 }
 
-static uint64_t symbol_size(const struct object *o, const char *name)
+/* The index of o's symbol name (one with a size), or -1. */
+static int symbol(const struct object *o, const char *name)
 {
 	for (int i = 0; i < o->nsyms; i++)
 		if (o->sym_name[i] && strcmp(o->sym_name[i], name) == 0)
-			return o->sym_size[i];
-	return 0;
+			return i;
+	return -1;
+}
+
+/*
+ * The functions to register, for their names in faultlined: each function
+ * a map names, where the JIT put it, as long as the object's symbol says.
+ */
+struct functions {
+	int n;
+	struct fl_jit_function v[MAX_FUNCTIONS];
+};
+
+static void add_function(struct functions *f, const char *name, uint64_t start, uint64_t size)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->v[i].start == start)
+			return;		/* named by both maps */
+	if (f->n < MAX_FUNCTIONS)
+		f->v[f->n++] = (struct fl_jit_function){ name, start, size };
 }
 
 /*
@@ -161,12 +182,13 @@ static int next_function(enum fl_section_kind kind, void *cursor, size_t *addres
 
 /*
  * o's map section kind, relocated to where the JIT put each function:
- * returns a malloc'ed copy with *size set and [*lo, *hi) widened to the
- * functions it names, or NULL: with *size 0 when o has no such section,
- * else with c->err set.
+ * returns a malloc'ed copy with *size set, [*lo, *hi) widened to the
+ * functions it names and those functions added to fns, or NULL: with
+ * *size 0 when o has no such section, else with c->err set.
  */
 static void *relocated(LLVMOrcLLJITRef jit, struct captured *c, const struct object *o,
-		       enum fl_section_kind kind, size_t *size, uint64_t *lo, uint64_t *hi)
+		       enum fl_section_kind kind, size_t *size, uint64_t *lo, uint64_t *hi,
+		       struct functions *fns)
 {
 	union {
 		struct fl_faultmap_cursor fm;
@@ -196,6 +218,7 @@ static void *relocated(LLVMOrcLLJITRef jit, struct captured *c, const struct obj
 		LLVMOrcExecutorAddress addr = 0;
 		LLVMErrorRef err;
 		uint64_t len;
+		int sym;
 
 		if (fl_elf_reloc(o->elf, kind, address_offset, &rel) < 0 || !rel.function) {
 			snprintf(c->err, sizeof(c->err), "%s+%#zx: no relocation names a function",
@@ -212,7 +235,8 @@ static void *relocated(LLVMOrcLLJITRef jit, struct captured *c, const struct obj
 			LLVMDisposeErrorMessage(m);
 			goto fail;
 		}
-		len = symbol_size(o, rel.function);
+		sym = symbol(o, rel.function);
+		len = sym < 0 ? 0 : o->sym_size[sym];
 		if (len == 0) {
 			snprintf(c->err, sizeof(c->err), "%s: no size in the object", rel.function);
 			goto fail;
@@ -221,6 +245,7 @@ static void *relocated(LLVMOrcLLJITRef jit, struct captured *c, const struct obj
 		memcpy(copy + address_offset, &addr, sizeof(addr));
 		*lo = addr < *lo ? addr : *lo;
 		*hi = addr + len > *hi ? addr + len : *hi;
+		add_function(fns, o->sym_name[sym], addr, len);
 	}
 	if (ret < 0) {
 		snprintf(c->err, sizeof(c->err), "%s", diag.msg);
@@ -242,6 +267,7 @@ static int register_new(LLVMOrcLLJITRef jit, struct captured *c)
 	for (int i = 0; i < c->nobjects; i++) {
 		struct object *o = &c->obj[i];
 		uint64_t lo = UINT64_MAX, hi = 0;
+		struct functions fns = { 0 };
 		size_t fm_size, sm_size;
 		struct fl_diag diag;
 		void *fm, *sm;
@@ -249,10 +275,10 @@ static int register_new(LLVMOrcLLJITRef jit, struct captured *c)
 
 		if (o->registered)
 			continue;
-		fm = relocated(jit, c, o, FL_SECTION_FAULTMAP, &fm_size, &lo, &hi);
+		fm = relocated(jit, c, o, FL_SECTION_FAULTMAP, &fm_size, &lo, &hi, &fns);
 		if (!fm && fm_size == 0 && c->err[0])
 			return -1;
-		sm = relocated(jit, c, o, FL_SECTION_STACKMAP, &sm_size, &lo, &hi);
+		sm = relocated(jit, c, o, FL_SECTION_STACKMAP, &sm_size, &lo, &hi, &fns);
 		if (!sm && sm_size == 0 && c->err[0]) {
 			free(fm);
 			return -1;
@@ -260,7 +286,8 @@ static int register_new(LLVMOrcLLJITRef jit, struct captured *c)
 
 		FL_OPTS(fl_jit_reg, reg, .name = "orc", .faultmap = fm, .faultmap_size = fm_size,
 			.stackmap = sm, .stackmap_size = sm_size,
-			.code_start = lo, .code_size = hi > lo ? hi - lo : 0);
+			.code_start = lo, .code_size = hi > lo ? hi - lo : 0,
+			.functions = fns.v, .num_functions = (size_t)fns.n);
 		id = fl_jit_register(&reg, &diag);
 		free(fm);	/* copied by fl_jit_register */
 		free(sm);

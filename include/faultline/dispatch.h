@@ -110,6 +110,16 @@ int fl_init(const struct fl_init_opts *opts);
  */
 int fl_refresh(void);
 
+/* The longest function name fl_jit_register takes, in bytes (the NUL not counted). */
+#define FL_JIT_MAX_FUNCTION_NAME 4096u
+
+/* A function of JIT code, named for faultlined (see fl_jit_reg.functions). */
+struct fl_jit_function {
+	const char *name;	/* non-empty, no newline, at most FL_JIT_MAX_FUNCTION_NAME bytes */
+	uint64_t start;		/* runtime address */
+	uint64_t size;		/* > 0 */
+};
+
 /* Options of fl_jit_register: the first field is the struct's size. */
 struct fl_jit_reg {
 	size_t sz;
@@ -142,14 +152,24 @@ struct fl_jit_reg {
 	 */
 	const void *eh_frame;
 	size_t eh_frame_size;
+	/*
+	 * The functions of the code, or NULL (num_functions 0): each site is
+	 * named by the function whose [start, start + size) holds its faulting
+	 * PC (faultline stats, sites, top), else it stays unnamed.  Each range
+	 * must be inside the code range and overlap no other; in any order.
+	 * Copied, names included; need not outlive the call.
+	 */
+	const struct fl_jit_function *functions;
+	size_t num_functions;
 };
 
 /*
  * Registers code that is not a loaded ELF module (JIT code).  Returns a
  * module id > 0 on success, -EINVAL with *diag filled in (diag may be
  * NULL) when there is neither a fault map nor a stack map, the sections
- * are malformed or an address falls outside the code range (nothing is
- * registered then), -EEXIST when its sites, stack map records or the code
+ * are malformed, an address falls outside the code range, or a function
+ * of functions is outside it, overlaps another, is empty or badly named
+ * (nothing is registered then), -EEXIST when its sites, stack map records or the code
  * its .eh_frame describes overlap a registered module's,
  * -ENOSPC when the counters are full, -ENODEV before fl_init, -errno
  * otherwise.  Thread-safe.  Not async-signal-safe.

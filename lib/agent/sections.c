@@ -3,8 +3,10 @@
  * What the agent tells the daemon about a module beyond its sites, made
  * when the table is about to add the module (its module_prepare observer,
  * without the table's locks): the sections (the fault map, the stack map,
- * the stack map functions' runtime addresses); and later, in the fl-agent
- * thread, the names of the functions the sites are in.  See internal.h.
+ * the stack map functions' runtime addresses), and a JIT module's sites'
+ * names (the functions registered with it); and later, in the fl-agent
+ * thread, the names of a loaded module's sites from its file.  See
+ * internal.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -91,6 +93,58 @@ char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs,
 	return names;
 }
 
+/*
+ * The names of a JIT module's sites, from the functions registered with
+ * it (sorted by start, disjoint: jit.c checked them): n malloc'd names,
+ * NULL for a site outside every function, or NULL for none at all (or no
+ * memory), and in *offsets each named site's offset in its function.  A
+ * binary search per site: a JIT registers thousands of functions.
+ */
+static char **jit_names(const struct fl_jit_function *fns, size_t num_fns,
+			const struct fl_site_entry *sites, uint32_t n, uint32_t **offsets)
+{
+	char **names;
+
+	*offsets = NULL;
+	if (!num_fns || !n)
+		return NULL;
+	names = calloc(n, sizeof(*names));
+	*offsets = names ? malloc(n * sizeof(**offsets)) : NULL;
+	if (!*offsets) {
+		free(names);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t pc = sites[i].faulting_pc;
+		size_t lo = 0, hi = num_fns;
+
+		/* The last function starting at or before pc, if any. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (fns[mid].start <= pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		(*offsets)[i] = FL_SYMBOL_NO_OFFSET;
+		if (lo == 0 || pc - fns[lo - 1].start >= fns[lo - 1].size)
+			continue;
+		if (pc - fns[lo - 1].start < FL_SYMBOL_NO_OFFSET)
+			(*offsets)[i] = (uint32_t)(pc - fns[lo - 1].start);
+		names[i] = strdup(fns[lo - 1].name);
+		if (!names[i]) {
+			while (i--)
+				free(names[i]);
+			free(names);
+			free(*offsets);
+			*offsets = NULL;
+			return NULL;
+		}
+	}
+	return names;
+}
+
 /* The stack map's function addresses as stored (JIT: they are runtime ones). */
 static uint64_t *stored_functions(const void *sm, size_t size, uint32_t flags, size_t *n)
 {
@@ -160,6 +214,10 @@ void *fl_agent_module_prepare(const struct fl_table_source *src)
 		take_sections(src->name, r->faultmap, r->faultmap_size, r->stackmap,
 			      r->stackmap_size, funcs, n, x);
 		free(funcs);
+		/* No file to name them from later: named now, or never. */
+		x->names = jit_names(r->functions, r->num_functions, src->sites, src->num_sites,
+				     &x->offsets);
+		x->num_names = x->names ? src->num_sites : 0;
 	}
 	return x;
 }

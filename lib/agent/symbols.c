@@ -2,7 +2,9 @@
 /*
  * Site names for the daemon: the function each faulting PC is in, as the
  * dynamic symbol tables know it (dladdr), and its offset there.  Off the
- * signal path, in the fl-agent thread.  JIT code has no symbols; its sites stay unnamed.
+ * signal path, in the fl-agent thread.  JIT code has no symbols: its sites
+ * are named by the functions registered with it (fl_jit_reg.functions,
+ * sections.c), or stay unnamed.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -68,7 +68,11 @@ struct fl_table_source {
 	const char *name;
 	const struct fl_site_entry *sites;	/* sorted by faulting_pc */
 	uint32_t num_sites;
-	/* Exactly one is set: a loaded ELF module, or a JIT registration. */
+	/*
+	 * Exactly one is set: a loaded ELF module, or a JIT registration
+	 * (fl_jit_register's copy, checked: its functions, if any, are sorted
+	 * by start and do not overlap).
+	 */
 	const struct fl_module *elf;
 	const struct fl_jit_reg *jit;
 };

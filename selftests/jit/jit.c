@@ -700,6 +700,138 @@ static void unregister(int id)
 		fail("fl_jit_unregister(%d): %d", id, rc);
 }
 
+/* The functions of f, each up to the next one's start, the last to the code's end. */
+static size_t functions_of(const struct jit_module *m, const struct jit_fns *f,
+			   struct fl_jit_function *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NFN; i++) {
+		uint64_t end = m->code_start + m->code_size;
+
+		for (size_t j = 0; j < NFN; j++)
+			if (f->addr[j] > f->addr[i] && f->addr[j] < end)
+				end = f->addr[j];
+		out[n++] = (struct fl_jit_function){ fn_expected[i].name, f->addr[i],
+						     end - f->addr[i] };
+	}
+	return n;
+}
+
+/* A rejection whose diagnostic must name the function at fault. */
+static void expect_function_reject(const char *what, struct fl_jit_reg *r, const char *says)
+{
+	struct fl_diag d = { 0 };
+	int id = fl_jit_register(r, &d);
+
+	if (id != -EINVAL) {
+		fail("%s: got %d (%s), want -EINVAL", what, id, id < 0 ? strerror(-id) : "an id");
+		if (id > 0)
+			fl_jit_unregister(id);
+		return;
+	}
+	if (!strstr(d.msg, says))
+		fail("%s: diagnostic \"%s\" does not say \"%s\"", what, d.msg, says);
+	printf("  %s: %s\n", what, d.msg);
+}
+
+/*
+ * m is not registered: each bad list of functions alone makes the
+ * registration fail (without the checks it would succeed), and nothing is
+ * registered; the good list registers.
+ */
+static void function_names_are_checked(const struct jit_module *m, const struct jit_fns *f)
+{
+	struct fl_jit_function fns[NFN], bad[NFN];
+	struct fl_stats before, after;
+	struct fl_jit_reg r;
+	char long_name[FL_JIT_MAX_FUNCTION_NAME + 2];
+	size_t n = functions_of(m, f, fns);
+	int id;
+
+	get_stats(&before);
+	jit_reg(m, "names", &r);
+	r.functions = bad;
+	r.num_functions = n;
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[1].start = m->code_start + m->code_size - 1;
+	bad[1].size = 2;
+	expect_function_reject("function past the code's end", &r, "function 1 (jit_store)");
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[0].start = m->code_start - 16;
+	expect_function_reject("function before the code", &r, "function 0 (jit_load)");
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[2].start = bad[3].start - 1;
+	bad[2].size = 2;
+	expect_function_reject("overlapping functions", &r, "overlap");
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[4].name = "";
+	expect_function_reject("empty name", &r, "function 4: no name");
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[4].name = NULL;
+	expect_function_reject("no name", &r, "function 4: no name");
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[3].size = 0;
+	expect_function_reject("size 0", &r, "function 3 (jit_far): size 0");
+
+	memcpy(bad, fns, sizeof(fns));
+	bad[2].name = "two\nlines";
+	expect_function_reject("newline in a name", &r, "function 2: newline");
+
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	memcpy(bad, fns, sizeof(fns));
+	bad[0].name = long_name;
+	expect_function_reject("name too long", &r, "function 0: name longer than 4096");
+
+	r.functions = NULL;
+	expect_function_reject("functions at NULL", &r, "functions at NULL");
+
+	get_stats(&after);
+	if (after.modules != before.modules || after.sites != before.sites)
+		fail("rejections registered something: %u modules, %u sites (were %u, %u)",
+		     after.modules, after.sites, before.modules, before.sites);
+
+	/* The longest name allowed, and the good list: registered. */
+	long_name[FL_JIT_MAX_FUNCTION_NAME] = 0;
+	fns[0].name = long_name;
+	r.functions = fns;
+	id = fl_jit_register(&r, NULL);
+	if (id <= 0)
+		fail("good functions: %d (%s)", id, strerror(-id));
+	else
+		unregister(id);
+}
+
+/*
+ * A caller built before the functions existed passes a shorter struct:
+ * whatever follows it in memory is not read as functions.
+ */
+static void older_caller_passes_no_functions(const struct jit_module *m)
+{
+	union {
+		struct fl_jit_reg r;
+		unsigned char bytes[sizeof(struct fl_jit_reg)];
+	} u;
+	int id;
+
+	jit_reg(m, "old caller", &u.r);
+	memset(u.bytes + offsetof(struct fl_jit_reg, functions), 0xa5,
+	       sizeof(u.bytes) - offsetof(struct fl_jit_reg, functions));
+	u.r.sz = offsetof(struct fl_jit_reg, functions);
+	id = fl_jit_register(&u.r, NULL);
+	if (id <= 0)
+		fail("shorter struct: %d (%s)", id, strerror(-id));
+	else
+		unregister(id);
+}
+
 static void two_engines_dispatch_side_by_side(const struct jit_module *m1,
 					      const struct jit_fns *f1, int id1,
 					      const struct jit_module *m2,
@@ -784,6 +916,8 @@ int main(void)
 	printf("ok register (module %d)\n", id);
 
 	CHECK("register_rejects_bad_input", register_rejects(&m1, id));
+	CHECK("function_names_are_checked", function_names_are_checked(&m2, &f2));
+	CHECK("older_caller_passes_no_functions", older_caller_passes_no_functions(&m2));
 	CHECK("null_calls_take_the_handler_path", null_calls_take_the_handler_path(&f1));
 	CHECK("site_counts_match_calls", site_counts_match_calls(&m1, id, "jit-1", CALLS));
 	CHECK("stats_match_calls", stats_match_calls(&before, 1, 6 * CALLS));

@@ -2,14 +2,22 @@
 # on a temporary socket, a program under faultline run failing known checks,
 # then faultline stats (exact per-site counts in --json; --openmetrics and
 # --prometheus read by prometheus_client's parsers), ps, sites, stackmaps,
-# request, and top in a real terminal (tmux).
+# request, and top in a real terminal (tmux); a JIT program's sites named
+# by the functions it registered.
 #
 #   make check-daemon-cli
 
+# JIT code named at registration (fl_jit_reg.functions): selftests/jit's test JIT.
+CLI_JIT_NAMES := $(B)/tests/daemon/cli-jit-names
+$(CLI_JIT_NAMES): $(B)/obj/selftests/daemon/cli/jit_names.o $(B)/obj/selftests/jit/mcjit.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_A) $(LIB_LIBS) $(JIT_LLVM_LIBS)
+
 .PHONY: check-daemon-cli
-check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) $(B)/tests/daemon/cli-progs/jitperf | deps
+check-daemon-cli: $(CLI) $(FLD) $(PRELOAD_SO) $(CLI_JIT_NAMES) $(B)/tests/daemon/cli-progs/jitperf | deps
 	$(Q)$(FRESH_NS) selftests/daemon/cli/run.sh $(CLI) $(FLD) $(B)/tests/daemon/cli \
-		$(B)/tests/daemon/cli-progs/jitperf
+		$(CLI_JIT_NAMES) $(B)/tests/daemon/cli-progs/jitperf
 
 # Not in the test's work directory, which run.sh empties.
 DCLI_OUT := $(B)/tests/daemon/cli-progs

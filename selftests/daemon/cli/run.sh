@@ -3,7 +3,9 @@
 # program under faultline run that fails known implicit checks, and
 # faultline stats (table, --json, --openmetrics, --prometheus), ps, sites,
 # stackmaps, request and top (in a real terminal: tmux) against it.
-#   run.sh FAULTLINE FAULTLINED WORKDIR JITPERF
+#   run.sh FAULTLINE FAULTLINED WORKDIR JIT_NAMES JITPERF
+# (JIT_NAMES: selftests/daemon/cli/jit_names.c's program; JITPERF:
+# jitperf.c's.)
 # Waits are for events (a file, a line, counts), up to WAIT_S: a slow
 # machine only makes the test slower.  Every process started here (the
 # daemon, the program, the fake daemon, tmux) is killed when it ends.
@@ -12,7 +14,8 @@ set -u
 FL=$(realpath "$1")
 FLD=$(realpath "$2")
 W=$3
-JITPERF=$(realpath "$4")
+JIT_NAMES=$(realpath "$4")
+JITPERF=$(realpath "$5")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 # The Debian python3, which has python3-prometheus-client (scripts/deps.sh).
@@ -64,7 +67,7 @@ FAKE_PID=
 # Every job still running (daemon, program, fake daemon) and tmux's server.
 cleanup() {
 	local p
-	exec 7>&- 2>/dev/null
+	exec 7>&- 8>&- 2>/dev/null
 	for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
@@ -610,43 +613,43 @@ has pie_sites pie_sites.out "$(printf 'prog-pie+0x%x' $((0x$PIE_LOAD + LOAD_OFF)
 
 # ---- JIT code registered without names, which its perf map names: stats
 # and sites read /tmp/perf-PID.map for a live process, as profile does
-mkfifo jit.fifo
-"$JITPERF" 3 <jit.fifo >jit.out 2>jit.err &
-JIT_PID=$!
-exec 9>jit.fifo
-eventually grep -q '^ready' jit.out
-JPID=$(awk '/^ready/ { print $2 }' jit.out)
-JPC=$(awk '/^ready/ { print $3 }' jit.out)
-has_jit() {
-	"$FL" stats --json --pid "${JPID:-0}" >jit.json 2>/dev/null &&
+mkfifo jp.fifo
+"$JITPERF" 3 <jp.fifo >jp.out 2>jp.err &
+JP_PID=$!
+exec 9>jp.fifo
+eventually grep -q '^ready' jp.out
+JP_PROC=$(awk '/^ready/ { print $2 }' jp.out)
+JP_PC=$(awk '/^ready/ { print $3 }' jp.out)
+has_jp() {
+	"$FL" stats --json --pid "${JP_PROC:-0}" >jp.json 2>/dev/null &&
 		"$PY" -c 'import json
-[p] = json.load(open("jit.json"))["processes"]
+[p] = json.load(open("jp.json"))["processes"]
 assert p["faults"] == 3' 2>/dev/null
 }
-eventually has_jit && ok || bad "stats never showed jitperf's 3 faults"
-run jit_json 0 "$FL" stats --json --pid "${JPID:-0}"
-py jit_json - "${JPC:-0}" <<'EOF2'
+eventually has_jp && ok || bad "stats never showed jitperf's 3 faults"
+run jp_json 0 "$FL" stats --json --pid "${JP_PROC:-0}"
+py jp_json - "${JP_PC:-0}" <<'EOF2'
 import json, sys
 pc = int(sys.argv[1], 16)
-[p] = json.load(open("jit_json.out"))["processes"]
+[p] = json.load(open("jp_json.out"))["processes"]
 [s] = p["sites"]
 want = {"faulting_pc": pc, "module": "jitperf", "module_offset": 16, "function": "jitperf_load",
         "function_offset": 0, "function_from": "perf-map", "faults": 3}
 assert all(s[k] == v for k, v in want.items()), s
 EOF2
-run jit_text 0 "$FL" stats --pid "${JPID:-0}"
-has jit_text jit_text.out "jitperf+0x10"
-has jit_text jit_text.out "jitperf_load+0x0"
+run jp_text 0 "$FL" stats --pid "${JP_PROC:-0}"
+has jp_text jp_text.out "jitperf+0x10"
+has jp_text jp_text.out "jitperf_load+0x0"
 # The daemon's own document does not have it: the name is the CLI's reading.
-run jit_metrics 0 "$FL" stats --prometheus
-if grep -q 'function="jitperf_load"' jit_metrics.out; then
-	bad "jit_metrics: the metrics took a perf map's name"
+run jp_metrics 0 "$FL" stats --prometheus
+if grep -q 'function="jitperf_load"' jp_metrics.out; then
+	bad "jp_metrics: the metrics took a perf map's name"
 else
 	ok
 fi
 exec 9>&-
-wait "$JIT_PID" && ok || bad "jitperf failed"
-JIT_PID=
+wait "$JP_PID" && ok || bad "jitperf failed"
+JP_PID=
 
 # ---- the program exits: the daemon keeps its final counts
 exec 7>&-
@@ -663,6 +666,46 @@ assert p["exited"] is True and p["exited_ms"] >= p["registered_ms"], p
 assert {s["faulting_pc"]: s["faults"] for s in p["sites"]} == {lpc: 9, spc: 5}, p
 EOF
 run ping_exited 1 "$FL" request "$PID" ping
+
+# ---- JIT code: its sites named by the functions the program registered
+# (JIT code has no symbol table: without them, "function" is null)
+mkfifo jit.fifo
+"$JIT_NAMES" 4 2 <jit.fifo >jit.out 2>jit.err &
+JIT_PID=$!
+exec 8>jit.fifo
+eventually grep -q '^ready' jit.out
+JPID=$(awk '/^ready/ { print $2 }' jit.out)
+[ -n "$JPID" ] || { echo "jit-names did not start"; cat jit.out jit.err; exit 1; }
+# Until stats --json shows both sites named (the names come asynchronously).
+jit_named() {
+	"$FL" stats --json --pid "$JPID" >jit.json 2>/dev/null &&
+		"$PY" - <<'EOF' 2>/dev/null
+import json, sys
+[p] = json.load(open("jit.json"))["processes"]
+got = sorted((s["kind"], s["function"], s["faults"]) for s in p["sites"])
+sys.exit(0 if got == [("load", "jit_price_of", 4), ("store", "jit_set_price", 2)] else 1)
+EOF
+}
+if eventually jit_named; then
+	ok
+else
+	bad "stats --json never named the JIT sites jit_price_of (4 faults) and jit_set_price (2)"
+	"$PY" -m json.tool jit.json | cat - jit.err | sed 's/^/  | /' | head -40
+fi
+run jit_text 0 "$FL" stats --pid "$JPID"
+has jit_text jit_text.out "jit_price_of+0x"
+has jit_text jit_text.out "jit_set_price+0x"
+# Where in its function and its code: the registered start is the function's.
+py jit_where <<'EOF'
+import json
+[p] = json.load(open("jit.json"))["processes"]
+for s in p["sites"]:
+    assert isinstance(s["function_offset"], int) and isinstance(s["module_offset"], int), s
+    assert s["module_offset"] >= s["function_offset"], s
+EOF
+exec 8>&-
+if wait "$JIT_PID"; then ok; else bad "jit-names: exit $? ($(cat jit.out jit.err))"; fi
+JIT_PID=
 
 # ---- the daemon stops
 kill "$DPID" && wait "$DPID" 2>/dev/null
