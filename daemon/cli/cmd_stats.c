@@ -82,12 +82,12 @@ static void print_kernel(json_object *k, const char *indent)
 
 	if (!json_object_is_type(k, json_type_object))
 		return;
-	printf("%skernel: %llu fault signals, %llu stray", indent,
-	       (unsigned long long)jv_u64(k, "fault_signals"),
+	printf("%skernel: %llu fault signal%s, %llu stray", indent,
+	       (unsigned long long)jv_u64(k, "fault_signals"), CLI_S(jv_u64(k, "fault_signals")),
 	       (unsigned long long)jv_u64(k, "stray_fault_signals"));
 	if (json_object_is_type(jv_get(k, "page_faults"), json_type_int))
-		printf("; %llu page faults, %llu at sites, %llu stray",
-		       (unsigned long long)jv_u64(k, "page_faults"),
+		printf("; %llu page fault%s, %llu at sites, %llu stray",
+		       (unsigned long long)jv_u64(k, "page_faults"), CLI_S(jv_u64(k, "page_faults")),
 		       (unsigned long long)jv_u64(k, "implicit"),
 		       (unsigned long long)jv_u64(k, "stray"));
 	printf("%s\n", jv_bool(k, "complete") ? "" : " (counted since it registered again)");
