@@ -16,6 +16,7 @@
 #include "client.h"
 #include "dwarf_regs.h"
 #include "opts.h"
+#include "tables.h"
 
 /* "rsp", else "reg N" for a number x86-64 does not name. */
 static const char *reg_name(unsigned reg, char *buf, size_t len)
@@ -136,11 +137,13 @@ int cmd_stackmaps(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			json_object *rec = json_object_array_get_idx(recs, i), *locs;
 			size_t nl = jv_array(rec, "locations", &locs);
+			char mod[256], fn[256];
 
-			printf("  record %" PRIu64 " at 0x%" PRIx64 " in %s: stack size %" PRIu64
+			/* "at PC (module+0xOFFSET)": no function, records are not named. */
+			cli_site_where(rec, jv_str(p, "comm"), mod, sizeof(mod), fn, sizeof(fn));
+			printf("  record %" PRIu64 " at 0x%" PRIx64 " (%s): stack size %" PRIu64
 			       ", %zu location%s, %llu live-out%s\n",
-			       jv_u64(rec, "id"), jv_u64(rec, "pc"),
-			       cli_safe(cli_basename(jv_str(rec, "module"))), jv_u64(rec, "stack_size"),
+			       jv_u64(rec, "id"), jv_u64(rec, "pc"), mod, jv_u64(rec, "stack_size"),
 			       nl, nl == 1 ? "" : "s", (unsigned long long)jv_u64(rec, "live_outs"),
 			       jv_u64(rec, "live_outs") == 1 ? "" : "s");
 			for (size_t k = 0; k < nl; k++)

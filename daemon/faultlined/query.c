@@ -361,6 +361,7 @@ static json_object *record_json(const struct fld_module *m, const struct fl_stac
 	add(ro, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
 	add(ro, "id", json_object_new_uint64(r->id));
 	add(ro, "pc", json_object_new_uint64(r->pc));
+	add(ro, "module_offset", m->has_base ? json_object_new_uint64(r->pc - m->base) : NULL);
 	add(ro, "stack_size", json_object_new_uint64(r->stack_size));
 	for (uint16_t j = 0; j < r->num_locations; j++)
 		json_object_array_add(locs, location_json(&r->locations[j]));

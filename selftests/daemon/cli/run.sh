@@ -437,7 +437,7 @@ EOF
 REC_PC=$(record_pc 7) && SHARED_PC=$(record_pc 8) && [ "$(record_pc 9)" = "$SHARED_PC" ] ||
 	{ bad "stackmap --json prog: records 7, 8 and 9 (8 and 9 at one PC) not found"; REC_PC=0x1; SHARED_PC=0x2; }
 run stackmaps_pc 0 "$FL" stackmaps --pc "$REC_PC" "$PID"
-has stackmaps_pc stackmaps_pc.out "record 7 at $REC_PC"
+has stackmaps_pc stackmaps_pc.out "record 7 at $REC_PC (prog+$REC_PC)"
 has stackmaps_pc stackmaps_pc.out "1 stack map record"
 # The daemon's lookup is the process's own (fl_stackmap_record_at): the
 # record at exactly that address, the first in section order of the two
