@@ -547,6 +547,9 @@ for name in glob.glob(sys.argv[1] + "/proc.*.json"):
         if isinstance(v, dict):
             removed = v.get("removed", True)
         elif v[0] == int(sys.argv[3], 0):
+            # The function's offset after its name, when known (docs/state.md).
+            if isinstance(v[-1], int) and isinstance(v[-2], str):
+                v = v[:-1]
             heal = v[6:11] if len(v) == 12 else None
             if counts is not None and not removed and v[4] < slots:
                 # faults, populations, healed u64; healed_at u32; state, tactic, why u8
@@ -641,6 +644,17 @@ record 9 '[4096,4100,1,5,0,0,-1,1,2,0,1700000000,"f"]'
 record 10 '[4096,4100,1,5,0,0,9,1,2,0,"f"]'
 record 11 '[4096,4100,1,5,0,0,9,"1",2,0,1700000000,"f"]'
 record 12 '[4096,4100,1,5,0,0,9,1,2,0,1700000000,"\u0066"]'
+# A function's offset after its name, and the module's base (module offsets).
+record_at() { # SERIAL SITE_LINE: as record, the module at base 4000
+	printf '%s\n' "{\"version\":2,\"serial\":$1,\"pid\":$((4300 + $1)),\"uid\":0,\"comm\":\"r$1\",\"exited\":true}" \
+		'{"module":"m","id":1,"removed":true,"sites":1,"base":4000}' "$2" >"$R/proc.$1.json"
+}
+record_at 13 '[4096,4100,1,5,0,0,"f",7]'
+record_at 14 '[4096,4100,1,5,0,0,"\u0066",7]'
+record_at 15 '[4096,4100,1,5,0,0,9,1,2,0,1700000000,"f",3]'
+record_at 16 '[4096,4100,1,5,0,0,"f",4294967295]'
+record_at 17 '[4096,4100,1,5,0,0,null,7]'
+record_at 18 '[4096,4100,1,5,0,0,"f",-1]'
 "$FLD" --no-bpf --socket "$R/s" --state-dir "$R" --log-level info 2>"$OUT/records.log" &
 DPID=$!
 eventually test -S "$R/s" || bad "records: faultlined did not listen"
@@ -657,9 +671,26 @@ import json, sys
 p = [p for p in json.load(open("stats.json"))["processes"] if p["pid"] == 4304]
 sys.exit(not p or p[0]["sites"][0]["why"] !=
          "no free place for a stub in reach, and no neighbour to evict")'
+# where_of PID: "MODULE_OFFSET FUNCTION_OFFSET" of PID's site (stats.json)
+where_of() {
+	python3 - "$1" <<'PY'
+import json, sys
+for p in json.load(open("stats.json"))["processes"]:
+    for s in p["sites"] if p["pid"] == int(sys.argv[1]) else []:
+        print(s["module_offset"], s["function_offset"])
+PY
+}
+expect_heal "a name and its offset" 4313 f "5/0 implicit None None"
+check "its offset and its module's base read back" [ "$(where_of 4313)" = "96 7" ]
+expect_heal "a name and its offset, read by json-c (an escaped name)" 4314 f "5/0 implicit None None"
+check "its offset, by json-c" [ "$(where_of 4314)" = "96 7" ]
+expect_heal "healing, a name and its offset" 4315 f "5/9 healed B2 1700000000"
+check "its offset after the healing" [ "$(where_of 4315)" = "96 3" ]
+check "a record without base or offsets: null" [ "$(where_of 4301)" = "None None" ]
 export FAULTLINE_SOCKET=$SOCK
 stop_daemon
-for n in 5:"heal state 3" 6:"tactic 5" 7:"why 7" 8:"healed_at past 32 bits" \
+for n in 5:"heal state 3" 16:"an offset of 32 bits" 17:"an offset without a name" \
+	 18:"a negative offset" 6:"tactic 5" 7:"why 7" 8:"healed_at past 32 bits" \
 	 9:"negative failures" 10:"11 values" 11:"a state that is a string"; do
 	check "a site line with ${n#*:}: its record is kept aside" \
 		test -e "$(ls "$R/proc.${n%%:*}.json".corrupt-* 2>/dev/null | head -1)"
