@@ -88,7 +88,7 @@ d = json.load(open("faultmap.json"))
 for t in d["files"][0]["tables"]:
     for f in t["functions"]:
         for x in f["faults"]:
-            print(f["symbol"], x["faulting_pc"])
+            print(f["symbol"], x["faulting_pc"], x["faulting_pc_offset"])
 EOF
 LOAD_PC=$(awk '$1 == "load_field" { print $2 }' pcs)
 STORE_PC=$(awk '$1 == "store_field" { print $2 }' pcs)
@@ -552,16 +552,8 @@ fi
 # module offsets are its PCs.  prog-pie is loaded at a bias: its module
 # offsets are the addresses its file gives (nm), its PCs those plus the
 # bias.  The function offsets are the fault map's.
-"$PY" - <<'EOF2' >fnoffs || exit 1
-import json
-d = json.load(open("faultmap.json"))
-for t in d["files"][0]["tables"]:
-    for f in t["functions"]:
-        for x in f["faults"]:
-            print(f["symbol"], x["faulting_pc_offset"])
-EOF2
-LOAD_OFF=$(awk '$1 == "load_field" { print $2 }' fnoffs)
-STORE_OFF=$(awk '$1 == "store_field" { print $2 }' fnoffs)
+LOAD_OFF=$(awk '$1 == "load_field" { print $3 }' pcs)
+STORE_OFF=$(awk '$1 == "store_field" { print $3 }' pcs)
 run where_json 0 "$FL" stats --json --all --pid "$PID"
 py where_json - "$LOAD_PC" "$LOAD_OFF" "$STORE_PC" "$STORE_OFF" <<'EOF2'
 import json, sys
