@@ -724,5 +724,30 @@ EOF2
 kill "$DPID" && wait "$DPID" 2>/dev/null
 DPID=
 
+# ---- one address format: every JSON document above gives addresses as
+# integers (docs/json.md), never as "0x..." strings
+py hex_strings <<'EOF'
+import glob, json, re
+hexa = re.compile(r"^0x[0-9a-fA-F]+$")
+def walk(v, where):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from walk(x, where + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from walk(x, "%s[%d]" % (where, i))
+    elif isinstance(v, str) and hexa.match(v):
+        yield where
+docs = 0
+for name in sorted(glob.glob("*.out") + glob.glob("*.json")):
+    try:
+        doc = json.load(open(name))
+    except ValueError:
+        continue
+    docs += 1
+    bad = list(walk(doc, name))
+    assert not bad, bad[:5]
+assert docs >= 10, docs
+EOF
 echo "daemon cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
