@@ -1282,6 +1282,7 @@ static int restore_v1_modules(struct fld_proc *p, json_object *po)
 				.handler_pc = get_u64(so, "handler_pc"),
 				.kind = (uint32_t)get_u64(so, "kind"),
 				.slot = slot >= 0 && slot < UINT32_MAX ? (uint32_t)slot : UINT32_MAX,
+				.function_offset = FL_SYMBOL_NO_OFFSET,
 			};
 			if (fld_site_set_frozen(m, (uint32_t)k, &f) != 0)
 				return -ENOMEM;
