@@ -201,11 +201,11 @@ int cmd_stats(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/*
-	 * The metrics sum the faults of every site that failed by module:
-	 * they ask for all of those, and expose the top ones themselves.
+	 * The metrics need each process's top sites (the top of all processes
+	 * are among them) and its sums by module (module_faults).
 	 */
 	if (output == OPENMETRICS || output == PROMETHEUS)
-		arg = FL_QUERY_FAILED_ONLY;
+		arg = (top ? top : METRICS_TOP) | FL_QUERY_FAILED_ONLY;
 	else
 		arg = top | (all ? 0 : FL_QUERY_FAILED_ONLY);
 	if (cli_command_query("stats", socket, FL_QUERY_STATS, pid, arg, &r) != 0)

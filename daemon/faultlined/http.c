@@ -75,7 +75,16 @@ static struct {
 	int epfd, timerfd;
 	struct fld_job *job;		/* the query under way, or NULL */
 	struct scrape *waiting;		/* the scrapes waiting for it */
+	bool in_run;			/* inside MHD_run (its callbacks) */
 } http = { .epfd = -1, .timerfd = -1 };
+
+/* libmicrohttpd's work: what its sockets and timer have, resumed connections. */
+static void run_mhd(void)
+{
+	http.in_run = true;
+	MHD_run(http.mhd);
+	http.in_run = false;
+}
 
 /* ------------------------------------------------------------------------
  * Answers
@@ -176,6 +185,12 @@ static void on_document(void *ctx, char *text, size_t len)
 	json_object_put(doc);
 	free(rendered[0]);
 	free(rendered[1]);
+	/*
+	 * Answered now: a resumed connection is served by the next MHD_run,
+	 * which no event of libmicrohttpd's own would bring before its timer.
+	 */
+	if (!http.in_run)
+		run_mhd();
 }
 
 /* ------------------------------------------------------------------------
@@ -225,8 +240,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (s->waiting)
 		return MHD_YES;
 	/* Wait for the query under way, or start one. */
-	if (!http.job && fld_query_internal(FL_QUERY_STATS, FL_QUERY_FAILED_ONLY, on_document,
-					    NULL, &http.job) != 0)
+	/*
+	 * Each process's top sites and its sums by module: all the metrics
+	 * need (metrics.c), however many sites failed.
+	 */
+	if (!http.job && fld_query_internal(FL_QUERY_STATS, METRICS_TOP | FL_QUERY_FAILED_ONLY,
+					    on_document, NULL, &http.job) != 0)
 		return respond_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				    "faultlined: no metrics (out of memory)\n");
 	s->waiting = true;
@@ -277,10 +296,10 @@ static void on_ready(void *ctx)
 		for (int i = 0; i < n; i++)
 			if (ev[i].data.fd == http.timerfd)
 				(void)!read(http.timerfd, &ticks, sizeof(ticks));
-		MHD_run(http.mhd);
+		run_mhd();
 	}
 	/* Resumed connections are sent to now, not at the next event. */
-	MHD_run(http.mhd);
+	run_mhd();
 }
 
 /* ------------------------------------------------------------------------

@@ -95,11 +95,28 @@ struct query {
 	uint64_t faults, num_sites, modules, never_failed;
 	struct pick *top;		/* a min-heap of at most LIST_MAX, then sorted */
 	size_t ntop, emitted;
+	/*
+	 * STATS: the faults of the current process's modules, of every site
+	 * listed or not (module_faults): the current module's so far, then
+	 * one per module that has any.
+	 */
+	uint64_t mod_sum;
+	struct mod_sum { uint32_t mod; uint64_t faults; } *mod_sums;
+	size_t num_mod_sums, cap_mod_sums;
 	char *text;			/* not sent yet */
 	size_t len, cap;
 };
 
 static struct query *under_way;
+
+/*
+ * Whether q's text fills a message: time to send it before going on.  The
+ * daemon's own query keeps its whole text (nothing is sent): never.
+ */
+static bool full(const struct query *q)
+{
+	return !q->internal && q->len >= CHUNK;
+}
 
 static const char *kind_name(uint32_t kind)
 {
@@ -491,6 +508,8 @@ static void head(struct query *q, const struct fld_proc *p)
 	q->mod = q->site = 0;
 	q->faults = q->num_sites = q->modules = q->never_failed = 0;
 	q->ntop = q->emitted = 0;
+	q->mod_sum = 0;
+	q->num_mod_sums = 0;
 	q->first = true;
 	if (stackmaps_query(q)) {
 		put_key(q, "records");
@@ -517,6 +536,51 @@ static void head(struct query *q, const struct fld_proc *p)
 	}
 }
 
+/* The current module is scanned: its faults are kept when it has any. */
+static void mod_done(struct query *q)
+{
+	uint64_t sum = q->mod_sum;
+
+	q->mod_sum = 0;
+	if (!sum || q->what != FL_QUERY_STATS)
+		return;
+	if (q->num_mod_sums == q->cap_mod_sums) {
+		size_t cap = q->cap_mod_sums ? 2 * q->cap_mod_sums : 8;
+		struct mod_sum *grown = realloc(q->mod_sums, cap * sizeof(*grown));
+
+		if (!grown) {
+			/* No room: the answer goes without its module_faults. */
+			q->num_mod_sums = SIZE_MAX;
+			return;
+		}
+		q->mod_sums = grown;
+		q->cap_mod_sums = cap;
+	}
+	if (q->num_mod_sums != SIZE_MAX)
+		q->mod_sums[q->num_mod_sums++] = (struct mod_sum){ (uint32_t)q->mod, sum };
+}
+
+/*
+ * p's "module_faults": each module with faults, and how many, of all its
+ * sites (listed or not), so that sums by module need no site list.
+ */
+static void put_module_faults(struct query *q, const struct fld_proc *p)
+{
+	if (q->num_mod_sums == SIZE_MAX)
+		return;
+	put_key(q, "module_faults");
+	put(q, "[", 1);
+	for (size_t i = 0; i < q->num_mod_sums; i++) {
+		const struct fld_module *m = p->mods[q->mod_sums[i].mod];
+
+		put_str(q, i ? ",{\"module\":" : "{\"module\":");
+		put_jstr(q, m->name[0] ? m->name : "(main program)");
+		put_u64(q, "faults", q->mod_sums[i].faults);
+		put(q, "}", 1);
+	}
+	put(q, "]", 1);
+}
+
 /* Ends p's object: the totals, the kernel's view. */
 static void tail(struct query *q, const struct fld_proc *p)
 {
@@ -529,8 +593,11 @@ static void tail(struct query *q, const struct fld_proc *p)
 		put_u64(q, "faults", q->faults);
 		if (sites_query(q) && q->emitted < q->num_sites)
 			put_u64(q, "sites_unlisted", q->num_sites - q->emitted);
-		if (q->what == FL_QUERY_STATS)
+		if (q->what == FL_QUERY_STATS) {
 			put_u64(q, "sites_never_failed", q->never_failed);
+			if (p)
+				put_module_faults(q, p);
+		}
 		if (p && sites_query(q) && !q->one && fld_kview_proc_summary(q->v, p, &ks)) {
 			/* fld_kview_proc_json's keys without the detail. */
 			put_key(q, "kernel");
@@ -569,11 +636,12 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 				unsigned cost = list ? FLD_UNITS_JSON : 1;
 				uint64_t faults, failures;
 
-				if (*budget < cost || (list && q->len >= CHUNK))
+				if (*budget < cost || (list && full(q)))
 					return false;
 				*budget -= cost;
 				faults = fld_site_faults(p, m, s);
 				q->faults += faults;
+				q->mod_sum += faults;
 				q->num_sites++;
 				failures = faults;
 				if (q->what == FL_QUERY_STATS && !site_failed(p, m, s, faults, &failures)) {
@@ -589,6 +657,7 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 					q->emitted++;
 				}
 			}
+			mod_done(q);
 		}
 		if (list) {
 			put(q, "]", 1);
@@ -611,7 +680,7 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 			q->phase = TAIL;
 			break;
 		}
-		if (*budget < FLD_UNITS_JSON || q->len >= CHUNK)
+		if (*budget < FLD_UNITS_JSON || full(q))
 			return false;
 		*budget -= FLD_UNITS_JSON;
 		m = p->mods[k->mod];
@@ -630,7 +699,7 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 			uint64_t function, stack_size;
 			const struct fl_stackmap_record *r;
 
-			if (!*budget || q->len >= CHUNK)
+			if (!*budget || full(q))
 				return false;
 			--*budget;
 			r = fl_smindex_find(m->stackmaps, q->arg, &function, &stack_size);
@@ -644,7 +713,7 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 		for (; q->site < n; q->site++) {
 			const struct fl_stackmap_record *r = fl_smindex_record(m->stackmaps, q->site);
 
-			if (!*budget || q->len >= CHUNK)
+			if (!*budget || full(q))
 				return false;
 			--*budget;
 			if (q->arg != UINT64_MAX && r->id != q->arg)
@@ -731,6 +800,7 @@ static enum fld_step query_step(struct fld_job *j, unsigned budget)
 		q->emitted_any = true;
 		q->phase = HEAD;
 		q->i++;
+		/* The daemon's own query too: the loop's other work gets its turn. */
 		if (q->len >= CHUNK)
 			goto out;
 	}
@@ -766,6 +836,7 @@ static void query_free(struct fld_job *j)
 	fld_kview_free(q->v);
 	free(q->serials);
 	free(q->top);
+	free(q->mod_sums);
 	free(q->text);
 	free(q);
 }
@@ -798,6 +869,7 @@ static struct query *query_new(uint32_t what, uint64_t arg, const struct fld_pro
 	if (!q->serials || (sites_query(q) && q->limit != UINT32_MAX && !q->top)) {
 		free(q->serials);
 		free(q->top);
+		free(q->mod_sums);
 		free(q);
 		return NULL;
 	}

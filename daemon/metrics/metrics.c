@@ -16,8 +16,11 @@
  * series whose number does not grow with the processes and sites the
  * daemon keeps (its state, the eBPF program's counters, aggregates by
  * executable (comm) and by module), and series per process and per site
- * only for the top sites: the limit sites with the most faults, and their
- * processes.  A runtime of 10^5 sites under churn of pids would otherwise
+ * only for the top sites: the limit sites that failed most (faults, and
+ * failures a heal stub counted: the order of faultline stats --top), and
+ * their processes.  So the document need list only each process's top
+ * sites (a STATS query with a bound), and each process's module_faults
+ * gives the sums by module of all its sites.  A runtime of 10^5 sites under churn of pids would otherwise
  * make a series of every site of every pid, nearly all of them 0.
  *
  * A series must not repeat: when a pid was registered more than once (pid
@@ -43,6 +46,7 @@ struct sample {
 	const char *kind;
 	uint64_t pc;
 	uint64_t faults;
+	uint64_t failures;	/* faults and failures its heal stub counted */
 };
 
 /* A label's value and the sum of a count over the series with that value. */
@@ -178,11 +182,13 @@ static int cmp_sample(const void *pa, const void *pb)
 	return cmp_str(a->kind, b->kind);
 }
 
-/* Most faults first; then in series order. */
+/* Most failures first, then most faults; then in series order. */
 static int cmp_top(const void *pa, const void *pb)
 {
 	const struct sample *a = pa, *b = pb;
 
+	if (a->failures != b->failures)
+		return a->failures > b->failures ? -1 : 1;
 	if (a->faults != b->faults)
 		return a->faults > b->faults ? -1 : 1;
 	return cmp_sample(pa, pb);
@@ -242,6 +248,56 @@ static void put_bpf(FILE *out, enum metrics_format fmt, json_object *doc)
 		fprintf(out, "%s_total %llu\n", name,
 			(unsigned long long)jv_u64(st, bpf_counters[i].key));
 	}
+}
+
+/*
+ * The faults by module of the exposed processes, in *a (grown to fit):
+ * from their module_faults, which count every site; from their listed
+ * sites, s[0..ns), when a process has none (a daemon before it).  Returns
+ * how many modules, or SIZE_MAX when out of memory (*a freed).
+ */
+static size_t module_sums(json_object *procs, size_t n, const bool *keep,
+			  const struct sample *s, size_t ns, struct agg **a)
+{
+	size_t m = 0, want = 0;
+	bool all = true;
+	struct agg *grown;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *mf;
+
+		if (!keep[i])
+			continue;
+		if (json_object_is_type(jv_get(json_object_array_get_idx(procs, i), "module_faults"),
+					json_type_array))
+			want += jv_array(json_object_array_get_idx(procs, i), "module_faults", &mf);
+		else
+			all = false;
+	}
+	if (!all) {
+		for (size_t i = 0; i < ns; i++)
+			(*a)[m++] = (struct agg){ s[i].module, s[i].faults, 1 };
+		return aggregate(*a, m);
+	}
+	grown = realloc(*a, (want ? want : 1) * sizeof(**a));
+	if (!grown) {
+		free(*a);
+		*a = NULL;
+		return SIZE_MAX;
+	}
+	*a = grown;
+	for (size_t i = 0; i < n; i++) {
+		json_object *mf;
+		size_t k = keep[i] ? jv_array(json_object_array_get_idx(procs, i), "module_faults",
+					      &mf) : 0;
+
+		while (k--) {
+			json_object *o = json_object_array_get_idx(mf, k);
+
+			(*a)[m++] = (struct agg){ jv_str(o, "module"), jv_u64(o, "faults"), 1 };
+		}
+	}
+	return aggregate(*a, m);
 }
 
 /*
@@ -308,10 +364,9 @@ static int put_aggregates(FILE *out, enum metrics_format fmt, json_object *doc,
 	for (size_t i = 0; i < m; i++)
 		labelled(out, "faultline_executable_processes", "executable", a[i].key, a[i].n);
 
-	m = 0;
-	for (size_t i = 0; i < ns; i++)
-		a[m++] = (struct agg){ s[i].module, s[i].faults, 1 };
-	m = aggregate(a, m);
+	m = module_sums(procs, n, keep, s, ns, &a);
+	if (m == SIZE_MAX)
+		return -1;
 	family(out, fmt, "faultline_module_faults", "counter",
 	       "Failed implicit checks claimed at the sites of one module, all processes.");
 	for (size_t i = 0; i < m; i++)
@@ -351,15 +406,17 @@ static struct sample *gather(json_object *procs, size_t n, const bool *keep, siz
 				.proc = i, .module = jv_str(o, "module"),
 				.function = jv_str(o, "function"), .kind = jv_str(o, "kind"),
 				.pc = jv_u64(o, "faulting_pc"), .faults = jv_u64(o, "faults"),
+				.failures = jv_u64(o, "faults") + jv_u64(o, "healed"),
 			};
 		}
 	}
 	qsort(s, m, sizeof(*s), cmp_sample);
 	total = 0;
 	for (size_t k = 0; k < m; k++) {
-		if (total && !cmp_sample(&s[total - 1], &s[k]))
+		if (total && !cmp_sample(&s[total - 1], &s[k])) {
 			s[total - 1].faults += s[k].faults;
-		else
+			s[total - 1].failures += s[k].failures;
+		} else
 			s[total++] = s[k];
 	}
 	*count = total;
@@ -383,7 +440,7 @@ int metrics_print(FILE *out, json_object *doc, enum metrics_format fmt, size_t t
 
 	/* The top sites (those that failed), and their processes. */
 	qsort(s, ns, sizeof(*s), cmp_top);
-	while (ns && !s[ns - 1].faults)
+	while (ns && !s[ns - 1].failures)
 		ns--;
 	if (ns > top)
 		ns = top;

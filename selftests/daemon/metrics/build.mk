@@ -3,10 +3,12 @@
 # faultline stats --prometheus, OpenMetrics by Accept), the errors (405,
 # 404, a bad or taken address), a load of concurrent scrapes while the
 # program fails more, and hostile HTTP (fuzz_http.py) after which the
-# daemon still answers.
+# daemon still answers, and 300 more processes (e2e-load) whose STATS
+# answer is many messages long.
 #
 #   make check-daemon-metrics
 
 .PHONY: check-daemon-metrics
-check-daemon-metrics: $(CLI) $(FLD) $(PRELOAD_SO) | deps
-	$(Q)$(FRESH_NS) selftests/daemon/metrics/run.sh $(CLI) $(FLD) $(B)/tests/daemon/metrics
+check-daemon-metrics: $(CLI) $(FLD) $(PRELOAD_SO) $(E2E_OUT)/e2e-load | deps
+	$(Q)$(FRESH_NS) selftests/daemon/metrics/run.sh $(CLI) $(FLD) $(B)/tests/daemon/metrics \
+		$(E2E_OUT)/e2e-load

@@ -1,6 +1,6 @@
 #!/bin/bash
 # faultlined --metrics-listen: the metrics over HTTP.
-#   run.sh FAULTLINE FAULTLINED WORKDIR
+#   run.sh FAULTLINE FAULTLINED WORKDIR E2E_LOAD
 # faultlined listens on 127.0.0.1 at a port of the kernel's choosing (port
 # 0; its log says which), the CLI tests' program fails known checks under
 # faultline run, and Python (urllib, prometheus_client's parsers) scrapes.
@@ -10,6 +10,7 @@ set -u
 FL=$(realpath "$1")
 FLD=$(realpath "$2")
 W=$3
+LOADPROG=$(realpath "$4")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 PY=/usr/bin/python3
@@ -215,6 +216,51 @@ wait "$FEED"
 eventually test "$(grep -c '^ok' prog.out)" = 20 || bad "the program did not finish its failures"
 eventually scrape_has 6008 && ok || bad "GET /metrics never showed 6008 faults"
 check "faultline stats answers after the load" "$FL" stats --pid "$PID" >/dev/null
+
+# ---- many processes: 300 of e2e-load (selftests/daemon/e2e/load.c), each
+# failing its two checks a few times.  The daemon's own STATS query, each
+# process's top sites and its sums by module, is then far more than one
+# message; the scrape must come whole, the same as faultline stats
+# --prometheus, with the faults of every process by module.
+mkfifo many.fifo
+"$LOADPROG" 300 0 <many.fifo >many.out 2>many.err &
+MANY=$!
+exec 8>many.fifo
+eventually grep -q '^ready' many.out || bad "e2e-load's 300 processes never got ready"
+"$FL" stats --json --top 1 >many.json || bad "faultline stats --json with 300 more processes"
+check "the daemon's answer is more than a message (64 KiB)" test "$(stat -c %s many.json)" -gt 65536
+"$FL" stats --prometheus >many.prom || bad "faultline stats --prometheus with 300 more processes"
+py many - "$URL" <<'PYEOF'
+import json, sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+text = urllib.request.urlopen(sys.argv[1], timeout=60).read().decode()
+def samples(t):
+    return sorted((s.name, tuple(sorted(s.labels.items())), s.value)
+                  for f in text_string_to_metric_families(t) for s in f.samples
+                  if not s.name.startswith("faultline_bpf_"))
+http, cli = samples(text), samples(open("many.prom").read())
+assert http == cli, sorted(set(http) ^ set(cli))[:5]
+fams = {f.name: f for f in text_string_to_metric_families(text)}
+procs = {s.labels["executable"]: s.value for s in fams["faultline_executable_processes"].samples}
+assert procs.get("e2e-load", 0) >= 300, procs
+# By module: the faults of every process, listed sites or not.
+doc = json.load(open("many.json"))
+total = sum(p["faults"] for p in doc["processes"])
+by_module = sum(s.value for s in fams["faultline_module_faults"].samples)
+assert by_module == total, (by_module, total)
+assert len(fams["faultline_site_faults"].samples) == 10, len(fams["faultline_site_faults"].samples)
+# The children's own reports: i % 5 + 1 loads and i % 3 stores each.
+mine = [l.split() for l in open("many.out") if l.startswith("child ")]
+assert len(mine) == 300, len(mine)
+want = sum(int(c[3]) + int(c[4]) for c in mine)
+got = sum(p["faults"] for p in doc["processes"] if p["comm"] == "e2e-load")
+assert got == want, (got, want)
+PYEOF
+echo "release 1" >&8
+exec 8>&-
+eventually grep -q '^done' many.out || bad "e2e-load's processes did not all exit"
+wait "$MANY"
+MANY=
 
 # ---- hostile HTTP: malformed, oversized, slow and half-sent requests
 py fuzz "$HERE/fuzz_http.py" "$PORT" 1000
