@@ -4,6 +4,7 @@
  *
  *   bench_daemon FAULTLINED [-n PROCESSES] [-q QUERIES] [-i IDLE_SECONDS]
  *                [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]
+ *                [-L LOADS] [-Q STATS_QUERIES] [-R CLI_RUNS] [-O]
  *
  *  - registration latency: fl_init in a fresh process with a daemon
  *    listening minus fl_init without the agent (FL_INIT_NO_AGENT), medians
@@ -30,18 +31,36 @@
  *    wchar), then their exit: until their three records are final on disk
  *    (the records' bytes, the daemon's CPU);
  *  - BIG_PROCESSES processes of BIG_SITES sites (100 of 100,000), half of
- *    them exited: the daemon's RSS and its CPU while they idle.
+ *    them exited: the daemon's RSS and its CPU while they idle;
+ *  - faultline stats and the metrics at each load of LOADS (PxS, comma
+ *    separated: P processes of S sites, e.g. 100x100000,10x100000; none
+ *    unless asked for), a fresh daemon each, started with --metrics-listen
+ *    127.0.0.1:0: one site in FAIL_EVERY (100) of each process failed, then
+ *    half of the processes exited.  The STATS query faultline stats sends
+ *    (FL_QUERY_FAILED_ONLY: every process, its failed sites), with --top 10
+ *    and with --pid of a live process: p50 and p99 of STATS_QUERIES (20),
+ *    the answer's bytes, the daemon's CPU per query; GET /metrics over a
+ *    fresh TCP connection each (HTTP/1.1, Connection: close): p50 and p99
+ *    of STATS_QUERIES scrapes, the body's bytes and series, the daemon's
+ *    CPU per scrape; faultline stats --prometheus (the faultline next to
+ *    FAULTLINED, FAULTLINE_SOCKET set to the daemon's socket) run CLI_RUNS
+ *    (5) times: median and largest wall time, bytes, lines and series.
+ *    -O runs this part only.
  * Figures only: nothing here asserts a time.  Exits 1 when something does
- * not work (a query fails, a process does not register).
+ * not work (a query fails, a process does not register, a scrape gets no
+ * answer within SCRAPE_TIMEOUT_S: the other figures are printed all the
+ * same).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <dirent.h>
 #include <sys/wait.h>
@@ -80,10 +99,11 @@ static int connect_daemon(void)
 }
 
 /*
- * Sends QUERY what and reads every REPLY.  Returns the JSON's size, or -1.
- * The text is kept in *json when json is not NULL (caller frees).
+ * Sends QUERY what about pid (0: every process) with arg, and reads every
+ * REPLY.  Returns the JSON's size, or -1.  The text is kept in *json when
+ * json is not NULL (caller frees).
  */
-static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
+static long query_arg(int fd, uint32_t what, uint32_t pid, uint64_t arg, char **json)
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
 	struct fl_msg_query q;
@@ -94,11 +114,7 @@ static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
 	fl_proto_header(&q, FL_MSG_QUERY, sizeof(q), 1);
 	q.what = what;
 	q.pid = pid;
-	/*
-	 * STATS: every site (at most 4,096 a process), the largest answer;
-	 * faultline stats asks only for those that failed.  The others: any.
-	 */
-	q.arg = what == FL_QUERY_STATS ? 0 : UINT64_MAX;
+	q.arg = arg;
 	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q))
 		return -1;
 	for (;;) {
@@ -128,6 +144,15 @@ static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
 	if (json)
 		*json = text;
 	return (long)total;
+}
+
+/*
+ * STATS: every site (at most 4,096 a process), the largest answer;
+ * faultline stats asks only for those that failed.  The others: any.
+ */
+static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
+{
+	return query_arg(fd, what, pid, what == FL_QUERY_STATS ? 0 : UINT64_MAX, json);
 }
 
 static long query(int fd, uint32_t what, char **json)
@@ -257,18 +282,29 @@ static double one_init(int agent)
 	return dt;
 }
 
-/* A faultlined on sock_path with its state in state_dir.  Returns a connection to it, or -1. */
-static int start_daemon(const char *faultlined, const char *state_dir)
+/*
+ * A faultlined on sock_path with its state in state_dir; with log, also
+ * serving GET /metrics on a free port of 127.0.0.1 and logging (info) to
+ * the file log, where it says the port.  Returns a connection to it, or -1.
+ */
+static int start_daemon_log(const char *faultlined, const char *state_dir, const char *log)
 {
 	int fd = -1;
 
 	daemon_pid = fork();
 	if (daemon_pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
+		int err = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) :
+				open("/dev/null", O_WRONLY);
 
-		dup2(null, 2);
-		execl(faultlined, faultlined, "--socket", sock_path, "--state-dir", state_dir,
-		      "--log-level", "error", (char *)NULL);
+		if (err < 0 || dup2(err, 2) < 0)
+			_exit(127);
+		if (log)
+			execl(faultlined, faultlined, "--socket", sock_path, "--state-dir",
+			      state_dir, "--log-level", "info", "--metrics-listen", "127.0.0.1:0",
+			      (char *)NULL);
+		else
+			execl(faultlined, faultlined, "--socket", sock_path, "--state-dir",
+			      state_dir, "--log-level", "error", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 500 && (fd = connect_daemon()) < 0; i++)
@@ -276,6 +312,38 @@ static int start_daemon(const char *faultlined, const char *state_dir)
 	if (fd < 0)
 		fprintf(stderr, "bench_daemon: no daemon at %s\n", sock_path);
 	return fd;
+}
+
+static int start_daemon(const char *faultlined, const char *state_dir)
+{
+	return start_daemon_log(faultlined, state_dir, NULL);
+}
+
+/*
+ * The port of GET /metrics that the daemon logged to log ("... (port N)"),
+ * waiting for that line up to 10 s.  Returns the port, or -1.
+ */
+static int metrics_port(const char *log)
+{
+	for (int i = 0; i < 500; i++) {
+		char line[512];
+		FILE *f = fopen(log, "r");
+		unsigned port = 0;
+
+		while (f && fgets(line, sizeof(line), f)) {
+			const char *p = strstr(line, "GET /metrics served on ");
+
+			if (p && (p = strstr(p, "(port ")) && sscanf(p, "(port %u)", &port) == 1)
+				break;
+		}
+		if (f)
+			fclose(f);
+		if (port > 0 && port < 65536)
+			return (int)port;
+		usleep(20000);
+	}
+	fprintf(stderr, "bench_daemon: the daemon did not say its metrics port (%s)\n", log);
+	return -1;
 }
 
 static void stop_daemon(int fd)
@@ -327,9 +395,17 @@ static long stats_latency(int fd, int n, const pid_t *pids, int npids, double *p
 }
 
 /* A fake process (fakeproc.h) and the pipe that tells it what to do. */
+/* One site in this many fails at the loads of the stats and metrics part. */
+#define FAIL_EVERY 100u
+
 struct fake {
 	pid_t pid;
-	int cmd;		/* 'c': count one fault at site 0; EOF: exit */
+	/*
+	 * 'c': count one fault at site 0; 'f': fail one site in FAIL_EVERY
+	 * (fake_fail), then write a byte to ack; EOF: exit.
+	 */
+	int cmd;
+	int ack;
 	double took;		/* its registration, from HELLO to SYNC's REPLY */
 };
 
@@ -359,8 +435,14 @@ static int fake_start(struct fake *f, uint32_t sites)
 		if (fake_register(&fp, sock_path, sites, &took) != 0)
 			took = -1;
 		(void)!write(rep[1], &took, sizeof(took));
-		while (took >= 0 && read(cmd[0], &c, 1) == 1)
-			fake_count(&fp, 1, 1);
+		while (took >= 0 && read(cmd[0], &c, 1) == 1) {
+			if (c == 'f') {
+				fake_fail(&fp, FAIL_EVERY);
+				(void)!write(rep[1], &c, 1);
+			} else {
+				fake_count(&fp, 1, 1);
+			}
+		}
 		_exit(took < 0);
 	}
 	close(cmd[0]);
@@ -373,7 +455,19 @@ static int fake_start(struct fake *f, uint32_t sites)
 		close(rep[0]);
 		return -1;
 	}
-	close(rep[0]);
+	f->ack = rep[0];
+	return 0;
+}
+
+/* Fails one site in FAIL_EVERY of the fake, and waits until it did.  Returns 0, or -1. */
+static int fake_fail_sites(struct fake *f)
+{
+	char c;
+
+	if (write(f->cmd, "f", 1) != 1 || read(f->ack, &c, 1) != 1) {
+		fprintf(stderr, "bench_daemon: process %d did not fail its sites\n", (int)f->pid);
+		return -1;
+	}
 	return 0;
 }
 
@@ -383,6 +477,7 @@ static void fake_end(struct fake *f)
 		if (fake_cmds[i] == f->cmd)
 			fake_cmds[i] = -1;
 	close(f->cmd);
+	close(f->ack);
 	waitpid(f->pid, NULL, 0);
 }
 
@@ -523,6 +618,298 @@ static int big_idle(const char *faultlined, const char *dir, int nproc, uint32_t
 	return 0;
 }
 
+/* The lines of an exposition, and its series: the lines that are not comments. */
+static void exposition_count(const char *text, size_t len, long *lines, long *series)
+{
+	*lines = *series = 0;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		(*lines)++;
+		if (end > i && text[i] != '#')
+			(*series)++;
+		i = end + 1;
+	}
+}
+
+/* Appends what fd gives until its end to *buf (of *len bytes).  Returns 0, or -1. */
+static int read_all(int fd, char **buf, size_t *len)
+{
+	size_t cap = *len;
+
+	for (;;) {
+		ssize_t n;
+
+		if (cap - *len < 65536) {
+			char *grown = realloc(*buf, cap * 2 + 65536);
+
+			if (!grown)
+				return -1;
+			*buf = grown;
+			cap = cap * 2 + 65536;
+		}
+		n = read(fd, *buf + *len, cap - *len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	(*buf)[*len] = 0;
+	return 0;
+}
+
+/*
+ * A scrape with no answer after this many seconds is given up (a
+ * scraper's timeout: Prometheus's default is 10 s), so that a daemon that
+ * never answers is reported, not waited for.
+ */
+#define SCRAPE_TIMEOUT_S 30
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/*
+ * GET /metrics from 127.0.0.1:port over a new TCP connection (HTTP/1.1,
+ * Connection: close), read to its end, as a scraper would.  Returns the
+ * body's size with *body its text (caller frees), or -1 after saying why
+ * (no connection, no answer within SCRAPE_TIMEOUT_S, not a 200, a body
+ * shorter than its Content-Length).
+ */
+static long scrape(int port, char **body)
+{
+	struct timeval tv = { .tv_sec = SCRAPE_TIMEOUT_S };
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\n\r\n";
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char *buf = NULL, *head_end, *cl;
+	size_t len = 0, head;
+	long want = -1;
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1) ||
+	    read_all(fd, &buf, &len) != 0) {
+		fprintf(stderr, "bench_daemon: GET /metrics on port %d: %s\n", port,
+			errno == EAGAIN ? "no answer within " STR(SCRAPE_TIMEOUT_S) " s" :
+					  strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return -1;
+	}
+	close(fd);
+	head_end = strstr(buf, "\r\n\r\n");
+	if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0 || !head_end) {
+		fprintf(stderr, "bench_daemon: GET /metrics: not a 200: %.80s\n", buf);
+		free(buf);
+		return -1;
+	}
+	head = (size_t)(head_end - buf) + 4;
+	cl = strcasestr(buf, "\r\nContent-Length:");
+	if (cl && cl < head_end)
+		want = strtol(cl + 17, NULL, 10);
+	if (want >= 0 && (size_t)want != len - head) {
+		fprintf(stderr, "bench_daemon: GET /metrics: %zu bytes of a body of %ld\n",
+			len - head, want);
+		free(buf);
+		return -1;
+	}
+	memmove(buf, buf + head, len - head + 1);
+	*body = buf;
+	return (long)(len - head);
+}
+
+/*
+ * faultline stats --prometheus as a user runs it, FAULTLINE_SOCKET set to
+ * the daemon's socket, its output read through a pipe.  Returns its wall
+ * time in seconds, with the bytes, lines and series of its output, or -1
+ * after saying why (it could not run, or did not exit 0).
+ */
+static double cli_prometheus(const char *cli, long *bytes, long *lines, long *series)
+{
+	double t0 = now(), t;
+	char *out = NULL;
+	size_t len = 0;
+	int p[2], status = -1, rd;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(p[1], 1) < 0 || setenv("FAULTLINE_SOCKET", sock_path, 1) != 0)
+			_exit(127);
+		execl(cli, cli, "stats", "--prometheus", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	rd = pid > 0 ? read_all(p[0], &out, &len) : -1;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	t = now() - t0;
+	if (rd != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "bench_daemon: %s stats --prometheus: exit status %d\n", cli,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		free(out);
+		return -1;
+	}
+	*bytes = (long)len;
+	exposition_count(out, len, lines, series);
+	free(out);
+	return t;
+}
+
+/* One figure of the stats and metrics part: a row of its table. */
+static void stats_row(const char *load, const char *what, double p50, double p99, long bytes,
+		      const char *count_name, long count, double cpu_ms)
+{
+	char c[48];
+
+	snprintf(c, sizeof(c), "%ld %s", count, count_name);
+	printf("  %-12s %-34s %9.2f %9.2f %11ld %15s %9.2f\n", load, what, p50 * 1e3, p99 * 1e3,
+	       bytes, c, cpu_ms);
+}
+
+/*
+ * faultline stats and the metrics at one load: a fresh daemon serving GET
+ * /metrics, nproc processes of sites each, one site in FAIL_EVERY of each
+ * failed, then half of them exited (their records final).  Prints the
+ * rows of its table; returns 0, 1 when a scrape got no answer (the rest
+ * is measured and printed), or -1 when something else does not work.
+ */
+static int stats_at_scale(const char *faultlined, const char *cli, const char *dir, int nproc,
+			  uint32_t sites, int nq, int runs)
+{
+	struct fake *f = calloc((size_t)nproc, sizeof(*f));
+	double *lat = calloc((size_t)(nq > runs ? nq : runs), sizeof(double));
+	char state_dir[160], log[160], load[32];
+	long bytes = 0, c0, c1, rss, listed;
+	char *text = NULL;
+	double t0 = now();
+	int fd, port, started = 0, ended = 0, ret = -1;
+	struct {
+		const char *what;
+		uint32_t pid;
+		uint64_t arg;
+	} queries[] = {
+		/* As cmd_stats sends them: failed sites only, at most --top N a process. */
+		{ "stats (STATS query, failed only)", 0, FL_QUERY_FAILED_ONLY },
+		{ "stats --top 10", 0, FL_QUERY_FAILED_ONLY | 10 },
+		{ "stats --pid (a live process)", 0, FL_QUERY_FAILED_ONLY },
+	};
+
+	snprintf(load, sizeof(load), "%dx%u", nproc, sites);
+	snprintf(state_dir, sizeof(state_dir), "%s/state-stats-%s", dir, load);
+	snprintf(log, sizeof(log), "%s/faultlined-%s.log", dir, load);
+	fd = start_daemon_log(faultlined, state_dir, log);
+	if (fd < 0 || !f || !lat || (port = metrics_port(log)) < 0 ||
+	    query(fd, FL_QUERY_STATS, NULL) < 0)
+		goto out;
+	for (; started < nproc; started++)
+		if (fake_start(&f[started], sites) != 0 || fake_fail_sites(&f[started]) != 0)
+			goto out;
+	for (; ended < nproc / 2; ended++)
+		fake_end(&f[ended]);
+	while (records_final(state_dir, &bytes) < nproc / 2 && now() - t0 < 600)
+		usleep(10000);
+	if (records_final(state_dir, &bytes) < nproc / 2) {
+		fprintf(stderr, "bench_daemon: %s: the exited processes' records are not final\n",
+			load);
+		goto out;
+	}
+	/*
+	 * The exits' records are written: what is left is answering.  A new
+	 * connection: the daemon drops a client that is not a registered
+	 * process after 60 s of silence, and registering took a while.
+	 */
+	sleep(1);
+	close(fd);
+	fd = connect_daemon();
+	if (fd < 0) {
+		fprintf(stderr, "bench_daemon: %s: no daemon at %s\n", load, sock_path);
+		goto out;
+	}
+	queries[2].pid = (uint32_t)f[nproc - 1].pid;
+
+	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
+		/* What the answer lists (the "kind" of every site), untimed. */
+		if (query_arg(fd, FL_QUERY_STATS, queries[k].pid, queries[k].arg, &text) < 0)
+			goto query_failed;
+		listed = count(text, "\"kind\":");
+		free(text);
+		text = NULL;
+		daemon_usage(&rss, &c0);
+		for (int i = 0; i < nq; i++) {
+			double q0 = now();
+
+			bytes = query_arg(fd, FL_QUERY_STATS, queries[k].pid, queries[k].arg, NULL);
+			lat[i] = now() - q0;
+			if (bytes < 0)
+				goto query_failed;
+		}
+		daemon_usage(&rss, &c1);
+		stats_row(load, queries[k].what, bench_percentile(lat, (size_t)nq, 0.5),
+			  bench_percentile(lat, (size_t)nq, 0.99), bytes, "sites", listed,
+			  ticks_ms(c1 - c0) / nq);
+	}
+
+	{
+		long series = 0, lines = 0;
+		double med;
+
+		daemon_usage(&rss, &c0);
+		for (int i = 0; i < runs; i++)
+			if ((lat[i] = cli_prometheus(cli, &bytes, &lines, &series)) < 0)
+				goto out;
+		daemon_usage(&rss, &c1);
+		/* Of a few runs: the median, and the largest (sorted last) in the p99 column. */
+		med = bench_median(lat, (size_t)runs);
+		stats_row(load, "faultline stats --prometheus", med, lat[runs - 1], bytes, "series",
+			  series, ticks_ms(c1 - c0) / runs);
+
+		/* Last: a scrape that gets no answer may leave the daemon busy. */
+		daemon_usage(&rss, &c0);
+		for (int i = 0; i < nq; i++) {
+			double q0 = now();
+
+			bytes = scrape(port, &text);
+			lat[i] = now() - q0;
+			if (bytes < 0) {
+				daemon_usage(&rss, &c1);
+				printf("  %-12s %-34s no answer within %d s (scrape %d); the daemon's "
+				       "CPU meanwhile %.0f ms\n", load, "GET /metrics", SCRAPE_TIMEOUT_S,
+				       i + 1, ticks_ms(c1 - c0));
+				ret = 1;
+				goto out;
+			}
+			exposition_count(text, (size_t)bytes, &lines, &series);
+			free(text);
+			text = NULL;
+		}
+		daemon_usage(&rss, &c1);
+		stats_row(load, "GET /metrics", bench_percentile(lat, (size_t)nq, 0.5),
+			  bench_percentile(lat, (size_t)nq, 0.99), bytes, "series", series,
+			  ticks_ms(c1 - c0) / nq);
+	}
+	ret = 0;
+	goto out;
+query_failed:
+	fprintf(stderr, "bench_daemon: %s: a STATS query failed\n", load);
+out:
+	free(text);
+	for (int i = ended; i < started; i++)
+		fake_end(&f[i]);
+	stop_daemon(fd);
+	free(f);
+	free(lat);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	int nproc = 1000, nq = 200, idle = 10, opt, qfd = -1, rep[2], hold[2];
@@ -535,14 +922,22 @@ int main(int argc, char **argv)
 	pid_t *kids;
 	int runs = 31;
 	char *json = NULL;
+	const char *loads = NULL;
+	int stats_queries = 20, cli_runs = 5, only_loads = 0, unanswered = 0;
+	char cli[4096];
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_daemon FAULTLINED [-n PROCESSES] [-q QUERIES] "
-			"[-i IDLE_SECONDS] [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]\n");
+			"[-i IDLE_SECONDS] [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]\n"
+			"                    [-L PxS[,PxS...]] [-Q STATS_QUERIES] [-R CLI_RUNS] [-O]\n"
+			"  -L: faultline stats and the metrics at each load, P processes of S sites\n"
+			"      (e.g. 100x100000,10x100000), one site in %u failed, half exited;\n"
+			"      -Q queries and scrapes (default 20) and -R runs of faultline stats\n"
+			"      --prometheus (default 5) each; -O: that part only\n", FAIL_EVERY);
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:q:i:m:P:S:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:q:i:m:P:S:L:Q:R:O")) != -1) {
 		if (opt == 'n')
 			nproc = atoi(optarg);
 		else if (opt == 'q')
@@ -555,11 +950,31 @@ int main(int argc, char **argv)
 			big_procs = atoi(optarg);
 		else if (opt == 'S')
 			big_sites = (uint32_t)strtoul(optarg, NULL, 10);
+		else if (opt == 'L')
+			loads = optarg;
+		else if (opt == 'Q')
+			stats_queries = atoi(optarg);
+		else if (opt == 'R')
+			cli_runs = atoi(optarg);
+		else if (opt == 'O')
+			only_loads = 1;
 		else
 			return 2;
 	}
+	/* The faultline next to FAULTLINED (build/bin). */
+	{
+		const char *slash = strrchr(argv[1], '/');
+		int len = slash ? (int)(slash - argv[1]) : 1;
+
+		snprintf(cli, sizeof(cli), "%.*s/faultline", len, slash ? argv[1] : ".");
+		if (loads && access(cli, X_OK) != 0) {
+			fprintf(stderr, "bench_daemon: %s: %s\n", cli, strerror(errno));
+			return 2;
+		}
+	}
 	atexit(stop_daemon_at_exit);
-	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || !mkdtemp(dir))
+	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || stats_queries < 1 ||
+	    cli_runs < 1 || (only_loads && !loads) || !mkdtemp(dir))
 		return 2;
 	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
@@ -569,6 +984,8 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (only_loads)
+		goto stats_part;
 	qfd = start_daemon(argv[1], state);
 	if (qfd < 0)
 		return 1;
@@ -663,6 +1080,39 @@ int main(int argc, char **argv)
 		if (big_idle(argv[1], dir, big_procs, big_sites, idle) != 0)
 			return 1;
 	}
+
+	/* 5. faultline stats and the metrics at each load. */
+stats_part:
+	if (loads) {
+		printf("\nfaultline stats and the metrics at scale: a fresh daemon per load (P processes\n"
+		       "of S sites), one site in %u of each failed, then half of them exited;\n"
+		       "p50/p99 of %d STATS queries (as faultline stats sends them) or GET /metrics\n"
+		       "scrapes (a new connection each); faultline stats --prometheus: median and\n"
+		       "largest wall time of %d runs.  Bytes of the answer (the JSON; the body;\n"
+		       "the output); the sites it lists, or its series; the daemon's CPU ms each\n",
+		       FAIL_EVERY, stats_queries, cli_runs);
+		printf("  %-12s %-34s %9s %9s %11s %15s %9s\n", "load (PxS)", "what", "p50 ms",
+		       "p99 ms", "bytes", "lists", "cpu ms");
+	}
+	for (const char *l = loads; l && *l;) {
+		char *end;
+		long p = strtol(l, &end, 10);
+		unsigned long sz = *end == 'x' ? strtoul(end + 1, &end, 10) : 0;
+		int r;
+
+		if (p < 1 || p > 100000 || sz < FAIL_EVERY || sz > UINT32_MAX ||
+		    (*end && *end != ',')) {
+			fprintf(stderr, "bench_daemon: -L: '%s': not PxS[,PxS...] (S at least %u)\n",
+				loads, FAIL_EVERY);
+			return 2;
+		}
+		r = stats_at_scale(argv[1], cli, dir, (int)p, (uint32_t)sz, stats_queries, cli_runs);
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			unanswered = 1;	/* and on with the next load */
+		l = *end ? end + 1 : end;
+	}
 	{
 		char cmd[256];
 
@@ -670,5 +1120,5 @@ int main(int argc, char **argv)
 		if (system(cmd) != 0)
 			fprintf(stderr, "bench_daemon: could not remove %s\n", dir);
 	}
-	return 0;
+	return unanswered;
 }
