@@ -672,55 +672,92 @@ static int read_all(int fd, char **buf, size_t *len)
 #define STR(x) STR_(x)
 
 /*
- * GET /metrics from 127.0.0.1:port over a new TCP connection (HTTP/1.1,
- * Connection: close), read to its end, as a scraper would.  Returns the
- * body's size with *body its text (caller frees), or -1 after saying why
- * (no connection, no answer within SCRAPE_TIMEOUT_S, not a 200, a body
+ * The size of an HTTP response in buf[0..len) once its head is complete:
+ * the head's and the body's (its Content-Length), with *head the head's;
+ * 0 while the head is incomplete; SIZE_MAX when it has no Content-Length
+ * (it ends at the connection's end).
+ */
+static size_t response_size(const char *buf, size_t len, size_t *head)
+{
+	const char *end = memmem(buf, len, "\r\n\r\n", 4), *cl;
+
+	if (!end)
+		return 0;
+	*head = (size_t)(end - buf) + 4;
+	cl = memmem(buf, *head, "\r\nContent-Length:", 17);
+	if (!cl)
+		cl = memmem(buf, *head, "\r\ncontent-length:", 17);
+	return cl ? *head + strtoul(cl + 17, NULL, 10) : SIZE_MAX;
+}
+
+/*
+ * GET /metrics from 127.0.0.1:port over a new TCP connection (HTTP/1.1),
+ * read as a scraper reads it: up to the end of the body its Content-Length
+ * gives (or the connection's end without one).  Returns the body's size
+ * with *body its text (caller frees), or -1 after saying why (no
+ * connection, no answer within SCRAPE_TIMEOUT_S, not a 200, a body
  * shorter than its Content-Length).
  */
 static long scrape(int port, char **body)
 {
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 	struct timeval tv = { .tv_sec = SCRAPE_TIMEOUT_S };
-	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-				  "Connection: close\r\n\r\n";
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	char *buf = NULL, *head_end, *cl;
-	size_t len = 0, head;
-	long want = -1;
+	size_t len = 0, cap = 0, head = 0, size = 0;
+	char *buf = NULL;
 
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1) ||
-	    read_all(fd, &buf, &len) != 0) {
-		fprintf(stderr, "bench_daemon: GET /metrics on port %d: %s\n", port,
-			errno == EAGAIN ? "no answer within " STR(SCRAPE_TIMEOUT_S) " s" :
-					  strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return -1;
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1))
+		goto failed;
+	while (!size || len < size) {
+		ssize_t n;
+
+		if (cap - len < 65536) {
+			char *grown = realloc(buf, cap * 2 + 65536);
+
+			if (!grown)
+				goto failed;
+			buf = grown;
+			cap = cap * 2 + 65536;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto failed;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		buf[len] = 0;
+		if (!size)
+			size = response_size(buf, len, &head);
 	}
 	close(fd);
-	head_end = strstr(buf, "\r\n\r\n");
-	if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0 || !head_end) {
-		fprintf(stderr, "bench_daemon: GET /metrics: not a 200: %.80s\n", buf);
+	if (!buf || strncmp(buf, "HTTP/1.1 200 ", 13) != 0 || !size) {
+		fprintf(stderr, "bench_daemon: GET /metrics: not a 200: %.80s\n", buf ? buf : "");
 		free(buf);
 		return -1;
 	}
-	head = (size_t)(head_end - buf) + 4;
-	cl = strcasestr(buf, "\r\nContent-Length:");
-	if (cl && cl < head_end)
-		want = strtol(cl + 17, NULL, 10);
-	if (want >= 0 && (size_t)want != len - head) {
-		fprintf(stderr, "bench_daemon: GET /metrics: %zu bytes of a body of %ld\n",
-			len - head, want);
+	if (size != SIZE_MAX && len != size) {
+		fprintf(stderr, "bench_daemon: GET /metrics: %zu bytes of a body of %zu\n",
+			len - head, size - head);
 		free(buf);
 		return -1;
 	}
-	memmove(buf, buf + head, len - head + 1);
+	memmove(buf, buf + head, len - head);
+	buf[len - head] = 0;
 	*body = buf;
 	return (long)(len - head);
+failed:
+	fprintf(stderr, "bench_daemon: GET /metrics on port %d: %s\n", port,
+		errno == EAGAIN ? "no answer within " STR(SCRAPE_TIMEOUT_S) " s" : strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return -1;
 }
 
 /*
