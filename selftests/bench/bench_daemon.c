@@ -39,13 +39,13 @@
  *    half of the processes exited.  The STATS query faultline stats sends
  *    (FL_QUERY_FAILED_ONLY: every process, its failed sites), with --top 10
  *    and with --pid of a live process: p50 and p99 of STATS_QUERIES (20),
- *    the answer's bytes, the daemon's CPU per query; GET /metrics over a
- *    fresh TCP connection each (HTTP/1.1, Connection: close): p50 and p99
- *    of STATS_QUERIES scrapes, the body's bytes and series, the daemon's
- *    CPU per scrape; faultline stats --prometheus (the faultline next to
- *    FAULTLINED, FAULTLINE_SOCKET set to the daemon's socket) run CLI_RUNS
- *    (5) times: median and largest wall time, bytes, lines and series.
- *    -O runs this part only.
+ *    the answer's bytes, the daemon's CPU per query; faultline stats
+ *    --prometheus (the faultline next to FAULTLINED, FAULTLINE_SOCKET set
+ *    to the daemon's socket) run CLI_RUNS (5) times: median and largest
+ *    wall time, bytes and series; GET /metrics over a new TCP connection
+ *    each (HTTP/1.1), read up to its Content-Length: p50 and p99 of
+ *    STATS_QUERIES scrapes, the body's bytes and series, the daemon's CPU
+ *    per scrape.  -O runs this part only.
  * Figures only: nothing here asserts a time.  Exits 1 when something does
  * not work (a query fails, a process does not register, a scrape gets no
  * answer within SCRAPE_TIMEOUT_S: the other figures are printed all the
@@ -53,14 +53,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <dirent.h>
 #include <sys/wait.h>
@@ -70,6 +68,7 @@
 #include <faultline/dispatch.h>
 
 #include "fakeproc.h"
+#include "metrics_client.h"
 #include "stats.h"
 #include "proto/proto.h"
 
@@ -618,189 +617,6 @@ static int big_idle(const char *faultlined, const char *dir, int nproc, uint32_t
 	return 0;
 }
 
-/* The lines of an exposition, and its series: the lines that are not comments. */
-static void exposition_count(const char *text, size_t len, long *lines, long *series)
-{
-	*lines = *series = 0;
-	for (size_t i = 0; i < len;) {
-		const char *nl = memchr(text + i, '\n', len - i);
-		size_t end = nl ? (size_t)(nl - text) : len;
-
-		(*lines)++;
-		if (end > i && text[i] != '#')
-			(*series)++;
-		i = end + 1;
-	}
-}
-
-/* Appends what fd gives until its end to *buf (of *len bytes).  Returns 0, or -1. */
-static int read_all(int fd, char **buf, size_t *len)
-{
-	size_t cap = *len;
-
-	for (;;) {
-		ssize_t n;
-
-		if (cap - *len < 65536) {
-			char *grown = realloc(*buf, cap * 2 + 65536);
-
-			if (!grown)
-				return -1;
-			*buf = grown;
-			cap = cap * 2 + 65536;
-		}
-		n = read(fd, *buf + *len, cap - *len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		*len += (size_t)n;
-	}
-	(*buf)[*len] = 0;
-	return 0;
-}
-
-/*
- * A scrape with no answer after this many seconds is given up (a
- * scraper's timeout: Prometheus's default is 10 s), so that a daemon that
- * never answers is reported, not waited for.
- */
-#define SCRAPE_TIMEOUT_S 30
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-/*
- * The size of an HTTP response in buf[0..len) once its head is complete:
- * the head's and the body's (its Content-Length), with *head the head's;
- * 0 while the head is incomplete; SIZE_MAX when it has no Content-Length
- * (it ends at the connection's end).
- */
-static size_t response_size(const char *buf, size_t len, size_t *head)
-{
-	const char *end = memmem(buf, len, "\r\n\r\n", 4), *cl;
-
-	if (!end)
-		return 0;
-	*head = (size_t)(end - buf) + 4;
-	cl = memmem(buf, *head, "\r\nContent-Length:", 17);
-	if (!cl)
-		cl = memmem(buf, *head, "\r\ncontent-length:", 17);
-	return cl ? *head + strtoul(cl + 17, NULL, 10) : SIZE_MAX;
-}
-
-/*
- * GET /metrics from 127.0.0.1:port over a new TCP connection (HTTP/1.1),
- * read as a scraper reads it: up to the end of the body its Content-Length
- * gives (or the connection's end without one).  Returns the body's size
- * with *body its text (caller frees), or -1 after saying why (no
- * connection, no answer within SCRAPE_TIMEOUT_S, not a 200, a body
- * shorter than its Content-Length).
- */
-static long scrape(int port, char **body)
-{
-	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-	struct timeval tv = { .tv_sec = SCRAPE_TIMEOUT_S };
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	size_t len = 0, cap = 0, head = 0, size = 0;
-	char *buf = NULL;
-
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1))
-		goto failed;
-	while (!size || len < size) {
-		ssize_t n;
-
-		if (cap - len < 65536) {
-			char *grown = realloc(buf, cap * 2 + 65536);
-
-			if (!grown)
-				goto failed;
-			buf = grown;
-			cap = cap * 2 + 65536;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto failed;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		buf[len] = 0;
-		if (!size)
-			size = response_size(buf, len, &head);
-	}
-	close(fd);
-	if (!buf || strncmp(buf, "HTTP/1.1 200 ", 13) != 0 || !size) {
-		fprintf(stderr, "bench_daemon: GET /metrics: not a 200: %.80s\n", buf ? buf : "");
-		free(buf);
-		return -1;
-	}
-	if (size != SIZE_MAX && len != size) {
-		fprintf(stderr, "bench_daemon: GET /metrics: %zu bytes of a body of %zu\n",
-			len - head, size - head);
-		free(buf);
-		return -1;
-	}
-	memmove(buf, buf + head, len - head);
-	buf[len - head] = 0;
-	*body = buf;
-	return (long)(len - head);
-failed:
-	fprintf(stderr, "bench_daemon: GET /metrics on port %d: %s\n", port,
-		errno == EAGAIN ? "no answer within " STR(SCRAPE_TIMEOUT_S) " s" : strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return -1;
-}
-
-/*
- * faultline stats --prometheus as a user runs it, FAULTLINE_SOCKET set to
- * the daemon's socket, its output read through a pipe.  Returns its wall
- * time in seconds, with the bytes, lines and series of its output, or -1
- * after saying why (it could not run, or did not exit 0).
- */
-static double cli_prometheus(const char *cli, long *bytes, long *lines, long *series)
-{
-	double t0 = now(), t;
-	char *out = NULL;
-	size_t len = 0;
-	int p[2], status = -1, rd;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		if (dup2(p[1], 1) < 0 || setenv("FAULTLINE_SOCKET", sock_path, 1) != 0)
-			_exit(127);
-		execl(cli, cli, "stats", "--prometheus", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	rd = pid > 0 ? read_all(p[0], &out, &len) : -1;
-	close(p[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	t = now() - t0;
-	if (rd != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "bench_daemon: %s stats --prometheus: exit status %d\n", cli,
-			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		free(out);
-		return -1;
-	}
-	*bytes = (long)len;
-	exposition_count(out, len, lines, series);
-	free(out);
-	return t;
-}
-
 /* One figure of the stats and metrics part: a row of its table. */
 static void stats_row(const char *load, const char *what, double p50, double p99, long bytes,
 		      const char *count_name, long count, double cpu_ms)
@@ -901,7 +717,7 @@ static int stats_at_scale(const char *faultlined, const char *cli, const char *d
 
 		daemon_usage(&rss, &c0);
 		for (int i = 0; i < runs; i++)
-			if ((lat[i] = cli_prometheus(cli, &bytes, &lines, &series)) < 0)
+			if ((lat[i] = cli_prometheus(cli, sock_path, &bytes, &lines, &series)) < 0)
 				goto out;
 		daemon_usage(&rss, &c1);
 		/* Of a few runs: the median, and the largest (sorted last) in the p99 column. */
@@ -945,6 +761,24 @@ out:
 	free(f);
 	free(lat);
 	return ret;
+}
+
+/*
+ * The next load of -L's list at *l ("PxS", then a comma or the end) into
+ * *nproc and *sites, *l moved past it.  Returns 0, or -1 when it is not one.
+ */
+static int parse_load(const char **l, int *nproc, uint32_t *sites)
+{
+	char *end;
+	long p = strtol(*l, &end, 10);
+	unsigned long sz = *end == 'x' ? strtoul(end + 1, &end, 10) : 0;
+
+	if (p < 1 || p > 100000 || sz < FAIL_EVERY || sz > UINT32_MAX || (*end && *end != ','))
+		return -1;
+	*nproc = (int)p;
+	*sites = (uint32_t)sz;
+	*l = *end ? end + 1 : end;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -998,6 +832,16 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
+	for (const char *l = loads; l && *l;) {
+		uint32_t sz;
+		int p;
+
+		if (parse_load(&l, &p, &sz) != 0) {
+			fprintf(stderr, "bench_daemon: -L: '%s': not PxS[,PxS...] (S at least %u)\n",
+				loads, FAIL_EVERY);
+			return 2;
+		}
+	}
 	/* The faultline next to FAULTLINED (build/bin). */
 	{
 		const char *slash = strrchr(argv[1], '/');
@@ -1010,8 +854,12 @@ int main(int argc, char **argv)
 		}
 	}
 	atexit(stop_daemon_at_exit);
+	if (only_loads && !loads) {
+		fprintf(stderr, "bench_daemon: -O runs the part of -L only: give -L\n");
+		return 2;
+	}
 	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || stats_queries < 1 ||
-	    cli_runs < 1 || (only_loads && !loads) || !mkdtemp(dir))
+	    cli_runs < 1 || !mkdtemp(dir))
 		return 2;
 	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
@@ -1132,23 +980,15 @@ stats_part:
 		       "p99 ms", "bytes", "lists", "cpu ms");
 	}
 	for (const char *l = loads; l && *l;) {
-		char *end;
-		long p = strtol(l, &end, 10);
-		unsigned long sz = *end == 'x' ? strtoul(end + 1, &end, 10) : 0;
-		int r;
+		uint32_t sz;
+		int p, r;
 
-		if (p < 1 || p > 100000 || sz < FAIL_EVERY || sz > UINT32_MAX ||
-		    (*end && *end != ',')) {
-			fprintf(stderr, "bench_daemon: -L: '%s': not PxS[,PxS...] (S at least %u)\n",
-				loads, FAIL_EVERY);
-			return 2;
-		}
-		r = stats_at_scale(argv[1], cli, dir, (int)p, (uint32_t)sz, stats_queries, cli_runs);
+		parse_load(&l, &p, &sz);
+		r = stats_at_scale(argv[1], cli, dir, p, sz, stats_queries, cli_runs);
 		if (r < 0)
 			return 1;
 		if (r > 0)
 			unanswered = 1;	/* and on with the next load */
-		l = *end ? end + 1 : end;
 	}
 	{
 		char cmd[256];
