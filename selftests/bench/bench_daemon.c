@@ -4,6 +4,7 @@
  *
  *   bench_daemon FAULTLINED [-n PROCESSES] [-q QUERIES] [-i IDLE_SECONDS]
  *                [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]
+ *                [-L LOADS] [-Q STATS_QUERIES] [-R CLI_RUNS] [-O]
  *
  *  - registration latency: fl_init in a fresh process with a daemon
  *    listening minus fl_init without the agent (FL_INIT_NO_AGENT), medians
@@ -30,9 +31,25 @@
  *    wchar), then their exit: until their three records are final on disk
  *    (the records' bytes, the daemon's CPU);
  *  - BIG_PROCESSES processes of BIG_SITES sites (100 of 100,000), half of
- *    them exited: the daemon's RSS and its CPU while they idle.
+ *    them exited: the daemon's RSS and its CPU while they idle;
+ *  - faultline stats and the metrics at each load of LOADS (PxS, comma
+ *    separated: P processes of S sites, e.g. 100x100000,10x100000; none
+ *    unless asked for), a fresh daemon each, started with --metrics-listen
+ *    127.0.0.1:0: one site in FAIL_EVERY (100) of each process failed, then
+ *    half of the processes exited.  The STATS query faultline stats sends
+ *    (FL_QUERY_FAILED_ONLY: every process, its failed sites), with --top 10
+ *    and with --pid of a live process: p50 and p99 of STATS_QUERIES (20),
+ *    the answer's bytes, the daemon's CPU per query; faultline stats
+ *    --prometheus (the faultline next to FAULTLINED, FAULTLINE_SOCKET set
+ *    to the daemon's socket) run CLI_RUNS (5) times: median and largest
+ *    wall time, bytes and series; GET /metrics over a new TCP connection
+ *    each (HTTP/1.1), read up to its Content-Length: p50 and p99 of
+ *    STATS_QUERIES scrapes, the body's bytes and series, the daemon's CPU
+ *    per scrape.  -O runs this part only.
  * Figures only: nothing here asserts a time.  Exits 1 when something does
- * not work (a query fails, a process does not register).
+ * not work (a query fails, a process does not register, a scrape gets no
+ * answer within SCRAPE_TIMEOUT_S: the other figures are printed all the
+ * same).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +68,7 @@
 #include <faultline/dispatch.h>
 
 #include "fakeproc.h"
+#include "metrics_client.h"
 #include "stats.h"
 #include "proto/proto.h"
 
@@ -80,10 +98,11 @@ static int connect_daemon(void)
 }
 
 /*
- * Sends QUERY what and reads every REPLY.  Returns the JSON's size, or -1.
- * The text is kept in *json when json is not NULL (caller frees).
+ * Sends QUERY what about pid (0: every process) with arg, and reads every
+ * REPLY.  Returns the JSON's size, or -1.  The text is kept in *json when
+ * json is not NULL (caller frees).
  */
-static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
+static long query_arg(int fd, uint32_t what, uint32_t pid, uint64_t arg, char **json)
 {
 	static char buf[FL_PROTO_MAX_MESSAGE];
 	struct fl_msg_query q;
@@ -94,11 +113,7 @@ static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
 	fl_proto_header(&q, FL_MSG_QUERY, sizeof(q), 1);
 	q.what = what;
 	q.pid = pid;
-	/*
-	 * STATS: every site (at most 4,096 a process), the largest answer;
-	 * faultline stats asks only for those that failed.  The others: any.
-	 */
-	q.arg = what == FL_QUERY_STATS ? 0 : UINT64_MAX;
+	q.arg = arg;
 	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q))
 		return -1;
 	for (;;) {
@@ -128,6 +143,15 @@ static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
 	if (json)
 		*json = text;
 	return (long)total;
+}
+
+/*
+ * STATS: every site (at most 4,096 a process), the largest answer;
+ * faultline stats asks only for those that failed.  The others: any.
+ */
+static long query_pid(int fd, uint32_t what, uint32_t pid, char **json)
+{
+	return query_arg(fd, what, pid, what == FL_QUERY_STATS ? 0 : UINT64_MAX, json);
 }
 
 static long query(int fd, uint32_t what, char **json)
@@ -257,18 +281,29 @@ static double one_init(int agent)
 	return dt;
 }
 
-/* A faultlined on sock_path with its state in state_dir.  Returns a connection to it, or -1. */
-static int start_daemon(const char *faultlined, const char *state_dir)
+/*
+ * A faultlined on sock_path with its state in state_dir; with log, also
+ * serving GET /metrics on a free port of 127.0.0.1 and logging (info) to
+ * the file log, where it says the port.  Returns a connection to it, or -1.
+ */
+static int start_daemon_log(const char *faultlined, const char *state_dir, const char *log)
 {
 	int fd = -1;
 
 	daemon_pid = fork();
 	if (daemon_pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
+		int err = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) :
+				open("/dev/null", O_WRONLY);
 
-		dup2(null, 2);
-		execl(faultlined, faultlined, "--socket", sock_path, "--state-dir", state_dir,
-		      "--log-level", "error", (char *)NULL);
+		if (err < 0 || dup2(err, 2) < 0)
+			_exit(127);
+		if (log)
+			execl(faultlined, faultlined, "--socket", sock_path, "--state-dir",
+			      state_dir, "--log-level", "info", "--metrics-listen", "127.0.0.1:0",
+			      (char *)NULL);
+		else
+			execl(faultlined, faultlined, "--socket", sock_path, "--state-dir",
+			      state_dir, "--log-level", "error", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 500 && (fd = connect_daemon()) < 0; i++)
@@ -276,6 +311,38 @@ static int start_daemon(const char *faultlined, const char *state_dir)
 	if (fd < 0)
 		fprintf(stderr, "bench_daemon: no daemon at %s\n", sock_path);
 	return fd;
+}
+
+static int start_daemon(const char *faultlined, const char *state_dir)
+{
+	return start_daemon_log(faultlined, state_dir, NULL);
+}
+
+/*
+ * The port of GET /metrics that the daemon logged to log ("... (port N)"),
+ * waiting for that line up to 10 s.  Returns the port, or -1.
+ */
+static int metrics_port(const char *log)
+{
+	for (int i = 0; i < 500; i++) {
+		char line[512];
+		FILE *f = fopen(log, "r");
+		unsigned port = 0;
+
+		while (f && fgets(line, sizeof(line), f)) {
+			const char *p = strstr(line, "GET /metrics served on ");
+
+			if (p && (p = strstr(p, "(port ")) && sscanf(p, "(port %u)", &port) == 1)
+				break;
+		}
+		if (f)
+			fclose(f);
+		if (port > 0 && port < 65536)
+			return (int)port;
+		usleep(20000);
+	}
+	fprintf(stderr, "bench_daemon: the daemon did not say its metrics port (%s)\n", log);
+	return -1;
 }
 
 static void stop_daemon(int fd)
@@ -327,9 +394,17 @@ static long stats_latency(int fd, int n, const pid_t *pids, int npids, double *p
 }
 
 /* A fake process (fakeproc.h) and the pipe that tells it what to do. */
+/* One site in this many fails at the loads of the stats and metrics part. */
+#define FAIL_EVERY 100u
+
 struct fake {
 	pid_t pid;
-	int cmd;		/* 'c': count one fault at site 0; EOF: exit */
+	/*
+	 * 'c': count one fault at site 0; 'f': fail one site in FAIL_EVERY
+	 * (fake_fail), then write a byte to ack; EOF: exit.
+	 */
+	int cmd;
+	int ack;
 	double took;		/* its registration, from HELLO to SYNC's REPLY */
 };
 
@@ -359,8 +434,14 @@ static int fake_start(struct fake *f, uint32_t sites)
 		if (fake_register(&fp, sock_path, sites, &took) != 0)
 			took = -1;
 		(void)!write(rep[1], &took, sizeof(took));
-		while (took >= 0 && read(cmd[0], &c, 1) == 1)
-			fake_count(&fp, 1, 1);
+		while (took >= 0 && read(cmd[0], &c, 1) == 1) {
+			if (c == 'f') {
+				fake_fail(&fp, FAIL_EVERY);
+				(void)!write(rep[1], &c, 1);
+			} else {
+				fake_count(&fp, 1, 1);
+			}
+		}
 		_exit(took < 0);
 	}
 	close(cmd[0]);
@@ -373,7 +454,19 @@ static int fake_start(struct fake *f, uint32_t sites)
 		close(rep[0]);
 		return -1;
 	}
-	close(rep[0]);
+	f->ack = rep[0];
+	return 0;
+}
+
+/* Fails one site in FAIL_EVERY of the fake, and waits until it did.  Returns 0, or -1. */
+static int fake_fail_sites(struct fake *f)
+{
+	char c;
+
+	if (write(f->cmd, "f", 1) != 1 || read(f->ack, &c, 1) != 1) {
+		fprintf(stderr, "bench_daemon: process %d did not fail its sites\n", (int)f->pid);
+		return -1;
+	}
 	return 0;
 }
 
@@ -383,6 +476,7 @@ static void fake_end(struct fake *f)
 		if (fake_cmds[i] == f->cmd)
 			fake_cmds[i] = -1;
 	close(f->cmd);
+	close(f->ack);
 	waitpid(f->pid, NULL, 0);
 }
 
@@ -523,6 +617,170 @@ static int big_idle(const char *faultlined, const char *dir, int nproc, uint32_t
 	return 0;
 }
 
+/* One figure of the stats and metrics part: a row of its table. */
+static void stats_row(const char *load, const char *what, double p50, double p99, long bytes,
+		      const char *count_name, long count, double cpu_ms)
+{
+	char c[48];
+
+	snprintf(c, sizeof(c), "%ld %s", count, count_name);
+	printf("  %-12s %-34s %9.2f %9.2f %11ld %15s %9.2f\n", load, what, p50 * 1e3, p99 * 1e3,
+	       bytes, c, cpu_ms);
+}
+
+/*
+ * faultline stats and the metrics at one load: a fresh daemon serving GET
+ * /metrics, nproc processes of sites each, one site in FAIL_EVERY of each
+ * failed, then half of them exited (their records final).  Prints the
+ * rows of its table; returns 0, 1 when a scrape got no answer (the rest
+ * is measured and printed), or -1 when something else does not work.
+ */
+static int stats_at_scale(const char *faultlined, const char *cli, const char *dir, int nproc,
+			  uint32_t sites, int nq, int runs)
+{
+	struct fake *f = calloc((size_t)nproc, sizeof(*f));
+	double *lat = calloc((size_t)(nq > runs ? nq : runs), sizeof(double));
+	char state_dir[160], log[160], load[32];
+	long bytes = 0, c0, c1, rss, listed;
+	char *text = NULL;
+	double t0 = now();
+	int fd, port, started = 0, ended = 0, ret = -1;
+	struct {
+		const char *what;
+		uint32_t pid;
+		uint64_t arg;
+	} queries[] = {
+		/* As cmd_stats sends them: failed sites only, at most --top N a process. */
+		{ "stats (STATS query, failed only)", 0, FL_QUERY_FAILED_ONLY },
+		{ "stats --top 10", 0, FL_QUERY_FAILED_ONLY | 10 },
+		{ "stats --pid (a live process)", 0, FL_QUERY_FAILED_ONLY },
+	};
+
+	snprintf(load, sizeof(load), "%dx%u", nproc, sites);
+	snprintf(state_dir, sizeof(state_dir), "%s/state-stats-%s", dir, load);
+	snprintf(log, sizeof(log), "%s/faultlined-%s.log", dir, load);
+	fd = start_daemon_log(faultlined, state_dir, log);
+	if (fd < 0 || !f || !lat || (port = metrics_port(log)) < 0 ||
+	    query(fd, FL_QUERY_STATS, NULL) < 0)
+		goto out;
+	for (; started < nproc; started++)
+		if (fake_start(&f[started], sites) != 0 || fake_fail_sites(&f[started]) != 0)
+			goto out;
+	for (; ended < nproc / 2; ended++)
+		fake_end(&f[ended]);
+	while (records_final(state_dir, &bytes) < nproc / 2 && now() - t0 < 600)
+		usleep(10000);
+	if (records_final(state_dir, &bytes) < nproc / 2) {
+		fprintf(stderr, "bench_daemon: %s: the exited processes' records are not final\n",
+			load);
+		goto out;
+	}
+	/*
+	 * The exits' records are written: what is left is answering.  A new
+	 * connection: the daemon drops a client that is not a registered
+	 * process after 60 s of silence, and registering took a while.
+	 */
+	sleep(1);
+	close(fd);
+	fd = connect_daemon();
+	if (fd < 0) {
+		fprintf(stderr, "bench_daemon: %s: no daemon at %s\n", load, sock_path);
+		goto out;
+	}
+	queries[2].pid = (uint32_t)f[nproc - 1].pid;
+
+	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
+		/* What the answer lists (the "kind" of every site), untimed. */
+		if (query_arg(fd, FL_QUERY_STATS, queries[k].pid, queries[k].arg, &text) < 0)
+			goto query_failed;
+		listed = count(text, "\"kind\":");
+		free(text);
+		text = NULL;
+		daemon_usage(&rss, &c0);
+		for (int i = 0; i < nq; i++) {
+			double q0 = now();
+
+			bytes = query_arg(fd, FL_QUERY_STATS, queries[k].pid, queries[k].arg, NULL);
+			lat[i] = now() - q0;
+			if (bytes < 0)
+				goto query_failed;
+		}
+		daemon_usage(&rss, &c1);
+		stats_row(load, queries[k].what, bench_percentile(lat, (size_t)nq, 0.5),
+			  bench_percentile(lat, (size_t)nq, 0.99), bytes, "sites", listed,
+			  ticks_ms(c1 - c0) / nq);
+	}
+
+	{
+		long series = 0, lines = 0;
+		double med;
+
+		daemon_usage(&rss, &c0);
+		for (int i = 0; i < runs; i++)
+			if ((lat[i] = cli_prometheus(cli, sock_path, &bytes, &lines, &series)) < 0)
+				goto out;
+		daemon_usage(&rss, &c1);
+		/* Of a few runs: the median, and the largest (sorted last) in the p99 column. */
+		med = bench_median(lat, (size_t)runs);
+		stats_row(load, "faultline stats --prometheus", med, lat[runs - 1], bytes, "series",
+			  series, ticks_ms(c1 - c0) / runs);
+
+		/* Last: a scrape that gets no answer may leave the daemon busy. */
+		daemon_usage(&rss, &c0);
+		for (int i = 0; i < nq; i++) {
+			double q0 = now();
+
+			bytes = scrape(port, &text);
+			lat[i] = now() - q0;
+			if (bytes < 0) {
+				daemon_usage(&rss, &c1);
+				printf("  %-12s %-34s no answer within %d s (scrape %d); the daemon's "
+				       "CPU meanwhile %.0f ms\n", load, "GET /metrics", SCRAPE_TIMEOUT_S,
+				       i + 1, ticks_ms(c1 - c0));
+				ret = 1;
+				goto out;
+			}
+			exposition_count(text, (size_t)bytes, &lines, &series);
+			free(text);
+			text = NULL;
+		}
+		daemon_usage(&rss, &c1);
+		stats_row(load, "GET /metrics", bench_percentile(lat, (size_t)nq, 0.5),
+			  bench_percentile(lat, (size_t)nq, 0.99), bytes, "series", series,
+			  ticks_ms(c1 - c0) / nq);
+	}
+	ret = 0;
+	goto out;
+query_failed:
+	fprintf(stderr, "bench_daemon: %s: a STATS query failed\n", load);
+out:
+	free(text);
+	for (int i = ended; i < started; i++)
+		fake_end(&f[i]);
+	stop_daemon(fd);
+	free(f);
+	free(lat);
+	return ret;
+}
+
+/*
+ * The next load of -L's list at *l ("PxS", then a comma or the end) into
+ * *nproc and *sites, *l moved past it.  Returns 0, or -1 when it is not one.
+ */
+static int parse_load(const char **l, int *nproc, uint32_t *sites)
+{
+	char *end;
+	long p = strtol(*l, &end, 10);
+	unsigned long sz = *end == 'x' ? strtoul(end + 1, &end, 10) : 0;
+
+	if (p < 1 || p > 100000 || sz < FAIL_EVERY || sz > UINT32_MAX || (*end && *end != ','))
+		return -1;
+	*nproc = (int)p;
+	*sites = (uint32_t)sz;
+	*l = *end ? end + 1 : end;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int nproc = 1000, nq = 200, idle = 10, opt, qfd = -1, rep[2], hold[2];
@@ -535,14 +793,22 @@ int main(int argc, char **argv)
 	pid_t *kids;
 	int runs = 31;
 	char *json = NULL;
+	const char *loads = NULL;
+	int stats_queries = 20, cli_runs = 5, only_loads = 0, unanswered = 0;
+	char cli[4096];
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_daemon FAULTLINED [-n PROCESSES] [-q QUERIES] "
-			"[-i IDLE_SECONDS] [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]\n");
+			"[-i IDLE_SECONDS] [-m MAX_SITES] [-P BIG_PROCESSES] [-S BIG_SITES]\n"
+			"                    [-L PxS[,PxS...]] [-Q STATS_QUERIES] [-R CLI_RUNS] [-O]\n"
+			"  -L: faultline stats and the metrics at each load, P processes of S sites\n"
+			"      (e.g. 100x100000,10x100000), one site in %u failed, half exited;\n"
+			"      -Q queries and scrapes (default 20) and -R runs of faultline stats\n"
+			"      --prometheus (default 5) each; -O: that part only\n", FAIL_EVERY);
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:q:i:m:P:S:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:q:i:m:P:S:L:Q:R:O")) != -1) {
 		if (opt == 'n')
 			nproc = atoi(optarg);
 		else if (opt == 'q')
@@ -555,11 +821,45 @@ int main(int argc, char **argv)
 			big_procs = atoi(optarg);
 		else if (opt == 'S')
 			big_sites = (uint32_t)strtoul(optarg, NULL, 10);
+		else if (opt == 'L')
+			loads = optarg;
+		else if (opt == 'Q')
+			stats_queries = atoi(optarg);
+		else if (opt == 'R')
+			cli_runs = atoi(optarg);
+		else if (opt == 'O')
+			only_loads = 1;
 		else
 			return 2;
 	}
+	for (const char *l = loads; l && *l;) {
+		uint32_t sz;
+		int p;
+
+		if (parse_load(&l, &p, &sz) != 0) {
+			fprintf(stderr, "bench_daemon: -L: '%s': not PxS[,PxS...] (S at least %u)\n",
+				loads, FAIL_EVERY);
+			return 2;
+		}
+	}
+	/* The faultline next to FAULTLINED (build/bin). */
+	{
+		const char *slash = strrchr(argv[1], '/');
+		int len = slash ? (int)(slash - argv[1]) : 1;
+
+		snprintf(cli, sizeof(cli), "%.*s/faultline", len, slash ? argv[1] : ".");
+		if (loads && access(cli, X_OK) != 0) {
+			fprintf(stderr, "bench_daemon: %s: %s\n", cli, strerror(errno));
+			return 2;
+		}
+	}
 	atexit(stop_daemon_at_exit);
-	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || !mkdtemp(dir))
+	if (only_loads && !loads) {
+		fprintf(stderr, "bench_daemon: -O runs the part of -L only: give -L\n");
+		return 2;
+	}
+	if (nproc < 1 || nq < 1 || idle < 1 || big_procs < 0 || stats_queries < 1 ||
+	    cli_runs < 1 || !mkdtemp(dir))
 		return 2;
 	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
@@ -569,6 +869,8 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (only_loads)
+		goto stats_part;
 	qfd = start_daemon(argv[1], state);
 	if (qfd < 0)
 		return 1;
@@ -663,6 +965,31 @@ int main(int argc, char **argv)
 		if (big_idle(argv[1], dir, big_procs, big_sites, idle) != 0)
 			return 1;
 	}
+
+	/* 5. faultline stats and the metrics at each load. */
+stats_part:
+	if (loads) {
+		printf("\nfaultline stats and the metrics at scale: a fresh daemon per load (P processes\n"
+		       "of S sites), one site in %u of each failed, then half of them exited;\n"
+		       "p50/p99 of %d STATS queries (as faultline stats sends them) or GET /metrics\n"
+		       "scrapes (a new connection each); faultline stats --prometheus: median and\n"
+		       "largest wall time of %d runs.  Bytes of the answer (the JSON; the body;\n"
+		       "the output); the sites it lists, or its series; the daemon's CPU ms each\n",
+		       FAIL_EVERY, stats_queries, cli_runs);
+		printf("  %-12s %-34s %9s %9s %11s %15s %9s\n", "load (PxS)", "what", "p50 ms",
+		       "p99 ms", "bytes", "lists", "cpu ms");
+	}
+	for (const char *l = loads; l && *l;) {
+		uint32_t sz;
+		int p, r;
+
+		parse_load(&l, &p, &sz);
+		r = stats_at_scale(argv[1], cli, dir, p, sz, stats_queries, cli_runs);
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			unanswered = 1;	/* and on with the next load */
+	}
 	{
 		char cmd[256];
 
@@ -670,5 +997,5 @@ int main(int argc, char **argv)
 		if (system(cmd) != 0)
 			fprintf(stderr, "bench_daemon: could not remove %s\n", dir);
 	}
-	return 0;
+	return unanswered;
 }

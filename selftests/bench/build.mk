@@ -23,7 +23,8 @@
 # bench_heal: healing: a storm of failing checks unhealed, healed and
 # explicit, the non-failing path, fl_site_heal's latency (below).
 # bench_daemon: faultlined's registration latency, stats query p50/p99 with
-# 1,000 registered processes, its memory per process and idle CPU.
+# 1,000 registered processes, its memory per process and idle CPU; faultline
+# stats, stats --prometheus and GET /metrics at 100 x 100,000 sites.
 # healable.sh (part 10): faultline healable on about 10^4, 10^5 and 10^6
 # sites (shared libraries built once into $(B)/bench/healable, about a
 # minute, 180 MB).

@@ -252,4 +252,20 @@ static inline void fake_count(struct fake_proc *fp, uint32_t sites, uint64_t k)
 	}
 }
 
+/*
+ * Fails one site in every `every` (sites 0, every, 2 * every, ...), as the
+ * handler would count them: site i gets 1 + (i / every) % 1000 faults, so
+ * that the sites that failed most are not simply the first ones.
+ */
+static inline void fake_fail(struct fake_proc *fp, uint32_t every)
+{
+	_Atomic uint64_t *c = (_Atomic uint64_t *)((char *)fp->region + fp->layout.counters_offset);
+	_Atomic uint8_t *dirty = (_Atomic uint8_t *)((char *)fp->region + fp->layout.dirty_offset);
+
+	for (uint32_t i = 0; every && i < fp->sites; i += every) {
+		atomic_fetch_add_explicit(&c[i], 1 + (i / every) % 1000, memory_order_relaxed);
+		fl_shm_mark_dirty(dirty, i);
+	}
+}
+
 #endif /* FL_BENCH_FAKEPROC_H */

@@ -45,7 +45,14 @@
 #     scaling table: processes of 1,000 to 1,000,000 sites (BENCH_DAEMON_SITES
 #     the largest), registration, bytes a site, stats, idle CPU, the cost of
 #     persisting a change and an exit; 100 processes of 100,000 sites, half
-#     exited, idle (BENCH_DAEMON_BIG, 0 to leave it out)).
+#     exited, idle (BENCH_DAEMON_BIG, 0 to leave it out); faultline stats
+#     and the metrics at 100 x 100,000, 10 x 100,000 and 100 x 10,000 sites
+#     (processes x sites, BENCH_DAEMON_STATS_LOADS; one site in 100 failed,
+#     half of the processes exited): the STATS query faultline stats sends,
+#     also --top 10 and --pid, p50/p99 and bytes; faultline stats
+#     --prometheus, median wall time and series; GET /metrics (faultlined
+#     --metrics-listen), p50/p99, bytes, series and the daemon's CPU per
+#     scrape).
 #  7. The eBPF program: bench_bpf (ns per page fault with no program, with
 #     an empty program at the same attach point (the floor), with the
 #     program and this process not registered, and registered, also with
@@ -225,7 +232,7 @@ echo
 echo "== 6. faultlined (bench_daemon: ${BENCH_DAEMON_PROCESSES:-1000} processes)"
 "$out/bench_daemon" "$(dirname "$cli")/faultlined" -n "${BENCH_DAEMON_PROCESSES:-1000}" \
 	-q 200 -i 10 -m "${BENCH_DAEMON_SITES:-1000000}" -P "${BENCH_DAEMON_BIG:-100}" \
-	-S 100000 || status=1
+	-S 100000 -L "${BENCH_DAEMON_STATS_LOADS:-100x100000,10x100000,100x10000}" || status=1
 
 echo
 echo "== 7. eBPF program (bench_bpf -n $repeat)"
