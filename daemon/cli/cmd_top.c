@@ -261,11 +261,12 @@ static int frame(struct top *t, json_object *doc, double interval)
 	/* Short enough for 80 columns with a rate in the millions. */
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&wall));
 	if (have_rate)
-		line(f, tcols, "faultline top - %s - %zu processes (%zu live) - "
-		     "%" PRIu64 " faults, %.1f/s", when, np, live, total, total_rate);
+		line(f, tcols, "faultline top - %s - %zu process%s (%zu live) - "
+		     "%" PRIu64 " fault%s, %.1f/s", when, np, np == 1 ? "" : "es", live, total,
+		     CLI_S(total), total_rate);
 	else
-		line(f, tcols, "faultline top - %s - %zu processes (%zu live) - "
-		     "%" PRIu64 " faults", when, np, live, total);
+		line(f, tcols, "faultline top - %s - %zu process%s (%zu live) - "
+		     "%" PRIu64 " fault%s", when, np, np == 1 ? "" : "es", live, total, CLI_S(total));
 	if (t->tty)
 		line(f, tcols, "%s", t->keys ? "q: quit" : "");
 	/*
