@@ -251,6 +251,18 @@ static void put_bpf(FILE *out, enum metrics_format fmt, json_object *doc)
 }
 
 /*
+ * A module's label: its path, or for an executable (the document's
+ * "(main program)") the process's command name, so that the main programs
+ * of two executables are two modules.
+ */
+static const char *module_label(json_object *p, const char *module)
+{
+	if (module && !strcmp(module, "(main program)") && jv_str(p, "comm"))
+		return jv_str(p, "comm");
+	return module;
+}
+
+/*
  * The faults by module of the exposed processes, in *a (grown to fit):
  * from their module_faults, which count every site; from their listed
  * sites, s[0..ns), when a process has none (a daemon before it).  Returns
@@ -294,7 +306,10 @@ static size_t module_sums(json_object *procs, size_t n, const bool *keep,
 		while (k--) {
 			json_object *o = json_object_array_get_idx(mf, k);
 
-			(*a)[m++] = (struct agg){ jv_str(o, "module"), jv_u64(o, "faults"), 1 };
+			(*a)[m++] = (struct agg){
+				module_label(json_object_array_get_idx(procs, i), jv_str(o, "module")),
+				jv_u64(o, "faults"), 1,
+			};
 		}
 	}
 	return aggregate(*a, m);
@@ -403,7 +418,9 @@ static struct sample *gather(json_object *procs, size_t n, const bool *keep, siz
 			json_object *o = json_object_array_get_idx(sites, k);
 
 			s[m++] = (struct sample){
-				.proc = i, .module = jv_str(o, "module"),
+				.proc = i,
+				.module = module_label(json_object_array_get_idx(procs, i),
+						       jv_str(o, "module")),
 				.function = jv_str(o, "function"), .kind = jv_str(o, "kind"),
 				.pc = jv_u64(o, "faulting_pc"), .faults = jv_u64(o, "faults"),
 				.failures = jv_u64(o, "faults") + jv_u64(o, "healed"),
