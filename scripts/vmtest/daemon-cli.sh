@@ -53,7 +53,7 @@ pid=${out#pid }
 
 # The table: one row per site, FAULTS and KERNEL its last two columns
 # (KERNEL once the daemon has the eBPF program's view of the exited
-# process: a tick or two later).
+# process: a tick or two later), each function with its offset.
 end=$((SECONDS + WAIT_S))
 until "$fl" stats --pid "$pid" >"$T/stats" 2>&1 && grep -q 'FAULTS *KERNEL$' "$T/stats"; do
 	[ $SECONDS -lt $end ] || break
@@ -62,7 +62,7 @@ done
 sed 's/^/  | /' "$T/stats"
 sites=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^0x[0-9a-f]+$/ && $(i - 1) ~ /^e2e_/)
 	print $(i - 1) "=" $(NF - 1) "/" $NF }' "$T/stats" | sort | tr '\n' ' ')
-[ "$sites" = "e2e_load=3/3 e2e_rmw=7/7 e2e_store=5/5 " ] &&
+[ "$sites" = "e2e_load+0x0=3/3 e2e_rmw+0x0=7/7 e2e_store+0x0=5/5 " ] &&
 	ok "faultline stats: faults 3, 5, 7 at the three sites, the kernel's counts equal" ||
 	bad "faultline stats: site=faults/kernel: $sites"
 "$fl" stats --json --pid "$pid" | grep -q '"bpf":true' &&
