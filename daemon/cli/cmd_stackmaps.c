@@ -133,19 +133,19 @@ int cmd_stackmaps(int argc, char **argv)
 		cli_print_json(r.doc);
 	} else {
 		printf("pid %lld (%s): %zu stack map record%s\n", (long long)jv_i64(p, "pid"),
-		       cli_safe(jv_str(p, "comm")), n, n == 1 ? "" : "s");
+		       cli_safe(jv_str(p, "comm")), n, CLI_S(n));
 		for (size_t i = 0; i < n; i++) {
 			json_object *rec = json_object_array_get_idx(recs, i), *locs;
 			size_t nl = jv_array(rec, "locations", &locs);
-			char mod[256], fn[256];
+			char mod[256];
 
-			/* "at PC (module+0xOFFSET)": no function, records are not named. */
-			cli_site_where(rec, jv_str(p, "comm"), mod, sizeof(mod), fn, sizeof(fn));
+			/* "at PC (module+0xOFFSET)": records are not named. */
+			cli_site_where(rec, mod, sizeof(mod), NULL, 0);
 			printf("  record %" PRIu64 " at 0x%" PRIx64 " (%s): stack size %" PRIu64
 			       ", %zu location%s, %llu live-out%s\n",
 			       jv_u64(rec, "id"), jv_u64(rec, "pc"), mod, jv_u64(rec, "stack_size"),
-			       nl, nl == 1 ? "" : "s", (unsigned long long)jv_u64(rec, "live_outs"),
-			       jv_u64(rec, "live_outs") == 1 ? "" : "s");
+			       nl, CLI_S(nl), (unsigned long long)jv_u64(rec, "live_outs"),
+			       CLI_S(jv_u64(rec, "live_outs")));
 			for (size_t k = 0; k < nl; k++)
 				print_location(k, json_object_array_get_idx(locs, k));
 		}

@@ -286,7 +286,7 @@ static int frame(struct top *t, json_object *doc, double interval)
 			snprintf(rate, sizeof(rate), "-");
 		else
 			snprintf(rate, sizeof(rate), "%.1f", r->rate);
-		cli_site_where(r->site, r->comm, mod, sizeof(mod), fn, sizeof(fn));
+		cli_site_where(r->site, mod, sizeof(mod), fn, sizeof(fn));
 		line(f, tcols, "%-8" PRId64 " %-15s %10s %12" PRIu64 "  %-16s %-24s 0x%-16" PRIx64
 		     " %s", r->pid, cli_safe(r->comm), rate, r->faults, mod, fn, r->pc,
 		     cli_safe(r->kind));

@@ -76,23 +76,18 @@ void cli_name_from_perf_maps(json_object *doc)
 	cli_sym_free(sym);
 }
 
-void cli_site_where(json_object *site, const char *comm, char *mod, size_t mod_len, char *fn,
-		    size_t fn_len)
+void cli_site_where(json_object *site, char *mod, size_t mod_len, char *fn, size_t fn_len)
 {
-	const char *module = jv_str(site, "module");
+	const char *m = cli_safe(cli_basename(jv_str(site, "module")));
 	const char *f = jv_str(site, "function");
-	const char *m;
-
-	/* The executable's own name, which its module has not ("(main program)"). */
-	if (comm && *comm && module && !strcmp(module, "(main program)"))
-		module = comm;
-	m = cli_safe(cli_basename(module));
 
 	if (json_object_is_type(jv_get(site, "module_offset"), json_type_int))
 		snprintf(mod, mod_len, "%s+0x%llx", m,
 			 (unsigned long long)jv_u64(site, "module_offset"));
 	else
 		snprintf(mod, mod_len, "%s", m);
+	if (!fn)
+		return;
 	if (f && json_object_is_type(jv_get(site, "function_offset"), json_type_int))
 		snprintf(fn, fn_len, "%s+0x%llx", cli_safe(f),
 			 (unsigned long long)jv_u64(site, "function_offset"));
@@ -201,7 +196,7 @@ int cli_print_sites(json_object *p, const char *indent, bool handler, bool all)
 	for (size_t i = 0; i < n; i++) {
 		char mod[256], fn[256];
 
-		cli_site_where(v[i], jv_str(p, "comm"), mod, sizeof(mod), fn, sizeof(fn));
+		cli_site_where(v[i], mod, sizeof(mod), fn, sizeof(fn));
 		printf("%s%-24s %-28s 0x%-16llx ", indent, mod, fn,
 		       (unsigned long long)jv_u64(v[i], "faulting_pc"));
 		if (handler)

@@ -28,13 +28,12 @@ json_object **cli_sorted(json_object *arr, size_t n, int (*cmp)(const void *, co
 void cli_name_from_perf_maps(json_object *doc);
 
 /*
- * Where site, a site of the process named comm, is, in a site table's two
- * columns: "module+0xOFF" (the module's base name, comm for the main
- * program; without the offset when it is not known) in mod,
- * "function+0xOFF" ("?" without a function) in fn.
+ * Where site (or a stack map record) is, in a site table's two columns:
+ * "module+0xOFF" (the module's file name; without the offset when it is
+ * not known) in mod, and unless fn is NULL "function+0xOFF" ("?" without a
+ * function) in fn.
  */
-void cli_site_where(json_object *site, const char *comm, char *mod, size_t mod_len, char *fn,
-		    size_t fn_len);
+void cli_site_where(json_object *site, char *mod, size_t mod_len, char *fn, size_t fn_len);
 
 /* "exited" or "live". */
 const char *cli_proc_state(json_object *p);

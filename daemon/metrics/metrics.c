@@ -18,10 +18,11 @@
  * executable (comm) and by module), and series per process and per site
  * only for the top sites: the limit sites that failed most (faults, and
  * failures a heal stub counted: the order of faultline stats --top), and
- * their processes.  So the document need list only each process's top
- * sites (a STATS query with a bound), and each process's module_faults
- * gives the sums by module of all its sites.  A runtime of 10^5 sites under churn of pids would otherwise
- * make a series of every site of every pid, nearly all of them 0.
+ * their processes.  A runtime of 10^5 sites under churn of pids would
+ * otherwise make a series of every site of every pid, nearly all of them
+ * 0.  So the document need list only each process's top sites (a STATS
+ * query with a bound), and each process's module_faults gives the sums by
+ * module of all its sites.
  *
  * A series must not repeat: when a pid was registered more than once (pid
  * reuse, an exited process kept next to a new one) only its newest
@@ -131,32 +132,50 @@ static void labelled(FILE *out, const char *name, const char *label, const char 
 	fprintf(out, "\"} %llu\n", (unsigned long long)v);
 }
 
+/* A process of the document: its pid, its registration, its index. */
+struct proc_key {
+	int64_t pid;
+	uint64_t registered_ms;
+	size_t i;
+};
+
+static int cmp_proc_key(const void *pa, const void *pb)
+{
+	const struct proc_key *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->registered_ms != b->registered_ms)
+		return a->registered_ms < b->registered_ms ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
 /*
  * Which processes are exposed: the newest with each pid (by registration
  * time; the later one in the document on a tie).  Returns a new array of n
- * flags, or NULL when out of memory.
+ * flags, or NULL when out of memory.  Sorted, not compared pairwise: a
+ * daemon keeps thousands of processes.
  */
 static bool *newest(json_object *procs, size_t n)
 {
 	bool *keep = calloc(n ? n : 1, sizeof(*keep));
+	struct proc_key *k = malloc((n ? n : 1) * sizeof(*k));
 
-	if (!keep)
+	if (!keep || !k) {
+		free(keep);
+		free(k);
 		return NULL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_array_get_idx(procs, i);
-		int64_t pid = jv_i64(p, "pid");
-		uint64_t reg = jv_u64(p, "registered_ms");
 
-		keep[i] = true;
-		for (size_t k = 0; k < n && keep[i]; k++) {
-			json_object *q = json_object_array_get_idx(procs, k);
-
-			if (k != i && jv_i64(q, "pid") == pid &&
-			    (jv_u64(q, "registered_ms") > reg ||
-			     (jv_u64(q, "registered_ms") == reg && k > i)))
-				keep[i] = false;
-		}
+		k[i] = (struct proc_key){ jv_i64(p, "pid"), jv_u64(p, "registered_ms"), i };
 	}
+	qsort(k, n, sizeof(*k), cmp_proc_key);
+	/* The last of each pid's run. */
+	for (size_t i = 0; i < n; i++)
+		keep[k[i].i] = i + 1 == n || k[i + 1].pid != k[i].pid;
+	free(k);
 	return keep;
 }
 
@@ -251,18 +270,6 @@ static void put_bpf(FILE *out, enum metrics_format fmt, json_object *doc)
 }
 
 /*
- * A module's label: its path, or for an executable (the document's
- * "(main program)") the process's command name, so that the main programs
- * of two executables are two modules.
- */
-static const char *module_label(json_object *p, const char *module)
-{
-	if (module && !strcmp(module, "(main program)") && jv_str(p, "comm"))
-		return jv_str(p, "comm");
-	return module;
-}
-
-/*
  * The faults by module of the exposed processes, in *a (grown to fit):
  * from their module_faults, which count every site; from their listed
  * sites, s[0..ns), when a process has none (a daemon before it).  Returns
@@ -306,10 +313,7 @@ static size_t module_sums(json_object *procs, size_t n, const bool *keep,
 		while (k--) {
 			json_object *o = json_object_array_get_idx(mf, k);
 
-			(*a)[m++] = (struct agg){
-				module_label(json_object_array_get_idx(procs, i), jv_str(o, "module")),
-				jv_u64(o, "faults"), 1,
-			};
+			(*a)[m++] = (struct agg){ jv_str(o, "module"), jv_u64(o, "faults"), 1 };
 		}
 	}
 	return aggregate(*a, m);
@@ -418,9 +422,7 @@ static struct sample *gather(json_object *procs, size_t n, const bool *keep, siz
 			json_object *o = json_object_array_get_idx(sites, k);
 
 			s[m++] = (struct sample){
-				.proc = i,
-				.module = module_label(json_object_array_get_idx(procs, i),
-						       jv_str(o, "module")),
+				.proc = i, .module = jv_str(o, "module"),
 				.function = jv_str(o, "function"), .kind = jv_str(o, "kind"),
 				.pc = jv_u64(o, "faulting_pc"), .faults = jv_u64(o, "faults"),
 				.failures = jv_u64(o, "faults") + jv_u64(o, "healed"),

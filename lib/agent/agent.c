@@ -219,12 +219,16 @@ static void module_added(const struct fl_table_module *m, void *data)
 		a->path = x->path;
 		a->bias = x->bias;
 		a->has_bias = true;
+		/* The main program by its file: the loader gives it no name. */
+		a->name = x->exe;
 		x->path = NULL;
+		x->exe = NULL;
 		x->sections = NULL;
 		fl_agent_module_discard(x);
 	}
 	a->id = m->id;
-	a->name = strdup(m->name ? m->name : "");
+	if (!a->name)
+		a->name = strdup(m->name ? m->name : "");
 	a->code_start = m->code_start;
 	a->code_size = m->code_size;
 	a->first_counter = m->first_counter;

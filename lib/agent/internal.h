@@ -43,6 +43,11 @@ struct fl_agent_extra {
 	 */
 	char *path;
 	/*
+	 * The main program's file, which names its module for the daemon (the
+	 * loader gives it no name), or NULL.
+	 */
+	char *exe;
+	/*
 	 * Where the module's offsets start (MODULE_ADD's base): a loaded
 	 * module's load bias, JIT code's start.
 	 */

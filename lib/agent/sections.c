@@ -9,8 +9,10 @@
  * internal.h.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <faultline/discovery.h>
 #include <faultline/dispatch.h>
@@ -81,9 +83,12 @@ char **fl_agent_name_sites(const char *path, uint64_t bias, const uint64_t *pcs,
 		uint64_t offset;
 		const char *name = fl_elf_function_containing(elf, pcs[i] - bias, &offset);
 
-		if (name && *name)
-			names[i] = strdup(name);
-		(*offsets)[i] = offset < FL_SYMBOL_NO_OFFSET ? (uint32_t)offset : FL_SYMBOL_NO_OFFSET;
+		(*offsets)[i] = FL_SYMBOL_NO_OFFSET;
+		if (!name || !*name)
+			continue;
+		names[i] = strdup(name);
+		if (offset < FL_SYMBOL_NO_OFFSET)
+			(*offsets)[i] = (uint32_t)offset;
 	}
 	fl_elf_close(elf);
 	if (!*offsets) {
@@ -173,6 +178,18 @@ static uint64_t *stored_functions(const void *sm, size_t size, uint32_t flags, s
 	return v;
 }
 
+/* The program's file (malloc'd), or NULL when it cannot be read. */
+static char *exe_path(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
 void *fl_agent_module_prepare(const struct fl_table_source *src)
 {
 	struct fl_agent_extra *x;
@@ -195,6 +212,8 @@ void *fl_agent_module_prepare(const struct fl_table_source *src)
 
 		x->path = strdup(fm->path);
 		x->bias = fm->load_bias;
+		if (!src->name || !src->name[0])
+			x->exe = exe_path();
 		funcs = calloc(ss->num_functions ? ss->num_functions : 1, sizeof(*funcs));
 		for (size_t i = 0; funcs && i < ss->num_functions; i++)
 			funcs[i] = ss->functions[i].address;
@@ -234,5 +253,6 @@ void fl_agent_module_discard(void *data)
 	free(x->names);
 	free(x->offsets);
 	free(x->path);
+	free(x->exe);
 	free(x);
 }

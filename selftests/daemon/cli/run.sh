@@ -71,6 +71,8 @@ cleanup() {
 	for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
+	# jitperf's perf map, when it was killed before removing it
+	if [ -n "${JP_PROC:-}" ]; then rm -f "/tmp/perf-$JP_PROC.map"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -321,7 +323,7 @@ exec 8>&-
 # ---- OpenMetrics, checked by prometheus_client's parser and by hand
 run om 0 "$FL" stats --openmetrics
 py om - "$PID" "$LOAD_PC" "$STORE_PC" <<'EOF'
-import re, sys
+import os, re, sys
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 pid, lpc, spc = sys.argv[1:]
 text = open("om.out").read()
@@ -348,8 +350,8 @@ assert b.value == 1 and b.labels["version"] and b.labels["daemon_version"] == b.
 ex = {s.labels["executable"]: s.value for s in one("faultline_executable_faults")}
 assert ex["prog"] == 8 + 3, ex
 mod = {s.labels["module"]: s.value for s in one("faultline_module_faults")}
-# The executable's own module by its name: main programs of two are two modules.
-assert mod["prog"] == 8 + 3 and "(main program)" not in mod, mod
+# The executable's own module by its path: the main programs of two are two modules.
+assert mod[os.getcwd() + "/prog"] == 8 + 3 and "(main program)" not in mod, mod
 assert [s.value for s in one("faultline_bpf_up")] == [1]
 assert one("faultline_bpf_page_faults_counted")[0].value >= 11
 assert one("faultline_bpf_map_update_failures")[0].value == 0
@@ -588,11 +590,11 @@ assert p["exited"] and p["faults"] == 3 and all(s["function"] for s in p["sites"
 }
 eventually pie_named && ok || bad "stats never showed prog-pie's 3 named faults"
 py pie_json - "0x$PIE_LOAD" "$LOAD_OFF" <<'EOF2'
-import json, sys
+import json, os, sys
 sym, loff = int(sys.argv[1], 16), int(sys.argv[2])
 [p] = json.load(open("pie.json"))["processes"]
 [s] = [s for s in p["sites"] if s["function"] == "load_field"]
-assert s["module"] == "(main program)" and s["function_offset"] == loff, s
+assert s["module"] == os.getcwd() + "/prog-pie" and s["function_offset"] == loff, s
 # The file's address of the instruction, and a load bias of whole pages.
 assert s["module_offset"] == sym + loff, (s, hex(sym))
 bias = s["faulting_pc"] - s["module_offset"]

@@ -198,7 +198,7 @@ eventually stats_say "$pid" \
 	'ps and all(p["exited"] for p in ps) and sum(p["faults"] for p in ps) == 30000' || bad "stopped daemon: pid $pid's 30,000 faults never all counted"
 exact "stopped daemon: one entry, 30,000 faults" "$W/stop.out"
 # Its modules came behind its HELLO, before any answer: they have names.
-if stats_say "$pid" '(any(s["module"] == "(main program)" for p in ps for s in p["sites"]) and
+if stats_say "$pid" '(any(s["module"] == "'"$PROG"'" for p in ps for s in p["sites"]) and
 		    not any(s["module"] == "(unnamed)" for p in ps for s in p["sites"]))'; then
 	ok "stopped daemon: its module named"
 else
