@@ -12,8 +12,10 @@
  *
  * A scrape suspends its connection (MHD_suspend_connection) and waits for
  * a STATS query of the daemon's own (fld_query_internal): the document a
- * client would get about every process, the sites that failed only, built
- * a slice at a time like any answer, so a scrape never holds the loop.
+ * client would get about every process, with each one's METRICS_TOP sites
+ * that failed most and its faults by module (all the metrics need),
+ * built a slice at a time like any answer, so a scrape never holds the
+ * loop.
  * Scrapes that come while one is being built wait for that one.  The
  * document becomes text through daemon/metrics, the series faultline stats
  * --prometheus prints; OpenMetrics when the scraper's Accept asks for it.
@@ -239,10 +241,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (s->waiting)
 		return MHD_YES;
-	/* Wait for the query under way, or start one. */
 	/*
-	 * Each process's top sites and its sums by module: all the metrics
-	 * need (metrics.c), however many sites failed.
+	 * Wait for the query under way, or start one: each process's top sites
+	 * and its sums by module, all the metrics need however many failed.
 	 */
 	if (!http.job && fld_query_internal(FL_QUERY_STATS, METRICS_TOP | FL_QUERY_FAILED_ONLY,
 					    on_document, NULL, &http.job) != 0)

@@ -97,10 +97,9 @@ struct query {
 	size_t ntop, emitted;
 	/*
 	 * STATS: the faults of the current process's modules, of every site
-	 * listed or not (module_faults): the current module's so far, then
-	 * one per module that has any.
+	 * listed or not (module_faults): one per module that has any, the
+	 * last one the module being scanned.
 	 */
-	uint64_t mod_sum;
 	struct mod_sum { uint32_t mod; uint64_t faults; } *mod_sums;
 	size_t num_mod_sums, cap_mod_sums;
 	char *text;			/* not sent yet */
@@ -323,6 +322,18 @@ static void send_text(struct query *q, bool last)
  * One process
  */
 
+/* m's name in the documents: its path (a process too old to name its program gave none). */
+static const char *module_name(const struct fld_module *m)
+{
+	return m->name[0] ? m->name : "(main program)";
+}
+
+/* pc's offset in m (a module whose base is known, at or below pc), or NULL. */
+static json_object *module_offset(const struct fld_module *m, uint64_t pc)
+{
+	return m->has_base && pc >= m->base ? json_object_new_uint64(pc - m->base) : NULL;
+}
+
 static json_object *site_json(const struct fld_proc *p, const struct fld_module *m,
 			      const struct fld_site *s, uint64_t faults, const struct fld_kview *v)
 {
@@ -330,9 +341,8 @@ static json_object *site_json(const struct fld_proc *p, const struct fld_module 
 	struct fl_shm_heal h;
 	uint64_t kernel;
 
-	add(o, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
-	add(o, "module_offset", m->has_base ?
-	    json_object_new_uint64(s->faulting_pc - m->base) : NULL);
+	add(o, "module", json_object_new_string(module_name(m)));
+	add(o, "module_offset", module_offset(m, s->faulting_pc));
 	add(o, "function", s->function ? json_object_new_string(fld_site_function(m, s)) : NULL);
 	add(o, "function_offset", s->function && s->function_offset != FL_SYMBOL_NO_OFFSET ?
 	    json_object_new_uint64(s->function_offset) : NULL);
@@ -375,10 +385,10 @@ static json_object *record_json(const struct fld_module *m, const struct fl_stac
 {
 	json_object *ro = json_object_new_object(), *locs = json_object_new_array();
 
-	add(ro, "module", json_object_new_string(m->name[0] ? m->name : "(main program)"));
+	add(ro, "module", json_object_new_string(module_name(m)));
 	add(ro, "id", json_object_new_uint64(r->id));
 	add(ro, "pc", json_object_new_uint64(r->pc));
-	add(ro, "module_offset", m->has_base ? json_object_new_uint64(r->pc - m->base) : NULL);
+	add(ro, "module_offset", module_offset(m, r->pc));
 	add(ro, "stack_size", json_object_new_uint64(r->stack_size));
 	for (uint16_t j = 0; j < r->num_locations; j++)
 		json_object_array_add(locs, location_json(&r->locations[j]));
@@ -508,7 +518,6 @@ static void head(struct query *q, const struct fld_proc *p)
 	q->mod = q->site = 0;
 	q->faults = q->num_sites = q->modules = q->never_failed = 0;
 	q->ntop = q->emitted = 0;
-	q->mod_sum = 0;
 	q->num_mod_sums = 0;
 	q->first = true;
 	if (stackmaps_query(q)) {
@@ -536,28 +545,29 @@ static void head(struct query *q, const struct fld_proc *p)
 	}
 }
 
-/* The current module is scanned: its faults are kept when it has any. */
-static void mod_done(struct query *q)
+/* STATS: faults at a site of module mod, for its module_faults (q->failed: out of memory). */
+static void add_mod_faults(struct query *q, uint32_t mod, uint64_t faults)
 {
-	uint64_t sum = q->mod_sum;
+	struct mod_sum *last = q->num_mod_sums ? &q->mod_sums[q->num_mod_sums - 1] : NULL;
 
-	q->mod_sum = 0;
-	if (!sum || q->what != FL_QUERY_STATS)
+	if (!faults || q->what != FL_QUERY_STATS)
 		return;
+	if (last && last->mod == mod) {
+		last->faults += faults;
+		return;
+	}
 	if (q->num_mod_sums == q->cap_mod_sums) {
 		size_t cap = q->cap_mod_sums ? 2 * q->cap_mod_sums : 8;
 		struct mod_sum *grown = realloc(q->mod_sums, cap * sizeof(*grown));
 
 		if (!grown) {
-			/* No room: the answer goes without its module_faults. */
-			q->num_mod_sums = SIZE_MAX;
+			q->failed = true;
 			return;
 		}
 		q->mod_sums = grown;
 		q->cap_mod_sums = cap;
 	}
-	if (q->num_mod_sums != SIZE_MAX)
-		q->mod_sums[q->num_mod_sums++] = (struct mod_sum){ (uint32_t)q->mod, sum };
+	q->mod_sums[q->num_mod_sums++] = (struct mod_sum){ mod, faults };
 }
 
 /*
@@ -566,15 +576,13 @@ static void mod_done(struct query *q)
  */
 static void put_module_faults(struct query *q, const struct fld_proc *p)
 {
-	if (q->num_mod_sums == SIZE_MAX)
-		return;
 	put_key(q, "module_faults");
 	put(q, "[", 1);
 	for (size_t i = 0; i < q->num_mod_sums; i++) {
 		const struct fld_module *m = p->mods[q->mod_sums[i].mod];
 
 		put_str(q, i ? ",{\"module\":" : "{\"module\":");
-		put_jstr(q, m->name[0] ? m->name : "(main program)");
+		put_jstr(q, module_name(m));
 		put_u64(q, "faults", q->mod_sums[i].faults);
 		put(q, "}", 1);
 	}
@@ -641,7 +649,7 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 				*budget -= cost;
 				faults = fld_site_faults(p, m, s);
 				q->faults += faults;
-				q->mod_sum += faults;
+				add_mod_faults(q, (uint32_t)q->mod, faults);
 				q->num_sites++;
 				failures = faults;
 				if (q->what == FL_QUERY_STATS && !site_failed(p, m, s, faults, &failures)) {
@@ -657,7 +665,6 @@ static bool proc_step(struct query *q, const struct fld_proc *p, unsigned *budge
 					q->emitted++;
 				}
 			}
-			mod_done(q);
 		}
 		if (list) {
 			put(q, "]", 1);
@@ -869,7 +876,6 @@ static struct query *query_new(uint32_t what, uint64_t arg, const struct fld_pro
 	if (!q->serials || (sites_query(q) && q->limit != UINT32_MAX && !q->top)) {
 		free(q->serials);
 		free(q->top);
-		free(q->mod_sums);
 		free(q);
 		return NULL;
 	}

@@ -536,12 +536,15 @@ static void on_symbols(struct fld_client *c, struct session *s, const struct fl_
 		return;
 	pos = 0;
 	while (fl_symbols_next(m, &pos, &sym)) {
-		const char *had = fld_site_function(mod, &mod->sites[sym.site]);
+		struct fld_site *site = &mod->sites[sym.site];
+		const char *had = fld_site_function(mod, site);
 		size_t had_len = had ? strlen(had) : 0;
 
 		if (fld_site_name(mod, sym.site, sym.name, sym.len) != 0)
 			return;
-		mod->sites[sym.site].function_offset = sym.offset;
+		/* A function starts in the module's code: another offset is not known. */
+		site->function_offset = sym.offset <= site->faulting_pc - mod->code_start ?
+					sym.offset : FL_SYMBOL_NO_OFFSET;
 		p->name_bytes += sym.len - had_len;
 	}
 	fld_state_changed(p);
