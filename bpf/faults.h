@@ -64,6 +64,16 @@ static inline int fl_fault_rec_cmp(const void *a, const void *b)
 	return x->ip < y->ip ? -1 : x->ip > y->ip;
 }
 
+/* Adds b's counts to a's (not sites_gen, which is no count). */
+static inline void fl_fault_counts_add(struct fl_fault_counts *a, const struct fl_fault_counts *b)
+{
+	a->implicit += b->implicit;
+	a->stray += b->stray;
+	a->read += b->read;
+	a->write += b->write;
+	a->ifetch += b->ifetch;
+}
+
 /* A live slot's tgid in *tgid.  Pairs with take_slot's store of the tag
  * after the ip (faultline.bpf.c): a slot read live here has its ip. */
 static inline bool fl_fault_slot_live(const struct fl_fault_slot *s, __u32 *tgid)
@@ -118,11 +128,7 @@ static inline ssize_t fl_bpf_faults_read(const struct fl_fault_slot *t, __u32 on
 	/* A key's second slot, if any, is summed into its first. */
 	for (size_t i = 0; i < n; i++) {
 		if (m && !fl_fault_rec_cmp(&r[m - 1], &r[i])) {
-			r[m - 1].c.implicit += r[i].c.implicit;
-			r[m - 1].c.stray += r[i].c.stray;
-			r[m - 1].c.read += r[i].c.read;
-			r[m - 1].c.write += r[i].c.write;
-			r[m - 1].c.ifetch += r[i].c.ifetch;
+			fl_fault_counts_add(&r[m - 1].c, &r[i].c);
 			continue;
 		}
 		r[m++] = r[i];
@@ -177,11 +183,7 @@ static inline bool fl_bpf_faults_get(const struct fl_fault_slot *t, __u32 tgid, 
 		if (!fl_fault_slot_live(s, &owner) || owner != tgid || s->ip != ip)
 			continue;
 		found = true;
-		c->implicit += s->c.implicit;
-		c->stray += s->c.stray;
-		c->read += s->c.read;
-		c->write += s->c.write;
-		c->ifetch += s->c.ifetch;
+		fl_fault_counts_add(c, &s->c);
 	}
 	return found;
 }

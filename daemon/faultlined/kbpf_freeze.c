@@ -123,9 +123,9 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 	for (size_t i = 0; i < p->num_mods; i++) {
 		const struct fld_module *m = p->mods[i];
 		struct fld_kmod *km = fld_kmod_of(m);
-
 		struct fld_kcount *counts = NULL;
-		uint32_t n = 0, cap = 0;
+		uint32_t n = 0;
+		size_t cap = 0;
 		bool lost = false;
 
 		if (!km || !km->counted)
@@ -150,9 +150,9 @@ static void freeze(struct fld_kproc *k, const struct fld_kview *v)
 			if (!count || lost)
 				continue;
 			if (n == cap) {
-				uint32_t more = cap ? (cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * cap) : 16;
-				struct fld_kcount *grown = n < more ?
-					realloc(counts, (size_t)more * sizeof(*counts)) : NULL;
+				/* n < num_sites: a size_t cap never wraps. */
+				size_t more = cap ? 2 * cap : 16;
+				struct fld_kcount *grown = realloc(counts, more * sizeof(*counts));
 
 				lost = !grown;
 				if (lost)

@@ -237,19 +237,6 @@ void fld_kview_unshare(void)
 	}
 }
 
-/* The first index in a array sorted by tgid whose tgid is >= pid. */
-#define LOWER_BOUND(arr, n, pid) ({					\
-	size_t lo_ = 0, hi_ = (n);					\
-	while (lo_ < hi_) {						\
-		size_t mid_ = lo_ + (hi_ - lo_) / 2;			\
-		if ((arr)[mid_].k.tgid < (__u32)(pid))			\
-			lo_ = mid_ + 1;					\
-		else							\
-			hi_ = mid_;					\
-	}								\
-	lo_;								\
-})
-
 bool fld_ksig_is_fault(const struct fl_signal_key *k)
 {
 	/* A kernel si_code (> 0): not one sent with kill, tgkill or sigqueue. */
@@ -264,18 +251,11 @@ static bool at_site(const struct fld_proc *p, uint64_t pc)
 {
 	for (size_t i = 0; i < p->num_mods; i++) {
 		const struct fld_module *m = p->mods[i];
-		size_t lo = 0, hi = m->num_sites;
+		size_t lo;
 
 		if (pc < m->code_start || pc - m->code_start >= m->code_size)
 			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (m->sites[mid].faulting_pc < pc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = FLD_LOWER_BOUND(m->sites, m->num_sites, faulting_pc, pc);
 		if (lo < m->num_sites && m->sites[lo].faulting_pc == pc)
 			return true;
 	}
@@ -285,8 +265,8 @@ static bool at_site(const struct fld_proc *p, uint64_t pc)
 void fld_kview_of(const struct fld_kview *v, const struct fld_proc *p, struct fld_pview *pv)
 {
 	pid_t pid = p->pid;
-	size_t i = LOWER_BOUND(v->faults, v->nfaults, pid);
-	size_t j = LOWER_BOUND(v->sigs, v->nsigs, pid);
+	size_t i = FLD_LOWER_BOUND(v->faults, v->nfaults, k.tgid, (__u32)pid);
+	size_t j = FLD_LOWER_BOUND(v->sigs, v->nsigs, k.tgid, (__u32)pid);
 
 	memset(pv, 0, sizeof(*pv));
 	for (; i < v->nfaults && v->faults[i].k.tgid == (__u32)pid; i++) {
@@ -349,17 +329,7 @@ const struct fld_pview *fld_kview_for(const struct fld_kview *v, const struct fl
 /* They are sorted by PC (then signal, si_code): a binary search. */
 size_t fld_kview_first_at(const struct fld_pview *pv, uint64_t pc)
 {
-	size_t lo = 0, hi = pv->nsigs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pv->sigs[mid].k.ip < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return FLD_LOWER_BOUND(pv->sigs, pv->nsigs, k.ip, pc);
 }
 
 uint64_t fld_kview_site_count(const struct fld_pview *pv, uint64_t pc)
@@ -384,17 +354,10 @@ bool fld_kview_site_faults(const struct fld_kview *v, const struct fld_proc *p,
 	if (!fld_kview_complete(v, k))
 		return false;
 	if (k->frozen) {
-		uint32_t i = (uint32_t)(s - m->sites), lo = 0, hi = km ? km->nfrozen : 0;
+		uint32_t i = (uint32_t)(s - m->sites);
+		/* The sites with a count, in site order. */
+		size_t lo = km ? FLD_LOWER_BOUND(km->frozen, km->nfrozen, site, i) : 0;
 
-		/* The sites with a count, in site order: a binary search. */
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (km->frozen[mid].site < i)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		*n = km && lo < km->nfrozen && km->frozen[lo].site == i ? km->frozen[lo].count : 0;
 		return km && km->counted;
 	}

@@ -94,17 +94,7 @@ static bool frozen_zero(const struct fld_frozen *v)
 /* The first of m's frozen entries whose site is i or above (num_frozen: none). */
 static uint32_t frozen_at(const struct fld_module *m, uint32_t i)
 {
-	uint32_t lo = 0, hi = m->num_frozen;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->frozen[mid].site < i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)FLD_LOWER_BOUND(m->frozen, m->num_frozen, site, i);
 }
 
 void fld_site_frozen(const struct fld_module *m, uint32_t i, struct fld_frozen *out)

@@ -20,6 +20,24 @@ struct fld_client;
 struct fl_smindex;
 
 /*
+ * The first index of arr[0 .. n) (sorted by its member) whose member is
+ * key or above: n when none is.  One binary search for the registry's
+ * sorted arrays (sites by faulting PC, frozen values by site, the eBPF
+ * snapshots by tgid).
+ */
+#define FLD_LOWER_BOUND(arr, n, member, key) ({				\
+	size_t lo_ = 0, hi_ = (n);					\
+	while (lo_ < hi_) {						\
+		size_t mid_ = lo_ + (hi_ - lo_) / 2;			\
+		if ((arr)[mid_].member < (key))				\
+			lo_ = mid_ + 1;					\
+		else							\
+			hi_ = mid_;					\
+	}								\
+	lo_;								\
+})
+
+/*
  * One per site of every module the daemon holds: a million-site process
  * holds a million of them, so nothing goes in here that most sites do not
  * need (what a site held when its counts were frozen is kept apart, for
