@@ -88,11 +88,8 @@ static void unknown_command(const char *name)
 	char hint[256] = "";
 	int used = 0;
 
-	/* A longer word than any command is no slip; keep the VLA small. */
-	if (strlen(name) > 16)
-		best = 0;
 	for (size_t i = 0; i < n; i++) {
-		d[i] = best ? distance(name, commands[i].name) : SIZE_MAX;
+		d[i] = distance(name, commands[i].name);
 		if (d[i] < best && d[i] < strlen(name))
 			best = d[i];
 	}
