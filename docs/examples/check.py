@@ -142,6 +142,10 @@ def main():
             print(f"codegen.md:{start}: {m.group(1)}: no such example")
             continue
         excerpts += 1
+        if not body[1:]:
+            failed += 1
+            print(f"codegen.md:{start}: the excerpt of {m.group(1)} has no lines")
+            continue
         if not contains_run(open(path).read().split("\n"), body[1:]):
             failed += 1
             print(f"codegen.md:{start}: the block is not in docs/examples/{m.group(1)} "

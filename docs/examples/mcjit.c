@@ -29,15 +29,15 @@
 #include <faultline/format.h>
 
 /*
- * One mapping, code first then data, handed out by bumping: everything
- * stays within 2 GiB of everything else, as RuntimeDyld's PC-relative
- * relocations need.
+ * One mapping, code first, then read-only data, then writable data,
+ * handed out by bumping: everything stays within 2 GiB of everything
+ * else, as RuntimeDyld's PC-relative relocations need.
  */
 #define AREA (256u << 10)
 
 struct jit_memory {
 	unsigned char *mem;
-	size_t used[2];			/* code, data */
+	size_t used[3];			/* code, read-only data, writable data */
 	uint64_t code_start, code_end;
 	const void *faultmap, *stackmap, *eh_frame;
 	size_t faultmap_size, stackmap_size, eh_frame_size;
@@ -78,10 +78,9 @@ static uint8_t *alloc_data(void *opaque, uintptr_t size, unsigned align, unsigne
 			   const char *name, LLVMBool read_only)
 {
 	struct jit_memory *m = opaque;
-	uint8_t *p = bump(m, 1, size, align);
+	uint8_t *p = bump(m, read_only ? 1 : 2, size, align);
 
 	(void)id;
-	(void)read_only;
 	/* Kept by name: RuntimeDyld fills and relocates them here. */
 	if (p && strcmp(name, FL_FAULTMAP_SECTION) == 0) {
 		m->faultmap = p;
@@ -96,7 +95,7 @@ static uint8_t *alloc_data(void *opaque, uintptr_t size, unsigned align, unsigne
 	return p;
 }
 
-/* W^X: the code becomes read+execute, the data read-only. */
+/* W^X: the code becomes read+execute, the read-only data read-only. */
 static LLVMBool finalize(void *opaque, char **errmsg)
 {
 	struct jit_memory *m = opaque;
@@ -113,7 +112,7 @@ static void destroy(void *opaque)
 {
 	struct jit_memory *m = opaque;
 
-	munmap(m->mem, 2 * (size_t)AREA);
+	munmap(m->mem, 3 * (size_t)AREA);
 }
 
 static int by_start(const void *a, const void *b)
@@ -198,7 +197,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mcjit: %s: %s\n", argv[1], msg);
 		return 1;
 	}
-	jm.mem = mmap(NULL, 2 * (size_t)AREA, PROT_READ | PROT_WRITE,
+	jm.mem = mmap(NULL, 3 * (size_t)AREA, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (jm.mem == MAP_FAILED) {
 		fprintf(stderr, "mcjit: mmap: %s\n", strerror(errno));

@@ -152,14 +152,13 @@ static void add_function(struct functions *f, const char *name, uint64_t start, 
 
 /*
  * The next function address field of a fault map or stack map: returns 1
- * with *address_offset set, 0 at the end, -1 with diag filled in.
+ * with *address_offset set, 0 at the end, -1 with the cursor's diag filled
+ * in.
  */
-static int next_function(enum fl_section_kind kind, void *cursor, size_t *address_offset,
-			 struct fl_diag *diag)
+static int next_function(enum fl_section_kind kind, void *cursor, size_t *address_offset)
 {
 	int ret;
 
-	(void)diag;
 	if (kind == FL_SECTION_FAULTMAP) {
 		struct fl_faultmap_event ev;
 
@@ -213,7 +212,7 @@ static void *relocated(LLVMOrcLLJITRef jit, struct captured *c, const struct obj
 		fl_faultmap_cursor_init(&cur.fm, sec.data, sec.size, sec.parse_flags, &diag);
 	else
 		fl_stackmap_cursor_init(&cur.sm, sec.data, sec.size, sec.parse_flags, &diag);
-	while ((ret = next_function(kind, &cur, &address_offset, &diag)) > 0) {
+	while ((ret = next_function(kind, &cur, &address_offset)) > 0) {
 		struct fl_elf_reloc rel;
 		LLVMOrcExecutorAddress addr = 0;
 		LLVMErrorRef err;

@@ -17,10 +17,11 @@ rm -rf "$W" && mkdir -p "$W"
 make --no-print-directory -s install PREFIX="$W/prefix" >/dev/null
 cp -r docs/examples "$W/examples"
 export PATH="$W/prefix/bin:$PATH"
+# The caller's FAULTLINE_* would change what the commands print (a summary, a log).
+unset PKG_CONFIG_SYSROOT_DIR ${!FAULTLINE_@}
 export PKG_CONFIG_PATH="$W/prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$W/prefix/lib"
 export FAULTLINE_SOCKET="$W/no-daemon/faultlined.sock"
 # ./plain dies of SIGSEGV on purpose: no core file.
 ulimit -c 0
-unset PKG_CONFIG_SYSROOT_DIR FAULTLINE_LOG FAULTLINE_HEAL_AFTER FAULTLINE_UNHEAL_AFTER
 python3 docs/examples/check.py docs/codegen.md docs/examples "$W/examples"
