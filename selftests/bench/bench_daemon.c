@@ -349,8 +349,20 @@ static void stop_daemon(int fd)
 {
 	close(fd);
 	if (daemon_pid > 0) {
+		/* SIGTERM is seen when its loop turns: a daemon stuck in work gets SIGKILL. */
+		double end = now() + 60;
+
 		kill(daemon_pid, SIGTERM);
-		waitpid(daemon_pid, NULL, 0);
+		while (waitpid(daemon_pid, NULL, WNOHANG) == 0) {
+			if (now() > end) {
+				fprintf(stderr, "bench_daemon: faultlined %d did not stop in 60 s: "
+					"killed\n", (int)daemon_pid);
+				kill(daemon_pid, SIGKILL);
+				waitpid(daemon_pid, NULL, 0);
+				break;
+			}
+			usleep(10000);
+		}
 	}
 	daemon_pid = 0;
 	unlink(sock_path);

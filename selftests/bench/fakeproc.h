@@ -195,15 +195,15 @@ static inline int fake_register(struct fake_proc *fp, const char *path, uint32_t
 		synth_put(&names, 0, sizeof(sy));
 		for (; i < n && names.len - start + FL_SYMBOL_ENTRY_HEAD + 32 <= FL_PROTO_MAX_MESSAGE;
 		     i++, sy.count++) {
+			unsigned char entry[FL_SYMBOL_ENTRY_HEAD + 32];
 			char fn[32];
 			int k = snprintf(fn, sizeof(fn), "jit_compiled_function_%u",
 					 i / FAKE_SITES_PER_FN);
+			size_t len = fl_symbols_put(entry, i, 16u * (i % FAKE_SITES_PER_FN), fn,
+						    (uint16_t)k);
 
-			synth_put(&names, i, 4);
-			synth_put(&names, fake_site_pc(i) - fake_site_pc(i - i % FAKE_SITES_PER_FN), 4);
-			synth_put(&names, (uint64_t)k, 2);
-			for (int c = 0; c < k; c++)
-				synth_put(&names, (unsigned char)fn[c], 1);
+			for (size_t c = 0; c < len; c++)
+				synth_put(&names, entry[c], 1);
 		}
 		fl_proto_header(&sy, FL_MSG_SYMBOLS, names.len - start, 3);
 		memcpy(names.p + start, &sy, sizeof(sy));

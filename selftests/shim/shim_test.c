@@ -484,7 +484,7 @@ static const char *check_summary(const struct result *r, const char *module, cha
 				 size_t len)
 {
 	unsigned long long total = 0, sum = 0, counts[16];
-	unsigned sites = 0, lines = 0;
+	unsigned sites = 0, lines = 0, blocks = 0;
 	const char *p = r->err;
 	char file[4096];
 
@@ -514,8 +514,8 @@ static const char *check_summary(const struct result *r, const char *module, cha
 	if (sites != 7 || lines != 7 || sum != total)
 		return snprintf(why, len, "%u sites, %u lines, %llu failures, lines sum to %llu",
 				sites, lines, total, sum), why;
-	/* "site K: N null calls, null block ran N times" */
-	for (p = r->out; (p = strstr(p, "null block ran ")); p++) {
+	/* "site K: N null calls, null block ran N times", for sites 1 to 6 */
+	for (p = r->out; (p = strstr(p, "null block ran ")); p++, blocks++) {
 		unsigned long long n = strtoull(p + 15, NULL, 10);
 		bool seen = false;
 
@@ -525,6 +525,9 @@ static const char *check_summary(const struct result *r, const char *module, cha
 			return snprintf(why, len, "the driver's null block ran %llu times: no "
 					"site with that count", n), why;
 	}
+	if (blocks != 6)
+		return snprintf(why, len, "the driver said %u times that a null block ran, "
+				"not 6", blocks), why;
 	return NULL;
 }
 

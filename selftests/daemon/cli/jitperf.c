@@ -9,6 +9,7 @@
  *
  *   jitperf N
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +35,14 @@ static void put(unsigned char **p, uint64_t v, int bytes)
 	*p += bytes;
 }
 
+/* The perf map, once written: removed at any exit of ours. */
+static char path[64];
+
 static _Noreturn void die(const char *what)
 {
 	perror(what);
+	if (path[0])
+		unlink(path);
 	exit(1);
 }
 
@@ -44,10 +50,11 @@ int main(int argc, char **argv)
 {
 	unsigned char map[64], *p = map, *code;
 	struct fl_jit_reg reg = { .sz = sizeof(reg), .name = "jitperf" };
-	char path[64], line[64];
+	char line[64];
 	int (*load)(int *);
-	struct fl_diag d;
+	struct fl_diag d = { 0 };
 	FILE *f;
+	int id;
 	long n;
 
 	if (argc != 2 || (n = atol(argv[1])) < 1) {
@@ -70,8 +77,9 @@ int main(int argc, char **argv)
 	reg.faultmap_size = (size_t)(p - map);
 	reg.code_start = (uintptr_t)code;
 	reg.code_size = 4096;
-	if (fl_jit_register(&reg, &d) <= 0) {
-		fprintf(stderr, "fl_jit_register: %s\n", d.msg);
+	id = fl_jit_register(&reg, &d);
+	if (id <= 0) {
+		fprintf(stderr, "fl_jit_register: %s\n", id == -EINVAL ? d.msg : strerror(-id));
 		return 1;
 	}
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());

@@ -195,8 +195,11 @@ import socket
 barrier = threading.Barrier(100)
 answered, refused = [], []
 def burst():
-    s = socket.create_connection(("127.0.0.1", int(url.split(":")[2].split("/")[0])), timeout=120)
+    s = None
     try:
+        # A refused connect is a refusal too: every thread reaches the barrier.
+        s = socket.create_connection(("127.0.0.1", int(url.split(":")[2].split("/")[0])),
+                                     timeout=120)
         s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         got = s.recv(64)
         (answered if got.startswith(b"HTTP/1.1 200") else refused).append(got[:12])
@@ -205,7 +208,8 @@ def burst():
     try:
         barrier.wait(timeout=120)
     finally:
-        s.close()
+        if s:
+            s.close()
 threads = [threading.Thread(target=burst) for _ in range(100)]
 for t in threads: t.start()
 for t in threads: t.join()
