@@ -772,6 +772,14 @@ static enum fld_step internal_done(struct query *q)
 		q->text = NULL;
 	}
 	q->done = NULL;
+	/*
+	 * Over before done hears of it: what done does (a scrape that comes
+	 * meanwhile, http.c) must not find this query under way and wait for
+	 * an answer already given.
+	 */
+	if (q->slot)
+		*q->slot = NULL;
+	q->slot = NULL;
 	if (done)
 		done(q->done_ctx, text, text ? len : 0);
 	else

@@ -23,8 +23,9 @@ typedef void fld_query_done_fn(void *ctx, char *text, size_t len);
  * A query of the daemon's own (the metrics listener, http.c): what with
  * arg (proto.h) about every process, as root sees them, built a slice at a
  * time like a client's; done(ctx, ...) gets the document, unless the job
- * is cancelled first.  *slot points at the job meanwhile.  Returns 0, or
- * -ENOMEM (then done is never called).
+ * is cancelled first.  *slot points at the job meanwhile, and is NULL
+ * again before done is called.  Returns 0, or -ENOMEM (then done is never
+ * called).
  */
 int fld_query_internal(uint32_t what, uint64_t arg, fld_query_done_fn *done, void *ctx,
 		       struct fld_job **slot);
