@@ -914,36 +914,23 @@ static void *agent_thread(void *arg)
 	return NULL;
 }
 
-/* What an agent thread runs: fn, outside the patcher's handshake. */
-static void *exempt_thread(void *arg)
-{
-	void *(*fn)(void *) = (void *(*)(void *))(uintptr_t)arg;
-	int err = fl_park_exempt(true);
-
-	/* Then a boundary-moving patch waits for it, and is refused. */
-	if (err)
-		fl_log(FL_LOG_WARN, "agent thread: %s: patches that move instruction "
-		       "boundaries are refused while it runs", strerror(-err));
-	return fn(NULL);
-}
-
 int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack)
 {
 	pthread_attr_t attr;
-	sigset_t all, old;
 	pthread_t t;
 	int err;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, stack);
-	err = pthread_create(&t, &attr, exempt_thread, (void *)(uintptr_t)fn);
+	/* Outside the patcher's handshake, from before this returns. */
+	err = fl_park_exempt_thread(&t, &attr, fn, NULL);
 	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		return -err;
+	if (err == -ENOSPC)
+		fl_log(FL_LOG_WARN, "agent thread %s: %s: patches that move instruction "
+		       "boundaries are refused while it runs", name, strerror(-err));
+	else if (err)
+		return err;
 	pthread_setname_np(t, name);
 	return 0;
 }

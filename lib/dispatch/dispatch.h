@@ -6,13 +6,16 @@
  *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
- *    the chain records of chain.c, fl_pokes, fl_park and fl_heal_trigger.
+ *    the chain records of chain.c, fl_pokes, fl_poked, fl_park and
+ *    fl_heal_trigger.
  *    It writes only the site counters (and their dirty summary), the
  *    statistics, for SA_RESETHAND a
  *    chain record, the patcher's handshake slots and the heal policy's
- *    per-site watch and wanted bits.
+ *    per-site watch and wanted bits; in a child forked in the middle of
+ *    a patch, the code that patch had half written (trap.c).
  *  - Syscalls: ioctl on a region's userfaultfd, mprotect on a region's
- *    guard tail, rt_sigprocmask,
+ *    guard tail and (that forked child) on the pages it puts back,
+ *    rt_sigprocmask,
  *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
  *    sched_yield (a thread at an instruction being patched, or stopped
  *    for the patcher's handshake, lets the patcher go on), futex
@@ -27,12 +30,14 @@
 #ifndef FL_DISPATCH_DISPATCH_H
 #define FL_DISPATCH_DISPATCH_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <faultline/patch.h>
 #include <faultline/region.h>
 
 /* The kernel's flag for sa_restorer (x86-64); glibc does not export it. */
@@ -338,43 +343,83 @@ int fl_region_forwarded(siginfo_t *si, const void *uc);
  * While the patcher changes an instruction, an int3 stands at its first
  * byte, and a thread that runs into it takes SIGTRAP at addr + 1.  Each
  * site of a patch is a slot here, published (addr, release) before its
- * int3 is written and retired (done_gen set) after its new first byte
- * is written and every thread was serialized.  A retired slot is freed
- * only once a later serialization has happened (gen > done_gen), so a
- * SIGTRAP still in flight at the time finds it; and a trap at an int3
- * that is no longer there is known to have been a patch's (see trap.c).
+ * int3 is written and freed (addr 0) after its new first byte is written
+ * and every thread was serialized.  Every address that was ever a slot's
+ * is also in fl_poked, for good: a SIGTRAP of a thread that ran into the
+ * int3 just before it went may reach the handler any time later (the
+ * thread may be preempted between the trap and its handler), and is then
+ * known by its address and by the int3 being gone (see trap.c).
  */
 #define FL_POKE_SLOTS 256
+#define FL_POKE_MAX_LEN FL_PATCH_MAX_LEN
 
 struct fl_poke_slot {
 	_Atomic uint64_t addr;		/* 0: free */
-	/* 0 while the patch is in progress; then the generation it ended in */
-	_Atomic uint64_t done_gen;
-	_Atomic uint32_t new0;		/* the new first byte */
+	/* What a forked child that inherited the change half made puts back. */
+	uint32_t len;
+	int32_t prot[2];		/* of the pages of addr and of addr + len - 1 */
+	uint8_t old[FL_POKE_MAX_LEN];
 };
 
 struct fl_pokes {
 	/* Serializations so far (membarrier SYNC_CORE), bumped after each. */
 	_Atomic uint64_t gen;
-	/* Set by the first patch: from then on a vanished int3 was ours. */
-	_Atomic int ever;
 	/* Statistics: traps at a site being patched, resumed. */
 	_Atomic uint64_t trapped;
+	/*
+	 * 1 while a patch is under way, in a page of its own that fork wipes
+	 * (MADV_WIPEONFORK; fl_pokes_here_init): a child forked without
+	 * glibc's fork (no atfork handler waits for the patch) finds its
+	 * slots busy and this 0, and knows that no thread of its own will
+	 * finish them.  A child that shares the memory (vfork, CLONE_VM)
+	 * sees the 1: the parent's patcher finishes.
+	 */
+	_Atomic uint32_t *here;
+	/* A forked child putting the old bytes back: one thread at a time. */
+	_Atomic uint32_t orphan_lock;
 	struct fl_poke_slot slots[FL_POKE_SLOTS];
 };
 
 extern struct fl_pokes fl_pokes;
 
 /*
+ * The addresses ever patched (int3s written there): an insert-only set
+ * of tables, table k with FL_POKED_FIRST << k entries, open addressing.
+ * The patcher adds (one writer, under its lock); the handler looks up.
+ */
+#define FL_POKED_TABLES 24
+#define FL_POKED_FIRST 1024
+
+struct fl_poked {
+	_Atomic(_Atomic uint64_t *) table[FL_POKED_TABLES];
+	size_t used[FL_POKED_TABLES];	/* the writer's */
+};
+
+extern struct fl_poked fl_poked;
+
+/*
+ * In a child forked in the middle of a patch (fl_pokes.here is 0 and a
+ * slot is busy): puts every busy slot's old bytes back, gives their pages
+ * their protection back, and frees the slots.  The trap handler calls it,
+ * and the child's own first patch.  Async-signal-safe.
+ */
+void fl_trap_orphans_undo(void);
+
+/* Whether addr was ever patched.  Async-signal-safe, lock-free. */
+bool fl_poked_has(uint64_t addr);
+
+/*
  * The thread handshake (lib/patch/, the writer; trap.c, the handler side):
  * before a change that moves instruction boundaries, the patcher stops
- * every other thread where it is and looks at its PC and stack.  It sends
- * each thread the handshake's signal (fl_park.signo) with si_code SI_QUEUE and the value key + gen
- * (key: random, this process's; gen: this handshake's).  The thread's
- * handler writes its PC and stack pointer into a slot of who[] and waits
- * until gen is no longer the one running; then it returns, to code that
- * may have changed meanwhile (sigreturn serializes).  A late signal of an
- * earlier handshake only returns.
+ * the other threads that run (it only looks at those that wait in the
+ * kernel: see lib/patch/patch.c) where they are and looks at their PC and
+ * stack.  It sends each the handshake's signal (fl_park.signo) with
+ * si_code SI_QUEUE and the value key + gen (key: random, this process's;
+ * gen: this handshake's).  The thread's handler writes its PC, stack
+ * pointer and thread pointer into a slot of who[] and waits until gen is
+ * no longer the one running; then it returns, to code that may have
+ * changed meanwhile (sigreturn serializes).  A late signal of an earlier
+ * handshake only returns.
  */
 #define FL_PARK_MAX 1024
 /*
@@ -385,9 +430,11 @@ extern struct fl_pokes fl_pokes;
 #define FL_PARK_SIGNAL_FROM_MAX 1
 
 struct fl_park_slot {
-	_Atomic int32_t tid;		/* 0 until pc and sp are written */
+	_Atomic int32_t tid;		/* 0 until pc, sp and tp are written */
 	_Atomic uint64_t pc;
 	_Atomic uint64_t sp;
+	/* Its thread pointer: glibc's thread block, above its stack's frames. */
+	_Atomic uint64_t tp;
 };
 
 /*
@@ -411,8 +458,7 @@ struct fl_park {
 	_Atomic uint32_t arrived;
 	/*
 	 * Threads in the handshake's handler now (stopped, or on their way
-	 * out with SIGTRAP still blocked): a thread the patcher waits for may
-	 * be one of them, late, not one that blocks SIGTRAP for good.
+	 * out with the handshake's signal still blocked).
 	 */
 	_Atomic uint32_t inside;
 	struct fl_park_slot who[FL_PARK_MAX];
@@ -435,7 +481,9 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc);
 /*
  * The handler side of patching, for a SIGTRAP (trap.c): returns true when
  * the trap was at an int3 of a patch, and uc resumes at the instruction
- * (which is then the old one or the new one, whole); false: chain it.
+ * (which is then the old one or the new one, whole); false: chain it,
+ * as without faultline (the application's own int3, int $3, int1, a
+ * breakpoint at an address patched long ago).
  */
 bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc);
 
@@ -450,6 +498,16 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc);
  * thread runs, as for any thread that blocks SIGTRAP).
  */
 int fl_park_exempt(bool on);
+/*
+ * Not signal context.  Starts fn(arg) in a thread of faultline's own:
+ * every signal blocked from its first instruction, marked exempt before
+ * this returns (a handshake right after must not wait for it), unmarked
+ * when fn returns.  attr: the thread's attributes, or NULL.  Returns 0
+ * with *t set, -errno when the thread could not be created, or -ENOSPC
+ * when it runs but could not be marked (fl_park_exempt).
+ */
+int fl_park_exempt_thread(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
 /* Whether tid is marked.  Allocation-free. */
 bool fl_park_is_exempt(int32_t tid);
 /* In a forked child (the table's fork handler): no thread is marked. */

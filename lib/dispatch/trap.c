@@ -16,20 +16,28 @@
  * struct fl_park in dispatch.h): the handshake's real-time signal with
  * si_code SI_QUEUE and the value key + gen, from this process.
  *
- * A trap at an int3 that faultline did not write goes down the chain: the
- * si_code is not the kernel's int3 (SI_KERNEL), or the address is no
- * site being patched and its byte is still an int3 (the application's own
- * breakpoint, or new code that holds one).  A trap whose int3 is gone was
- * a patch's whose slot is already free: it goes back, too.
+ * SIGTRAP is the application's but for those int3s: a trap is faultline's
+ * only when the kernel raised it for an int3 (si_code SI_KERNEL) at an
+ * address being patched now (a busy slot), or at an address that was
+ * patched (fl_poked) whose int3 has gone since (the trap was on its way
+ * while the patch ended).  Everything else goes down the chain as without
+ * faultline: the application's int3 anywhere, its breakpoint at an
+ * address patched long ago (an int3 is there), int $3 (its PC is past
+ * two bytes, at the 0x03, never an address patched), int1 and single
+ * steps (another si_code).
  */
 #include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dispatch/dispatch.h"
 
 struct fl_pokes fl_pokes;
+struct fl_poked fl_poked;
 struct fl_park fl_park;
 
 bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
@@ -61,6 +69,9 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 				      memory_order_relaxed);
 		atomic_store_explicit(&s->sp, (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
 				      memory_order_relaxed);
+		/* glibc's pthread_self reads the thread pointer: no lock, no call. */
+		atomic_store_explicit(&s->tp, (uint64_t)pthread_self(), memory_order_relaxed);
+		/* Release: pc, sp and tp before the patcher's acquire of tid. */
 		atomic_store_explicit(&s->tid, (int32_t)gettid(), memory_order_release);
 	}
 	while (atomic_load_explicit(&fl_park.running, memory_order_acquire) == gen)
@@ -71,36 +82,96 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 
 #define INT3 0xcc
 
+static uint64_t poked_hash(uint64_t addr)
+{
+	return (addr * 0x9e3779b97f4a7c15ull) >> 17;
+}
+
+bool fl_poked_has(uint64_t addr)
+{
+	for (size_t k = 0; k < FL_POKED_TABLES; k++) {
+		/* Acquire: pairs with the writer's release of the table. */
+		_Atomic uint64_t *t = atomic_load_explicit(&fl_poked.table[k], memory_order_acquire);
+		size_t mask = ((size_t)FL_POKED_FIRST << k) - 1;
+
+		if (!t)
+			break;
+		/* The writer keeps each table at most half full: a 0 ends the probe. */
+		for (size_t i = poked_hash(addr) & mask;; i = (i + 1) & mask) {
+			uint64_t v = atomic_load_explicit(&t[i], memory_order_relaxed);
+
+			if (v == addr)
+				return true;
+			if (!v)
+				break;
+		}
+	}
+	return false;
+}
+
+/*
+ * In a child forked (without glibc's fork) while a patch was under way:
+ * nobody will finish the patch here, so its old bytes go back, whole, and
+ * its pages get their protection back.  The child's only thread (or the
+ * first of its threads to get here) does it; the others wait for it.
+ */
+void fl_trap_orphans_undo(void)
+{
+	uint32_t free_lock = 0;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!atomic_compare_exchange_strong_explicit(&fl_pokes.orphan_lock, &free_lock, 1,
+						     memory_order_acquire, memory_order_relaxed)) {
+		sched_yield();
+		return;
+	}
+	for (size_t i = 0; i < FL_POKE_SLOTS; i++) {
+		struct fl_poke_slot *s = &fl_pokes.slots[i];
+		uint8_t *a = (uint8_t *)(uintptr_t)atomic_load_explicit(&s->addr,
+									memory_order_acquire);
+
+		/* The pages are still writable: the parent restores them after. */
+		if (a)
+			for (uint32_t k = s->len; k-- > 0;)
+				((volatile uint8_t *)a)[k] = s->old[k];
+	}
+	for (size_t i = 0; i < FL_POKE_SLOTS; i++) {
+		struct fl_poke_slot *s = &fl_pokes.slots[i];
+		uint64_t a = atomic_load_explicit(&s->addr, memory_order_relaxed);
+		uint64_t first = a & ~(uint64_t)(page - 1), last = (a + s->len - 1) & ~(uint64_t)(page - 1);
+
+		if (!a)
+			continue;
+		mprotect((void *)(uintptr_t)first, (size_t)page, s->prot[0]);
+		if (last != first)
+			mprotect((void *)(uintptr_t)last, (size_t)page, s->prot[1]);
+		atomic_store_explicit(&s->addr, 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&fl_pokes.orphan_lock, 0, memory_order_release);
+}
+
 bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t pc;
-	bool ours = false;
+	bool busy = false;
 
-	if (si->si_code != SI_KERNEL || !atomic_load_explicit(&fl_pokes.ever, memory_order_acquire))
+	if (si->si_code != SI_KERNEL)
 		return false;
 	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
 
-	for (size_t i = 0; i < FL_POKE_SLOTS; i++) {
-		struct fl_poke_slot *s = &fl_pokes.slots[i];
-
-		if (atomic_load_explicit(&s->addr, memory_order_acquire) != pc)
-			continue;
-		/*
-		 * Retired, and the new code's own first byte is an int3: this
-		 * trap is the new code's, not the patch's.
-		 */
-		if (atomic_load_explicit(&s->done_gen, memory_order_acquire) &&
-		    atomic_load_explicit(&s->new0, memory_order_relaxed) == INT3)
-			return false;
-		ours = true;
-		break;
-	}
-	/* No slot (any more): ours only if the int3 has gone. */
-	if (!ours && *(const volatile uint8_t *)(uintptr_t)pc == INT3)
+	for (size_t i = 0; i < FL_POKE_SLOTS && !busy; i++)
+		busy = atomic_load_explicit(&fl_pokes.slots[i].addr, memory_order_acquire) == pc;
+	if (busy) {
+		/* Acquire: pairs with the patcher's release store of 1 (before its slots). */
+		if (fl_pokes.here && !atomic_load_explicit(fl_pokes.here, memory_order_acquire))
+			fl_trap_orphans_undo();
+		else
+			sched_yield();
+	} else if (!fl_poked_has(pc) || *(const volatile uint8_t *)(uintptr_t)pc == INT3) {
+		/* Not an int3 of faultline's: the application's own trap. */
 		return false;
-
+	}
 	atomic_fetch_add_explicit(&fl_pokes.trapped, 1, memory_order_relaxed);
-	sched_yield();
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	return true;
 }
@@ -131,4 +202,55 @@ void fl_park_fork_child(void)
 {
 	for (size_t i = 0; i < FL_PARK_EXEMPT; i++)
 		atomic_store_explicit(&fl_park.exempt[i], 0, memory_order_relaxed);
+}
+
+/* What fl_park_exempt_thread hands the new thread. */
+struct exempt_start {
+	void *(*fn)(void *);
+	void *arg;
+	_Atomic uint32_t marked;	/* 1: marked (or could not be), the creator may go */
+	int err;
+};
+
+static void *exempt_main(void *arg)
+{
+	struct exempt_start *st = arg;
+	void *(*fn)(void *) = st->fn;
+	void *fn_arg = st->arg;
+	void *ret;
+
+	st->err = fl_park_exempt(true);
+	/* Release: err before the creator's acquire; st is the creator's, gone after. */
+	atomic_store_explicit(&st->marked, 1, memory_order_release);
+	syscall(SYS_futex, &st->marked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	ret = fn(fn_arg);
+	fl_park_exempt(false);
+	return ret;
+}
+
+int fl_park_exempt_thread(pthread_t *t, const pthread_attr_t *attr_in, void *(*fn)(void *),
+			  void *arg)
+{
+	struct exempt_start st = { .fn = fn, .arg = arg };
+	pthread_attr_t attr;
+	sigset_t all;
+	int err;
+
+	err = attr_in ? 0 : pthread_attr_init(&attr);
+	if (err)
+		return -err;
+	if (attr_in)
+		attr = *attr_in;
+	sigfillset(&all);
+	err = pthread_attr_setsigmask_np(&attr, &all);
+	if (!err)
+		err = pthread_create(t, &attr, exempt_main, &st);
+	if (!attr_in)
+		pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	/* Acquire: pairs with exempt_main's release of marked. */
+	while (!atomic_load_explicit(&st.marked, memory_order_acquire))
+		syscall(SYS_futex, &st.marked, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return st.err;
 }

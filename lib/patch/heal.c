@@ -390,7 +390,7 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old, h->plan.site.new,
 					  h->plan.site.len };
 	/* The stubs' new pages are not the code's: the mappings read above still hold. */
-	err = fl_patch_text_locked(changes, n, &e.maps, diag);
+	err = fl_patch_text_locked(changes, n, &e.maps, 0, diag);
 	if (!err)
 		err = healed_add(h);
 	if (err) {
@@ -457,7 +457,14 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 						  h->plan.nb.old, h->plan.nb.len };
 	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.new, h->plan.site.old,
 					  h->plan.site.len };
-	err = fl_patch_text_locked(changes, n, NULL, diag);
+	/*
+	 * The site's own jump (B1, B2, T1) is entered only at its first byte:
+	 * its range holds no boundary a thread can be at, whatever bytes
+	 * follow the jump.  A neighbour's (T2, T3) is also entered at the
+	 * site's jump's target, inside it: the threads are checked.
+	 */
+	err = fl_patch_text_locked(changes, n, NULL, h->plan.evicts ? 0 : FL_PATCH_ENTERED_AT_START,
+				   diag);
 	if (err)
 		return err;
 	healed_remove(h);

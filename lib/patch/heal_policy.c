@@ -74,7 +74,6 @@ static size_t heal_wanted(void)
 static void *healer(void *arg)
 {
 	(void)arg;
-	fl_park_exempt(true);
 	for (;;) {
 		/* Acquire: pairs with the handler's release increment, after its bit. */
 		uint32_t bell = atomic_load_explicit(&fl_heal_trigger.bell, memory_order_acquire);
@@ -100,21 +99,18 @@ static void *healer(void *arg)
 static int start(void)
 {
 	pthread_attr_t attr;
-	sigset_t all, old;
 	pthread_t t;
 	int err;
 
 	if (running)
 		return 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = -pthread_create(&t, &attr, healer, NULL);
+	/* Signals blocked, outside the handshake from before this returns. */
+	err = fl_park_exempt_thread(&t, &attr, healer, NULL);
 	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
+	if (err && err != -ENOSPC)
 		return err;
 	pthread_setname_np(t, "fl-healer");
 	running = true;

@@ -29,11 +29,19 @@ struct fl_maps;
  * its own).
  */
 int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_maps *known,
-			 struct fl_diag *diag);
+			 unsigned flags, struct fl_diag *diag);
 
 /*
- * With the patch lock held: stops every other thread (the handshake of
- * patch.c) to prove that none is in any of the ranges (addr, len of each;
+ * fl_patch_text_locked's flags.  FL_PATCH_ENTERED_AT_START: the caller
+ * knows that no thread can be anywhere in each change's range but at its
+ * first byte (a healed site's jump, whose range may go on past the jump
+ * with bytes nothing reaches), so the change needs no thread checked.
+ */
+#define FL_PATCH_ENTERED_AT_START 1u
+
+/*
+ * With the patch lock held: the handshake of patch.c (threads that wait in
+ * the kernel looked at, the others stopped) proves that none is in any of the ranges (addr, len of each;
  * the bytes are not looked at), their first byte included, and none has a
  * return address into one; tries again a while.  Returns 0 (then no thread
  * can be in them any more, for code no longer reachable), -EBUSY (said

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Changing the code of the running process while its other threads run it
- * (fl_patch_text), in the process itself.
+ * (fl_patch_text), in the process itself, so that no thread can tell but
+ * by the new code's behaviour: no thread that waits in the kernel is
+ * signalled (a signal cuts nanosleep, poll, epoll_wait, select, futex
+ * waits with a timeout short with EINTR, SA_RESTART or not), and no
+ * thread that blocks SIGTRAP meets an int3 (the kernel would kill the
+ * process).
  *
  * x86 does not promise that a thread running code another thread writes
  * sees the new instruction whole: it may fetch and decode part of the old
@@ -15,11 +20,37 @@
  * (arch/x86/kernel/alternative.c) works in user space too, with
  * membarrier where the kernel uses its sync_core IPIs.
  *
- * The protocol, for a batch of sites, each changed from its old bytes to
- * its new ones (len bytes within one old instruction):
+ * The threads, first (the census, threads.h).  /proc/self/task lists
+ * them, each one's status gives its blocked signals, and its syscall file
+ * tells whether it waits in the kernel and, if so, its user PC and stack
+ * pointer, read while it is off its CPU.  Faultline's own threads (which
+ * block every signal and never run code that can be patched,
+ * fl_park_exempt) are left alone.  Of the others:
+ *   - one that blocks SIGTRAP must not meet an int3: if it runs, it is
+ *     stopped (the handshake below) for the whole change; if it waits in
+ *     the kernel it could wake into the int3, and if it blocks the
+ *     handshake's signal too it cannot be stopped: the change waits and
+ *     tries again, and is refused (-EBUSY, naming the thread) if that
+ *     lasts;
+ *   - for a change that moves instruction boundaries (below), one that
+ *     runs is stopped, and one that waits in the kernel is only looked
+ *     at: where it waits and what its stack holds, checked, and, after
+ *     the int3s are in place, its context switches read again: if it has
+ *     not run meanwhile, what was checked is where it is;
+ *   - any other thread is not disturbed at all.
+ * Whatever keeps the census from knowing where every thread is (a listing
+ * the kernel or a sandbox refuses, a /proc of another pid namespace that
+ * does not say which thread is which, more threads than FL_PARK_MAX)
+ * refuses the change: it is never written on a guess.
  *
- *   0. Publish each site in fl_pokes (lib/dispatch/dispatch.h) and make its
- *      pages writable, keeping them executable.
+ * The protocol, for a batch of sites, each changed from its old bytes to
+ * its new ones:
+ *
+ *   0. Record each site in fl_poked (for good), publish it in a slot of
+ *      fl_pokes with its old bytes (lib/dispatch/dispatch.h), and make its
+ *      pages writable, keeping them executable.  Stop the threads that
+ *      must be (see above) and, for a change that moves boundaries,
+ *      check every thread (H1 to H3 below).
  *      Why: a thread that traps in step 1 must find the site, so the slot
  *      comes before the int3; the page must never stop being executable,
  *      or another thread running on it would fault.
@@ -29,7 +60,11 @@
  *      reads bytes 1..len-1, so they can change freely.  A thread that
  *      had already fetched the whole old instruction runs it, whole: the
  *      serialization makes sure no thread still holds part of an old
- *      fetch when step 2 writes.
+ *      fetch when step 2 writes.  The first serialization is also the
+ *      test that membarrier works (a seccomp filter may deny it): if it
+ *      fails, the old first bytes go back (the tails are unchanged, so
+ *      every site is its old instruction again) and the change is
+ *      refused.
  *
  *   2. Write bytes 1..len-1 of every site; serialize.
  *      Why: the new tail must be seen by every thread before any of them
@@ -42,55 +77,62 @@
  *      thread can hit the int3 from now on; only a trap already taken
  *      may still be on its way to the handler.
  *
- *   4. Retire the sites (done_gen), restore the pages' protection.  A
- *      retired slot is freed only at the start of a later patch, after
- *      that patch's generation has moved past it: a SIGTRAP in flight
- *      still finds its site meanwhile, and a trap at an int3 that is gone
- *      is known to have been a patch's (lib/dispatch/trap.c).
+ *   4. Let the stopped threads go, free the slots, restore the pages'
+ *      protection.  A trap still on its way finds the address in
+ *      fl_poked and its int3 gone: it was ours (lib/dispatch/trap.c).
  *
  * A thread that hits an int3 between steps 1 and 3 takes SIGTRAP: the
  * handler (lib/dispatch/trap.c) yields and sends it back to byte 0, where
  * it traps again or, after step 3, runs the new instruction.
  *
- * Why within one instruction: a thread is only ever at an instruction
- * boundary.  If a change covers only (part of) the instruction at addr,
- * the one boundary inside its range is addr itself, which steps 1-3
- * guard.
+ * Why within one instruction needs no more: a thread is only ever at an
+ * instruction boundary.  If a change covers only (part of) the
+ * instruction at addr, the one boundary inside its range is addr itself,
+ * which steps 1-3 guard.  The callers that know more say so
+ * (FL_PATCH_ENTERED_AT_START: a healed site's jump is entered only at its
+ * first byte, whatever follows it in the range).
  *
  * A change over several instructions (it moves instruction boundaries)
- * could find a thread stopped at one of their boundaries, inside the
- * range, or returning to one.  For those, the threads are stopped instead
- * (the handshake, struct fl_park in lib/dispatch/dispatch.h):
+ * could find a thread at one of their boundaries, inside the range, or
+ * returning to one.  So before step 1 (the handshake, struct fl_park in
+ * lib/dispatch/dispatch.h):
  *
- *   H1. Send every other thread of the process (/proc/self/task, read
- *       with getdents64: no allocation while threads are stopped, one of
- *       them may hold malloc's lock) the handshake's signal (a real-time
- *       one: see struct fl_park for why not SIGTRAP) carrying this handshake's
- *       value, but faultline's own, which block every signal and never
- *       run code that can be patched (fl_park_exempt, dispatch.h); each stops in the handler, after writing its PC and stack
- *       pointer.  Wait until all have; list the threads again and stop
- *       the new ones, until no thread is missing.
- *       Why: a stopped thread runs no code, and its PC and stack say
- *       where it will run when it goes on.
+ *   H1. Look at every thread that waits in the kernel; stop every other
+ *       one: send it the handshake's signal (a real-time one: see struct
+ *       fl_park for why not SIGTRAP) carrying this handshake's value; it
+ *       stops in the handler after writing its PC, stack pointer and
+ *       thread pointer.  List the threads again and do the same with the
+ *       new ones, until no thread is missing.  Nothing is allocated while
+ *       threads are stopped: one of them may hold malloc's lock.
  *   H2. Check each thread: its PC must not be inside a change (its first
  *       byte is fine: the thread runs the new instruction from there),
- *       and no word of its stack, from its stack pointer to the end of
- *       the mapping, may point inside one (a return address would land
- *       in the middle of the new code).  The patching thread's stack too.
- *       Why: these are the only ways a thread can come back into the
- *       range other than through its first byte.
- *   H3. If every thread is clear: write the changes, serialize, let the
- *       threads go (sigreturn serializes each of them too).  If not: let
- *       them go, wait, and try again, up to PARK_TRIES times; then refuse
- *       (-EBUSY) naming the thread and why.  The wait starts at 20 us and
- *       doubles up to a millisecond: a thread stopped in a stub it is
- *       leaving is out a few instructions after it goes on, and a first
- *       wait of a millisecond made most refusals cost that.  A thread
- *       that does not stop within PARK_WAIT_MS is refused at once when it
- *       blocks that signal (and is not on its way out of an earlier
- *       handshake's handler, which blocks it for a moment) or is stopped;
- *       one that is only slow (a loaded machine, an emulator) is waited
- *       for up to PARK_WAIT_MAX_MS.  One that exited is not waited for.
+ *       and no word of its stack, from its stack pointer to the top of
+ *       its frames, may point inside one (a return address would land in
+ *       the middle of the new code).  The patching thread's stack too.
+ *       The top of a thread's frames is its thread block (glibc puts it
+ *       above the stack, also a stack the application gave), known to a
+ *       stopped thread and found by its signature in a thread that waits;
+ *       without one, the end of the stack's mapping.
+ *   H3. Step 1 (the int3s) then, after it, read the looked-at threads'
+ *       status again: a thread that switched in or out since it was
+ *       looked at may be anywhere, and the change tries again, as when
+ *       H2 finds a thread in the way.  Otherwise steps 2 and 3 follow
+ *       with the stopped threads still stopped.
+ *       Why that is enough: a looked-at thread that wakes after H3 goes
+ *       on from where it was checked, outside the changes, and can reach
+ *       one only through its first byte (an int3 until step 3) or by a
+ *       return address, which H2 saw on its stack.
+ *   A try that fails lets the threads go (the int3s, if written, are
+ *   taken back first: the tails were not touched), waits and tries again,
+ *   up to PARK_TRIES times; then refuses (-EBUSY) naming the thread and
+ *   why.  The wait starts at 20 us and doubles up to a millisecond.
+ *
+ * The race this leaves: a thread seen running may enter a system call
+ * before the signal reaches it, and that call returns EINTR.  The
+ * census looks at such a thread a second time just before it signals
+ * it, which narrows the window to the few microseconds between that
+ * look and the signal's delivery (selftests/patch/eintr_race_is_counted
+ * counts what is left).
  *
  * The stack scan is conservative: a stale word that happens to point
  * inside a change refuses it too, which is safe.  It does not see
@@ -98,10 +140,11 @@
  * signal stack's interrupted code): say so in the man page.
  *
  * The patching thread blocks every signal while it patches: a handler of
- * its own that ran into a site would wait for the patch forever.  And a
- * fork waits until the patch is done (fork_prepare below).
+ * its own that ran into a site would wait for the patch forever.  A fork
+ * waits until the patch is done (fork_prepare below); a child forked
+ * without glibc's fork (no atfork handlers) finds its slots busy with no
+ * patcher in its memory, and the trap handler puts the old bytes back.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -127,6 +170,7 @@
 #include "format/diag.h"
 #include "patch/internal.h"
 #include "patch/maps.h"
+#include "patch/threads.h"
 
 #define INT3 0xcc
 
@@ -187,6 +231,7 @@ bool fl_patch_enabled(void)
 	return atomic_load_explicit(&enabled, memory_order_acquire);
 }
 
+
 static long membarrier(int cmd)
 {
 	return syscall(__NR_membarrier, cmd, 0, 0);
@@ -213,6 +258,61 @@ static int park_signal(struct fl_diag *diag)
 		return fl_diag_say(diag, -EINVAL, "FAULTLINE_HANDSHAKE_SIGNAL: '%s' is not a "
 				   "real-time signal (%d to %d)", env, SIGRTMIN, SIGRTMAX);
 	fl_park.signo = (int)v;
+	return 0;
+}
+
+/*
+ * Where glibc keeps a thread's id in its thread block, learnt from this
+ * thread's: the block starts with two pointers to itself (tcb at 0, self
+ * at 16), and somewhere in its first kilobytes holds the tid.  0: not
+ * learnt (the stack scans of waiting threads then go to their mapping's
+ * end).  With the signature, a scan of a thread's stack stops at its
+ * thread block, the top of its frames.
+ */
+static size_t tcb_tid_offset;
+
+static void learn_tcb(void)
+{
+	const uint8_t *tcb = (const uint8_t *)pthread_self();
+	int32_t tid = gettid();
+	uint64_t w0, w2;
+
+	memcpy(&w0, tcb, 8);
+	memcpy(&w2, tcb + 16, 8);
+	if (w0 != (uint64_t)(uintptr_t)tcb || w2 != w0)
+		return;
+	for (size_t off = 24; off + 4 <= 4096; off += 4) {
+		int32_t v;
+
+		memcpy(&v, tcb + off, 4);
+		if (v == tid) {
+			tcb_tid_offset = off;
+			return;
+		}
+	}
+}
+
+/* The page fork wipes (fl_pokes.here): 1 in the memory of a patcher. */
+static int here_init(struct fl_diag *diag)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (fl_pokes.here)
+		return 0;
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return fl_diag_say(diag, -errno, "mmap: %s", strerror(errno));
+	if (madvise(p, (size_t)page, MADV_WIPEONFORK) != 0) {
+		int err = -errno;
+
+		munmap(p, (size_t)page);
+		return fl_diag_say(diag, err, "madvise(MADV_WIPEONFORK) (Linux 4.14 or later): %s",
+				   strerror(-err));
+	}
+	fl_pokes.here = p;
+	/* Release: pairs with the handler's acquire, after it found a busy slot. */
+	atomic_store_explicit(fl_pokes.here, 1, memory_order_release);
 	return 0;
 }
 
@@ -257,6 +357,10 @@ int fl_patch_enable(struct fl_diag *diag)
 		if (err)
 			goto out;
 	}
+	err = here_init(diag);
+	if (err)
+		goto out;
+	learn_tcb();
 	err = fl_dispatch_install_trap();
 	if (err) {
 		fl_diag_say(diag, err, "installing the SIGTRAP and handshake handlers: %s",
@@ -269,30 +373,38 @@ out:
 	return err;
 }
 
-/* Every thread of the process executes a serializing instruction. */
-static void serialize(void)
+/*
+ * Every thread of the process executes a serializing instruction.
+ * Returns 0 or -errno (a seccomp filter that denies membarrier: EPERM).
+ */
+static int serialize(void)
 {
-	/* Registered in fl_patch_enable: it cannot fail for EPERM. */
-	while (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) != 0 && errno == EINTR)
-		;
-	atomic_fetch_add_explicit(&fl_pokes.gen, 1, memory_order_seq_cst);
-}
+	int err = 0;
 
-/* A mapping of /proc/self/maps. */
+	while (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) != 0) {
+		if (errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	}
+	atomic_fetch_add_explicit(&fl_pokes.gen, 1, memory_order_seq_cst);
+	return err;
+}
 
 /* A batch fits the slots even when the one before has not been freed yet. */
 _Static_assert(FL_PATCH_MAX_BATCH <= FL_POKE_SLOTS, "a batch takes a slot per site");
-
-/* The threads stopped so far, by tid. */
-struct stopped {
-	pid_t tid[FL_PARK_MAX];
-	size_t n;
-};
 
 /* A page made writable for the patch, and the protection to give back. */
 struct page {
 	uint64_t addr;
 	int prot;
+};
+
+/* What the census decided for a thread (fl_thread.what). */
+enum {
+	T_ALONE,	/* not disturbed: faultline's own, or nothing to fear */
+	T_LOOKED,	/* waits in the kernel: looked at, checked, not stopped */
+	T_STOP,		/* runs: stopped by the handshake's signal */
 };
 
 struct batch {
@@ -301,16 +413,19 @@ struct batch {
 	struct page pages[2 * FL_PATCH_MAX_BATCH];
 	size_t num_pages;
 	size_t slots[FL_PATCH_MAX_BATCH];
-	/* A change moves instruction boundaries: the handshake, not int3s. */
+	/* A change moves instruction boundaries: every thread is checked. */
 	bool moves;
 	/*
-	 * fl_patch_quiesce_locked: the handshake only proves that no thread
-	 * is in the ranges (their first byte included) nor returns into them.
+	 * fl_patch_quiesce_locked: nothing is written; the handshake only
+	 * proves that no thread is in the ranges (their first byte included)
+	 * nor returns into them.
 	 */
 	bool quiesce;
-	/* The handshake's threads, and why the last one failed. */
-	struct stopped stopped;
-	char why[160];
+	unsigned flags;		/* FL_PATCH_* of patch/internal.h */
+	/* The threads stopped by this try, in census order. */
+	size_t stopped;
+	struct fl_census census;
+	char why[200];
 };
 
 static bool page_listed(const struct batch *b, uint64_t page)
@@ -362,6 +477,8 @@ static int check_site(struct batch *b, size_t i, const struct fl_maps *maps, uin
 	if (memcmp(p->addr, p->old_bytes, p->len) != 0)
 		return fl_diag_say(diag, -ESTALE, "change %zu at 0x%llx: the code is not its old bytes",
 				   i, (unsigned long long)a);
+	if (b->flags & FL_PATCH_ENTERED_AT_START)
+		return 0;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	/*
 	 * More than the instruction at addr, or no instruction there: the
@@ -396,21 +513,23 @@ static int check_args(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 	return 0;
 }
 
-/* Frees the slots a later serialization has passed; takes n free ones. */
+/* Takes n free slots. */
 static int slots_take(struct batch *b)
 {
-	uint64_t gen = atomic_load_explicit(&fl_pokes.gen, memory_order_relaxed);
 	size_t got = 0;
 
-	for (size_t i = 0; i < FL_POKE_SLOTS && got < b->n; i++) {
-		struct fl_poke_slot *s = &fl_pokes.slots[i];
-		uint64_t done = atomic_load_explicit(&s->done_gen, memory_order_relaxed);
-
-		if (atomic_load_explicit(&s->addr, memory_order_relaxed) && (!done || done >= gen))
-			continue;
-		b->slots[got++] = i;
-	}
+	for (size_t i = 0; i < FL_POKE_SLOTS && got < b->n; i++)
+		if (!atomic_load_explicit(&fl_pokes.slots[i].addr, memory_order_relaxed))
+			b->slots[got++] = i;
 	return got == b->n ? 0 : -EAGAIN;
+}
+
+static int page_prot(const struct batch *b, uint64_t addr, uint64_t pagesz)
+{
+	for (size_t i = 0; i < b->num_pages; i++)
+		if (b->pages[i].addr == (addr & ~(pagesz - 1)))
+			return b->pages[i].prot;
+	return PROT_READ | PROT_EXEC;
 }
 
 static int pages_writable(struct batch *b, uint64_t pagesz, struct fl_diag *diag)
@@ -443,42 +562,142 @@ static void write_byte(void *addr, uint8_t v)
 	atomic_store_explicit((_Atomic uint8_t *)addr, v, memory_order_relaxed);
 }
 
-/* Steps 1 to 4 of the protocol above. */
-static void poke(struct batch *b)
+/* fl_poked (dispatch.h): the same hash as the handler's. */
+static uint64_t poked_hash(uint64_t addr)
 {
+	return (addr * 0x9e3779b97f4a7c15ull) >> 17;
+}
+
+/*
+ * Adds addr to the addresses ever patched.  Returns 0 or -ENOMEM.  Under
+ * the patch lock (the one writer), before addr's slot is published.
+ */
+static int poked_add(uint64_t addr)
+{
+	size_t k = 0, cap, mask;
+	_Atomic uint64_t *t;
+
+	if (fl_poked_has(addr))
+		return 0;
+	while (k + 1 < FL_POKED_TABLES && atomic_load_explicit(&fl_poked.table[k + 1],
+							       memory_order_relaxed))
+		k++;
+	t = atomic_load_explicit(&fl_poked.table[k], memory_order_relaxed);
+	/* At most half full: the handler's probe always ends at a 0. */
+	if (!t || fl_poked.used[k] + 1 > ((size_t)FL_POKED_FIRST << k) / 2) {
+		if (t)
+			k++;
+		if (k == FL_POKED_TABLES)
+			return -ENOMEM;
+		t = mmap(NULL, ((size_t)FL_POKED_FIRST << k) * sizeof(*t), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t == MAP_FAILED)
+			return -ENOMEM;
+		/* Release: the zeroed table before the handler's acquire of it. */
+		atomic_store_explicit(&fl_poked.table[k], t, memory_order_release);
+	}
+	cap = (size_t)FL_POKED_FIRST << k;
+	mask = cap - 1;
+	for (size_t i = poked_hash(addr) & mask;; i = (i + 1) & mask)
+		if (!atomic_load_explicit(&t[i], memory_order_relaxed)) {
+			atomic_store_explicit(&t[i], addr, memory_order_relaxed);
+			break;
+		}
+	fl_poked.used[k]++;
+	return 0;
+}
+
+/*
+ * Step 0's slots: each site's address and old bytes, for the handler
+ * (and a forked child).  Returns 0 or -ENOMEM (said in b->why).
+ */
+static int slots_publish(struct batch *b, uint64_t pagesz)
+{
+	/*
+	 * A child forked in the middle of a patch (no atfork handler ran)
+	 * that patches itself: its inherited slots are orphans, put back.
+	 */
+	if (!atomic_load_explicit(fl_pokes.here, memory_order_relaxed)) {
+		fl_trap_orphans_undo();
+		/* Release: pairs with the handler's acquire, after it found a busy slot. */
+		atomic_store_explicit(fl_pokes.here, 1, memory_order_release);
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		struct fl_poke_slot *s = &fl_pokes.slots[b->slots[i]];
+		uint64_t a = (uint64_t)(uintptr_t)b->p[i].addr;
 
-		atomic_store_explicit(&s->done_gen, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->new0, ((const uint8_t *)b->p[i].new_bytes)[0],
-				      memory_order_relaxed);
-		atomic_store_explicit(&s->addr, (uint64_t)(uintptr_t)b->p[i].addr,
-				      memory_order_release);
+		if (poked_add(a) != 0) {
+			fl_fmt(b->why, sizeof(b->why), "out of memory for the patched addresses");
+			while (i-- > 0)
+				atomic_store_explicit(&fl_pokes.slots[b->slots[i]].addr, 0,
+						      memory_order_relaxed);
+			return -ENOMEM;
+		}
+		s->len = (uint32_t)b->p[i].len;
+		memcpy(s->old, b->p[i].old_bytes, b->p[i].len);
+		s->prot[0] = page_prot(b, a, pagesz);
+		s->prot[1] = page_prot(b, a + b->p[i].len - 1, pagesz);
+		/* Release: len, old and prot before the handler's acquire of addr. */
+		atomic_store_explicit(&s->addr, a, memory_order_release);
 	}
-	atomic_store_explicit(&fl_pokes.ever, 1, memory_order_release);
+	return 0;
+}
 
-	/* 1. int3 at byte 0. */
+/* Step 4's: the slots go; a trap on its way finds the site in fl_poked. */
+static void slots_free(const struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		atomic_store_explicit(&fl_pokes.slots[b->slots[i]].addr, 0, memory_order_release);
+}
+
+/* Step 1: int3s, then the serialization that tests membarrier. */
+static int write_int3s(struct batch *b)
+{
+	int err;
+
 	for (size_t i = 0; i < b->n; i++)
 		write_byte(b->p[i].addr, INT3);
-	serialize();
+	err = serialize();
+	if (err) {
+		/*
+		 * The tails are the old ones: with its old first byte back each
+		 * site is its old instruction.  A thread that still sees the
+		 * int3 traps, and is sent back to it by the handler.
+		 */
+		for (size_t i = 0; i < b->n; i++)
+			write_byte(b->p[i].addr, ((const uint8_t *)b->p[i].old_bytes)[0]);
+		fl_fmt(b->why, sizeof(b->why), "membarrier(PRIVATE_EXPEDITED_SYNC_CORE): %s "
+		       "(a seccomp filter?): no thread can be made to see a change whole",
+		       strerror(-err));
+	}
+	return err;
+}
 
-	/* 2. The tail. */
+/* A try that fails after step 1: the int3s go, the tails were not touched. */
+static void unwrite_int3s(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		write_byte(b->p[i].addr, ((const uint8_t *)b->p[i].old_bytes)[0]);
+	serialize();
+}
+
+/* Steps 2 and 3. */
+static void write_rest(struct batch *b)
+{
 	for (size_t i = 0; i < b->n; i++)
 		for (size_t k = 1; k < b->p[i].len; k++)
 			write_byte((uint8_t *)b->p[i].addr + k,
 				   ((const uint8_t *)b->p[i].new_bytes)[k]);
+	/*
+	 * membarrier answered in step 1: it cannot fail now but for a filter
+	 * installed since, and then the sites are best finished anyway (each
+	 * thread that runs one goes through its int3, and is serialized by
+	 * the kernel's return from the trap).
+	 */
 	serialize();
-
-	/* 3. The new byte 0. */
 	for (size_t i = 0; i < b->n; i++)
 		write_byte(b->p[i].addr, ((const uint8_t *)b->p[i].new_bytes)[0]);
 	serialize();
-
-	/* 4. Retired: freed after a later serialization (slots_take). */
-	for (size_t i = 0; i < b->n; i++)
-		atomic_store_explicit(&fl_pokes.slots[b->slots[i]].done_gen,
-				      atomic_load_explicit(&fl_pokes.gen, memory_order_relaxed),
-				      memory_order_release);
 }
 
 /* The handshake (H1 to H3 above). */
@@ -496,63 +715,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-
-static bool stopped_has(const struct stopped *s, pid_t tid)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->tid[i] == tid)
-			return true;
-	return false;
-}
-
-/*
- * Sends the handshake's signal to every thread of /proc/self/task not yet
- * in s, but this one.  Returns how many it sent to, or -errno.  No
- * allocation: getdents64 into a buffer on the stack.
- */
-static int stop_new_threads(struct stopped *s, uint64_t gen)
-{
-	char buf[4096];
-	pid_t self = gettid(), pid = getpid();
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), sent = 0;
-	long r;
-
-	if (fd < 0)
-		return -errno;
-	while ((r = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < r;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
-			siginfo_t si;
-
-			off += d->d_reclen;
-			if (tid <= 0 || tid == self || stopped_has(s, tid) ||
-			    fl_park_is_exempt(tid))
-				continue;
-			if (s->n == FL_PARK_MAX) {
-				close(fd);
-				return -E2BIG;
-			}
-			memset(&si, 0, sizeof(si));
-			si.si_signo = fl_park.signo;
-			si.si_code = SI_QUEUE;
-			si.si_pid = pid;
-			si.si_uid = getuid();
-			si.si_value.sival_ptr = (void *)(uintptr_t)(fl_park.key + gen);
-			if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, fl_park.signo, &si) != 0) {
-				if (errno == ESRCH)	/* it has exited */
-					continue;
-				close(fd);
-				return -errno;
-			}
-			s->tid[s->n++] = tid;
-			sent++;
-		}
-	}
-	close(fd);
-	return sent;
-}
-
 /* Whether v points inside a change: after its first byte, before its end. */
 static bool inside(const struct batch *b, uint64_t v, size_t *which)
 {
@@ -568,96 +730,156 @@ static bool inside(const struct batch *b, uint64_t v, size_t *which)
 }
 
 /*
- * Scans the stack from sp to the end of its mapping for a word inside a
- * change.  Returns 1 (found, at *at), 0, or -1 when sp is in no mapping.
+ * Reads len bytes at addr of this process into out, stopping at a page
+ * that is not there.  Returns how many it read.  process_vm_readv on this
+ * process does not fault; a kernel or a sandbox without it (ENOSYS,
+ * EPERM): read in place (*direct set), as the mapping was listed.
+ */
+static size_t read_mem(uint64_t addr, void *out, size_t len, bool *direct)
+{
+	struct iovec local = { out, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t got;
+
+	if (!*direct) {
+		got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+		if (got >= 0)
+			return (size_t)got;
+		if (errno != ENOSYS && errno != EPERM)
+			return 0;
+		*direct = true;
+	}
+	for (size_t k = 0; k + 8 <= len; k += 8)
+		((uint64_t *)out)[k / 8] = *(const volatile uint64_t *)(uintptr_t)(addr + k);
+	return len & ~(size_t)7;
+}
+
+/* Whether the words at w (w[0] at address at) open tid's thread block. */
+static bool thread_block_at(const uint64_t *w, size_t words, uint64_t at, int32_t tid,
+			    bool *direct)
+{
+	int32_t v = 0;
+
+	if (!tcb_tid_offset || !tid || words < 3 || w[0] != at || w[2] != at)
+		return false;
+	return read_mem(at + tcb_tid_offset, &v, 4, direct) >= 4 && v == tid;
+}
+
+/*
+ * Scans the stack from sp up to top (or, when top is 0, to the end of its
+ * mapping, or to the thread block of tid found on the way) for a word
+ * inside a change.  Returns 1 (found, at *at), 0, or -1 when sp is in no
+ * mapping.
  *
  * The mapping is as /proc/self/maps listed it, and the kernel merges
  * adjacent anonymous mappings: a stack (a signal stack in the heap, a
  * thread's stack next to other memory) may share its entry with memory
  * that another thread unmaps meanwhile (the allocator's).  So the words
- * are copied with process_vm_readv on this process, which stops at a
- * page no longer there instead of faulting; its end ends the scan.  A
- * kernel or a sandbox without it (ENOSYS, EPERM): read in place, as
- * the mapping was listed.
+ * are copied (read_mem), which stops at a page no longer there instead
+ * of faulting; its end ends the scan.
  */
 __attribute__((no_sanitize_address))	/* other threads' frames hold ASan's redzones */
 static int scan_stack(const struct batch *b, const struct fl_maps *maps, uint64_t sp,
-		      uint64_t *at, size_t *which)
+		      uint64_t top, int32_t tid, uint64_t *at, size_t *which)
 {
 	const struct fl_mapping *m = fl_maps_find(maps, sp);
 	uint64_t chunk[512];
-	uint64_t w = sp & ~(uint64_t)7;
+	uint64_t w = sp & ~(uint64_t)7, end;
+	bool direct = false;
 
 	if (!m)
 		return -1;
-	while (w + 8 <= m->end) {
-		size_t want = m->end - w < sizeof(chunk) ? (size_t)(m->end - w) & ~(size_t)7 :
+	end = top > sp && top < m->end ? top : m->end;
+	while (w + 8 <= end) {
+		size_t want = end - w < sizeof(chunk) ? (size_t)(end - w) & ~(size_t)7 :
 			sizeof(chunk);
-		struct iovec local = { chunk, want }, remote = { (void *)(uintptr_t)w, want };
-		ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+		size_t got = read_mem(w, chunk, want, &direct) / 8;
 
-		if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
-			for (; w + 8 <= m->end; w += 8)
-				if (inside(b, *(const volatile uint64_t *)(uintptr_t)w, which)) {
-					*at = w;
-					return 1;
-				}
+		if (got == 0)
 			return 0;
-		}
-		if (got < 8)
-			return 0;
-		for (size_t k = 0; k < (size_t)got / 8; k++)
+		for (size_t k = 0; k < got; k++) {
+			if (!top && thread_block_at(chunk + k, got - k, w + 8 * k, tid, &direct))
+				return 0;
 			if (inside(b, chunk[k], which)) {
 				*at = w + 8 * k;
 				return 1;
 			}
-		w += (uint64_t)got & ~(uint64_t)7;
+		}
+		w += 8 * got;
 	}
 	return 0;
 }
 
 /*
- * H2: the stopped threads and this one.  Returns 0 when all are clear,
- * else a reason in b->why: -EAGAIN (try again), -ESTALE (the maps are
- * older than a stack: read them again).
+ * H2 for one thread at pc with sp (tp: its thread pointer, 0 if not
+ * known).  Returns 0 when it is clear, else a reason in b->why: -EAGAIN
+ * (try again), -ESTALE (the maps are older than its stack: read them
+ * again).
  */
-static int check_threads(struct batch *b, const struct fl_maps *maps, uint32_t stopped)
+static int check_thread(struct batch *b, const struct fl_maps *maps, int32_t tid, uint64_t pc,
+			uint64_t sp, uint64_t tp)
 {
-	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0), at;
+	uint64_t at;
 	size_t which;
 	int r;
 
-	for (uint32_t i = 0; i < stopped && i < FL_PARK_MAX; i++) {
-		const struct fl_park_slot *s = &fl_park.who[i];
-		pid_t tid = atomic_load_explicit(&s->tid, memory_order_acquire);
-		uint64_t pc = atomic_load_explicit(&s->pc, memory_order_relaxed);
-		uint64_t sp = atomic_load_explicit(&s->sp, memory_order_relaxed);
-
-		if (inside(b, pc, &which)) {
-			fl_fmt(b->why, sizeof(b->why), "thread %d is at 0x%llx, inside change %zu",
-			       (int)tid, (unsigned long long)pc, which);
-			return -EAGAIN;
-		}
-		r = scan_stack(b, maps, sp, &at, &which);
-		if (r < 0) {
-			fl_fmt(b->why, sizeof(b->why), "thread %d's stack at 0x%llx is in no mapping "
-			       "read before", (int)tid, (unsigned long long)sp);
-			return -ESTALE;
-		}
-		if (r > 0) {
-			fl_fmt(b->why, sizeof(b->why), "thread %d would return inside change %zu "
-			       "(a return address at 0x%llx on its stack)", (int)tid, which,
-			       (unsigned long long)at);
-			return -EAGAIN;
-		}
+	if (inside(b, pc, &which)) {
+		fl_fmt(b->why, sizeof(b->why), "thread %d is at 0x%llx, inside change %zu",
+		       (int)tid, (unsigned long long)pc, which);
+		return -EAGAIN;
 	}
-	r = scan_stack(b, maps, here, &at, &which);
-	if (r != 0) {
-		fl_fmt(b->why, sizeof(b->why), "the patching thread %s change %zu", r > 0 ?
-		       "would return inside" : "has its stack in no mapping, near", which);
-		return r > 0 ? -EBUSY : -ESTALE;
+	r = scan_stack(b, maps, sp, tp, tid, &at, &which);
+	if (r < 0) {
+		fl_fmt(b->why, sizeof(b->why), "thread %d's stack at 0x%llx is in no mapping "
+		       "read before", (int)tid, (unsigned long long)sp);
+		return -ESTALE;
+	}
+	if (r > 0) {
+		fl_fmt(b->why, sizeof(b->why), "thread %d would return inside change %zu "
+		       "(a return address at 0x%llx on its stack)", (int)tid, which,
+		       (unsigned long long)at);
+		return -EAGAIN;
 	}
 	return 0;
+}
+
+/*
+ * The census's decision for t (status read): T_ALONE, T_LOOKED (checked
+ * here) or T_STOP; or -errno with the reason in b->why: -EAGAIN when t
+ * is in a state the change cannot be made in now.
+ */
+static int decide(struct batch *b, const struct fl_maps *maps, struct fl_thread *t)
+{
+	bool traps_blocked = fl_sigset_has(t->blocked, SIGTRAP) && !b->quiesce;
+	bool where = b->moves || b->quiesce;
+	int err;
+
+	if (fl_park_is_exempt(t->tid) || (!where && !traps_blocked))
+		return T_ALONE;
+	err = fl_thread_look(&b->census, t);
+	if (err == -ESRCH)
+		return T_ALONE;		/* it has exited */
+	if (err) {
+		fl_fmt(b->why, sizeof(b->why), "thread %d: its syscall file: %s", (int)t->tid,
+		       strerror(-err));
+		return err;
+	}
+	if (t->waiting && traps_blocked) {
+		fl_fmt(b->why, sizeof(b->why), "thread %d blocks SIGTRAP and waits in the kernel, "
+		       "where it is not stopped: it could wake into an int3, which would kill "
+		       "the process", (int)t->tid);
+		return -EAGAIN;
+	}
+	if (t->waiting) {
+		err = check_thread(b, maps, t->tid, t->pc, t->sp, 0);
+		return err ? err : T_LOOKED;
+	}
+	if (fl_sigset_has(t->blocked, fl_park.signo)) {
+		fl_fmt(b->why, sizeof(b->why), "thread %d runs with the handshake's signal %d "
+		       "blocked%s: it cannot be stopped", (int)t->tid, fl_park.signo,
+		       traps_blocked ? " and SIGTRAP blocked (it must not meet an int3)" : "");
+		return -EAGAIN;
+	}
+	return T_STOP;
 }
 
 /* How many of the threads signalled have written their PC and stack pointer. */
@@ -671,145 +893,279 @@ static size_t threads_stopped(void)
 	return have;
 }
 
-/* A thread of s that has not stopped, or 0. */
-static pid_t thread_not_stopped(const struct stopped *s)
+/* A thread the census stopped that has not arrived, or NULL. */
+static struct fl_thread *thread_not_stopped(struct batch *b)
 {
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0; i < b->census.n; i++) {
+		struct fl_thread *t = &b->census.t[i];
 		bool found = false;
 
+		if (t->what != T_STOP)
+			continue;
 		for (uint32_t k = 0; k < FL_PARK_MAX && !found; k++)
 			found = atomic_load_explicit(&fl_park.who[k].tid, memory_order_acquire) ==
-				s->tid[i];
+				t->tid;
 		if (!found)
-			return s->tid[i];
+			return t;
 	}
-	return 0;
+	return NULL;
 }
 
 enum late { LATE_WAIT, LATE_GONE, LATE_REFUSE };
 
-/*
- * A thread that has not stopped after PARK_WAIT_MS: whether to wait for it
- * longer.  Reads /proc/self/task/TID/status into a buffer on the stack (no
- * allocation while threads are stopped).
- */
-static enum late late_thread(pid_t tid, size_t stopped)
+/* A thread that has not stopped after PARK_WAIT_MS: whether to wait for it longer. */
+static enum late late_thread(struct batch *b, struct fl_thread *t, size_t stopped)
 {
-	char path[64], buf[2048], *at;
-	unsigned long long blocked = 0;
-	ssize_t n;
-	int fd;
+	int err;
 
 	/* Someone is still leaving an earlier handshake's handler: it comes. */
 	if (atomic_load_explicit(&fl_park.inside, memory_order_relaxed) > stopped)
 		return LATE_WAIT;
-	fl_fmt(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	err = fl_thread_status(&b->census, t);
+	if (err)
 		return LATE_GONE;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return LATE_GONE;
-	buf[n] = '\0';
-	at = strstr(buf, "\nState:\t");
-	if (at && (at[8] == 'T' || at[8] == 't' || at[8] == 'Z' || at[8] == 'X'))
-		return at[8] == 'Z' || at[8] == 'X' ? LATE_GONE : LATE_REFUSE;
-	at = strstr(buf, "\nSigBlk:\t");
-	if (at)
-		blocked = strtoull(at + 9, NULL, 16);
-	return blocked & (1ull << (fl_park.signo - 1)) ? LATE_REFUSE : LATE_WAIT;
+	if (t->state == 'T' || t->state == 't' || fl_sigset_has(t->blocked, fl_park.signo))
+		return LATE_REFUSE;
+	return LATE_WAIT;
 }
 
-/* Forgets tid, which exited: it cannot be in a change. */
-static void stopped_drop(struct stopped *s, pid_t tid)
+/* Sends the handshake's signal of gen to t.  Returns 0, -ESRCH (gone) or -errno. */
+static int send_stop(const struct fl_thread *t, uint64_t gen)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->tid[i] == tid) {
-			s->tid[i] = s->tid[--s->n];
-			return;
-		}
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = fl_park.signo;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = (void *)(uintptr_t)(fl_park.key + gen);
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), t->tid, fl_park.signo, &si) != 0)
+		return -errno;
+	return 0;
 }
 
 /*
- * One handshake: stop every thread, check, and write the changes if all
- * are clear.  Returns 0 (written), or -errno with b->why.
+ * H1 and H2 for the threads of the census from index from: decides each,
+ * checks the looked-at ones, stops the running ones and waits for them.
+ * Returns 0 or -errno with b->why.
  */
-static int handshake_once(struct batch *b, const struct fl_maps *maps)
+static int stop_new(struct batch *b, const struct fl_maps *maps, size_t from, uint64_t gen)
 {
-	struct stopped *s = &b->stopped;
-	uint64_t gen = ++park_gen, deadline = now_ms() + PARK_WAIT_MS;
-	uint64_t hard_deadline = deadline - PARK_WAIT_MS + PARK_WAIT_MAX_MS;
-	int sent, err = 0;
+	uint64_t start = now_ms();
+	size_t want = b->stopped;
+	int err;
 
-	s->n = 0;
+	for (size_t i = from; i < b->census.n; i++) {
+		struct fl_thread *t = &b->census.t[i];
+		int what = decide(b, maps, t);
+
+		if (what < 0)
+			return what;
+		t->what = what;
+	}
+	for (size_t i = from; i < b->census.n; i++) {
+		struct fl_thread *t = &b->census.t[i];
+
+		if (t->what != T_STOP)
+			continue;
+		/*
+		 * The race: it may have entered a system call since it was
+		 * seen running, and a signal now would cut that call short.
+		 * A second look, as late as can be, narrows the window.
+		 */
+		if (fl_thread_look(&b->census, t) == 0 && t->waiting) {
+			int what = decide(b, maps, t);
+
+			if (what < 0)
+				return what;
+			t->what = what;
+			if (what != T_STOP)
+				continue;
+		}
+		err = send_stop(t, gen);
+		if (err == -ESRCH && fl_thread_status(&b->census, t) == -ESRCH) {
+			t->what = T_ALONE;	/* it has exited */
+			continue;
+		}
+		if (err) {
+			fl_fmt(b->why, sizeof(b->why), "signalling thread %d: %s", (int)t->tid,
+			       strerror(-err));
+			return err;
+		}
+		want++;
+	}
+	b->stopped = want;
+	while (threads_stopped() < want) {
+		uint64_t now = now_ms();
+		struct fl_thread *late;
+
+		if (now <= start + PARK_WAIT_MS) {
+			sched_yield();
+			continue;
+		}
+		late = thread_not_stopped(b);
+		if (!late) {
+			sched_yield();
+			continue;
+		}
+		switch (now > start + PARK_WAIT_MAX_MS ? LATE_REFUSE :
+			late_thread(b, late, threads_stopped())) {
+		case LATE_GONE:
+			late->what = T_ALONE;
+			b->stopped = --want;
+			continue;
+		case LATE_WAIT:
+			sched_yield();
+			continue;
+		case LATE_REFUSE:
+			break;
+		}
+		fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms (the "
+		       "handshake's signal %d blocked, or stopped)", (int)late->tid,
+		       (int)(now - start), fl_park.signo);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* H2 for the stopped threads and this one. */
+static int check_stopped(struct batch *b, const struct fl_maps *maps)
+{
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0), at;
+	uint32_t arrived = atomic_load_explicit(&fl_park.arrived, memory_order_acquire);
+	size_t which;
+	int r;
+
+	for (uint32_t i = 0; i < arrived && i < FL_PARK_MAX; i++) {
+		const struct fl_park_slot *s = &fl_park.who[i];
+		int32_t tid = atomic_load_explicit(&s->tid, memory_order_acquire);
+		int err;
+
+		if (!tid)
+			continue;
+		err = check_thread(b, maps, tid, atomic_load_explicit(&s->pc, memory_order_relaxed),
+				   atomic_load_explicit(&s->sp, memory_order_relaxed),
+				   atomic_load_explicit(&s->tp, memory_order_relaxed));
+		if (err)
+			return err;
+	}
+	r = scan_stack(b, maps, here, (uint64_t)pthread_self(), gettid(), &at, &which);
+	if (r != 0) {
+		fl_fmt(b->why, sizeof(b->why), "the patching thread %s change %zu", r > 0 ?
+		       "would return inside" : "has its stack in no mapping, near", which);
+		return r > 0 ? -EBUSY : -ESTALE;
+	}
+	return 0;
+}
+
+/*
+ * H3: the looked-at threads have not run since they were looked at, and
+ * no thread is new.  Returns 0 or -EAGAIN with b->why.
+ */
+static int check_looked_still(struct batch *b)
+{
+	size_t n = b->census.n;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		struct fl_thread *t = &b->census.t[i];
+		uint64_t switches = t->switches;
+
+		if (t->what != T_LOOKED)
+			continue;
+		err = fl_thread_status(&b->census, t);
+		if (err == -ESRCH)
+			continue;
+		if (err || t->switches != switches || t->state == 'R') {
+			fl_fmt(b->why, sizeof(b->why), "thread %d ran while it was looked at",
+			       (int)t->tid);
+			return -EAGAIN;
+		}
+	}
+	err = fl_census_list(&b->census, b->why, sizeof(b->why));
+	if (err > 0) {
+		fl_fmt(b->why, sizeof(b->why), "a thread was created meanwhile");
+		return -EAGAIN;
+	}
+	return err;
+}
+
+/*
+ * One try: the census, the threads stopped and checked as the change
+ * needs, and the change written when all is clear (steps 1 to 3).
+ * Returns 0 (written, or for quiesce proven) or -errno with b->why.
+ */
+static int try_once(struct batch *b, const struct fl_maps *maps)
+{
+	uint64_t gen = ++park_gen;
+	size_t from = 0;
+	bool int3s = false;
+	int err, added;
+
+	b->census.n = 0;
+	b->stopped = 0;
 	for (size_t i = 0; i < FL_PARK_MAX; i++)
 		atomic_store_explicit(&fl_park.who[i].tid, 0, memory_order_relaxed);
 	atomic_store_explicit(&fl_park.arrived, 0, memory_order_relaxed);
+	/* Seq_cst: before any signal of gen is sent (the handler's acquire load). */
 	atomic_store_explicit(&fl_park.running, gen, memory_order_seq_cst);
 
-	/* H1: until a listing finds no thread that is not stopped. */
-	while ((sent = stop_new_threads(s, gen)) != 0) {
-		if (sent < 0) {
-			err = sent;
-			fl_fmt(b->why, sizeof(b->why), "stopping the threads: %s", strerror(-err));
+	/* H1, H2: until a listing finds no thread that is not decided. */
+	while ((added = fl_census_list(&b->census, b->why, sizeof(b->why))) != 0) {
+		if (added < 0) {
+			err = added;
 			goto release;
 		}
-		while (threads_stopped() < s->n) {
-			uint64_t now = now_ms();
-			pid_t late;
-
-			if (now <= deadline) {
-				sched_yield();
-				continue;
-			}
-			late = thread_not_stopped(s);
-			if (!late && now <= hard_deadline) {
-				sched_yield();
-				continue;
-			}
-			switch (now > hard_deadline ? LATE_REFUSE : late_thread(late, threads_stopped())) {
-			case LATE_GONE:
-				stopped_drop(s, late);
-				continue;
-			case LATE_WAIT:
-				sched_yield();
-				continue;
-			case LATE_REFUSE:
-				break;
-			}
-			err = -EBUSY;
-			fl_fmt(b->why, sizeof(b->why), "thread %d did not stop within %d ms "
-			       "(the handshake's signal %d blocked, or stopped)", (int)late,
-			       (int)(now - (deadline - PARK_WAIT_MS)), fl_park.signo);
+		err = stop_new(b, maps, from, gen);
+		if (err)
 			goto release;
-		}
+		from = b->census.n;
 	}
-
-	/* H2, H3. */
-	err = check_threads(b, maps, (uint32_t)s->n);
-	if (!err && !b->quiesce) {
-		for (size_t i = 0; i < b->n; i++)
-			for (size_t k = 0; k < b->p[i].len; k++)
-				write_byte((uint8_t *)b->p[i].addr + k,
-					   ((const uint8_t *)b->p[i].new_bytes)[k]);
-		serialize();
+	if (b->moves || b->quiesce) {
+		err = check_stopped(b, maps);
+		if (err)
+			goto release;
 	}
+	if (!b->quiesce) {
+		err = write_int3s(b);
+		if (err)
+			goto release;
+		int3s = true;
+	}
+	/* H3. */
+	if (b->moves || b->quiesce) {
+		err = check_looked_still(b);
+		if (err)
+			goto release;
+	}
+	if (!b->quiesce)
+		write_rest(b);
 release:
+	if (err && int3s)
+		unwrite_int3s(b);
 	atomic_store_explicit(&fl_park.running, 0, memory_order_release);
 	return err;
 }
 
-/* The handshake, with its bounded retry.  Returns 0 or -errno (said). */
-static int handshake(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
+/*
+ * The change (or the proof, for quiesce), with its bounded retry.
+ * Returns 0 or -errno (said).
+ */
+static int change(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
 {
 	int err = 0, t;
 
+	err = fl_census_open(&b->census, b->why, sizeof(b->why));
+	if (err)
+		return fl_diag_say(diag, err, "%s: the threads cannot be known: %s",
+				   b->quiesce ? "code that no thread may be in" : "a change of code",
+				   b->why);
 	for (t = 0; t < PARK_TRIES; t++) {
 		long wait_ns = t < 6 ? 20000L << t : 1000000L;
 		struct timespec ms = { 0, wait_ns < 1000000L ? wait_ns : 1000000L };
 
-		err = handshake_once(b, maps);
+		err = try_once(b, maps);
 		if (err != -EAGAIN && err != -ESTALE)
 			break;
 		if (err == -ESTALE) {
@@ -824,21 +1180,23 @@ static int handshake(struct batch *b, struct fl_maps *maps, struct fl_diag *diag
 		}
 		nanosleep(&ms, NULL);
 	}
+	fl_census_close(&b->census);
 	if (err == -EAGAIN || err == -ESTALE)
 		err = -EBUSY;
 	if (err)
 		fl_diag_say(diag, err, "%s, after %d tr%s: %s", b->quiesce ?
-			    "code that no thread may be in" : "changes that move instruction boundaries",
+			    "code that no thread may be in" : b->moves ?
+			    "changes that move instruction boundaries" : "changes",
 			    t < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
 	return err;
 }
 
 int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_maps *known,
-			 struct fl_diag *diag)
+			 unsigned flags, struct fl_diag *diag)
 {
 	uint64_t pagesz = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct batch *b;
-	struct fl_maps maps;
+	struct fl_maps maps = { 0 };
 	int err;
 
 	if (!atomic_load_explicit(&enabled, memory_order_acquire))
@@ -851,6 +1209,8 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
 		return fl_diag_say(diag, -ENOMEM, "fl_patch_text: out of memory");
 	b->p = p;
 	b->n = n;
+	b->flags = flags;
+	b->census.taskfd = -1;
 
 	maps.m = NULL;
 	err = known ? 0 : fl_maps_read(&maps);
@@ -862,28 +1222,15 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
 		err = check_site(b, i, known ? known : &maps, pagesz, diag);
 	if (err)
 		goto out;
-	if (b->moves) {
-		/* The handshake reads them again when they change: its own copy. */
-		if (known) {
-			err = fl_maps_read(&maps);
-			if (err) {
-				fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
-				goto out;
-			}
+	/* The stacks of the threads are checked against a copy of our own. */
+	if (b->moves && known) {
+		err = fl_maps_read(&maps);
+		if (err) {
+			fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
+			goto out;
 		}
-		err = pages_writable(b, pagesz, diag);
-		if (!err) {
-			err = handshake(b, &maps, diag);
-			pages_restore(b, pagesz);
-		}
-		goto out;
 	}
-	/* Every slot is freed by the time a patch returns, but one generation. */
 	err = slots_take(b);
-	if (err) {
-		serialize();
-		err = slots_take(b);
-	}
 	if (err) {
 		fl_diag_say(diag, err, "fl_patch_text: no free slot for %zu changes", n);
 		goto out;
@@ -891,7 +1238,13 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
 	err = pages_writable(b, pagesz, diag);
 	if (err)
 		goto out;
-	poke(b);
+	err = slots_publish(b, pagesz);
+	if (err)
+		fl_diag_say(diag, err, "%s", b->why);
+	else {
+		err = change(b, &maps, diag);
+		slots_free(b);
+	}
 	pages_restore(b, pagesz);
 out:
 	free(maps.m);
@@ -906,7 +1259,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 
 	if (err)
 		return err;
-	err = fl_patch_text_locked(p, n, NULL, diag);
+	err = fl_patch_text_locked(p, n, NULL, 0, diag);
 	fl_patch_unlock(&old);
 	return err;
 }
@@ -914,7 +1267,7 @@ int fl_patch_text(const struct fl_patch *p, size_t n, struct fl_diag *diag)
 int fl_patch_quiesce_locked(const struct fl_patch *ranges, size_t n, struct fl_diag *diag)
 {
 	struct batch *b;
-	struct fl_maps maps;
+	struct fl_maps maps = { 0 };
 	int err;
 
 	if (!atomic_load_explicit(&enabled, memory_order_acquire))
@@ -927,12 +1280,13 @@ int fl_patch_quiesce_locked(const struct fl_patch *ranges, size_t n, struct fl_d
 	b->p = ranges;
 	b->n = n;
 	b->quiesce = true;
+	b->census.taskfd = -1;
 	maps.m = NULL;
 	err = fl_maps_read(&maps);
 	if (err)
 		fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
 	else
-		err = handshake(b, &maps, diag);
+		err = change(b, &maps, diag);
 	free(maps.m);
 	free(b);
 	return err;

@@ -753,7 +753,7 @@ static int replace(const struct rec *r, const uint8_t *now, const uint8_t *want,
 					       .old_bytes = now + start, .new_bytes = want + start,
 					       .len = end - start };
 	}
-	return fl_patch_text_locked(&p, 1, NULL, diag);
+	return fl_patch_text_locked(&p, 1, NULL, 0, diag);
 }
 
 int fl_patchpoint_write(uint64_t id, const void *pc, const void *bytes, size_t len,
@@ -858,7 +858,7 @@ int fl_stackmap_invalidate(uint64_t id, const void *pc, const void *target,
 		goto out;	/* invalidated before */
 	p = (struct fl_patch){ .addr = (void *)(uintptr_t)r->pc, .old_bytes = now,
 			       .new_bytes = call, .len = len };
-	err = fl_patch_text_locked(&p, 1, NULL, diag);
+	err = fl_patch_text_locked(&p, 1, NULL, 0, diag);
 out:
 	fl_patch_unlock(&old);
 	return err;

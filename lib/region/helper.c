@@ -429,13 +429,7 @@ static void *serve(struct fl_region_priv *p)
 /* The helper never runs code that can be patched: no handshake stops it. */
 static void *helper_main(void *arg)
 {
-	int err = fl_park_exempt(true);
-
-	if (err)
-		fl_log(FL_LOG_WARN, "region helper: %s: patches that move instruction "
-		       "boundaries are refused while it runs", strerror(-err));
 	serve(arg);
-	fl_park_exempt(false);
 	return NULL;
 }
 
@@ -461,10 +455,14 @@ int fl_region_helper_start(struct fl_region_priv *p)
 	/* One per region: not the default 8 MiB; room for the log callback. */
 	if (!err)
 		err = pthread_attr_setstacksize(&attr, HELPER_STACK);
+	/* Marked exempt from the handshake before this returns. */
 	if (!err)
-		err = pthread_create(&p->helper, &attr, helper_main, p);
+		err = -fl_park_exempt_thread(&p->helper, &attr, helper_main, p);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err == ENOSPC)
+		fl_log(FL_LOG_WARN, "region helper: %s: patches that move instruction "
+		       "boundaries are refused while it runs", strerror(ENOSPC));
+	else if (err)
 		return -err;
 	pthread_setname_np(p->helper, "fl-region");
 	p->helper_running = true;

@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	page = t_code(va, 6);
 	r = (struct runner){ .block_trap = true };
 	refused_then_done(page, va, vb, 6, &r, "4. a thread with the handshake's signal blocked",
-			  "did not stop");
+			  "cannot be stopped");
 	printf("PASS %s\n", t_name);
 	return 0;
 }

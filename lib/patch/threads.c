@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The patcher's census of the process's threads (threads.h): read from
+ * /proc/self/task with getdents64, openat and read into buffers on the
+ * stack, never malloc (some threads may be stopped holding its lock).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/fmt.h"
+#include "patch/threads.h"
+
+/* Reads NAME/file of the task directory into buf (NUL-terminated). */
+static int read_file(const struct fl_census *c, int32_t name, const char *file, char *buf,
+		     size_t len)
+{
+	char path[48];
+	ssize_t n;
+	int fd, err;
+
+	fl_fmt(path, sizeof(path), "%d/%s", (int)name, file);
+	fd = openat(c->taskfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, len - 1);
+	err = n < 0 ? (errno == ESRCH ? -ESRCH : -errno) : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = '\0';
+	return n > 0 ? 0 : -ESRCH;
+}
+
+/* The text after "\nKEY:\t" in a status buffer, or NULL. */
+static const char *field(const char *buf, const char *key)
+{
+	char pat[40];
+	const char *at;
+
+	fl_fmt(pat, sizeof(pat), "\n%s:\t", key);
+	at = strstr(buf, pat);
+	return at ? at + strlen(pat) : NULL;
+}
+
+/* The last number of an NSpid line: the id in the innermost namespace. */
+static int32_t last_id(const char *at)
+{
+	long v = -1;
+
+	while (at && *at && *at != '\n') {
+		char *end;
+		long x = strtol(at, &end, 10);
+
+		if (end == at)
+			break;
+		v = x;
+		at = end;
+		while (*at == '\t' || *at == ' ')
+			at++;
+	}
+	return v > 0 && v <= INT32_MAX ? (int32_t)v : -1;
+}
+
+int fl_thread_status(const struct fl_census *c, struct fl_thread *t)
+{
+	char buf[4096];
+	const char *v, *inv, *st, *blk;
+	int err = read_file(c, t->name, "status", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	st = field(buf, "State");
+	blk = field(buf, "SigBlk");
+	v = field(buf, "voluntary_ctxt_switches");
+	inv = field(buf, "nonvoluntary_ctxt_switches");
+	if (!st || !blk || !v || !inv)
+		return -EPROTO;
+	t->state = *st;
+	if (t->state == 'Z' || t->state == 'X')
+		return -ESRCH;
+	t->blocked = strtoull(blk, NULL, 16);
+	t->switches = strtoull(v, NULL, 10) + strtoull(inv, NULL, 10);
+	if (t->tid == 0) {
+		t->tid = c->foreign ? last_id(field(buf, "NSpid")) : t->name;
+		if (t->tid <= 0)
+			return -ENOTSUP;
+	}
+	return 0;
+}
+
+int fl_thread_look(const struct fl_census *c, struct fl_thread *t)
+{
+	char buf[256], *at, *end;
+	unsigned long long last[2] = { 0, 0 };
+	int err = read_file(c, t->name, "syscall", buf, sizeof(buf)), k = 0;
+
+	if (err)
+		return err;
+	t->waiting = false;
+	if (strncmp(buf, "running", 7) == 0)
+		return 0;
+	/*
+	 * "NR ARG1..ARG6 SP PC" in a system call, "-1 SP PC" waiting
+	 * elsewhere (a page fault, stopped): the last two are the ones.
+	 */
+	for (at = buf; *at && *at != '\n'; at = end, k++) {
+		unsigned long long x = strtoull(at, &end, 0);
+
+		if (end == at)
+			return -EPROTO;
+		last[0] = last[1];
+		last[1] = x;
+		while (*end == ' ')
+			end++;
+	}
+	if (k < 3)
+		return -EPROTO;
+	t->sp = last[0];
+	t->pc = last[1];
+	t->waiting = true;
+	return 0;
+}
+
+int fl_census_open(struct fl_census *c, char *why, size_t why_len)
+{
+	char link[64];
+	ssize_t n;
+	long pid, tid;
+	char *end;
+
+	c->n = 0;
+	c->taskfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->taskfd < 0) {
+		int err = -errno;
+
+		fl_fmt(why, why_len, "/proc/self/task: %s (is /proc mounted?)", strerror(-err));
+		return err;
+	}
+	/* "PID/task/TID", in /proc's pid namespace. */
+	n = readlink("/proc/thread-self", link, sizeof(link) - 1);
+	if (n <= 0) {
+		int err = n < 0 ? -errno : -EPROTO;
+
+		fl_fmt(why, why_len, "/proc/thread-self: %s", strerror(-err));
+		fl_census_close(c);
+		return err;
+	}
+	link[n] = '\0';
+	pid = strtol(link, &end, 10);
+	tid = strncmp(end, "/task/", 6) == 0 ? strtol(end + 6, NULL, 10) : -1;
+	if (pid <= 0 || tid <= 0) {
+		fl_fmt(why, why_len, "/proc/thread-self is '%s'", link);
+		fl_census_close(c);
+		return -EPROTO;
+	}
+	c->self_name = (int32_t)tid;
+	c->foreign = pid != getpid() || tid != gettid();
+	if (c->foreign) {
+		/* This thread's NSpid must end in its own id, or nothing can be known. */
+		struct fl_thread self = { .name = c->self_name };
+		int err = fl_thread_status(c, &self);
+
+		if (err || self.tid != gettid()) {
+			fl_fmt(why, why_len, "/proc is another pid namespace's (it names this "
+			       "thread %d, not %d) and does not say which of its threads is which",
+			       (int)tid, (int)gettid());
+			fl_census_close(c);
+			return -ENOTSUP;
+		}
+	}
+	return 0;
+}
+
+void fl_census_close(struct fl_census *c)
+{
+	if (c->taskfd >= 0)
+		close(c->taskfd);
+	c->taskfd = -1;
+}
+
+static bool known(const struct fl_census *c, int32_t name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->t[i].name == name)
+			return true;
+	return false;
+}
+
+int fl_census_list(struct fl_census *c, char *why, size_t why_len)
+{
+	char buf[4096];
+	bool self_seen = false;
+	int added = 0;
+	long r;
+
+	if (lseek(c->taskfd, 0, SEEK_SET) < 0) {
+		int err = -errno;
+
+		fl_fmt(why, why_len, "listing /proc/self/task: %s", strerror(-err));
+		return err;
+	}
+	while ((r = syscall(SYS_getdents64, c->taskfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < r;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			char *end;
+			long name = strtol(d->d_name, &end, 10);
+			struct fl_thread *t;
+			int err;
+
+			off += d->d_reclen;
+			if (name <= 0 || *end)
+				continue;
+			if (name == c->self_name) {
+				self_seen = true;
+				continue;
+			}
+			if (known(c, (int32_t)name))
+				continue;
+			if (c->n == FL_PARK_MAX) {
+				fl_fmt(why, why_len, "more than %d threads", FL_PARK_MAX);
+				return -E2BIG;
+			}
+			t = &c->t[c->n];
+			memset(t, 0, sizeof(*t));
+			t->name = (int32_t)name;
+			err = fl_thread_status(c, t);
+			if (err == -ESRCH)
+				continue;	/* it has exited */
+			if (err) {
+				fl_fmt(why, why_len, "thread %ld: its status: %s%s", name,
+				       strerror(-err), err == -ENOTSUP ?
+				       " (/proc is another pid namespace's, with no NSpid)" : "");
+				return err;
+			}
+			c->n++;
+			added++;
+		}
+	}
+	if (r < 0) {
+		int err = -errno;
+
+		fl_fmt(why, why_len, "listing /proc/self/task: %s", strerror(-err));
+		return err;
+	}
+	/* A listing without this thread is not this process's. */
+	if (!self_seen) {
+		fl_fmt(why, why_len, "/proc/self/task does not list this thread (%d)",
+		       (int)c->self_name);
+		return -EPROTO;
+	}
+	return added;
+}

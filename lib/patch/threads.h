@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to lib/patch/: where the process's other threads are, as the
+ * kernel tells the process itself (threads.c), without stopping them.
+ *
+ * /proc/self/task lists the threads; /proc/self/task/N/status gives each
+ * one's state, blocked signals and context switches; /proc/self/task/N/syscall
+ * gives the user PC and stack pointer of a thread that waits in the kernel
+ * (in a system call, a page fault, or stopped), "running" for one that
+ * runs or may run.  The process may read all of them of its own threads
+ * (the kernel's ptrace check passes for the same thread group).
+ *
+ * Nothing here allocates: the patcher reads these while some threads are
+ * stopped, one of which may hold the allocator's lock.
+ */
+#ifndef FL_PATCH_THREADS_H
+#define FL_PATCH_THREADS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch/dispatch.h"
+
+struct fl_thread {
+	/* The thread's id in this process's pid namespace (for signals). */
+	int32_t tid;
+	/* Its name in /proc/self/task (another namespace's id: see foreign). */
+	int32_t name;
+	char state;		/* status's State: R, S, D, T, t, Z, X, I */
+	uint64_t blocked;	/* status's SigBlk: the kernel's 64-bit set */
+	uint64_t switches;	/* voluntary + involuntary context switches so far */
+	/* From syscall: the thread waits in the kernel, at pc with sp. */
+	bool waiting;
+	uint64_t pc, sp;
+	int what;		/* the patcher's decision (patch.c) */
+};
+
+struct fl_census {
+	int taskfd;		/* /proc/self/task */
+	/*
+	 * /proc belongs to another pid namespace than this process's (unshare
+	 * -p without its own /proc): the names it lists are not the ids that
+	 * signals take, and each thread's id is the last of its NSpid.
+	 */
+	bool foreign;
+	int32_t self_name;	/* this thread's name in /proc/self/task */
+	size_t n;
+	struct fl_thread t[FL_PARK_MAX];
+};
+
+/*
+ * Opens /proc/self/task and finds this thread in it.  Returns 0, or
+ * -errno with the reason in why: /proc missing or not this process's
+ * (it does not list this thread as itself), a listing the kernel or a
+ * sandbox refuses.
+ */
+int fl_census_open(struct fl_census *c, char *why, size_t why_len);
+void fl_census_close(struct fl_census *c);
+
+/*
+ * Lists /proc/self/task and adds each thread that is not yet in c (but
+ * this one), its status read (fl_thread_status).  Returns how many it
+ * added, or -errno with the reason in why (a listing that fails, more
+ * than FL_PARK_MAX threads, a thread whose id in this namespace cannot
+ * be known).  A thread that exits meanwhile is left out.
+ */
+int fl_census_list(struct fl_census *c, char *why, size_t why_len);
+
+/*
+ * Reads t's status again: state, blocked signals, context switches.
+ * Returns 0, -ESRCH when t has exited, or -errno.
+ */
+int fl_thread_status(const struct fl_census *c, struct fl_thread *t);
+
+/*
+ * Reads t's syscall: t->waiting, and where (pc, sp).  The kernel reads
+ * them only while t is off its CPU, and twice, so that the pair is one
+ * moment's.  Returns 0, -ESRCH when t has exited, or -errno.
+ */
+int fl_thread_look(const struct fl_census *c, struct fl_thread *t);
+
+/* Whether sig is in a kernel signal set as status gives it. */
+static inline bool fl_sigset_has(uint64_t set, int sig)
+{
+	return sig >= 1 && sig <= 64 && (set >> (sig - 1)) & 1;
+}
+
+#endif /* FL_PATCH_THREADS_H */
