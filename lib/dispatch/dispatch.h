@@ -17,6 +17,8 @@
  *    guard tail and (that forked child) on the pages it puts back,
  *    rt_sigprocmask,
  *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
+ *    sigaltstack (to read: whether a stopped thread is on its alternate
+ *    stack),
  *    sched_yield (a thread at an instruction being patched, or stopped
  *    for the patcher's handshake, lets the patcher go on), futex
  *    (a site to heal wakes the healer thread, and waits for it a moment:
@@ -366,6 +368,7 @@ struct fl_pokes {
 	_Atomic uint64_t gen;
 	/* Statistics: traps at a site being patched, resumed. */
 	_Atomic uint64_t trapped;
+
 	/*
 	 * 1 while a patch is under way, in a page of its own that fork wipes
 	 * (MADV_WIPEONFORK; fl_pokes_here_init): a child forked without
@@ -435,7 +438,20 @@ struct fl_park_slot {
 	_Atomic uint64_t sp;
 	/* Its thread pointer: glibc's thread block, above its stack's frames. */
 	_Atomic uint64_t tp;
+	/*
+	 * 1: stopped on its alternate signal stack, in a handler that is not
+	 * faultline's: the context it interrupted, and its stack, are not
+	 * known (the patcher tries again later).
+	 */
+	_Atomic uint32_t unknown;
 };
+
+/*
+ * The context a handler of ours (fl_dispatch_handler) interrupted, while
+ * it runs: this thread's, NULL outside.
+ */
+extern __thread const ucontext_t *fl_handler_uc __attribute__((tls_model("initial-exec")));
+extern __thread int fl_handler_sig __attribute__((tls_model("initial-exec")));
 
 /*
  * At most this many of faultline's own threads (the agent's, the region

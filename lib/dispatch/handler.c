@@ -35,6 +35,16 @@ struct fl_dispatch_state fl_dispatch;
  */
 static __thread int in_handler __attribute__((tls_model("initial-exec")));
 
+/*
+ * The context this thread's handler of ours interrupted, from its first
+ * statement until it returns or hands the signal to the application: a
+ * handshake that stops the thread meanwhile (fl_trap_park) reports where
+ * that context goes on, on the stack it was on, rather than the handler's
+ * own frames, maybe on the alternate stack.
+ */
+__thread const ucontext_t *fl_handler_uc __attribute__((tls_model("initial-exec")));
+__thread int fl_handler_sig __attribute__((tls_model("initial-exec")));
+
 enum verdict { CHAIN, CLAIMED, RETRY };
 
 static bool kernel_fault(int sig, const siginfo_t *si)
@@ -208,6 +218,8 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 		fl_chain_restore_default(sig);
 		return;
 	}
+	fl_handler_sig = sig;
+	fl_handler_uc = ucv;
 
 	in_handler = 1;
 	if (sig == SIGTRAP)
@@ -222,6 +234,7 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	in_handler = 0;
 
 	errno = saved_errno;
+	fl_handler_uc = NULL;
 	if (v != CHAIN)
 		return;
 
@@ -264,17 +277,13 @@ int fl_dispatch_install_trap(void)
 
 		if (fl_dispatch_installed(sigs[i]))
 			continue;
-		our_action(&ours);
 		/*
-		 * The handshake's signal waits while SIGTRAP is handled: a
-		 * thread in fl_trap_claim (yielding at the int3 of a patch)
-		 * goes back to that int3's address, which a handshake would
-		 * not see (the address is in the signal frame, maybe on the
-		 * alternate stack) and could move a boundary under.  Stopped
-		 * after the handler, the thread's PC is that address.
+		 * The handshake's signal is not blocked while SIGTRAP is
+		 * handled: a thread that yields at the int3 of a patch is
+		 * stopped there, and reported at the context it goes back to
+		 * (fl_handler_uc).
 		 */
-		if (sigs[i] == SIGTRAP && fl_park.signo)
-			sigaddset(&ours.sa_mask, fl_park.signo);
+		our_action(&ours);
 		err = fl_chain_take(sigs[i], &ours);
 		if (err)
 			return err;

@@ -40,6 +40,41 @@ struct fl_pokes fl_pokes;
 struct fl_poked fl_poked;
 struct fl_park fl_park;
 
+/*
+ * The context a stopped thread goes on in when its handlers return: the
+ * one a handler of ours interrupted, if the handshake's signal came
+ * while it ran (fl_handler_uc), or as it started (the stop's PC is the
+ * handler's first instruction: its third argument is that context);
+ * else the one the stop interrupted, unless that runs on the alternate
+ * signal stack (an application's handler): NULL, not known.
+ */
+static const ucontext_t *where_it_goes_on(const ucontext_t *uc, int *sig)
+{
+	stack_t ss;
+
+	*sig = 0;
+	if ((uint64_t)uc->uc_mcontext.gregs[REG_RIP] == (uint64_t)(uintptr_t)fl_dispatch_handler) {
+		*sig = (int)uc->uc_mcontext.gregs[REG_RDI];
+		return (const ucontext_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RDX];
+	}
+	if (fl_handler_uc) {
+		*sig = fl_handler_sig;
+		return fl_handler_uc;
+	}
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+		return NULL;
+	return uc;
+}
+
+/* Whether a slot is busy at addr. */
+static bool busy_at(uint64_t addr)
+{
+	for (size_t i = 0; i < FL_POKE_SLOTS; i++)
+		if (atomic_load_explicit(&fl_pokes.slots[i].addr, memory_order_acquire) == addr)
+			return true;
+	return false;
+}
+
 bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 {
 	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr, gen, i;
@@ -64,10 +99,19 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
 		struct fl_park_slot *s = &fl_park.who[i];
+		int inner;
+		const ucontext_t *at = where_it_goes_on(uc, &inner);
+		uint64_t pc;
 
-		atomic_store_explicit(&s->pc, (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
-				      memory_order_relaxed);
-		atomic_store_explicit(&s->sp, (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+		atomic_store_explicit(&s->unknown, !at, memory_order_relaxed);
+		if (!at)
+			at = uc;
+		pc = (uint64_t)at->uc_mcontext.gregs[REG_RIP];
+		/* A SIGTRAP at a busy slot's int3 goes back to it (fl_trap_claim). */
+		if (inner == SIGTRAP && busy_at(pc - 1))
+			pc--;
+		atomic_store_explicit(&s->pc, pc, memory_order_relaxed);
+		atomic_store_explicit(&s->sp, (uint64_t)at->uc_mcontext.gregs[REG_RSP],
 				      memory_order_relaxed);
 		/* glibc's pthread_self reads the thread pointer: no lock, no call. */
 		atomic_store_explicit(&s->tp, (uint64_t)pthread_self(), memory_order_relaxed);
@@ -159,8 +203,7 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 		return false;
 	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
 
-	for (size_t i = 0; i < FL_POKE_SLOTS && !busy; i++)
-		busy = atomic_load_explicit(&fl_pokes.slots[i].addr, memory_order_acquire) == pc;
+	busy = busy_at(pc);
 	if (busy) {
 		/* Acquire: pairs with the patcher's release store of 1 (before its slots). */
 		if (fl_pokes.here && !atomic_load_explicit(fl_pokes.here, memory_order_acquire))

@@ -402,9 +402,12 @@ struct page {
 
 /* What the census decided for a thread (fl_thread.what). */
 enum {
+	T_NEW,		/* listed, not decided yet */
 	T_ALONE,	/* not disturbed: faultline's own, or nothing to fear */
 	T_LOOKED,	/* waits in the kernel: looked at, checked, not stopped */
-	T_STOP,		/* runs: stopped by the handshake's signal */
+	T_RUNS,		/* seen not waiting: watched a moment (look_all) */
+	T_STOP,		/* runs: to be stopped by the handshake's signal */
+	T_SENT,		/* the signal sent */
 };
 
 struct batch {
@@ -422,6 +425,8 @@ struct batch {
 	 */
 	bool quiesce;
 	unsigned flags;		/* FL_PATCH_* of patch/internal.h */
+	/* The int3s of step 1 are in place. */
+	bool int3s;
 	/* The threads stopped by this try, in census order. */
 	size_t stopped;
 	struct fl_census census;
@@ -715,12 +720,21 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Whether v points inside a change: after its first byte, before its end. */
-static bool inside(const struct batch *b, uint64_t v, size_t *which)
+/*
+ * Whether v points inside a change: after its first byte, before its end.
+ * A word of a stack (stack) is not inside at the second byte while the
+ * int3 is there: that is where a thread that hit the int3 was interrupted
+ * (its SIGTRAP's context, on its stack while the handler sends it back to
+ * the first byte), never a return address (a call that ended there would
+ * have started before the first byte, which is an instruction's).
+ */
+static bool inside(const struct batch *b, uint64_t v, bool stack, size_t *which)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		uint64_t a = (uint64_t)(uintptr_t)b->p[i].addr;
 
+		if (stack && b->int3s && v == a + 1)
+			continue;
 		if ((v > a || (b->quiesce && v == a)) && v < a + b->p[i].len) {
 			*which = i;
 			return true;
@@ -799,7 +813,7 @@ static int scan_stack(const struct batch *b, const struct fl_maps *maps, uint64_
 		for (size_t k = 0; k < got; k++) {
 			if (!top && thread_block_at(chunk + k, got - k, w + 8 * k, tid, &direct))
 				return 0;
-			if (inside(b, chunk[k], which)) {
+			if (inside(b, chunk[k], true, which)) {
 				*at = w + 8 * k;
 				return 1;
 			}
@@ -822,7 +836,7 @@ static int check_thread(struct batch *b, const struct fl_maps *maps, int32_t tid
 	size_t which;
 	int r;
 
-	if (inside(b, pc, &which)) {
+	if (inside(b, pc, false, &which)) {
 		fl_fmt(b->why, sizeof(b->why), "thread %d is at 0x%llx, inside change %zu",
 		       (int)tid, (unsigned long long)pc, which);
 		return -EAGAIN;
@@ -843,18 +857,38 @@ static int check_thread(struct batch *b, const struct fl_maps *maps, int32_t tid
 }
 
 /*
- * The census's decision for t (status read): T_ALONE, T_LOOKED (checked
- * here) or T_STOP; or -errno with the reason in b->why: -EAGAIN when t
- * is in a state the change cannot be made in now.
+ * A running thread that is to be stopped: refused while it blocks the
+ * handshake's signal (a thread that starts, or leaves an earlier
+ * handshake's handler, does for a moment).  Returns T_STOP, or -EAGAIN
+ * with b->why.
  */
-static int decide(struct batch *b, const struct fl_maps *maps, struct fl_thread *t)
+static int stoppable(struct batch *b, const struct fl_thread *t)
 {
 	bool traps_blocked = fl_sigset_has(t->blocked, SIGTRAP) && !b->quiesce;
-	bool where = b->moves || b->quiesce;
+
+	if (!fl_sigset_has(t->blocked, fl_park.signo))
+		return T_STOP;
+	fl_fmt(b->why, sizeof(b->why), "thread %d runs with the handshake's signal %d "
+	       "blocked%s: it cannot be stopped", (int)t->tid, fl_park.signo,
+	       traps_blocked ? " and SIGTRAP blocked (it must not meet an int3)" : "");
+	return -EAGAIN;
+}
+
+/*
+ * The census's first decision for t (its status read), before the int3s:
+ * T_ALONE, T_STOP (it blocks SIGTRAP and runs: stopped for the whole
+ * change), or T_NEW (looked at after the int3s if the change needs it);
+ * or -EAGAIN (try again) with the reason in b->why.
+ */
+static int decide_first(struct batch *b, struct fl_thread *t)
+{
+	bool traps_blocked = fl_sigset_has(t->blocked, SIGTRAP) && !b->quiesce;
 	int err;
 
-	if (fl_park_is_exempt(t->tid) || (!where && !traps_blocked))
+	if (fl_park_is_exempt(t->tid))
 		return T_ALONE;
+	if (!traps_blocked)
+		return b->moves || b->quiesce ? T_NEW : T_ALONE;
 	err = fl_thread_look(&b->census, t);
 	if (err == -ESRCH)
 		return T_ALONE;		/* it has exited */
@@ -863,23 +897,115 @@ static int decide(struct batch *b, const struct fl_maps *maps, struct fl_thread 
 		       strerror(-err));
 		return err;
 	}
-	if (t->waiting && traps_blocked) {
+	if (t->waiting) {
 		fl_fmt(b->why, sizeof(b->why), "thread %d blocks SIGTRAP and waits in the kernel, "
 		       "where it is not stopped: it could wake into an int3, which would kill "
 		       "the process", (int)t->tid);
 		return -EAGAIN;
 	}
-	if (t->waiting) {
-		err = check_thread(b, maps, t->tid, t->pc, t->sp, 0);
-		return err ? err : T_LOOKED;
+	return stoppable(b, t);
+}
+
+/*
+ * After the int3s: looks at t and checks where it waits (H2).  Its status
+ * was read before; if it switched in or out since, it may have been
+ * anywhere while it was looked at, and is looked at again.  Returns
+ * T_LOOKED, T_ALONE (exited) or T_RUNS (not waiting now), or -errno with
+ * b->why.
+ */
+static int look_at(struct batch *b, const struct fl_maps *maps, struct fl_thread *t)
+{
+	for (int look = 0; look < 3; look++) {
+		uint64_t switches = t->switches;
+		int err = fl_thread_look(&b->census, t);
+
+		if (!err && !t->waiting)
+			return T_RUNS;
+		if (!err) {
+			err = check_thread(b, maps, t->tid, t->pc, t->sp, 0);
+			if (err)
+				return err;
+			err = fl_thread_status(&b->census, t);
+			if (!err && t->switches == switches && t->state != 'R')
+				return T_LOOKED;
+		}
+		if (err == -ESRCH)
+			return T_ALONE;
+		if (err) {
+			fl_fmt(b->why, sizeof(b->why), "thread %d: %s", (int)t->tid, strerror(-err));
+			return err;
+		}
 	}
-	if (fl_sigset_has(t->blocked, fl_park.signo)) {
-		fl_fmt(b->why, sizeof(b->why), "thread %d runs with the handshake's signal %d "
-		       "blocked%s: it cannot be stopped", (int)t->tid, fl_park.signo,
-		       traps_blocked ? " and SIGTRAP blocked (it must not meet an int3)" : "");
-		return -EAGAIN;
+	return T_RUNS;
+}
+
+/*
+ * How long the threads that do not wait are watched before they are
+ * stopped (PATIENCE_US, and at least PATIENCE_LOOKS looks each).
+ */
+#define PATIENCE_US 1000
+#define PATIENCE_LOOKS 4
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * The threads of the census from index from that were not looked at yet
+ * (T_NEW): looked at; those that do not wait are watched a moment, then
+ * are to be stopped (T_STOP).
+ *
+ * Why the moment: "running" (the syscall file) means runnable, and a
+ * thread whose sleep has just ended is runnable before it has left the
+ * kernel; a signal then cuts the call short all the same (poll returns
+ * EINTR though its time is up).  Watched while it gets a CPU, such a
+ * thread is soon back in the kernel, in its next call, where it is
+ * looked at; one that runs code goes on running, and is stopped.
+ * Returns 0 or -errno with b->why.
+ */
+static int look_all(struct batch *b, const struct fl_maps *maps, size_t from)
+{
+	uint64_t until = 0;
+	bool runs = true;
+
+	for (int round = 0; runs; round++) {
+		runs = false;
+		for (size_t i = from; i < b->census.n; i++) {
+			struct fl_thread *t = &b->census.t[i];
+			int what;
+
+			if (t->what != T_NEW && t->what != T_RUNS)
+				continue;
+			what = look_at(b, maps, t);
+			if (what < 0)
+				return what;
+			t->what = what;
+			runs |= what == T_RUNS;
+		}
+		if (!runs)
+			break;
+		if (round == 0)
+			until = now_us() + PATIENCE_US;
+		else if (round + 1 >= PATIENCE_LOOKS && now_us() >= until)
+			break;
+		sched_yield();
 	}
-	return T_STOP;
+	for (size_t i = from; i < b->census.n; i++) {
+		struct fl_thread *t = &b->census.t[i];
+		int what;
+
+		if (t->what != T_RUNS)
+			continue;
+		what = stoppable(b, t);
+		if (what < 0)
+			return what;
+		t->what = what;
+	}
+	return 0;
 }
 
 /* How many of the threads signalled have written their PC and stack pointer. */
@@ -893,14 +1019,14 @@ static size_t threads_stopped(void)
 	return have;
 }
 
-/* A thread the census stopped that has not arrived, or NULL. */
+/* A thread signalled that has not arrived, or NULL. */
 static struct fl_thread *thread_not_stopped(struct batch *b)
 {
 	for (size_t i = 0; i < b->census.n; i++) {
 		struct fl_thread *t = &b->census.t[i];
 		bool found = false;
 
-		if (t->what != T_STOP)
+		if (t->what != T_SENT)
 			continue;
 		for (uint32_t k = 0; k < FL_PARK_MAX && !found; k++)
 			found = atomic_load_explicit(&fl_park.who[k].tid, memory_order_acquire) ==
@@ -946,57 +1072,34 @@ static int send_stop(const struct fl_thread *t, uint64_t gen)
 }
 
 /*
- * H1 and H2 for the threads of the census from index from: decides each,
- * checks the looked-at ones, stops the running ones and waits for them.
- * Returns 0 or -errno with b->why.
+ * H1's stop: signals the threads decided T_STOP and waits until every
+ * thread signalled has stopped.  Returns 0 or -errno with b->why.
  */
-static int stop_new(struct batch *b, const struct fl_maps *maps, size_t from, uint64_t gen)
+static int stop_decided(struct batch *b, uint64_t gen)
 {
 	uint64_t start = now_ms();
-	size_t want = b->stopped;
 	int err;
 
-	for (size_t i = from; i < b->census.n; i++) {
-		struct fl_thread *t = &b->census.t[i];
-		int what = decide(b, maps, t);
-
-		if (what < 0)
-			return what;
-		t->what = what;
-	}
-	for (size_t i = from; i < b->census.n; i++) {
+	for (size_t i = 0; i < b->census.n; i++) {
 		struct fl_thread *t = &b->census.t[i];
 
 		if (t->what != T_STOP)
 			continue;
-		/*
-		 * The race: it may have entered a system call since it was
-		 * seen running, and a signal now would cut that call short.
-		 * A second look, as late as can be, narrows the window.
-		 */
-		if (fl_thread_look(&b->census, t) == 0 && t->waiting) {
-			int what = decide(b, maps, t);
-
-			if (what < 0)
-				return what;
-			t->what = what;
-			if (what != T_STOP)
-				continue;
-		}
 		err = send_stop(t, gen);
 		if (err == -ESRCH && fl_thread_status(&b->census, t) == -ESRCH) {
 			t->what = T_ALONE;	/* it has exited */
 			continue;
 		}
 		if (err) {
+			/* Not gone, yet not to be signalled: not this process's tid. */
 			fl_fmt(b->why, sizeof(b->why), "signalling thread %d: %s", (int)t->tid,
 			       strerror(-err));
-			return err;
+			return err == -ESRCH ? -ENOTSUP : err;
 		}
-		want++;
+		t->what = T_SENT;
+		b->stopped++;
 	}
-	b->stopped = want;
-	while (threads_stopped() < want) {
+	while (threads_stopped() < b->stopped) {
 		uint64_t now = now_ms();
 		struct fl_thread *late;
 
@@ -1013,7 +1116,7 @@ static int stop_new(struct batch *b, const struct fl_maps *maps, size_t from, ui
 			late_thread(b, late, threads_stopped())) {
 		case LATE_GONE:
 			late->what = T_ALONE;
-			b->stopped = --want;
+			b->stopped--;
 			continue;
 		case LATE_WAIT:
 			sched_yield();
@@ -1044,6 +1147,11 @@ static int check_stopped(struct batch *b, const struct fl_maps *maps)
 
 		if (!tid)
 			continue;
+		if (atomic_load_explicit(&s->unknown, memory_order_relaxed)) {
+			fl_fmt(b->why, sizeof(b->why), "thread %d was stopped in a handler on its "
+			       "alternate signal stack: where it goes on is not known", (int)tid);
+			return -EAGAIN;
+		}
 		err = check_thread(b, maps, tid, atomic_load_explicit(&s->pc, memory_order_relaxed),
 				   atomic_load_explicit(&s->sp, memory_order_relaxed),
 				   atomic_load_explicit(&s->tp, memory_order_relaxed));
@@ -1059,36 +1167,17 @@ static int check_stopped(struct batch *b, const struct fl_maps *maps)
 	return 0;
 }
 
-/*
- * H3: the looked-at threads have not run since they were looked at, and
- * no thread is new.  Returns 0 or -EAGAIN with b->why.
- */
-static int check_looked_still(struct batch *b)
+/* decide_first for the threads of the census from index from on. */
+static int decide_new(struct batch *b, size_t from)
 {
-	size_t n = b->census.n;
-	int err;
+	for (size_t i = from; i < b->census.n; i++) {
+		int what = decide_first(b, &b->census.t[i]);
 
-	for (size_t i = 0; i < n; i++) {
-		struct fl_thread *t = &b->census.t[i];
-		uint64_t switches = t->switches;
-
-		if (t->what != T_LOOKED)
-			continue;
-		err = fl_thread_status(&b->census, t);
-		if (err == -ESRCH)
-			continue;
-		if (err || t->switches != switches || t->state == 'R') {
-			fl_fmt(b->why, sizeof(b->why), "thread %d ran while it was looked at",
-			       (int)t->tid);
-			return -EAGAIN;
-		}
+		if (what < 0)
+			return what;
+		b->census.t[i].what = what;
 	}
-	err = fl_census_list(&b->census, b->why, sizeof(b->why));
-	if (err > 0) {
-		fl_fmt(b->why, sizeof(b->why), "a thread was created meanwhile");
-		return -EAGAIN;
-	}
-	return err;
+	return 0;
 }
 
 /*
@@ -1099,10 +1188,18 @@ static int check_looked_still(struct batch *b)
 static int try_once(struct batch *b, const struct fl_maps *maps)
 {
 	uint64_t gen = ++park_gen;
+	bool where = b->moves || b->quiesce;
 	size_t from = 0;
-	bool int3s = false;
-	int err, added;
+	int err;
 
+	/*
+	 * The threads an earlier try stopped are leaving the handler, with the
+	 * handshake's signal blocked until they are out: the census would
+	 * take them for threads that block it.
+	 */
+	for (uint64_t until = now_ms() + PARK_WAIT_MS;
+	     atomic_load_explicit(&fl_park.inside, memory_order_relaxed) && now_ms() < until;)
+		sched_yield();
 	b->census.n = 0;
 	b->stopped = 0;
 	for (size_t i = 0; i < FL_PARK_MAX; i++)
@@ -1111,39 +1208,48 @@ static int try_once(struct batch *b, const struct fl_maps *maps)
 	/* Seq_cst: before any signal of gen is sent (the handler's acquire load). */
 	atomic_store_explicit(&fl_park.running, gen, memory_order_seq_cst);
 
-	/* H1, H2: until a listing finds no thread that is not decided. */
-	while ((added = fl_census_list(&b->census, b->why, sizeof(b->why))) != 0) {
-		if (added < 0) {
-			err = added;
-			goto release;
-		}
-		err = stop_new(b, maps, from, gen);
-		if (err)
-			goto release;
-		from = b->census.n;
-	}
-	if (b->moves || b->quiesce) {
-		err = check_stopped(b, maps);
-		if (err)
-			goto release;
-	}
+	/* The threads that must not meet an int3 first: stopped before step 1. */
+	err = fl_census_list(&b->census, b->why, sizeof(b->why));
+	if (err >= 0)
+		err = decide_new(b, 0);
+	if (!err)
+		err = stop_decided(b, gen);
+	if (err)
+		goto release;
 	if (!b->quiesce) {
 		err = write_int3s(b);
 		if (err)
 			goto release;
-		int3s = true;
+		b->int3s = true;
 	}
-	/* H3. */
-	if (b->moves || b->quiesce) {
-		err = check_looked_still(b);
+	/*
+	 * H1, H2, H3 (the int3s guard the first bytes from here on): until a
+	 * listing finds no thread that is not decided.
+	 */
+	while (where) {
+		err = look_all(b, maps, from);
+		if (!err)
+			err = stop_decided(b, gen);
+		if (err)
+			goto release;
+		from = b->census.n;
+		err = fl_census_list(&b->census, b->why, sizeof(b->why));
+		if (err == 0)
+			break;
+		if (err < 0 || (err = decide_new(b, from)) != 0)
+			goto release;
+	}
+	if (where) {
+		err = check_stopped(b, maps);
 		if (err)
 			goto release;
 	}
 	if (!b->quiesce)
 		write_rest(b);
 release:
-	if (err && int3s)
+	if (err && b->int3s)
 		unwrite_int3s(b);
+	b->int3s = false;
 	atomic_store_explicit(&fl_park.running, 0, memory_order_release);
 	return err;
 }
