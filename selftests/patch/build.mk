@@ -18,7 +18,10 @@ PT_BINS := $(patsubst $(PT_DIR)/%.c,$(PT_OUT)/%,$(PT_SRCS))
 $(PT_OUT)/%: $(B)/obj/$(PT_DIR)/%.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LIBS) $(PT_LIBS)
+
+# Libraries a test needs beyond libfaultline's.
+$(PT_OUT)/blocking_calls_are_never_cut_short: PT_LIBS = $(shell pkg-config --libs liburing)
 
 $(PT_PROG): $(B)/obj/$(PT_DIR)/sigtrap_program.o
 	@mkdir -p $(@D)
