@@ -175,7 +175,7 @@ static inline const char *t_status(int status, char buf[64])
 	if (WIFEXITED(status))
 		snprintf(buf, 64, "exit status %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		snprintf(buf, 64, "killed by signal %d (%s)", WTERMSIG(status),
+		snprintf(buf, 64, "killed by signal %d (SIG%s)", WTERMSIG(status),
 			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
 	else
 		snprintf(buf, 64, "status %#x", status);
