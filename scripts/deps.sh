@@ -5,7 +5,7 @@
 #   scripts/deps.sh demo      build, and llc-14 for make demo
 #   scripts/deps.sh test      build, and everything make check, make bench and
 #                             make fuzz run: LLVM's tools and libraries, Check,
-#                             the runtimes (OpenJDK, Node.js), QEMU, busybox
+#                             the runtimes (OpenJDK, Node.js), QEMU, busybox, gdb
 #
 # The make targets call it with the purpose they need.  Idempotent: when
 # everything is already installed it only asks dpkg, once, and exits 0 in
