@@ -14,8 +14,21 @@
  *    hot function in 1 thread while another thread patches unrelated code
  *    (another page) back to back, against no patching, rounds of 0.2 s
  *    interleaved; the ratio is the median of the per-round ratios.
+ * 3. One change that moves boundaries (the handshake), median and p90 of
+ *    MOVES changes, side by side: with 10 threads calling the code, and in
+ *    a process of 1,000 threads, 990 of them blocked in a futex wait and
+ *    the same 10 calling (issue 26: blocked threads should cost nothing).
+ *    The callers pause between calls, so that ten of them are all outside
+ *    the code often enough.
+ * 4. The EINTR race of selftests/patch/eintr_race_is_counted, smaller:
+ *    RACE_MOVES changes that move boundaries while a thread loops
+ *    poll(NULL, 0, 1) and another nanosleep(100 us); how many calls
+ *    failed with EINTR (the goal is 0).
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,8 +44,17 @@
 #include <faultline/dispatch.h>
 #include <faultline/patch.h>
 
+#include "stats.h"
+
 #define CALLS 51
 #define SITES 100
+/* Part 3: changes timed in each configuration; its threads. */
+#define MOVES 201
+#define MOVE_CALLERS 10
+#define MOVE_THREADS 1000
+#define MOVE_STACK (64 * 1024)
+/* Part 4: changes. */
+#define RACE_MOVES 1000
 
 static double now(void)
 {
@@ -233,6 +255,117 @@ static void storm(int rounds)
 	free(ratio);
 }
 
+/* Part 3's code: pages[2]'s first function, flipped between v1 and v3. */
+static _Atomic uint32_t released;
+
+static void *move_caller(void *arg)
+{
+	int (*fn)(void) = (int (*)(void))(void *)pages[2];
+
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		fn();
+		for (int i = 0; i < 64; i++)
+			__builtin_ia32_pause();
+	}
+	return NULL;
+}
+
+static void *blocked(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&released))
+		syscall(SYS_futex, &released, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return NULL;
+}
+
+/* MOVES handshakes with the threads running: their median and p90, us. */
+static void moves_timed(double *med, double *p90)
+{
+	static double lat[MOVES];
+
+	for (int i = 0; i < MOVES; i++)
+		lat[i] = one(HANDSHAKE);
+	*p90 = bench_percentile(lat, MOVES, 0.9) * 1e6;
+	*med = bench_median(lat, MOVES) * 1e6;
+}
+
+static void blocked_threads(void)
+{
+	static pthread_t callers[MOVE_CALLERS], sleepers[MOVE_THREADS - MOVE_CALLERS];
+	double med[2], p90[2];
+	pthread_attr_t attr;
+	char label[64];
+	int nblocked = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, MOVE_STACK);
+	atomic_store(&stop, 0);
+	for (int i = 0; i < MOVE_CALLERS; i++) {
+		int err = pthread_create(&callers[i], &attr, move_caller, NULL);
+
+		if (err)
+			die("pthread_create", -err, NULL);
+	}
+	moves_timed(&med[0], &p90[0]);
+	for (; nblocked < MOVE_THREADS - MOVE_CALLERS; nblocked++)
+		if (pthread_create(&sleepers[nblocked], &attr, blocked, NULL) != 0)
+			break;
+	moves_timed(&med[1], &p90[1]);
+	atomic_store(&stop, 1);
+	atomic_store(&released, 1);
+	syscall(SYS_futex, &released, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	for (int i = 0; i < MOVE_CALLERS; i++)
+		pthread_join(callers[i], NULL);
+	for (int i = 0; i < nblocked; i++)
+		pthread_join(sleepers[i], NULL);
+	pthread_attr_destroy(&attr);
+	printf("\n3. One change that moves boundaries (the handshake), us over %d changes,\n"
+	       "with %d threads calling the code, and with %d more threads blocked in a\n"
+	       "futex wait.\n", MOVES, MOVE_CALLERS, nblocked);
+	printf("  %-44s %9s %9s\n", "", "median", "p90");
+	snprintf(label, sizeof(label), "%d threads, calling the code", MOVE_CALLERS);
+	printf("  %-44s %9.1f %9.1f\n", label, med[0], p90[0]);
+	snprintf(label, sizeof(label), "%d threads, %d blocked, %d calling", nblocked + MOVE_CALLERS,
+		 nblocked, MOVE_CALLERS);
+	printf("  %-44s %9.1f %9.1f\n", label, med[1], p90[1]);
+}
+
+static _Atomic uint64_t race_calls, race_eintr;
+
+static void *race_loop(void *arg)
+{
+	struct timespec us100 = { 0, 100000 };
+	bool polls = arg != NULL;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		int r = polls ? poll(NULL, 0, 1) : nanosleep(&us100, NULL);
+
+		atomic_fetch_add_explicit(&race_calls, 1, memory_order_relaxed);
+		if (r == -1 && errno == EINTR)
+			atomic_fetch_add_explicit(&race_eintr, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void eintr_race(void)
+{
+	pthread_t th[2];
+
+	atomic_store(&stop, 0);
+	pthread_create(&th[0], NULL, race_loop, (void *)1);
+	pthread_create(&th[1], NULL, race_loop, NULL);
+	for (int i = 0; i < RACE_MOVES; i++)
+		one(HANDSHAKE);
+	atomic_store(&stop, 1);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	printf("\n4. The EINTR race: %d changes that move boundaries while a thread loops\n"
+	       "poll(NULL, 0, 1) and another nanosleep(100 us).\n", RACE_MOVES);
+	printf("  EINTR: %llu in %llu calls\n", (unsigned long long)race_eintr,
+	       (unsigned long long)race_calls);
+}
+
 int main(int argc, char **argv)
 {
 	FL_OPTS(fl_init_opts, o, .flags = FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT);
@@ -254,5 +387,7 @@ int main(int argc, char **argv)
 		pages[i] = code_page();
 	latency(batches);
 	storm(batches);
+	blocked_threads();
+	eintr_race();
 	return 0;
 }

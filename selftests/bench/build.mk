@@ -18,8 +18,9 @@
 # mode, helper thread) vs an mprotect guard page, and first touches vs
 # fresh anonymous memory.
 # bench_patch: code patching's latency (int3 protocol, one site and 100,
-# the thread handshake) with 1, 2 and 8 threads running the code, and a
-# patch storm's cost for a running thread.
+# the thread handshake) with 1, 2 and 8 threads running the code, a
+# patch storm's cost for a running thread, a boundary-moving change with
+# 10 threads and with 1,000 (990 blocked), and the EINTR race's count.
 # bench_heal: healing: a storm of failing checks unhealed, healed and
 # explicit, the non-failing path, fl_site_heal's latency (below).
 # bench_daemon: faultlined's registration latency, stats query p50/p99 with

@@ -66,7 +66,10 @@
 #     the last full make vmtest (build/vm/console.log), when there is one.
 #  9. Code patching: bench_patch (one call's latency, one site and 100 by
 #     the int3 protocol, one site by the thread handshake, with 1, 2 and 8
-#     threads running the code; a patch storm's cost for a running thread).
+#     threads running the code; a patch storm's cost for a running thread;
+#     a boundary-moving change's median and p90 with 10 threads calling the
+#     code, beside 1,000 threads of which 990 are blocked; the EINTR count
+#     of 1,000 such changes against poll and nanosleep loops).
 # 10. faultline healable (healable.sh): shared libraries of about 10^4,
 #     10^5 and 10^6 implicit-check sites (built once into OUTDIR/healable,
 #     about a minute), text and --json, median wall time, time per site and

@@ -1,12 +1,14 @@
 # Sourced by the one-program-per-property suites' run.sh (selftests/patch,
 # selftests/points): runs a test program and counts how it ended.
-#   t_run TIMEOUT PROGRAM [ARGS...]   runs it; exit 0 is a pass, 124 (from
+#   t_run TIMEOUT PROGRAM [ARGS...]   runs it; exit 0 is a pass, 77 a skip
+#                                     (the program printed why), 124 (from
 #                                     timeout) a hang, anything else a fail
 #   t_summary SUITE                   prints the counts; returns 1 if any
 #                                     test failed
 # timeout signals the test's whole process group, its children too.
 
 passed=0
+skipped=()
 failed=()
 
 t_run() {
@@ -16,13 +18,14 @@ t_run() {
 	rc=$?
 	case $rc in
 	0)	passed=$((passed + 1)) ;;
+	77)	skipped+=("${prog##*/}") ;;
 	124)	echo "FAIL ${prog##*/}: no result after ${limit}s"; failed+=("${prog##*/}") ;;
 	*)	echo "FAIL ${prog##*/}: exit status $rc"; failed+=("${prog##*/}") ;;
 	esac
 }
 
 t_summary() {
-	echo "$1: $passed passed, ${#failed[@]} failed"
+	echo "$1: $passed passed, ${#failed[@]} failed${skipped[0]:+, ${#skipped[@]} skipped (${skipped[*]})}"
 	if [ ${#failed[@]} -ne 0 ]; then
 		for f in "${failed[@]}"; do echo "  FAILED: $f"; done
 		return 1

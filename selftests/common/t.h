@@ -11,10 +11,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <faultline/log.h>
 
 static const char *t_name = "?";
+/*
+ * Set in a forked child that must not run the exit handlers (a child of a
+ * raw fork, or one in a sandbox where LeakSanitizer's own thread listing
+ * would fail): a failure then ends it with _exit(1).
+ */
+static int t_child;
 
 static inline void t_vfail(const char *fmt, va_list ap) __attribute__((noreturn));
 static inline void t_vfail(const char *fmt, va_list ap)
@@ -22,6 +29,8 @@ static inline void t_vfail(const char *fmt, va_list ap)
 	fprintf(stderr, "FAIL %s: ", t_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	if (t_child)
+		_exit(1);
 	exit(1);
 }
 

@@ -1,7 +1,12 @@
 # selftests/patch: code patching (lib/patch/, the SIGTRAP side in
 # lib/dispatch/trap.c).  One small program per property: rewrites while
 # threads call the code, what is refused (and changes nothing), SIGTRAP
-# chaining to the application's handlers, patching without membarrier.
+# chaining to the application's handlers, patching without membarrier;
+# and what a program must not notice (issue 26): blocking calls never cut
+# short, the EINTR race counted, 1,000 threads, workers that block
+# signals, the program's own traps, raw fork, a pid namespace without its
+# /proc, a denied thread listing or membarrier, a stack in a huge mapping,
+# gdb.
 #
 #   make check-patch   the tests, then again built with ASan + UBSan
 #                      (SAN=1 runs only that build)
@@ -18,7 +23,10 @@ PT_BINS := $(patsubst $(PT_DIR)/%.c,$(PT_OUT)/%,$(PT_SRCS))
 $(PT_OUT)/%: $(B)/obj/$(PT_DIR)/%.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -pthread -o $@ $< $(LIB_A) $(LIB_LIBS) $(PT_LIBS)
+
+# Libraries a test needs beyond libfaultline's.
+$(PT_OUT)/blocking_calls_are_never_cut_short: PT_LIBS = $(shell pkg-config --libs liburing)
 
 $(PT_PROG): $(B)/obj/$(PT_DIR)/sigtrap_program.o
 	@mkdir -p $(@D)
