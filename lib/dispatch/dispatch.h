@@ -19,8 +19,9 @@
  *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
  *    sigaltstack (to read: whether a stopped thread is on its alternate
  *    stack),
- *    sched_yield (a thread at an instruction being patched, or stopped
- *    for the patcher's handshake, lets the patcher go on), futex
+ *    sched_yield (a thread stopped for the patcher's handshake lets the
+ *    patcher go on), futex (a thread at an instruction being patched
+ *    waits for the patch, FUTEX_WAIT with a timeout;
  *    (a site to heal wakes the healer thread, and waits for it a moment:
  *    FUTEX_WAKE, FUTEX_WAIT with a timeout), clock_gettime
  *    (the vDSO's: the heal policy's window).
@@ -354,6 +355,8 @@ int fl_region_forwarded(siginfo_t *si, const void *uc);
  */
 #define FL_POKE_SLOTS 256
 #define FL_POKE_MAX_LEN FL_PATCH_MAX_LEN
+#define FL_TRAP_WAITING 64
+#define FL_TRAP_WAIT_US 2000
 
 struct fl_poke_slot {
 	_Atomic uint64_t addr;		/* 0: free */
@@ -368,6 +371,21 @@ struct fl_pokes {
 	_Atomic uint64_t gen;
 	/* Statistics: traps at a site being patched, resumed. */
 	_Atomic uint64_t trapped;
+	/*
+	 * A thread at a busy slot's int3 waits for the patch to end: FUTEX_WAIT
+	 * on done (incremented, and woken when waiters is not 0, by the
+	 * patcher after each batch), at most FL_TRAP_WAIT_US, recorded in
+	 * waiting[] meanwhile.  The patcher, looking at a thread that waits
+	 * in the kernel there, takes where it goes on (the int3's address, its
+	 * stack as the trap found it) from waiting[]: the handler may run on
+	 * the alternate stack.
+	 */
+	_Atomic uint32_t done;
+	_Atomic uint32_t waiters;
+	struct fl_trap_wait {
+		_Atomic int32_t tid;		/* 0: free */
+		_Atomic uint64_t pc, sp;
+	} waiting[FL_TRAP_WAITING];
 
 	/*
 	 * 1 while a patch is under way, in a page of its own that fork wipes
@@ -407,6 +425,12 @@ extern struct fl_poked fl_poked;
  * and the child's own first patch.  Async-signal-safe.
  */
 void fl_trap_orphans_undo(void);
+
+/*
+ * Whether tid waits at a busy slot's int3 (fl_pokes.waiting): then *pc
+ * and *sp are where it goes on.  Lock-free.
+ */
+bool fl_trap_waiting(int32_t tid, uint64_t *pc, uint64_t *sp);
 
 /* Whether addr was ever patched.  Async-signal-safe, lock-free. */
 bool fl_poked_has(uint64_t addr);

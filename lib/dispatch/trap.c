@@ -7,9 +7,9 @@
  * The int3 stands at the instruction's first byte from step 1 of the
  * protocol until its new first byte replaces it in step 3.  A thread that
  * executes it takes SIGTRAP with its PC one past it; the instruction is
- * then half written, so the thread must not go on: it yields the CPU to
- * let the patcher progress, and goes back to the instruction's first
- * byte.  If the int3 is still there it traps again; once it is gone it
+ * then half written, so the thread must not go on: it waits for the
+ * patch (a futex, a moment at most), and goes back to the instruction's
+ * first byte.  If the int3 is still there it traps again; once it is gone it
  * runs the new instruction, whole (the new first byte is written last).
  *
  * The same handler stops a thread for the patcher's handshake (see
@@ -24,7 +24,9 @@
  * faultline: the application's int3 anywhere, its breakpoint at an
  * address patched long ago (an int3 is there), int $3 (its PC is past
  * two bytes, at the 0x03, never an address patched), int1 and single
- * steps (another si_code).
+ * steps (another si_code).  A debugger that took the trap for one of its
+ * breakpoints may have moved the PC back to the int3 already: then the
+ * PC itself is the patched address.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -32,6 +34,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch/dispatch.h"
@@ -194,6 +197,63 @@ void fl_trap_orphans_undo(void)
 	atomic_store_explicit(&fl_pokes.orphan_lock, 0, memory_order_release);
 }
 
+bool fl_trap_waiting(int32_t tid, uint64_t *pc, uint64_t *sp)
+{
+	for (size_t k = 0; k < FL_TRAP_WAITING; k++) {
+		struct fl_trap_wait *w = &fl_pokes.waiting[k];
+
+		/* Acquire: pairs with wait_for_patch's release of tid, after pc and sp. */
+		if (atomic_load_explicit(&w->tid, memory_order_acquire) == tid) {
+			*pc = atomic_load_explicit(&w->pc, memory_order_relaxed);
+			*sp = atomic_load_explicit(&w->sp, memory_order_relaxed);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A thread at the int3 of a busy slot at pc (its stack pointer sp when it
+ * trapped) waits until the patcher ends a batch, or FL_TRAP_WAIT_US: it
+ * does not spin on a CPU the patcher and the other threads need.  Without
+ * a free record in waiting[], it only yields.
+ */
+static void wait_for_patch(uint64_t pc, uint64_t sp)
+{
+	int32_t self = (int32_t)gettid();
+	struct timespec most = { 0, FL_TRAP_WAIT_US * 1000L };
+	uint32_t done;
+	size_t k;
+
+	for (k = 0; k < FL_TRAP_WAITING; k++) {
+		struct fl_trap_wait *w = &fl_pokes.waiting[k];
+		int32_t none = 0;
+
+		if (atomic_load_explicit(&w->tid, memory_order_relaxed))
+			continue;
+		/* Claimed with a placeholder; published (release) once pc and sp are in. */
+		if (atomic_compare_exchange_strong_explicit(&w->tid, &none, -1,
+							    memory_order_relaxed,
+							    memory_order_relaxed)) {
+			atomic_store_explicit(&w->pc, pc, memory_order_relaxed);
+			atomic_store_explicit(&w->sp, sp, memory_order_relaxed);
+			atomic_store_explicit(&w->tid, self, memory_order_release);
+			break;
+		}
+	}
+	if (k == FL_TRAP_WAITING) {
+		sched_yield();
+		return;
+	}
+	/* Seq_cst: waiters before done is read; the patcher bumps done, then reads waiters. */
+	atomic_fetch_add_explicit(&fl_pokes.waiters, 1, memory_order_seq_cst);
+	done = atomic_load_explicit(&fl_pokes.done, memory_order_seq_cst);
+	if (busy_at(pc))
+		syscall(SYS_futex, &fl_pokes.done, FUTEX_WAIT_PRIVATE, done, &most, NULL, 0);
+	atomic_fetch_sub_explicit(&fl_pokes.waiters, 1, memory_order_relaxed);
+	atomic_store_explicit(&fl_pokes.waiting[k].tid, 0, memory_order_release);
+}
+
 bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t pc;
@@ -203,13 +263,22 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 		return false;
 	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
 
+	/*
+	 * A debugger that stopped the thread at the int3 may have moved its PC
+	 * back to the int3 already (gdb takes a trap at an int3 that is gone
+	 * for one of its own breakpoints): the trap is ours at the PC itself,
+	 * unless an int3 stands before it (that one is the trap).
+	 */
+	if ((busy_at(pc + 1) || fl_poked_has(pc + 1)) && !busy_at(pc) && !fl_poked_has(pc) &&
+	    *(const volatile uint8_t *)(uintptr_t)pc != INT3)
+		pc++;
 	busy = busy_at(pc);
 	if (busy) {
 		/* Acquire: pairs with the patcher's release store of 1 (before its slots). */
 		if (fl_pokes.here && !atomic_load_explicit(fl_pokes.here, memory_order_acquire))
 			fl_trap_orphans_undo();
 		else
-			sched_yield();
+			wait_for_patch(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
 	} else if (!fl_poked_has(pc) || *(const volatile uint8_t *)(uintptr_t)pc == INT3) {
 		/* Not an int3 of faultline's: the application's own trap. */
 		return false;

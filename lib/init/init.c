@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/opts.h"
 #include "patch/heal_policy.h"
+#include "patch/heal.h"
 #include "patch/points.h"
 #include "table/table.h"
 
@@ -112,6 +113,9 @@ int fl_init(const struct fl_init_opts *opts)
 	if (err)
 		fl_log(FL_LOG_WARN, "the stack maps of JIT code cannot be patched: %s",
 		       strerror(-err));
+	err = fl_heal_subscribe();
+	if (err)
+		fl_log(FL_LOG_WARN, "healed sites outlive their modules: %s", strerror(-err));
 	err = 0;
 	if (!(o.flags & FL_INIT_NO_AGENT)) {
 		int r = fl_agent_subscribe();

@@ -24,6 +24,7 @@
  * heal or unheal.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include <faultline/patch.h>
 
 #include "format/diag.h"
+#include "patch/heal.h"
 #include "patch/heal_plan.h"
 #include "patch/heal_policy.h"
 #include "patch/internal.h"
@@ -77,6 +79,9 @@ struct zombie {
 	size_t n;
 };
 static struct zombie *zombies;
+static size_t num_zombies;
+/* A heal empties the quarantine from this many on. */
+#define ZOMBIES_REAPED_AT 32
 
 static fl_heal_fn callback;
 static void *callback_ctx;
@@ -256,6 +261,144 @@ static void forget_unhealable(uint64_t pc)
 		}
 }
 
+/*
+ * Modules that go away take their heals with them: the table tells (an
+ * observer), under its lock, where nothing may block on the patch lock;
+ * the module's code range goes to `gone`, and the next heal operation,
+ * under the patch lock, forgets the healed sites in it (their stubs wait
+ * in the zombies until no thread is in one) and what was unhealable
+ * there.  A module loaded later at the same address starts as compiled.
+ */
+struct mod_range {
+	struct mod_range *next;
+	int id;
+	uint64_t start, size;
+};
+
+static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mod_range *mods, *gone;
+
+static void mod_added(const struct fl_table_module *m, void *data)
+{
+	struct mod_range *r = malloc(sizeof(*r));
+
+	(void)data;
+	if (!r)
+		return;		/* its heals outlive it: as before, no worse */
+	r->id = m->id;
+	r->start = m->code_start;
+	r->size = m->code_size;
+	pthread_mutex_lock(&mods_lock);
+	r->next = mods;
+	mods = r;
+	pthread_mutex_unlock(&mods_lock);
+}
+
+static void mod_removed(int id)
+{
+	pthread_mutex_lock(&mods_lock);
+	for (struct mod_range **p = &mods; *p; p = &(*p)->next)
+		if ((*p)->id == id) {
+			struct mod_range *r = *p;
+
+			*p = r->next;
+			r->next = gone;
+			gone = r;
+			break;
+		}
+	pthread_mutex_unlock(&mods_lock);
+}
+
+static void mods_fork_prepare(void)
+{
+	pthread_mutex_lock(&mods_lock);
+}
+
+static void mods_fork_done(void)
+{
+	pthread_mutex_unlock(&mods_lock);
+}
+
+static void mods_fork_child(int counters_err)
+{
+	(void)counters_err;
+	pthread_mutex_unlock(&mods_lock);
+}
+
+static const struct fl_table_observer heal_observer = {
+	.module_added = mod_added,
+	.module_removed = mod_removed,
+	.fork_prepare = mods_fork_prepare,
+	.fork_parent = mods_fork_done,
+	.fork_child = mods_fork_child,
+};
+
+int fl_heal_subscribe(void)
+{
+	return fl_table_observe(&heal_observer);
+}
+
+static struct zombie *zombie_of(const struct healed *h)
+{
+	struct zombie *z = calloc(1, sizeof(*z));
+
+	if (!z)
+		return NULL;
+	z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.stub,
+					       .len = h->plan.stub_size };
+	if (h->plan.evicts)
+		z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.nb_stub,
+						       .len = h->plan.nb_stub_size };
+	return z;
+}
+
+/* Under the patch lock: forgets the heals of the modules gone. */
+static void forget_gone(void)
+{
+	struct mod_range *list;
+
+	pthread_mutex_lock(&mods_lock);
+	list = gone;
+	gone = NULL;
+	pthread_mutex_unlock(&mods_lock);
+	while (list) {
+		struct mod_range *r = list;
+		uint64_t end = r->start + r->size;
+
+		list = r->next;
+		for (size_t b = 0; b < num_buckets; b++)
+			for (struct healed **p = &buckets[b]; *p;) {
+				struct healed *h = *p;
+				struct zombie *z;
+
+				if (h->plan.site.addr < r->start || h->plan.site.addr >= end) {
+					p = &h->next;
+					continue;
+				}
+				*p = h->next;
+				num_healed--;
+				z = zombie_of(h);
+				if (z) {
+					z->next = zombies;
+					zombies = z;
+					num_zombies++;
+				}
+				free(h);
+			}
+		for (struct unhealable **p = &unhealables; *p;) {
+			struct unhealable *u = *p;
+
+			if (u->pc >= r->start && u->pc < end) {
+				*p = u->next;
+				free(u);
+			} else {
+				p = &u->next;
+			}
+		}
+		free(r);
+	}
+}
+
 /* Frees the zombies' stubs that no thread is in any more. */
 static void zombies_reap(void)
 {
@@ -270,6 +413,7 @@ static void zombies_reap(void)
 			fl_stubs_free((uint64_t)(uintptr_t)z->ranges[i].addr, z->ranges[i].len);
 		*p = z->next;
 		free(z);
+		num_zombies--;
 	}
 }
 
@@ -323,12 +467,15 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 
 	if (!fl_patch_enabled())
 		return fl_diag_say(diag, -ENOTSUP, "code patching is not enabled (fl_patch_enable)");
+	forget_gone();
 	if (healed_find(pc))
 		return 0;
 	if (fl_table_sites_in(pc, pc + 1, &site, 1) != 1)
 		return fl_diag_say(diag, -ENOENT, "0x%llx is no registered implicit-check site",
 				   (unsigned long long)pc);
-	zombies_reap();
+	/* The quarantine is emptied now and then, or when a stub finds no room. */
+	if (num_zombies >= ZOMBIES_REAPED_AT)
+		zombies_reap();
 	err = fl_maps_read(&e.maps);
 	if (err)
 		return fl_diag_say(diag, err, "reading /proc/self/maps: %s", strerror(-err));
@@ -354,6 +501,11 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 		goto fail;
 	}
 	err = fl_heal_plan(&env, pc, site.function, site.handler_pc, &h->plan);
+	if (!err && h->plan.tactic == FL_HEAL_NONE && zombies) {
+		zombies_reap();
+		memset(&h->plan, 0, sizeof(h->plan));
+		err = fl_heal_plan(&env, pc, site.function, site.handler_pc, &h->plan);
+	}
 	if (!err && h->plan.tactic == FL_HEAL_NONE) {
 		say_unhealable(pc, h->plan.why);
 		watch_set(site.counter, FL_HEAL_GAVE_UP);
@@ -442,13 +594,15 @@ int fl_site_heal(const void *faulting_pc, struct fl_diag *diag)
 
 static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 {
-	struct healed *h = healed_find(pc);
+	struct healed *h;
 	struct fl_shm_heal *slot;
 	struct fl_patch changes[2];
 	struct zombie *z;
 	size_t n = 0;
 	int err;
 
+	forget_gone();
+	h = healed_find(pc);
 	if (!h)
 		return fl_diag_say(diag, -ENOENT, "the site 0x%llx is not healed",
 				   (unsigned long long)pc);
@@ -479,21 +633,18 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_IMPLICIT;
 
-	/* No jump reaches the stubs any more; free them once no thread is in one. */
-	z = calloc(1, sizeof(*z));
-	if (!z) {
-		free(h);	/* the stubs stay taken: safe, a leak */
-		return 0;
-	}
-	z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.stub,
-					       .len = h->plan.stub_size };
-	if (h->plan.evicts)
-		z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.nb_stub,
-						       .len = h->plan.nb_stub_size };
+	/*
+	 * No jump reaches the stubs any more: quarantined, freed once no
+	 * thread is in one (zombies_reap, when a heal needs the room), so
+	 * that an unheal disturbs no thread.
+	 */
+	z = zombie_of(h);
 	free(h);
+	if (!z)
+		return 0;	/* the stubs stay taken: safe, a leak */
 	z->next = zombies;
 	zombies = z;
-	zombies_reap();
+	num_zombies++;
 	return 0;
 }
 
@@ -529,6 +680,7 @@ int fl_site_heal_info(const void *faulting_pc, struct fl_heal_info *out)
 	err = fl_patch_lock(&old, NULL);
 	if (err)
 		return err;
+	forget_gone();
 	h = healed_find(pc);
 	if (h) {
 		info.state = FL_HEAL_HEALED;

@@ -147,6 +147,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
@@ -648,12 +649,25 @@ static int slots_publish(struct batch *b, uint64_t pagesz)
 	return 0;
 }
 
-/* Step 4's: the slots go; a trap on its way finds the site in fl_poked. */
+/* The threads waiting at the int3s go back to them (they are gone, or taken back). */
+static void wake_waiters(void)
+{
+	atomic_fetch_add_explicit(&fl_pokes.done, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&fl_pokes.waiters, memory_order_seq_cst))
+		syscall(SYS_futex, &fl_pokes.done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/*
+ * Step 4's: the slots go; a trap on its way finds the site in fl_poked.
+ * The threads that wait at the int3s are woken.
+ */
 static void slots_free(const struct batch *b)
 {
 	for (size_t i = 0; i < b->n; i++)
 		atomic_store_explicit(&fl_pokes.slots[b->slots[i]].addr, 0, memory_order_release);
+	wake_waiters();
 }
+
 
 /* Step 1: int3s, then the serialization that tests membarrier. */
 static int write_int3s(struct batch *b)
@@ -684,6 +698,7 @@ static void unwrite_int3s(struct batch *b)
 	for (size_t i = 0; i < b->n; i++)
 		write_byte(b->p[i].addr, ((const uint8_t *)b->p[i].old_bytes)[0]);
 	serialize();
+	wake_waiters();
 }
 
 /* Steps 2 and 3. */
@@ -922,7 +937,11 @@ static int look_at(struct batch *b, const struct fl_maps *maps, struct fl_thread
 		if (!err && !t->waiting)
 			return T_RUNS;
 		if (!err) {
-			err = check_thread(b, maps, t->tid, t->pc, t->sp, 0);
+			uint64_t pc = t->pc, sp = t->sp;
+
+			/* Waiting at an int3 of this batch: it goes on from there. */
+			fl_trap_waiting(t->tid, &pc, &sp);
+			err = check_thread(b, maps, t->tid, pc, sp, 0);
 			if (err)
 				return err;
 			err = fl_thread_status(&b->census, t);
