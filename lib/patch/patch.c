@@ -32,11 +32,9 @@
  *     handshake's signal too it cannot be stopped: the change waits and
  *     tries again, and is refused (-EBUSY, naming the thread) if that
  *     lasts;
- *   - for a change that moves instruction boundaries (below), one that
- *     runs is stopped, and one that waits in the kernel is only looked
- *     at: where it waits and what its stack holds, checked, and, after
- *     the int3s are in place, its context switches read again: if it has
- *     not run meanwhile, what was checked is where it is;
+ *   - for a change that moves instruction boundaries (H1 to H3 below),
+ *     one that waits in the kernel is only looked at, and one that keeps
+ *     running is stopped;
  *   - any other thread is not disturbed at all.
  * Whatever keeps the census from knowing where every thread is (a listing
  * the kernel or a sandbox refuses, a /proc of another pid namespace that
@@ -94,16 +92,24 @@
  *
  * A change over several instructions (it moves instruction boundaries)
  * could find a thread at one of their boundaries, inside the range, or
- * returning to one.  So before step 1 (the handshake, struct fl_park in
- * lib/dispatch/dispatch.h):
+ * returning to one.  So, between steps 1 and 2 (the int3s guard the first
+ * bytes from step 1 on: a thread found outside a change can come back
+ * into it only through a return address):
  *
- *   H1. Look at every thread that waits in the kernel; stop every other
- *       one: send it the handshake's signal (a real-time one: see struct
- *       fl_park for why not SIGTRAP) carrying this handshake's value; it
- *       stops in the handler after writing its PC, stack pointer and
- *       thread pointer.  List the threads again and do the same with the
- *       new ones, until no thread is missing.  Nothing is allocated while
- *       threads are stopped: one of them may hold malloc's lock.
+ *   H1. Look at every thread (but those stopped already).  One that waits
+ *       in the kernel: its PC and stack (H2), then its status again: if
+ *       its context switches moved, it ran meanwhile, and is looked at
+ *       again.  One that waits at an int3 of this batch (the SIGTRAP
+ *       handler's futex) goes on from that int3, with the stack it
+ *       trapped with (fl_pokes.waiting).  One that runs is watched for
+ *       PATIENCE_US (one that has just woken is soon back in the kernel);
+ *       then it is stopped: the handshake's signal (a real-time one: see
+ *       struct fl_park for why not SIGTRAP) carrying this try's value;
+ *       its handler writes where the thread goes on (its PC, stack
+ *       pointer and thread pointer, or those of the handler of ours it
+ *       was in) and waits.  List the threads again and do the same with
+ *       the new ones, until no thread is missing.  Nothing is allocated
+ *       meanwhile: a stopped thread may hold malloc's lock.
  *   H2. Check each thread: its PC must not be inside a change (its first
  *       byte is fine: the thread runs the new instruction from there),
  *       and no word of its stack, from its stack pointer to the top of
@@ -113,26 +119,22 @@
  *       above the stack, also a stack the application gave), known to a
  *       stopped thread and found by its signature in a thread that waits;
  *       without one, the end of the stack's mapping.
- *   H3. Step 1 (the int3s) then, after it, read the looked-at threads'
- *       status again: a thread that switched in or out since it was
- *       looked at may be anywhere, and the change tries again, as when
- *       H2 finds a thread in the way.  Otherwise steps 2 and 3 follow
- *       with the stopped threads still stopped.
- *       Why that is enough: a looked-at thread that wakes after H3 goes
- *       on from where it was checked, outside the changes, and can reach
- *       one only through its first byte (an int3 until step 3) or by a
- *       return address, which H2 saw on its stack.
- *   A try that fails lets the threads go (the int3s, if written, are
- *   taken back first: the tails were not touched), waits and tries again,
- *   up to PARK_TRIES times; then refuses (-EBUSY) naming the thread and
- *   why.  The wait starts at 20 us and doubles up to a millisecond.
+ *   H3. Steps 2 and 3 with the stopped threads still stopped; then they
+ *       go.  Why that is enough: a looked-at thread that wakes goes on
+ *       from where it was checked, outside the changes, and can reach one
+ *       only through its first byte (an int3 until step 3) or by a return
+ *       address, which H2 saw on its stack.
+ *   A try that fails lets the threads go (the int3s are taken back first:
+ *   the tails were not touched), waits and tries again, up to PARK_TRIES
+ *   times; then refuses (-EBUSY) naming the thread and why.  The wait
+ *   starts at 20 us and doubles up to a millisecond.
  *
- * The race this leaves: a thread seen running may enter a system call
- * before the signal reaches it, and that call returns EINTR.  The
- * census looks at such a thread a second time just before it signals
- * it, which narrows the window to the few microseconds between that
- * look and the signal's delivery (selftests/patch/eintr_race_is_counted
- * counts what is left).
+ * The race this leaves: a thread seen running (for the kernel, runnable:
+ * also one that has just woken and not yet left its call) may be in a
+ * system call when the signal reaches it, and a call that is not
+ * restarted returns EINTR.  Watching it for PATIENCE_US before it is
+ * stopped, and threads at an int3 that sleep rather than spin, make that
+ * rare (selftests/patch/eintr_race_is_counted counts what is left).
  *
  * The stack scan is conservative: a stale word that happens to point
  * inside a change refuses it too, which is safe.  It does not see
@@ -428,6 +430,8 @@ struct batch {
 	unsigned flags;		/* FL_PATCH_* of patch/internal.h */
 	/* The int3s of step 1 are in place. */
 	bool int3s;
+	/* The last try was refused by a thread's signal mask. */
+	bool by_mask;
 	/* The threads stopped by this try, in census order. */
 	size_t stopped;
 	struct fl_census census;
@@ -722,6 +726,7 @@ static void write_rest(struct batch *b)
 
 /* The handshake (H1 to H3 above). */
 #define PARK_TRIES 100
+#define MASK_PATIENCE_MS 20
 #define PARK_WAIT_MS 2000
 #define PARK_WAIT_MAX_MS 30000
 
@@ -886,6 +891,7 @@ static int stoppable(struct batch *b, const struct fl_thread *t)
 	fl_fmt(b->why, sizeof(b->why), "thread %d runs with the handshake's signal %d "
 	       "blocked%s: it cannot be stopped", (int)t->tid, fl_park.signo,
 	       traps_blocked ? " and SIGTRAP blocked (it must not meet an int3)" : "");
+	b->by_mask = true;
 	return -EAGAIN;
 }
 
@@ -916,6 +922,7 @@ static int decide_first(struct batch *b, struct fl_thread *t)
 		fl_fmt(b->why, sizeof(b->why), "thread %d blocks SIGTRAP and waits in the kernel, "
 		       "where it is not stopped: it could wake into an int3, which would kill "
 		       "the process", (int)t->tid);
+		b->by_mask = true;
 		return -EAGAIN;
 	}
 	return stoppable(b, t);
@@ -1279,6 +1286,7 @@ release:
  */
 static int change(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
 {
+	uint64_t masked_since = 0;
 	int err = 0, t;
 
 	err = fl_census_open(&b->census, b->why, sizeof(b->why));
@@ -1290,8 +1298,20 @@ static int change(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
 		long wait_ns = t < 6 ? 20000L << t : 1000000L;
 		struct timespec ms = { 0, wait_ns < 1000000L ? wait_ns : 1000000L };
 
+		b->by_mask = false;
 		err = try_once(b, maps);
 		if (err != -EAGAIN && err != -ESTALE)
+			break;
+		/*
+		 * A signal mask that refuses the change is given MASK_PATIENCE_MS
+		 * (a thread that starts, or leaves a handler, blocks signals for
+		 * a moment), not the tries of a thread in the way.
+		 */
+		if (!b->by_mask)
+			masked_since = 0;
+		else if (!masked_since)
+			masked_since = now_ms();
+		else if (now_ms() - masked_since > MASK_PATIENCE_MS)
 			break;
 		if (err == -ESTALE) {
 			free(maps->m);

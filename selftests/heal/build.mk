@@ -70,10 +70,24 @@ $(HEAL_PIE): $(B)/obj/$(HEAL_DIR)/no_room_for_a_stub_is_unhealable.o $(HEAL_CORP
 	$(Q)$(CC) $(ALL_LDFLAGS) -pie -Wl,-z,notext -rdynamic -pthread -o $@ $(filter %.o,$^) \
 		$(LIB_A) $(LIB_LIBS) -ldl
 
+# A shared object of nullchecks.ll (pic) for heals_go_with_their_module,
+# which loads it, heals a site, closes it and loads it again.
+HEAL_SO := $(HEAL_OUT)/libnullchecks.so
+HEAL_MODULE := $(HEAL_OUT)/heals_go_with_their_module
+$(HEAL_SO): $(HEAL_OUT)/ll/nullchecks-implicit-pic.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-z,notext -o $@ $<
+
+$(HEAL_MODULE): $(B)/obj/$(HEAL_DIR)/heals_go_with_their_module.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $< $(LIB_A) $(LIB_LIBS) -ldl
+
 .PHONY: check-heal
 # The sanitizer build heals and unheals 10,000 times under load: several
 # times slower.
-check-heal: $(HEAL_BINS) $(HEAL_PIE)
+check-heal: $(HEAL_BINS) $(HEAL_PIE) $(HEAL_SO) $(HEAL_MODULE)
 	$(Q)$(HEAL_DIR)/run.sh $(HEAL_OUT) $(if $(filter 1,$(SAN)),5000)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-heal
