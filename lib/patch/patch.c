@@ -877,6 +877,25 @@ static int check_thread(struct batch *b, const struct fl_maps *maps, int32_t tid
 }
 
 /*
+ * Looks at t: whether it waits in the kernel, and where, with its runs
+ * read just before (t->seen...).  Returns 0, -ESRCH (exited) or -errno.
+ */
+static int observe(struct batch *b, struct fl_thread *t)
+{
+	int err = fl_thread_runs(&b->census, t);
+
+	if (!err)
+		err = fl_thread_look(&b->census, t);
+	if (!err && t->waiting) {
+		t->seen = true;
+		t->seen_pc = t->pc;
+		t->seen_sp = t->sp;
+		t->seen_runs = t->runs;
+	}
+	return err;
+}
+
+/*
  * A running thread that is to be stopped: refused while it blocks the
  * handshake's signal (a thread that starts, or leaves an earlier
  * handshake's handler, does for a moment).  Returns T_STOP, or -EAGAIN
@@ -908,8 +927,15 @@ static int decide_first(struct batch *b, struct fl_thread *t)
 
 	if (fl_park_is_exempt(t->tid))
 		return T_ALONE;
-	if (!traps_blocked)
-		return b->moves || b->quiesce ? T_NEW : T_ALONE;
+	if (!traps_blocked && !(b->moves || b->quiesce))
+		return T_ALONE;
+	if (!traps_blocked) {
+		/* Seen before the int3s: if it does not run until after, that is where it is. */
+		err = observe(b, t);
+		if (err && err != -ESRCH)
+			fl_fmt(b->why, sizeof(b->why), "thread %d: %s", (int)t->tid, strerror(-err));
+		return err == -ESRCH ? T_ALONE : err ? err : T_NEW;
+	}
 	err = fl_thread_look(&b->census, t);
 	if (err == -ESRCH)
 		return T_ALONE;		/* it has exited */
@@ -929,31 +955,42 @@ static int decide_first(struct batch *b, struct fl_thread *t)
 }
 
 /*
- * After the int3s: looks at t and checks where it waits (H2).  Its status
- * was read before; if it switched in or out since, it may have been
- * anywhere while it was looked at, and is looked at again.  Returns
- * T_LOOKED, T_ALONE (exited) or T_RUNS (not waiting now), or -errno with
- * b->why.
+ * After the int3s: where t goes on, checked (H2).  A thread seen waiting
+ * in the kernel (now, or earlier in this try) that has not been put on a
+ * CPU since goes on from where it was seen, whatever its state says (one
+ * that has just woken is runnable, yet has not left its call: a signal
+ * would cut that call short).  Its stack is scanned, then its runs read
+ * again: if they moved, it ran meanwhile and is looked at again.  Returns
+ * T_LOOKED, T_ALONE (exited) or T_RUNS (it runs, or ran since), or -errno
+ * with b->why.
  */
 static int look_at(struct batch *b, const struct fl_maps *maps, struct fl_thread *t)
 {
 	for (int look = 0; look < 3; look++) {
-		uint64_t switches = t->switches;
-		int err = fl_thread_look(&b->census, t);
+		uint64_t pc, sp;
+		int err = 0;
 
-		if (!err && !t->waiting)
+		if (t->seen) {
+			err = fl_thread_runs(&b->census, t);
+			if (!err && t->runs != t->seen_runs)
+				t->seen = false;
+		}
+		if (!err && !t->seen)
+			err = observe(b, t);
+		if (!err && !t->seen)
 			return T_RUNS;
 		if (!err) {
-			uint64_t pc = t->pc, sp = t->sp;
-
+			pc = t->seen_pc;
+			sp = t->seen_sp;
 			/* Waiting at an int3 of this batch: it goes on from there. */
 			fl_trap_waiting(t->tid, &pc, &sp);
 			err = check_thread(b, maps, t->tid, pc, sp, 0);
 			if (err)
 				return err;
-			err = fl_thread_status(&b->census, t);
-			if (!err && t->switches == switches && t->state != 'R')
+			err = fl_thread_runs(&b->census, t);
+			if (!err && t->runs == t->seen_runs)
 				return T_LOOKED;
+			t->seen = false;
 		}
 		if (err == -ESRCH)
 			return T_ALONE;

@@ -126,6 +126,20 @@ int fl_thread_look(const struct fl_census *c, struct fl_thread *t)
 	return 0;
 }
 
+int fl_thread_runs(const struct fl_census *c, struct fl_thread *t)
+{
+	char buf[96], *at;
+	int err = read_file(c, t->name, "schedstat", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	/* "TIME_ON_CPU WAIT_TIME TIMES_RUN"; "0 0 0" without CONFIG_SCHED_INFO. */
+	strtoull(buf, &at, 10);
+	strtoull(at, &at, 10);
+	t->runs = strtoull(at, NULL, 10);
+	return 0;
+}
+
 int fl_census_open(struct fl_census *c, char *why, size_t why_len)
 {
 	char link[64];

@@ -33,6 +33,15 @@ struct fl_thread {
 	/* From syscall: the thread waits in the kernel, at pc with sp. */
 	bool waiting;
 	uint64_t pc, sp;
+	/* schedstat's third number: how many times it was put on a CPU. */
+	uint64_t runs;
+	/*
+	 * The last time it was seen waiting (seen): where, and its runs read
+	 * just before.  While runs stays that, it has not been on a CPU since:
+	 * it goes on from there, whatever its state.
+	 */
+	bool seen;
+	uint64_t seen_pc, seen_sp, seen_runs;
 	int what;		/* the patcher's decision (patch.c) */
 };
 
@@ -79,6 +88,12 @@ int fl_thread_status(const struct fl_census *c, struct fl_thread *t);
  * moment's.  Returns 0, -ESRCH when t has exited, or -errno.
  */
 int fl_thread_look(const struct fl_census *c, struct fl_thread *t);
+
+/*
+ * Reads t's schedstat: t->runs.  Returns 0, -ESRCH when t has exited, or
+ * -errno (-ENOTSUP: a kernel without schedstat's counts).
+ */
+int fl_thread_runs(const struct fl_census *c, struct fl_thread *t);
 
 /* Whether sig is in a kernel signal set as status gives it. */
 static inline bool fl_sigset_has(uint64_t set, int sig)
