@@ -933,7 +933,9 @@ static int decide_first(struct batch *b, struct fl_thread *t)
 		/* Seen before the int3s: if it does not run until after, that is where it is. */
 		err = observe(b, t);
 		if (err && err != -ESRCH)
-			fl_fmt(b->why, sizeof(b->why), "thread %d: %s", (int)t->tid, strerror(-err));
+			fl_fmt(b->why, sizeof(b->why), "thread %d: %s%s", (int)t->tid, strerror(-err),
+			       err == -ENOTSUP ? " (its schedstat counts nothing: a kernel without "
+			       "CONFIG_SCHED_INFO, where a thread cannot be looked at)" : "");
 		return err == -ESRCH ? T_ALONE : err ? err : T_NEW;
 	}
 	err = fl_thread_look(&b->census, t);

@@ -137,7 +137,8 @@ int fl_thread_runs(const struct fl_census *c, struct fl_thread *t)
 	strtoull(buf, &at, 10);
 	strtoull(at, &at, 10);
 	t->runs = strtoull(at, NULL, 10);
-	return 0;
+	/* Every thread has been on a CPU once: 0 is a kernel that does not count. */
+	return t->runs ? 0 : -ENOTSUP;
 }
 
 int fl_census_open(struct fl_census *c, char *why, size_t why_len)
