@@ -134,6 +134,15 @@ struct fl_shm_header;
 void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
 		       struct fl_shm_entry *done);
 
+/*
+ * Sends DONE on the connection to the daemon (the fl-requests thread, after
+ * a completion it pushed took the bell), without waiting.  Returns 0, or
+ * -ENOTCONN (no connection now), -EAGAIN (no room: the daemon is behind)
+ * or another -errno; the daemon then finds the completion when it next
+ * looks at the rings.  Thread-safe; not async-signal-safe.
+ */
+int fl_agent_send_done(void);
+
 /* Starts the fl-requests thread.  Returns 0 or -errno. */
 int fl_agent_requests_start(void);
 

@@ -9,13 +9,18 @@
 # faultlined on a private socket, PROG (selftests/daemon/patch's
 # patch-prog, opted in) with 0, then 3 busy threads calling its patch point;
 # patch point 7 rewritten RUNS times (default 200), alternating two
-# contents, measured two ways: from the client's POINT message to the
+# contents, measured three ways: the same change made in the process
+# itself (patch-prog's "local": fl_patchpoint_write timed around the call,
+# the floor of the other two); from the client's POINT message to the
 # daemon's REPLY (a raw client on the socket, Python's clock around
-# send/recv), and as a whole `faultline patch` run (fork, exec, connect,
-# request, print).  Prints the medians and p90s.  The daemon collects
-# completions on its 50 ms tick (requests.c, fld_requests_poll): that tick,
-# not the patch, is most of the figure.  Everything started here is
-# killed at the end.  Runs as root (raw bytes are root's).
+# send/recv); and as a whole `faultline patch` run (fork, exec, connect,
+# request, print: bash's $EPOCHREALTIME around it, which forks nothing).
+# Prints the medians and p90s.  Nothing waits for a timer: the daemon's
+# FUTEX_WAKE of the request doorbell wakes the process's fl-requests
+# thread, and its DONE, sent as it pushes the completion, wakes the
+# daemon (docs/protocol.md, "Rings"); POINT to REPLY is the change plus
+# three wake-ups.  Everything started here is killed at the end.  Runs as
+# root (raw bytes are root's).
 set -u
 CLI=$(realpath "$1")
 FLD=$(realpath "$2")
@@ -41,6 +46,11 @@ for threads in 0 3; do
 	exec 9>"$W/in.$threads"
 	for _ in $(seq 600); do grep -q '^ready' "$W/out.$threads" && break; sleep 0.05; done
 	pid=$(cut -d' ' -f2 "$W/out.$threads")
+	echo "local $RUNS" >&9
+	for _ in $(seq 1200); do grep -q '^local ' "$W/out.$threads" && break; sleep 0.05; done
+	grep '^local ' "$W/out.$threads" | awk -v t="$threads" -v runs="$RUNS" '
+		$2 == "median" { printf "remote patch, %s busy threads: the same change in the process: median %.1f us, p90 %.1f us (%d runs)\n", t, $3, $5, runs; next }
+		{ print "remote patch, " t " busy threads: " $0 }'
 	python3 - "$SOCK" "$pid" "$RUNS" "$threads" <<'PY'
 import socket, struct, sys, time
 path, pid, runs, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -72,9 +82,9 @@ PY
 	whole=()
 	for i in $(seq "$RUNS"); do
 		b=$([ $((i & 1)) = 1 ] && echo 48c7c02a000000 || echo 48c7c007000000)
-		t0=$(date +%s%N)
-		"$CLI" patch "$pid" --patchpoint 7 --bytes "$b" >/dev/null 2>&1 && \
-			whole+=($(( ($(date +%s%N) - t0) / 1000 )))
+		t0=$EPOCHREALTIME
+		"$CLI" patch "$pid" --patchpoint 7 --bytes "$b" >/dev/null 2>&1 && t1=$EPOCHREALTIME && \
+			whole+=($(( (${t1/./} - ${t0/./}) )))
 	done
 	printf '%s\n' "${whole[@]}" | sort -n | awk -v t="$threads" -v runs="$RUNS" '
 		{ v[NR] = $1 }
