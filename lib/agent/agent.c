@@ -83,7 +83,7 @@ static size_t num_removed;
 static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
 /*
  * The connection: the fl-agent thread connects, reads and closes it; the
- * fl-requests thread sends DONE on it (fl_agent_send_done).  Both reach
+ * fl-requests thread sends DONE on it (fl_agent_ring_done).  Both reach
  * the struct under lock only (sock_get, sock_adopt, sock_close), so that
  * the number is never closed, or reused for the next connection, while
  * the other sends on it.  A send of the fl-agent thread's own goes on the
@@ -197,11 +197,55 @@ static int sock_get(void)
 }
 
 /*
- * Makes fd (a connection just registered) the connection.  Returns its
- * number (moved above the floor), or -errno and fd is closed.  Takes lock.
+ * DONE on sock, never waiting and never under a send timeout: a socket
+ * without room (a daemon that is behind) takes nothing.  Returns 0 or
+ * -errno (-ENOTCONN: no connection).  Under lock.
+ */
+static int send_done_locked(uint32_t completion_seq)
+{
+	struct fl_msg_done m;
+	int fd = fl_ownfd_get(&sock);
+
+	fl_proto_header(&m, FL_MSG_DONE, sizeof(m), completion_seq);
+	return fd < 0 ? -ENOTCONN : fl_proto_send(fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT);
+}
+
+/* The region's completion bell, or NULL: no region. */
+static _Atomic uint32_t *bell(void)
+{
+	struct fl_shm_layout l;
+	struct fl_shm_header *h = fl_counters_region(&l);
+
+	return h ? &h->completion_bell : NULL;
+}
+
+void fl_agent_ring_done(uint32_t completion_seq)
+{
+	_Atomic uint32_t *b = bell();
+
+	pthread_mutex_lock(&lock);
+	/*
+	 * Not sent: the bell is set again under lock, so that either this
+	 * comes before sock_adopt, which then sends it on the new connection,
+	 * or after it, and the send here went on that connection.
+	 */
+	if (send_done_locked(completion_seq) != 0 && b)
+		fl_shm_bell_set(b);
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * Makes fd (a connection just registered) the connection, and sends on it
+ * the DONE the fl-requests thread could not send meanwhile (the bell left
+ * set: fl_agent_ring_done), so that a completion pushed while this thread
+ * connected is answered at once.  (A bell the daemon has just set for a
+ * request still running costs a DONE early: the daemon sets it again,
+ * and the completion rings it.)  Returns fd's number (moved above the
+ * floor), or -errno and fd is closed.  Takes lock.
  */
 static int sock_adopt(int fd)
 {
+	_Atomic uint32_t *b = bell();
 	struct fl_ownfd o;
 	int err = fl_ownfd_adopt(&o, fd);
 
@@ -209,6 +253,8 @@ static int sock_adopt(int fd)
 		return err;
 	pthread_mutex_lock(&lock);
 	sock = o;
+	if (b && fl_shm_bell_take(b) && send_done_locked(0) != 0)
+		fl_shm_bell_set(b);
 	pthread_mutex_unlock(&lock);
 	return o.fd;
 }
@@ -222,24 +268,6 @@ static void sock_close(bool forget)
 	else
 		fl_ownfd_close(&sock);
 	pthread_mutex_unlock(&lock);
-}
-
-int fl_agent_send_done(void)
-{
-	struct fl_msg_done m;
-	int fd, err;
-
-	fl_proto_header(&m, FL_MSG_DONE, sizeof(m), 0);
-	pthread_mutex_lock(&lock);
-	fd = fl_ownfd_get(&sock);
-	/*
-	 * Never waits, and never under a send timeout: a socket without room
-	 * (a daemon that is behind) takes nothing, and the daemon finds the
-	 * completion when it next looks at the rings.
-	 */
-	err = fd < 0 ? -ENOTCONN : fl_proto_send(fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT);
-	pthread_mutex_unlock(&lock);
-	return err;
 }
 
 /* Empties the wake socket. */

@@ -76,9 +76,9 @@ static void *requests_thread(void *arg)
 			 * A full completion ring: the daemon is not reading; drop
 			 * it.  The bell is taken after each push, not once a
 			 * batch: the daemon answers this completion's requester
-			 * while the next request runs.  A DONE that cannot go is
-			 * not retried: the daemon's next look at the rings (its
-			 * tick) finds the completion.
+			 * while the next request runs.  A DONE that cannot go now
+			 * goes later (fl_agent_ring_done), and the daemon's tick
+			 * finds the completion anyway.
 			 */
 			if (fl_ring_push_slot(&h->completion_head, &h->completion_tail,
 					      base + l.completions_offset, l.completion_entries,
@@ -87,7 +87,7 @@ static void *requests_thread(void *arg)
 				fl_log(FL_LOG_WARN, "faultlined: completion ring full; "
 				       "request %u dropped", req.seq);
 			else if (fl_shm_bell_take(&h->completion_bell))
-				(void)fl_agent_send_done();
+				fl_agent_ring_done(done.seq);
 		}
 		if (r < 0) {
 			/* An implausible head: resynchronize by discarding. */

@@ -256,8 +256,9 @@ struct fl_msg_complete {
 
 /*
  * DONE: after a HELLO with FL_HELLO_DONE: completions are in the ring,
- * and the bell was set (docs/protocol.md, "Rings").  The header alone; no
- * answer.
+ * and the bell was set (docs/protocol.md, "Rings").  The header alone, its
+ * seq the one of the completion whose push took the bell (for the
+ * reader: the daemon collects every completion there is); no answer.
  */
 struct fl_msg_done {
 	struct fl_msg_header h;
