@@ -15,12 +15,15 @@
 # daemon's REPLY (a raw client on the socket, Python's clock around
 # send/recv); and as a whole `faultline patch` run (fork, exec, connect,
 # request, print: bash's $EPOCHREALTIME around it, which forks nothing).
-# Prints the medians and p90s.  Nothing waits for a timer: the daemon's
+# Beside the whole run, /bin/true run the same way: fork, exec and wait,
+# which with 3 busy threads on 2 cores is mostly the scheduler's.  Prints
+# the medians and p90s.  Nothing waits for a timer: the daemon's
 # FUTEX_WAKE of the request doorbell wakes the process's fl-requests
-# thread, and its DONE, sent as it pushes the completion, wakes the
-# daemon (docs/protocol.md, "Rings"); POINT to REPLY is the change plus
-# three wake-ups.  Everything started here is killed at the end.  Runs as
-# root (raw bytes are root's).
+# thread, and its DONE, sent as it pushes the completion, wakes the daemon
+# (docs/protocol.md, "Rings"); POINT to REPLY is the change, four wake-ups
+# (the daemon twice, the fl-requests thread, the client) and the JSON of
+# the answer.  Everything started here is killed at the end.  Runs as root
+# (raw bytes are root's).
 set -u
 CLI=$(realpath "$1")
 FLD=$(realpath "$2")
@@ -39,6 +42,19 @@ SOCK=$W/fl.sock
 export FAULTLINE_SOCKET=$SOCK FAULTLINE_REGISTER_WAIT_MS=300000
 "$FLD" --socket "$SOCK" --state-dir "$W/state" --no-bpf --log-level warn 2>"$W/daemon.log" &
 for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.05; done
+
+# summary THREADS WHAT US...: the median and p90 of the figures.
+summary() {
+	local t=$1 what=$2
+	shift 2
+	printf '%s\n' "$@" | sort -n | awk -v t="$t" -v what="$what" -v runs="$RUNS" '
+		NF { v[++n] = $1 }
+		END {
+			if (!n) { print "remote patch, " t " busy threads: " what ": every run failed"; exit }
+			p90 = int(n * 0.9); if (p90 < 1) p90 = 1
+			printf "remote patch, %s busy threads: %s: median %d us, p90 %d us (%d of %d ok)\n", t, what, v[int((n + 1) / 2)], v[p90], n, runs
+		}'
+}
 
 for threads in 0 3; do
 	mkfifo "$W/in.$threads"
@@ -79,19 +95,21 @@ if lat:
 else:
     print("remote patch, %s busy threads: every request refused" % threads)
 PY
+	# Interleaved with /bin/true run the same way: what fork, exec and
+	# the wait cost here, whatever the command.
 	whole=()
+	floor=()
 	for i in $(seq "$RUNS"); do
 		b=$([ $((i & 1)) = 1 ] && echo 48c7c02a000000 || echo 48c7c007000000)
 		t0=$EPOCHREALTIME
 		"$CLI" patch "$pid" --patchpoint 7 --bytes "$b" >/dev/null 2>&1 && t1=$EPOCHREALTIME && \
 			whole+=($(( (${t1/./} - ${t0/./}) )))
+		t0=$EPOCHREALTIME
+		/bin/true
+		t1=$EPOCHREALTIME
+		floor+=($(( (${t1/./} - ${t0/./}) )))
 	done
-	printf '%s\n' "${whole[@]}" | sort -n | awk -v t="$threads" -v runs="$RUNS" '
-		{ v[NR] = $1 }
-		END {
-			if (!NR) { print "remote patch, " t " busy threads: every faultline patch failed"; exit }
-			p90 = int(NR * 0.9); if (p90 < 1) p90 = 1
-			printf "remote patch, %s busy threads: whole faultline patch run: median %d us, p90 %d us (%d of %d ok)\n", t, v[int((NR + 1) / 2)], v[p90], NR, runs
-		}'
+	summary "$threads" "whole faultline patch run" "${whole[@]}"
+	summary "$threads" "/bin/true run the same way" "${floor[@]}"
 	exec 9>&-
 done
