@@ -392,7 +392,11 @@ static int64_t fake_daemon_done(struct fake_daemon *d)
 
 		if (n == -ETIMEDOUT)
 			continue;
-		/* MODULE_ADD carries a descriptor: recv dropped it, decode it as the header's type only. */
+		/*
+		 * Anything else is passed over by its header's type alone: a
+		 * MODULE_ADD's memfd did not come with recv, and it would not
+		 * decode without it.
+		 */
 		if (n < (ssize_t)sizeof(struct fl_msg_header))
 			return -1;
 		if (((struct fl_msg_header *)buf)->type != FL_MSG_DONE)
