@@ -329,8 +329,11 @@ int cli_point_request(const char *path, const struct fl_msg_point *q, const void
 		return fail(r, -E2BIG, "more than %u bytes", FL_PROTO_POINT_MAX);
 	memcpy(msg, q, sizeof(*q));
 	fl_proto_header(msg, FL_MSG_POINT, len, seq);
-	memcpy(msg + sizeof(*q), bytes, q->len);
-	memcpy(msg + sizeof(*q) + q->len, expect, q->expect_len);
+	/* A reset or an invalidation has no bytes: NULL, which memcpy may not take even for 0. */
+	if (q->len)
+		memcpy(msg + sizeof(*q), bytes, q->len);
+	if (q->expect_len)
+		memcpy(msg + sizeof(*q) + q->len, expect, q->expect_len);
 	return call(path, msg, len, seq, r);
 }
 

@@ -267,6 +267,15 @@ static int take_token(struct fld_loop *l, struct fld_client *c, uint64_t now)
 	return 1;
 }
 
+void fld_client_refund(struct fld_client *c)
+{
+	if (c->dead)
+		return;
+	c->tokens += 1;
+	if (c->tokens > c->loop->o.msg_burst)
+		c->tokens = c->loop->o.msg_burst;
+}
+
 static void core_readable(struct fld_loop *l, struct fld_client *c)
 {
 	union {

@@ -108,6 +108,15 @@ const char *fld_loop_backend(const struct fld_loop *loop);
 int fld_client_send(struct fld_client *c, const void *buf, size_t len, const int *fds,
 		    size_t nfds);
 
+/*
+ * The message on_message is handling was one the daemon asked c for (a
+ * DONE that answered requests): the token it took from c's bucket
+ * (msg_rate) is given back, so that what the daemon asks of a client is
+ * never its flooding.  Once per message, from on_message; nothing once c
+ * is dropped.
+ */
+void fld_client_refund(struct fld_client *c);
+
 /* Bytes queued to c and not sent yet (the socket was full). */
 size_t fld_client_queued(const struct fld_client *c);
 

@@ -635,7 +635,11 @@ int main(int argc, char **argv)
 	lopts.root_reserve = cfg.max_clients >= 2 ? (cfg.max_clients / 16 ? cfg.max_clients / 16 : 1)
 						  : 0;
 	lopts.silent_ms = cfg.silent_s * 1000;
-	/* Requests wait in processes' rings: look for completions often. */
+	/*
+	 * A process tells of its completions itself (DONE, requests.c); the
+	 * tick is the net under that (a DONE that found no room, an older
+	 * agent) and times requests out: what it catches waits 50 ms at most.
+	 */
 	lopts.tick_ms = 50;
 #ifdef FLD_TRANSPORT_TEST
 	/* The transport tests' build: PING/PONG instead of the protocol. */

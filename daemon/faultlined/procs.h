@@ -206,6 +206,11 @@ struct fld_proc {
 	uint32_t next_seq;		/* requests */
 	/* Its latest HELLO had FL_HELLO_ALLOW_PATCH: root may write its patch points. */
 	bool allow_patch;
+	/*
+	 * Its latest HELLO had FL_HELLO_DONE: it sends DONE when it pushes a
+	 * completion while its completion bell is set (requests.c).
+	 */
+	bool rings;
 };
 
 /* All processes, live and exited, in registration order (restored ones first). */

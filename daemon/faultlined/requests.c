@@ -26,6 +26,7 @@ struct pending {
 	pid_t pid;
 	uint32_t seq;			/* in the process's ring */
 	uint32_t kind;			/* FL_REQ_*: what we asked, not what the process says */
+	bool timed;			/* the process sends no DONE: the timer looks (below) */
 	uint64_t deadline_ms;
 };
 
@@ -39,9 +40,15 @@ static struct pending pendings[1024];
 static size_t num_pendings;
 
 /*
- * While requests are in flight, the rings are looked at every POLL_MS (a
- * timerfd the loop watches), not only on the loop's tick: a request's
- * answer then waits for its completion by a millisecond at most.
+ * A process whose HELLO set FL_HELLO_DONE tells the daemon of its
+ * completions itself: DONE, on its connection, when it pushes one while
+ * its completion bell is set; the daemon sets the bell while it waits for
+ * that process (fl_shm_bell_set, proto.h).  The answer then goes when the
+ * completion is written.  For a process that sends no DONE (an agent
+ * older than it), while requests to it are in flight, the rings are looked
+ * at every POLL_MS (a timerfd the loop watches): its answer waits for its
+ * completion by a millisecond at most.  Either way the loop's tick looks
+ * too, and times requests out.
  */
 #define POLL_MS 1
 static int timer_fd = -1;
@@ -157,6 +164,13 @@ static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct 
 	struct fl_shm_header *h = p->region;
 
 	e->seq = ++p->next_seq;
+	/*
+	 * The bell is set before the request is in the ring: the push's
+	 * release of head orders it before the process's acquire, and the
+	 * process completes the request only after that.
+	 */
+	if (p->rings)
+		fl_shm_bell_set(&h->completion_bell);
 	if (fl_ring_push_slot(&h->request_head, &h->request_tail,
 			      (char *)p->region + p->layout.requests_offset,
 			      p->layout.request_entries, e,
@@ -175,10 +189,11 @@ static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct 
 	 */
 	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
 	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
-	timer_arm(true);
+	if (!p->rings)
+		timer_arm(true);
 	pendings[num_pendings++] = (struct pending){
 		.from = c, .uid = c ? fld_client_uid(c) : 0, .from_seq = seq, .pid = p->pid,
-		.seq = e->seq, .kind = (uint32_t)e->status,
+		.seq = e->seq, .kind = (uint32_t)e->status, .timed = !p->rings,
 		.deadline_ms = mono_ms() + timeout_ms,
 	};
 }
@@ -420,54 +435,106 @@ static void complete(size_t k, const struct fl_shm_entry *e, const struct fl_shm
 	finish(k, status, 0, d);
 }
 
+/* Whether a request to pid is in flight. */
+static bool in_flight(pid_t pid)
+{
+	for (size_t i = 0; i < num_pendings; i++)
+		if (pendings[i].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Pops p's completions and answers their requests: at most a ring's worth
+ * a call (the process writes head, and can write our tail too: one that
+ * keeps moving it while we pop must not hold the daemon here).  Returns
+ * how many answered a request in flight, or -EBADMSG when the ring's head
+ * is implausible: p's client is dropped then.
+ */
+static int collect(struct fld_proc *p)
+{
+	struct fl_shm_header *h = p->region;
+	int answered = 0, r = 0;
+
+	for (uint32_t n = 0; n < p->layout.completion_entries; n++) {
+		struct fl_shm_entry e;
+		struct fl_shm_point_done d;
+
+		r = fl_ring_pop_slot(&h->completion_head, &h->completion_tail,
+				     (char *)p->region + p->layout.completions_offset,
+				     p->layout.completion_entries, &e,
+				     (char *)p->region + p->layout.completion_slots_offset,
+				     sizeof(d), &d);
+		if (r <= 0)
+			break;
+		for (size_t k = 0; k < num_pendings; k++) {
+			if (pendings[k].pid == p->pid && pendings[k].seq == e.seq) {
+				complete(k, &e, &d);
+				answered++;
+				break;
+			}
+		}
+	}
+	if (r < 0 && p->client) {
+		fld_client_drop(p->client, "completion ring: implausible head");
+		return -EBADMSG;
+	}
+	return answered;
+}
+
+/*
+ * Collects p's completions; then, when p sends DONE and requests to it
+ * are still in flight, sets its bell and collects once more: a completion
+ * pushed between the first look and the bell is seen now, any later one
+ * is rung (fl_shm_bell_set).  Returns what collect returns, summed.
+ */
+static int visit(struct fld_proc *p)
+{
+	int n = collect(p), more;
+
+	if (n < 0 || !p->rings || !in_flight(p->pid))
+		return n;
+	fl_shm_bell_set(&((struct fl_shm_header *)p->region)->completion_bell);
+	more = collect(p);
+	return more < 0 ? more : n + more;
+}
+
+int fld_requests_done(struct fld_proc *p)
+{
+	return visit(p);
+}
+
 void fld_requests_poll(void)
 {
 	uint64_t now = mono_ms();
+	bool timed = false;
 
 	for (size_t i = 0; i < num_pendings;) {
-		struct pending *q = &pendings[i];
-		struct fld_proc *p = fld_proc_find_live(q->pid);
-		struct fl_shm_entry e;
-		struct fl_shm_point_done d;
-		int r = 0;
+		pid_t pid = pendings[i].pid;
+		uint32_t seq = pendings[i].seq;
+		struct fld_proc *p = fld_proc_find_live(pid);
 
 		if (!p) {
 			finish(i, -ESRCH, 0, NULL);
 			continue;
 		}
+		/* Dropped: its requests are answered -ESRCH as the loop comes to them. */
+		if (visit(p) < 0)
+			continue;
 		/*
-		 * Completions of this process: match them to their requests.  At
-		 * most a ring's worth per visit: the process writes head (and
-		 * can write our tail too), and one that keeps moving it while we
-		 * pop must not hold the daemon here.
+		 * The visit answered the request at i, and another took its
+		 * place (finish moves the last one there): that one is next.
 		 */
-		for (uint32_t n = 0; n < p->layout.completion_entries; n++) {
-			r = fl_ring_pop_slot(&((struct fl_shm_header *)p->region)->completion_head,
-					     &((struct fl_shm_header *)p->region)->completion_tail,
-					     (char *)p->region + p->layout.completions_offset,
-					     p->layout.completion_entries, &e,
-					     (char *)p->region + p->layout.completion_slots_offset,
-					     sizeof(d), &d);
-			if (r <= 0)
-				break;
-			for (size_t k = 0; k < num_pendings; k++) {
-				if (pendings[k].pid == p->pid && pendings[k].seq == e.seq) {
-					complete(k, &e, &d);
-					break;
-				}
-			}
-		}
-		if (r < 0 && p->client) {
-			fld_client_drop(p->client, "completion ring: implausible head");
+		if (i >= num_pendings || pendings[i].pid != pid || pendings[i].seq != seq)
+			continue;
+		if (now >= pendings[i].deadline_ms) {
+			finish(i, -ETIMEDOUT, 0, NULL);
 			continue;
 		}
-		if (i < num_pendings && pendings[i].pid == q->pid && now >= pendings[i].deadline_ms)
-			finish(i, -ETIMEDOUT, 0, NULL);
-		else
-			i++;
+		timed |= pendings[i].timed;
+		i++;
 	}
-	if (num_pendings == 0)
-		timer_arm(false);
+	timer_arm(timed);
 }
 
 void fld_requests_forget(struct fld_client *c)

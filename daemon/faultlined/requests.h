@@ -4,7 +4,8 @@
  * process (heal threshold, ping; a patch point write or reset, a stack map
  * invalidation), pushed into the process's request ring, and its answer
  * when the process's completion comes back (or the timeout, or the process
- * is gone).  Loop thread only.
+ * is gone).  The process says when: DONE (fld_requests_done).  Loop thread
+ * only.
  */
 #ifndef FLD_REQUESTS_H
 #define FLD_REQUESTS_H
@@ -29,8 +30,9 @@ void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_
 void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms);
 /*
  * Starts looking at the rings every millisecond while requests are in
- * flight (a timerfd watched by loop); without it, only on the loop's tick.
- * Returns 0 or -errno.
+ * flight to a process that sends no DONE (an older agent: a timerfd
+ * watched by loop); without it, such a process's completions wait for the
+ * loop's tick.  Returns 0 or -errno.
  */
 int fld_requests_start(struct fld_loop *loop);
 void fld_requests_stop(void);
@@ -44,6 +46,13 @@ void fld_requests_policy(uint64_t heal_arg, uint32_t unheal_after_s);
 void fld_request_policy(struct fld_proc *p);
 /* Matches the completions in the processes' rings to their requests, and times them out. */
 void fld_requests_poll(void);
+/*
+ * p sent DONE (its HELLO set FL_HELLO_DONE; the caller checked): its
+ * completions are answered, and its bell set again while requests to it
+ * are still in flight.  Returns how many requests were answered, or
+ * -EBADMSG when p's completion ring is broken (p's client is dropped).
+ */
+int fld_requests_done(struct fld_proc *p);
 /* c is gone: its requests' answers are not sent (the requests stay in flight). */
 void fld_requests_forget(struct fld_client *c);
 

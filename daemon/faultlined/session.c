@@ -186,6 +186,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	s->proc = p;
 	s->first = m->hello.flags & FL_HELLO_FIRST;
 	p->allow_patch = m->hello.flags & FL_HELLO_ALLOW_PATCH;
+	p->rings = m->hello.flags & FL_HELLO_DONE;
 	/* Counted by the kernel before the process hears WELCOME. */
 	if (!fld_bpf_proc_counted(p))
 		fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
@@ -616,6 +617,19 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 			return;
 		}
 		fld_bpf_proc_complete(s->proc);
+		break;
+	case FL_MSG_DONE:
+		if (!s->proc || !s->proc->rings) {
+			drop(c, "DONE", s->proc ? "after a HELLO without DONE" : "before HELLO");
+			return;
+		}
+		/*
+		 * One that answered requests in flight was asked for (the bell):
+		 * it does not count against the client's message rate, which
+		 * the requesters' rate would set otherwise.  Any other does.
+		 */
+		if (fld_requests_done(s->proc) > 0)
+			fld_client_refund(c);
 		break;
 	case FL_MSG_QUERY:
 		if (s->proc) {

@@ -81,7 +81,16 @@ static size_t num_removed;
  * send(), which cannot write into a file the program put at that number.
  */
 static struct fl_ownfd wake_pair[2] = { FL_OWNFD_NONE, FL_OWNFD_NONE };
-static struct fl_ownfd sock = FL_OWNFD_NONE;	/* owned by the fl-agent thread */
+/*
+ * The connection: the fl-agent thread connects, reads and closes it; the
+ * fl-requests thread sends DONE on it (fl_agent_ring_done).  Both reach
+ * the struct under lock only (sock_get, sock_adopt, sock_close), so that
+ * the number is never closed, or reused for the next connection, while
+ * the other sends on it.  A send of the fl-agent thread's own goes on the
+ * number sock_get returned without the lock: it is the only one that
+ * closes.
+ */
+static struct fl_ownfd sock = FL_OWNFD_NONE;
 static uint32_t seq;
 static bool started;
 /* The fl-agent thread was started (fl_agent_scanning). */
@@ -173,6 +182,91 @@ static void wake(void)
 	/* Full means already woken. */
 	if (fd >= 0)
 		(void)!send(fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	pthread_mutex_unlock(&lock);
+}
+
+/* sock's descriptor while it is still faultline's, else -1 (forgotten).  Takes lock. */
+static int sock_get(void)
+{
+	int fd;
+
+	pthread_mutex_lock(&lock);
+	fd = fl_ownfd_get(&sock);
+	pthread_mutex_unlock(&lock);
+	return fd;
+}
+
+/*
+ * DONE on sock, never waiting and never under a send timeout: a socket
+ * without room (a daemon that is behind) takes nothing.  Returns 0 or
+ * -errno (-ENOTCONN: no connection).  Under lock.
+ */
+static int send_done_locked(uint32_t completion_seq)
+{
+	struct fl_msg_done m;
+	int fd = fl_ownfd_get(&sock);
+
+	fl_proto_header(&m, FL_MSG_DONE, sizeof(m), completion_seq);
+	return fd < 0 ? -ENOTCONN : fl_proto_send(fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT);
+}
+
+/* The region's completion bell, or NULL: no region. */
+static _Atomic uint32_t *bell(void)
+{
+	struct fl_shm_layout l;
+	struct fl_shm_header *h = fl_counters_region(&l);
+
+	return h ? &h->completion_bell : NULL;
+}
+
+void fl_agent_ring_done(uint32_t completion_seq)
+{
+	_Atomic uint32_t *b = bell();
+
+	pthread_mutex_lock(&lock);
+	/*
+	 * Not sent: the bell is set again under lock, so that either this
+	 * comes before sock_adopt, which then sends it on the new connection,
+	 * or after it, and the send here went on that connection.
+	 */
+	if (send_done_locked(completion_seq) != 0 && b)
+		fl_shm_bell_set(b);
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * Makes fd (a connection just registered) the connection, and sends on it
+ * the DONE the fl-requests thread could not send meanwhile (the bell left
+ * set: fl_agent_ring_done), so that a completion pushed while this thread
+ * connected is answered at once.  (A bell the daemon has just set for a
+ * request still running costs a DONE early: the daemon sets it again,
+ * and the completion rings it.)  Returns fd's number (moved above the
+ * floor), or -errno and fd is closed.  Takes lock.
+ */
+static int sock_adopt(int fd)
+{
+	_Atomic uint32_t *b = bell();
+	struct fl_ownfd o;
+	int err = fl_ownfd_adopt(&o, fd);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&lock);
+	sock = o;
+	if (b && fl_shm_bell_take(b) && send_done_locked(0) != 0)
+		fl_shm_bell_set(b);
+	pthread_mutex_unlock(&lock);
+	return o.fd;
+}
+
+/* Closes the connection if it is still faultline's (forget: only forgets it).  Takes lock. */
+static void sock_close(bool forget)
+{
+	pthread_mutex_lock(&lock);
+	if (forget)
+		sock = FL_OWNFD_NONE;
+	else
+		fl_ownfd_close(&sock);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -371,7 +465,8 @@ static int send_hello(int fd, uint32_t flags)
 	fl_counters_region(&l);
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
 	h.pid = (uint32_t)getpid();
-	h.flags = flags | FL_HELLO_SYNC | (fl_agent_patch_allowed() ? FL_HELLO_ALLOW_PATCH : 0);
+	h.flags = flags | FL_HELLO_SYNC | FL_HELLO_DONE |
+		  (fl_agent_patch_allowed() ? FL_HELLO_ALLOW_PATCH : 0);
 	h.region_size = l.size;
 	memcpy(h.comm, comm, sizeof(h.comm));
 	h.comm[FL_PROTO_COMM - 1] = 0;
@@ -837,8 +932,13 @@ static void *agent_thread(void *arg)
 	fl_table_deferred_scan();
 	for (;;) {
 		struct pollfd p[2];
-		bool had_sock = sock.fd >= 0;
-		int fd = fl_ownfd_get(&sock), wfd = fl_ownfd_get(&wake_pair[0]);
+		bool had_sock;
+		int fd, wfd = fl_ownfd_get(&wake_pair[0]);
+
+		pthread_mutex_lock(&lock);
+		had_sock = sock.fd >= 0;
+		fd = fl_ownfd_get(&sock);
+		pthread_mutex_unlock(&lock);
 
 		if (fd < 0 && region_fd_or_say() < 0)
 			return NULL;	/* nothing to register with, for good */
@@ -873,23 +973,24 @@ static void *agent_thread(void *arg)
 				drain_wake();
 				continue;
 			}
-			if (fl_ownfd_adopt(&sock, fd) != 0)
+			fd = sock_adopt(fd);
+			if (fd < 0)
 				continue;
 			/* Its WELCOME comes later (read_daemon). */
 			atomic_store(&welcomed, welcome);
 			connected_at = time(NULL);
 		}
-		p[0] = (struct pollfd){ .fd = sock.fd, .events = POLLIN };
+		p[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = wfd, .events = POLLIN };
 		if (poll(p, 2, wfd >= 0 ? CHECK_FDS_MS : 1000) < 0)
 			continue;
 		if (p[1].revents & POLLIN)
 			drain_wake();
-		fd = fl_ownfd_get(&sock);
+		fd = sock_get();
 		if (fd < 0 || (p[0].revents & POLLNVAL)) {
 			/* The program's doing: said next round, the descriptor forgotten. */
 			lost_to_program = true;
-			sock = FL_OWNFD_NONE;
+			sock_close(true);
 			atomic_store(&welcomed, false);
 			continue;
 		}
@@ -902,7 +1003,7 @@ static void *agent_thread(void *arg)
 		    ((err = flush(fd, mono_ms() + BACKGROUND_SEND_S * 1000, true)) < 0 &&
 		     err != -EAGAIN)) {
 			fl_log(FL_LOG_INFO, "lost faultlined at %s; reconnecting", fl_agent_path());
-			fl_ownfd_close(&sock);
+			sock_close(false);
 			atomic_store(&welcomed, false);
 			/* A daemon that drops us at once is not hammered. */
 			if (time(NULL) - connected_at >= 10)
@@ -1011,7 +1112,7 @@ static void fork_child(int counters_err)
 	 * (closed only where they are still faultline's: the program may
 	 * have closed or reused the numbers).
 	 */
-	fl_ownfd_close(&sock);
+	sock_close(false);
 	fl_ownfd_close(&wake_pair[0]);
 	fl_ownfd_close(&wake_pair[1]);
 	atomic_store(&welcomed, false);
@@ -1033,7 +1134,7 @@ static void fork_child(int counters_err)
 		int fd = connect_and_register(mono_ms() + register_wait_ms, FL_HELLO_FIRST, true, true,
 					      &welcome);
 
-		if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
+		if (fd >= 0 && sock_adopt(fd) >= 0)
 			atomic_store(&welcomed, welcome);
 	}
 	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0) {
@@ -1080,13 +1181,15 @@ int fl_agent_start(const char *given)
 	 */
 	fd = connect_and_register(mono_ms() + register_wait_ms, first_hello_flags(), true, false,
 				  &welcome);
-	if (fd >= 0 && fl_ownfd_adopt(&sock, fd) == 0)
-		atomic_store(&welcomed, welcome);
-	else if (fd == -ENOENT || fd == -ECONNREFUSED)
+	if (fd >= 0) {
+		if (sock_adopt(fd) >= 0)
+			atomic_store(&welcomed, welcome);
+	} else if (fd == -ENOENT || fd == -ECONNREFUSED) {
 		fl_agent_paths_say_none();
-	else if (fd < 0 && fd != -EBADF && fd != -EPERM)
+	} else if (fd != -EBADF && fd != -EPERM) {
 		fl_log(FL_LOG_INFO, "faultlined at %s: %s; trying again in the background",
 		       fl_agent_path(), strerror(-fd));
+	}
 	started = true;
 	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
 	if (err)

@@ -134,6 +134,16 @@ struct fl_shm_header;
 void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
 		       struct fl_shm_entry *done);
 
+/*
+ * The fl-requests thread pushed the completion of request completion_seq
+ * and took the bell (fl_shm_bell_take): sends DONE on the connection to
+ * the daemon (its seq completion_seq), without waiting; when it cannot now
+ * (no connection: the fl-agent thread is connecting again; no room: the
+ * daemon is behind), sets the bell again, for the next connection or the
+ * next completion.  Thread-safe; not async-signal-safe.
+ */
+void fl_agent_ring_done(uint32_t completion_seq);
+
 /* Starts the fl-requests thread.  Returns 0 or -errno. */
 int fl_agent_requests_start(void);
 

@@ -2,9 +2,11 @@
 /*
  * The fl-requests thread: waits on the shared region's doorbell (a futex
  * the daemon increments and wakes), pops requests, runs them and pushes
- * completions (docs/protocol.md, "Rings").  Each request is copied out of
- * the ring once and validated before use: the daemon is a peer, not
- * trusted.
+ * completions, and rings the daemon's completion bell when it is set: a
+ * DONE on the connection (docs/protocol.md, "Rings").  The request wakes
+ * this thread and the completion wakes the daemon: neither waits for a
+ * timer.  Each request is copied out of the ring once and validated
+ * before use: the daemon is a peer, not trusted.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -70,13 +72,22 @@ static void *requests_thread(void *arg)
 					     base + l.request_slots_offset, sizeof(slot), &slot)) > 0) {
 			bool with_slot = run(&req, &slot, h, &done, &out);
 
-			/* A full completion ring: the daemon is not reading; drop it. */
+			/*
+			 * A full completion ring: the daemon is not reading; drop
+			 * it.  The bell is taken after each push, not once a
+			 * batch: the daemon answers this completion's requester
+			 * while the next request runs.  A DONE that cannot go now
+			 * goes later (fl_agent_ring_done), and the daemon's tick
+			 * finds the completion anyway.
+			 */
 			if (fl_ring_push_slot(&h->completion_head, &h->completion_tail,
 					      base + l.completions_offset, l.completion_entries,
 					      &done, base + l.completion_slots_offset, sizeof(out),
 					      with_slot ? &out : NULL) != 0)
 				fl_log(FL_LOG_WARN, "faultlined: completion ring full; "
 				       "request %u dropped", req.seq);
+			else if (fl_shm_bell_take(&h->completion_bell))
+				fl_agent_ring_done(done.seq);
 		}
 		if (r < 0) {
 			/* An implausible head: resynchronize by discarding. */

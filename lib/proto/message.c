@@ -108,7 +108,8 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 			return bad(diag, -EBADMSG, "HELLO of the wrong size", m, len);
 		fixed(p, len, sizeof(m->hello), &m->hello);
 		if (m->hello.pid == 0 ||
-		    (m->hello.flags & ~(FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH)))
+		    (m->hello.flags & ~(FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH |
+					FL_HELLO_DONE)))
 			return bad(diag, -EBADMSG, "HELLO pid 0 or unknown flags set", m,
 				   m->hello.flags);
 		if (m->hello.region_size < FL_SHM_HEADER_SIZE ||
@@ -181,6 +182,11 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->complete))
 			return bad(diag, -EBADMSG, "COMPLETE of the wrong size", m, len);
 		fixed(p, len, sizeof(m->complete), &m->complete);
+		break;
+	case FL_MSG_DONE:
+		if (len != sizeof(m->done))
+			return bad(diag, -EBADMSG, "DONE of the wrong size", m, len);
+		fixed(p, len, sizeof(m->done), &m->done);
 		break;
 	case FL_MSG_QUERY:
 		if (len != sizeof(m->query))

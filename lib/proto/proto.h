@@ -32,6 +32,7 @@ enum fl_msg_type {
 	FL_MSG_SYMBOLS = 4,
 	FL_MSG_SYNC = 5,
 	FL_MSG_COMPLETE = 6,
+	FL_MSG_DONE = 7,
 	FL_MSG_QUERY = 16,
 	FL_MSG_REQUEST = 17,
 	FL_MSG_POINT = 18,
@@ -119,6 +120,14 @@ enum fl_request_kind {
  * process refuses it too.
  */
 #define FL_HELLO_ALLOW_PATCH 4u
+/*
+ * FL_HELLO_DONE: the process sends DONE on this connection when it pushes
+ * a completion while the region's completion_bell is set (it clears the
+ * bell as it does): the daemon then learns of a completion when it is
+ * written, not at its next look at the rings.  The daemon sets the bell
+ * only for such a process, and takes DONE only from one.
+ */
+#define FL_HELLO_DONE 8u
 
 struct fl_msg_header {
 	uint32_t magic;
@@ -245,6 +254,16 @@ struct fl_msg_complete {
 	struct fl_msg_header h;
 };
 
+/*
+ * DONE: after a HELLO with FL_HELLO_DONE: completions are in the ring,
+ * and the bell was set (docs/protocol.md, "Rings").  The header alone, its
+ * seq the one of the completion whose push took the bell (for the
+ * reader: the daemon collects every completion there is); no answer.
+ */
+struct fl_msg_done {
+	struct fl_msg_header h;
+};
+
 struct fl_msg_error {
 	struct fl_msg_header h;
 	int32_t err;
@@ -277,6 +296,7 @@ struct fl_msg {
 		struct fl_msg_welcome welcome;
 		struct fl_msg_sync sync;
 		struct fl_msg_complete complete;
+		struct fl_msg_done done;
 		struct fl_msg_error error;
 		struct fl_msg_reply reply;
 	};
@@ -402,6 +422,41 @@ static inline void fl_shm_mark_dirty(_Atomic uint8_t *dirty, uint32_t slot)
 		atomic_store_explicit(b, 1, memory_order_relaxed);
 }
 
+/*
+ * The completion bell's two sides (docs/protocol.md, "Rings"), so that no
+ * completion is left unannounced and none is announced for nothing.  The
+ * daemon, waiting for completions of a process that sends DONE, sets the
+ * bell (fl_shm_bell_set), then pops the ring; the process pushes a
+ * completion, then takes the bell (fl_shm_bell_take) and sends DONE when it
+ * was set.  Either the process's fence comes first in the single total
+ * order of seq_cst fences, and the daemon's pop after its own fence sees
+ * the completion; or the daemon's comes first, and the process's load
+ * sees the 1 and DONE goes.  Without the fences each side's store could
+ * still sit in its CPU's store buffer while its load reads the other's
+ * old value: the completion unseen, and no DONE sent (the store-buffer
+ * case, as in fl_shm_mark_dirty).  Lock-free, no allocation.
+ */
+static inline void fl_shm_bell_set(_Atomic uint32_t *bell)
+{
+	atomic_store_explicit(bell, 1, memory_order_relaxed);
+	/* Pairs with the fence in fl_shm_bell_take. */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/*
+ * Returns whether the bell was set, and clears it: the caller, which has
+ * just pushed a completion, sends DONE then.
+ */
+static inline bool fl_shm_bell_take(_Atomic uint32_t *bell)
+{
+	/* Pairs with the fence in fl_shm_bell_set; after the push's release of head. */
+	atomic_thread_fence(memory_order_seq_cst);
+	/* A plain load first: the line is not written while the bell is clear. */
+	if (!atomic_load_explicit(bell, memory_order_relaxed))
+		return false;
+	return atomic_exchange_explicit(bell, 0, memory_order_relaxed) != 0;
+}
+
 struct fl_shm_header {
 	uint32_t magic;
 	uint16_t version;
@@ -441,7 +496,15 @@ struct fl_shm_header {
 	_Atomic uint32_t heal_threshold;
 	/* Version 3: the dirty summary (fl_shm_dirty_blocks(capacity) bytes). */
 	uint32_t dirty_offset;
-	uint8_t pad2[112];
+	/*
+	 * The completion bell (in padding until then: 0, never set, is what
+	 * an older daemon leaves).  The daemon stores 1 (then fences) while it
+	 * waits for completions of a process whose HELLO set FL_HELLO_DONE;
+	 * the process, after pushing a completion and a fence, exchanges it
+	 * for 0 and sends DONE when it was set (fl_shm_bell_*).
+	 */
+	_Atomic uint32_t completion_bell;
+	uint8_t pad2[108];
 };
 
 /*

@@ -13,6 +13,7 @@
 _Static_assert(sizeof(struct fl_shm_header) == FL_SHM_HEADER_SIZE, "region header layout");
 _Static_assert(offsetof(struct fl_shm_header, request_head) == 64, "daemon's line");
 _Static_assert(offsetof(struct fl_shm_header, completion_head) == 128, "process's line");
+_Static_assert(offsetof(struct fl_shm_header, completion_bell) == 144, "the completion bell");
 _Static_assert(sizeof(struct fl_shm_site) == 32, "site layout");
 _Static_assert(sizeof(struct fl_shm_entry) == 32, "ring entry layout");
 _Static_assert(offsetof(struct fl_shm_header, request_slots_offset) == 52, "slots' offsets");

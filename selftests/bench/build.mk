@@ -174,8 +174,9 @@ $(BENCH_DEOPT): $(B)/obj/selftests/bench/bench_deopt.o $(DEOPT_OUT)/ll/returns.o
 bench-deopt: $(BENCH_DEOPT)
 	$(Q)$(BENCH_DEOPT) -n $(or $(BENCH_DEOPT_ROUNDS),15)
 
-# Latency of a remote patch request (selftests/bench/remote_patch.sh):
-# POINT to REPLY and a whole faultline patch run, 0 and 3 busy threads.
+# Latency of a remote patch request (selftests/bench/remote_patch.sh): the
+# same change made in the process (the floor), POINT to REPLY and a whole
+# faultline patch run, 0 and 3 busy threads.
 .PHONY: bench-remote-patch
 bench-remote-patch: $(CLI) $(FLD) $(B)/tests/daemon/patch/patch-prog
 	$(Q)selftests/bench/remote_patch.sh $(CLI) $(FLD) $(B)/tests/daemon/patch/patch-prog

@@ -74,8 +74,8 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		return false;
 	switch (le(d + 6, 2)) {
 	case 1:		/* HELLO */
-		/* flags: FIRST 1, SYNC 2, ALLOW_PATCH 4 */
-		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~7ull) ||
+		/* flags: FIRST 1, SYNC 2, ALLOW_PATCH 4, DONE 8 */
+		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~15ull) ||
 		    le(d + 24, 8) < FL_SHM_HEADER_SIZE || le(d + 24, 8) > FL_PROTO_MAX_REGION ||
 		    !has_nul(d + 32, 16))
 			return false;
@@ -118,6 +118,7 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		break;
 	case 5:		/* SYNC: the header alone */
 	case 6:		/* COMPLETE: the header alone */
+	case 7:		/* DONE: the header alone */
 		if (n != HEADER_SIZE)
 			return false;
 		break;
@@ -234,6 +235,9 @@ static void check_message(const struct fl_msg *m, const uint8_t *d, size_t n, si
 		break;
 	case FL_MSG_COMPLETE:
 		CHECK(memcmp(&m->complete, d, sizeof(m->complete)) == 0);
+		break;
+	case FL_MSG_DONE:
+		CHECK(memcmp(&m->done, d, sizeof(m->done)) == 0);
 		break;
 	case FL_MSG_QUERY:
 		CHECK(memcmp(&m->query, d, sizeof(m->query)) == 0);

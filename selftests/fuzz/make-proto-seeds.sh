@@ -57,6 +57,9 @@ msg() {
 # HELLO: pid, flags, region_size, comm[16]
 u32 1234; u32 0; u64 3840; str seedproc; zeros 8
 msg hello 1 1
+# with every flag an agent sets (FIRST, SYNC, ALLOW_PATCH, DONE)
+u32 1234; u32 15; u64 3840; str seedproc; zeros 8
+msg hello-flags 1 1
 
 # MODULE_ADD: module, flags, code_start, code_size, first_counter,
 # num_sites, faultmap_size, stackmap_size, name_len, sm_functions, base; name
@@ -79,9 +82,10 @@ u32 3; u32 0xffffffff; u16 11; str parse_input
 u32 1; u32 0; u16 1; str f
 msg symbols 0 4
 
-# SYNC and COMPLETE: the header alone
+# SYNC, COMPLETE and DONE: the header alone
 msg sync 0 5
 msg complete 0 6
+msg done 0 7
 
 # QUERY: what, pid, arg
 u32 1; u32 0; u64 0

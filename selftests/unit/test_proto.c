@@ -654,7 +654,7 @@ END_TEST
 
 START_TEST(unknown_type_is_a_protocol_error)
 {
-	uint16_t types[] = { 0, 7, 15, 19, 63, 67, 0x8000, 0xffff };
+	uint16_t types[] = { 0, 8, 15, 19, 63, 67, 0x8000, 0xffff };
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf *b = welcome(1, 0);
@@ -782,6 +782,13 @@ static void hello_first_flag(const struct body_case *c, const struct fl_msg *m)
 	ck_assert_uint_eq(m->hello.flags, FL_HELLO_FIRST);
 }
 
+static void hello_every_flag(const struct body_case *c, const struct fl_msg *m)
+{
+	(void)c;
+	ck_assert_uint_eq(m->hello.flags, FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH |
+			  FL_HELLO_DONE);
+}
+
 static void hello_region_size_as_set(const struct body_case *c, const struct fl_msg *m)
 {
 	ck_assert_uint_eq(m->hello.region_size, c->set[0].val);
@@ -816,6 +823,11 @@ static const struct body_case body_cases[] = {
 	  .set = { SET(hello, flags, 0x80000000u | FL_HELLO_FIRST) } },
 	{ "HELLO takes FL_HELLO_FIRST", GOOD(HELLO, 1),
 	  .set = { SET(hello, flags, FL_HELLO_FIRST) }, .accepted = hello_first_flag },
+	{ "HELLO takes every flag an agent sets", GOOD(HELLO, 1),
+	  .set = { SET(hello, flags, FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH |
+			      FL_HELLO_DONE) }, .accepted = hello_every_flag },
+	{ "HELLO flag past FL_HELLO_DONE", BAD(HELLO, 1, -EBADMSG, "unknown flags set"),
+	  .set = { SET(hello, flags, FL_HELLO_DONE << 1) } },
 	{ "HELLO region size 0", BAD(HELLO, 1, -EBADMSG, "HELLO region size out of range"),
 	  .set = { SET(hello, region_size, 0) } },
 	{ "HELLO region size below a header",
@@ -1015,6 +1027,10 @@ static const struct body_case body_cases[] = {
 	{ "COMPLETE", GOOD(COMPLETE, 0) },
 	{ "COMPLETE with a body", BAD(COMPLETE, 0, -EBADMSG, "COMPLETE of the wrong size"),
 	  TAIL("xxxx") },
+	/* DONE likewise. */
+	{ "DONE", GOOD(DONE, 0) },
+	{ "DONE with a body", BAD(DONE, 0, -EBADMSG, "DONE of the wrong size"), TAIL("x") },
+	{ "DONE with an fd", BAD(DONE, 1, -EPROTO, "wrong number of file descriptors") },
 
 	/* ERROR, REPLY */
 	{ "ERROR code 0", BAD(ERROR, 0, -EBADMSG, "ERROR with a non-negative code"),
@@ -1125,6 +1141,12 @@ static struct buf *body_build(const struct body_case *c)
 	}
 	case FL_MSG_COMPLETE: {
 		struct fl_msg_complete f = { 0 };
+
+		put(b, &f, sizeof(f));
+		break;
+	}
+	case FL_MSG_DONE: {
+		struct fl_msg_done f = { 0 };
 
 		put(b, &f, sizeof(f));
 		break;

@@ -4,10 +4,10 @@
 # fork), forks while a library is loaded and unloaded, kill -9 and restart,
 # a live process's counts file (persist),
 # requests, security (a client as nobody, forged and malformed messages,
-# bad memfds, fd floods, slow readers) and 1,000 registered processes.
-# Runs as root (not in CHECKS).
+# bad memfds, fd floods, slow readers), 1,000 registered processes, and the
+# completion bell (DONE) from both sides.  Runs as root (not in CHECKS).
 #
-#   make check-daemon-e2e [E2E_GROUPS="counts churn restart persist request security load kernel"]
+#   make check-daemon-e2e [E2E_GROUPS="counts churn restart persist request security load kernel bell"]
 #   make check-daemon-e2e-GROUP   (one group alone, with its own daemon)
 
 E2E_DIR := selftests/daemon/e2e

@@ -69,7 +69,7 @@ void group_request(void)
 		int fd = conn(), bad = 0;
 		char msg[64], *text;
 
-		/* Completions are collected on the daemon's tick (50 ms). */
+		/* Each answered when the process's DONE behind its completion is read. */
 		for (int i = 0; fd >= 0 && i < 40; i++) {
 			json_object *doc;
 

@@ -1028,6 +1028,7 @@ static const struct {
 	{ "security", group_security },
 	{ "load", group_load },
 	{ "kernel", group_kernel },
+	{ "bell", group_bell },
 };
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -66,6 +66,7 @@ void group_request(void);
 void group_security(void);
 void group_load(void);
 void group_kernel(void);
+void group_bell(void);
 
 /* ------------------------------------------------------------------------
  * Reporting

@@ -4,7 +4,8 @@
 # Groups (group-GROUP.c; harness.c): counts, churn, restart, persist (a live
 # process's counts file), request,
 # security, load, kernel (the daemon with its eBPF program: kernel counts
-# equal to dispatch's) (default: all; E2E_GROUPS="..." too); each runs
+# equal to dispatch's), bell (the completion bell and DONE, with fake
+# processes and a fake daemon) (default: all; E2E_GROUPS="..." too); each runs
 # alone, in a driver and with a daemon of its own.  Runs as root: some
 # clients and programs drop to nobody.  Daemon and program logs:
 # OUTDIR/GROUP-*.log.
@@ -17,7 +18,7 @@ PROG=$(realpath "$4")
 LOAD=$(realpath "$5")
 OUT=$(realpath -m "$6")
 shift 6
-groups=${*:-${E2E_GROUPS:-counts churn restart persist request security load kernel}}
+groups=${*:-${E2E_GROUPS:-counts churn restart persist request security load kernel bell}}
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log
 

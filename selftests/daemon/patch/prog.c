@@ -11,17 +11,23 @@
  * registers the process.  THREADS busy threads call pp_value in a loop.
  * Prints "ready PID TARGET" (TARGET: an address for faultline invalidate
  * --target), then for each line "call" on stdin "value N" (what pp_value
- * returns now); exits 0 at EOF.
+ * returns now), and for "local N" (with faultline) the latency of N
+ * fl_patchpoint_write calls of patch point 7, alternating the two
+ * contents selftests/bench/remote_patch.sh asks of faultlined: "local
+ * median US p90 US" (the same change, made in the process: the bench's
+ * floor); exits 0 at EOF.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef NO_FAULTLINE
 #include <faultline/dispatch.h>
+#include <faultline/patch.h>
 #include <faultline/points.h>
 #endif
 
@@ -36,6 +42,59 @@ __attribute__((noinline)) void deopt_entry(void)
 {
 	abort();
 }
+
+#ifndef NO_FAULTLINE
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* "local N": n writes of patch point 7 from this thread, timed one by one. */
+static void local_writes(int n)
+{
+	static const unsigned char code[2][7] = {
+		{ 0x48, 0xc7, 0xc0, 0x2a, 0, 0, 0 },	/* mov $42, %rax */
+		{ 0x48, 0xc7, 0xc0, 0x07, 0, 0, 0 },	/* mov $7, %rax */
+	};
+	double *lat = n > 0 ? calloc((size_t)n, sizeof(*lat)) : NULL;
+	struct fl_diag d = { 0 };
+	int ok = 0;
+
+	if (fl_patch_enable(&d) != 0) {
+		printf("local failed: %s\n", d.msg);
+		free(lat);
+		return;
+	}
+	for (int i = 0; lat && i < n; i++) {
+		double t0 = now_us();
+
+		if (fl_patchpoint_write(7, NULL, code[i & 1], sizeof(code[0]), NULL, &d) != 0) {
+			printf("local failed: %s\n", d.msg);
+			free(lat);
+			return;
+		}
+		lat[ok++] = now_us() - t0;
+	}
+	if (!ok) {
+		printf("local failed: no runs\n");
+		free(lat);
+		return;
+	}
+	qsort(lat, (size_t)ok, sizeof(*lat), cmp_double);
+	printf("local median %.1f p90 %.1f\n", lat[ok / 2], lat[ok * 9 / 10]);
+	free(lat);
+}
+#endif
 
 static void *busy(void *arg)
 {
@@ -86,6 +145,10 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (!strcmp(line, "call\n"))
 			printf("value %ld\n", pp_value());
+#ifndef NO_FAULTLINE
+		else if (!strncmp(line, "local ", 6))
+			local_writes(atoi(line + 6));
+#endif
 		fflush(stdout);
 	}
 	return 0;
