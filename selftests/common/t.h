@@ -21,7 +21,7 @@ static const char *t_name = "?";
  * raw fork, or one in a sandbox where LeakSanitizer's own thread listing
  * would fail): a failure then ends it with _exit(1).
  */
-static int t_child;
+static int t_in_child;
 
 static inline void t_vfail(const char *fmt, va_list ap) __attribute__((noreturn));
 static inline void t_vfail(const char *fmt, va_list ap)
@@ -29,7 +29,7 @@ static inline void t_vfail(const char *fmt, va_list ap)
 	fprintf(stderr, "FAIL %s: ", t_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-	if (t_child)
+	if (t_in_child)
 		_exit(1);
 	exit(1);
 }

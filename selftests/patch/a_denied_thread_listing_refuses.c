@@ -74,7 +74,7 @@ static void child(void)
 	pthread_t th;
 	int err;
 
-	t_child = 1;
+	t_in_child = 1;
 	t_init();
 	t_enable();
 	move = t_move_site();

@@ -76,7 +76,7 @@ static void program(const char *kind)
 	long moves = 0;
 
 	/* No exit handlers: LeakSanitizer's cannot run under ptrace (SAN=1). */
-	t_child = 1;
+	t_in_child = 1;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* gone with gdb */
 	t_init();
 	t_enable();

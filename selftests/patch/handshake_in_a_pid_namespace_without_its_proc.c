@@ -69,7 +69,7 @@ static void child(void)
 	uint8_t *page;
 	int err;
 
-	t_child = 1;
+	t_in_child = 1;
 	printf("  in the child: getpid() %d, gettid() %d; /proc/self/task lists %ld\n", (int)getpid(),
 	       (int)gettid(), first_listed());
 	memcpy(code + 2, &flag, 8);

@@ -76,7 +76,7 @@ static void mw_child(const struct mw_expect *e)
 	struct mw_count count[2] = { { .fastest = 1e9 }, { .fastest = 1e9 } };
 	pthread_t th[MW_WORKERS];
 
-	t_child = 1;
+	t_in_child = 1;
 	t_init();
 	t_enable();
 	mw_one = t_one_site();

@@ -52,7 +52,7 @@ static int in_child(const struct trap *t, bool with_handler)
 	pid = fork();
 	t_check(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		t_child = 1;
+		t_in_child = 1;
 		if (!with_handler) {
 			struct sigaction dfl = { .sa_handler = SIG_DFL };
 			struct rlimit no_core = { 0, 0 };
