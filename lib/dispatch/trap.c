@@ -64,8 +64,14 @@ static const ucontext_t *where_it_goes_on(const ucontext_t *uc, int *sig)
 		*sig = fl_handler_sig;
 		return fl_handler_uc;
 	}
-	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
-		return NULL;
+	/* The stop's own handler may run on the alternate stack: what it interrupted? */
+	if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) && ss.ss_size) {
+		uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+		uint64_t lo = (uint64_t)(uintptr_t)ss.ss_sp;
+
+		if (sp >= lo && sp - lo < ss.ss_size)
+			return NULL;
+	}
 	return uc;
 }
 
@@ -340,25 +346,18 @@ static void *exempt_main(void *arg)
 	return ret;
 }
 
-int fl_park_exempt_thread(pthread_t *t, const pthread_attr_t *attr_in, void *(*fn)(void *),
+int fl_park_exempt_thread(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg)
 {
 	struct exempt_start st = { .fn = fn, .arg = arg };
-	pthread_attr_t attr;
-	sigset_t all;
+	sigset_t all, old;
 	int err;
 
-	err = attr_in ? 0 : pthread_attr_init(&attr);
-	if (err)
-		return -err;
-	if (attr_in)
-		attr = *attr_in;
+	/* The new thread inherits the mask: every signal blocked from its start. */
 	sigfillset(&all);
-	err = pthread_attr_setsigmask_np(&attr, &all);
-	if (!err)
-		err = pthread_create(t, &attr, exempt_main, &st);
-	if (!attr_in)
-		pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(t, attr, exempt_main, &st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
 	/* Acquire: pairs with exempt_main's release of marked. */
