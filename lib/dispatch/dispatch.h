@@ -367,8 +367,6 @@ struct fl_poke_slot {
 };
 
 struct fl_pokes {
-	/* Serializations so far (membarrier SYNC_CORE), bumped after each. */
-	_Atomic uint64_t gen;
 	/* Statistics: traps at a site being patched, resumed. */
 	_Atomic uint64_t trapped;
 	/*

@@ -97,9 +97,9 @@
  * into it only through a return address):
  *
  *   H1. Look at every thread (but those stopped already).  One that waits
- *       in the kernel: its PC and stack (H2), then its status again: if
- *       its context switches moved, it ran meanwhile, and is looked at
- *       again.  One that waits at an int3 of this batch (the SIGTRAP
+ *       in the kernel (seen so before or after the int3s): its PC and
+ *       stack (H2), then its schedstat again: if it was put on a CPU
+ *       since it was seen, it may have run, and is looked at again.  One that waits at an int3 of this batch (the SIGTRAP
  *       handler's futex) goes on from that int3, with the stack it
  *       trapped with (fl_pokes.waiting).  One that runs is watched for
  *       PATIENCE_US (one that has just woken is soon back in the kernel);
@@ -390,7 +390,6 @@ static int serialize(void)
 			break;
 		}
 	}
-	atomic_fetch_add_explicit(&fl_pokes.gen, 1, memory_order_seq_cst);
 	return err;
 }
 

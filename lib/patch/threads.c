@@ -69,22 +69,19 @@ static int32_t last_id(const char *at)
 int fl_thread_status(const struct fl_census *c, struct fl_thread *t)
 {
 	char buf[4096];
-	const char *v, *inv, *st, *blk;
+	const char *st, *blk;
 	int err = read_file(c, t->name, "status", buf, sizeof(buf));
 
 	if (err)
 		return err;
 	st = field(buf, "State");
 	blk = field(buf, "SigBlk");
-	v = field(buf, "voluntary_ctxt_switches");
-	inv = field(buf, "nonvoluntary_ctxt_switches");
-	if (!st || !blk || !v || !inv)
+	if (!st || !blk)
 		return -EPROTO;
 	t->state = *st;
 	if (t->state == 'Z' || t->state == 'X')
 		return -ESRCH;
 	t->blocked = strtoull(blk, NULL, 16);
-	t->switches = strtoull(v, NULL, 10) + strtoull(inv, NULL, 10);
 	if (t->tid == 0) {
 		t->tid = c->foreign ? last_id(field(buf, "NSpid")) : t->name;
 		if (t->tid <= 0)

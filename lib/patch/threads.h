@@ -4,7 +4,8 @@
  * kernel tells the process itself (threads.c), without stopping them.
  *
  * /proc/self/task lists the threads; /proc/self/task/N/status gives each
- * one's state, blocked signals and context switches; /proc/self/task/N/syscall
+ * one's state and blocked signals, schedstat how often it was put on a CPU,
+ * and /proc/self/task/N/syscall
  * gives the user PC and stack pointer of a thread that waits in the kernel
  * (in a system call, a page fault, or stopped), "running" for one that
  * runs or may run.  The process may read all of them of its own threads
@@ -29,7 +30,6 @@ struct fl_thread {
 	int32_t name;
 	char state;		/* status's State: R, S, D, T, t, Z, X, I */
 	uint64_t blocked;	/* status's SigBlk: the kernel's 64-bit set */
-	uint64_t switches;	/* voluntary + involuntary context switches so far */
 	/* From syscall: the thread waits in the kernel, at pc with sp. */
 	bool waiting;
 	uint64_t pc, sp;
@@ -77,7 +77,7 @@ void fl_census_close(struct fl_census *c);
 int fl_census_list(struct fl_census *c, char *why, size_t why_len);
 
 /*
- * Reads t's status again: state, blocked signals, context switches.
+ * Reads t's status: state, blocked signals (and its id, the first time).
  * Returns 0, -ESRCH when t has exited, or -errno.
  */
 int fl_thread_status(const struct fl_census *c, struct fl_thread *t);
