@@ -447,6 +447,8 @@ bool fl_poked_has(uint64_t addr);
  * handshake only returns.
  */
 #define FL_PARK_MAX 1024
+/* Yields a stopped thread makes before it sleeps until let go. */
+#define FL_PARK_YIELDS 50
 /*
  * The handshake's signal: SIGRTMAX - 1 unless FAULTLINE_HANDSHAKE_SIGNAL
  * names another real-time signal.  The application's own actions for it
@@ -493,6 +495,13 @@ struct fl_park {
 	 */
 	int signo;
 	_Atomic uint64_t running;	/* the gen of the handshake under way, 0: none */
+	/*
+	 * Futex words.  bell: bumped by the patcher each time running goes
+	 * back to 0 (the stopped threads wait on it); reported: bumped by a
+	 * stopped thread once its slot is written (the patcher waits on it).
+	 */
+	_Atomic uint32_t bell;
+	_Atomic uint32_t reported;
 	_Atomic uint32_t arrived;
 	/*
 	 * Threads in the handshake's handler now (stopped, or on their way

@@ -29,11 +29,14 @@
  * PC itself is the patched address.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,9 +129,29 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 		atomic_store_explicit(&s->tp, (uint64_t)pthread_self(), memory_order_relaxed);
 		/* Release: pc, sp and tp before the patcher's acquire of tid. */
 		atomic_store_explicit(&s->tid, (int32_t)gettid(), memory_order_release);
+		atomic_fetch_add_explicit(&fl_park.reported, 1, memory_order_release);
+		syscall(SYS_futex, &fl_park.reported, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
-	while (atomic_load_explicit(&fl_park.running, memory_order_acquire) == gen)
-		sched_yield();
+	/*
+	 * Until let go: a few yields first (most stops end within them, and a
+	 * thread that slept is woken onto a CPU the patcher may still need),
+	 * then asleep.  bell is read before running, and the patcher clears
+	 * running before it bumps bell, so a release between the two loads
+	 * makes the wait return at once (the word changed).  The wait is
+	 * bounded only as a guard: the patcher always rings.
+	 */
+	for (int spin = 0;; spin++) {
+		uint32_t bell = atomic_load_explicit(&fl_park.bell, memory_order_acquire);
+		struct timespec guard = { 0, 100 * 1000 * 1000 };
+
+		if (atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
+			break;
+		if (spin < FL_PARK_YIELDS) {
+			sched_yield();
+			continue;
+		}
+		syscall(SYS_futex, &fl_park.bell, FUTEX_WAIT_PRIVATE, bell, &guard, NULL, 0);
+	}
 	atomic_fetch_sub_explicit(&fl_park.inside, 1, memory_order_relaxed);
 	return true;
 }
@@ -260,6 +283,46 @@ static void wait_for_patch(uint64_t pc, uint64_t sp)
 	atomic_store_explicit(&fl_pokes.waiting[k].tid, 0, memory_order_release);
 }
 
+/* Whether a debugger traces this process (status's TracerPid). */
+static bool traced(void)
+{
+	char buf[512];
+	const char *at;
+	ssize_t n;
+	int fd = (int)syscall(SYS_open, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	at = strstr(buf, "\nTracerPid:\t");
+	return at && at[sizeof("\nTracerPid:\t") - 1] != '0';
+}
+
+/*
+ * Whether the trap with its PC at pc + 1 came from an int3 at pc: there is
+ * one there (read by the kernel: the byte before a page may be unmapped,
+ * and then no thread ran it), and no debugger traces the process.  Under
+ * a debugger a PC at a patched address is taken to have been moved back
+ * there: a program's int3 right before an address faultline patched,
+ * under a debugger, is the one trap this mistakes.
+ */
+static bool trap_before(uint64_t pc)
+{
+	uint8_t byte = 0;
+	struct iovec here = { &byte, 1 }, there = { (void *)(uintptr_t)pc, 1 };
+	long got = syscall(SYS_process_vm_readv, (long)getpid(), &here, 1L, &there, 1L, 0L);
+
+	if (got < 0 && (errno == ENOSYS || errno == EPERM))
+		byte = *(const volatile uint8_t *)(uintptr_t)pc;	/* a sandbox: read it */
+	else if (got != 1)
+		return false;
+	return byte == INT3 && !traced();
+}
+
 bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t pc;
@@ -271,23 +334,33 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 
 	/*
 	 * A debugger that stopped the thread at the int3 may have moved its PC
-	 * back to the int3 already (gdb takes a trap at an int3 that is gone
-	 * for one of its own breakpoints): the trap is ours at the PC itself,
-	 * unless an int3 stands before it (that one is the trap).
+	 * back to the int3 already (gdb does for every SI_KERNEL trap, and
+	 * when the int3 is gone by the time it looks, it passes the signal
+	 * on with the PC left there): the trap is ours at the PC itself,
+	 * unless the thread ran into an int3 just before it (see trap_before).
 	 */
 	if ((busy_at(pc + 1) || fl_poked_has(pc + 1)) && !busy_at(pc) && !fl_poked_has(pc) &&
-	    *(const volatile uint8_t *)(uintptr_t)pc != INT3)
+	    !trap_before(pc))
 		pc++;
-	busy = busy_at(pc);
-	if (busy) {
-		/* Acquire: pairs with the patcher's release store of 1 (before its slots). */
-		if (fl_pokes.here && !atomic_load_explicit(fl_pokes.here, memory_order_acquire))
-			fl_trap_orphans_undo();
-		else
-			wait_for_patch(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
-	} else if (!fl_poked_has(pc) || *(const volatile uint8_t *)(uintptr_t)pc == INT3) {
-		/* Not an int3 of faultline's: the application's own trap. */
-		return false;
+	for (;;) {
+		busy = busy_at(pc);
+		if (busy) {
+			/* Acquire: pairs with the patcher's release store of 1 (before its slots). */
+			if (fl_pokes.here && !atomic_load_explicit(fl_pokes.here, memory_order_acquire))
+				fl_trap_orphans_undo();
+			else
+				wait_for_patch(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
+			break;
+		}
+		if (!fl_poked_has(pc))
+			return false;	/* not an address of faultline's: the application's trap */
+		/* Acquire: the int3 of a patch begun since is written after its slot. */
+		if (atomic_load_explicit((const _Atomic uint8_t *)(uintptr_t)pc,
+					 memory_order_acquire) != INT3)
+			break;		/* the int3 has gone: ours, on its way while the patch ended */
+		/* An int3 there: a patch begun since busy_at looked, or the application's. */
+		if (!busy_at(pc))
+			return false;
 	}
 	atomic_fetch_add_explicit(&fl_pokes.trapped, 1, memory_order_relaxed);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;

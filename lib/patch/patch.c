@@ -99,7 +99,8 @@
  *   H1. Look at every thread (but those stopped already).  One that waits
  *       in the kernel (seen so before or after the int3s): its PC and
  *       stack (H2), then its schedstat again: if it was put on a CPU
- *       since it was seen, it may have run, and is looked at again.  One that waits at an int3 of this batch (the SIGTRAP
+ *       since it was seen, it may have run, and is looked at again.  One
+ *       that waits at an int3 of this batch (the SIGTRAP
  *       handler's futex) goes on from that int3, with the stack it
  *       trapped with (fl_pokes.waiting).  One that runs is watched for
  *       PATIENCE_US (one that has just woken is soon back in the kernel);
@@ -107,7 +108,8 @@
  *       struct fl_park for why not SIGTRAP) carrying this try's value;
  *       its handler writes where the thread goes on (its PC, stack
  *       pointer and thread pointer, or those of the handler of ours it
- *       was in) and waits.  List the threads again and do the same with
+ *       was in), rings fl_park.reported and waits (FL_PARK_YIELDS yields,
+ *       then asleep on fl_park.bell).  List the threads again and do the same with
  *       the new ones, until no thread is missing.  Nothing is allocated
  *       meanwhile: a stopped thread may hold malloc's lock.
  *   H2. Check each thread: its PC must not be inside a change (its first
@@ -120,14 +122,16 @@
  *       stopped thread and found by its signature in a thread that waits;
  *       without one, the end of the stack's mapping.
  *   H3. Steps 2 and 3 with the stopped threads still stopped; then they
- *       go.  Why that is enough: a looked-at thread that wakes goes on
+ *       go (running cleared, then bell rung).  Why that is enough: a looked-at thread that wakes goes on
  *       from where it was checked, outside the changes, and can reach one
  *       only through its first byte (an int3 until step 3) or by a return
  *       address, which H2 saw on its stack.
  *   A try that fails lets the threads go (the int3s are taken back first:
  *   the tails were not touched), waits and tries again, up to PARK_TRIES
  *   times; then refuses (-EBUSY) naming the thread and why.  The wait
- *   starts at 20 us and doubles up to a millisecond.
+ *   starts at 20 us and doubles up to a millisecond.  A thread's signal
+ *   mask that refuses is given MASK_PATIENCE_MS, or the whole PARK_WAIT_MS
+ *   when the mask is glibc's own (GLIBC_MASK: a thread being created).
  *
  * The race this leaves: a thread seen running (for the kernel, runnable:
  * also one that has just woken and not yet left its call) may be in a
@@ -149,6 +153,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -429,8 +434,11 @@ struct batch {
 	unsigned flags;		/* FL_PATCH_* of patch/internal.h */
 	/* The int3s of step 1 are in place. */
 	bool int3s;
-	/* The last try was refused by a thread's signal mask. */
-	bool by_mask;
+	/*
+	 * The last try was refused by a thread's signal mask; by_glibc: a
+	 * mask of glibc's own (below), which it holds only for a moment.
+	 */
+	bool by_mask, by_glibc;
 	/* The threads stopped by this try, in census order. */
 	size_t stopped;
 	struct fl_census census;
@@ -726,6 +734,17 @@ static void write_rest(struct batch *b)
 /* The handshake (H1 to H3 above). */
 #define PARK_TRIES 100
 #define MASK_PATIENCE_MS 20
+/*
+ * glibc blocks every signal, its own two (SIGCANCEL 32, SIGSETXID 33)
+ * included, only inside itself: a new thread from clone until
+ * start_thread sets the mask it inherits, pthread_create and posix_spawn
+ * around their clone.  The application cannot block those two (its
+ * pthread_sigmask and sigprocmask take them out of the set), so a mask
+ * holding both is glibc's, and gone soon: it is given the handshake's
+ * whole wait, not MASK_PATIENCE_MS, and its tries are not counted (a new
+ * thread on a busy machine can wait many milliseconds for a CPU).
+ */
+#define GLIBC_MASK ((1ULL << (32 - 1)) | (1ULL << (33 - 1)))
 #define PARK_WAIT_MS 2000
 #define PARK_WAIT_MAX_MS 30000
 
@@ -910,6 +929,7 @@ static int stoppable(struct batch *b, const struct fl_thread *t)
 	       "blocked%s: it cannot be stopped", (int)t->tid, fl_park.signo,
 	       traps_blocked ? " and SIGTRAP blocked (it must not meet an int3)" : "");
 	b->by_mask = true;
+	b->by_glibc |= (t->blocked & GLIBC_MASK) == GLIBC_MASK;
 	return -EAGAIN;
 }
 
@@ -950,6 +970,7 @@ static int decide_first(struct batch *b, struct fl_thread *t)
 		       "where it is not stopped: it could wake into an int3, which would kill "
 		       "the process", (int)t->tid);
 		b->by_mask = true;
+		b->by_glibc |= (t->blocked & GLIBC_MASK) == GLIBC_MASK;
 		return -EAGAIN;
 	}
 	return stoppable(b, t);
@@ -969,28 +990,27 @@ static int look_at(struct batch *b, const struct fl_maps *maps, struct fl_thread
 {
 	for (int look = 0; look < 3; look++) {
 		uint64_t pc, sp;
-		int err = 0;
+		int err = 0, checked;
 
-		if (t->seen) {
-			err = fl_thread_runs(&b->census, t);
-			if (!err && t->runs != t->seen_runs)
-				t->seen = false;
-		}
-		if (!err && !t->seen)
+		if (!t->seen) {
 			err = observe(b, t);
-		if (!err && !t->seen)
-			return T_RUNS;
+			if (!err && !t->seen)
+				return T_RUNS;
+		}
 		if (!err) {
 			pc = t->seen_pc;
 			sp = t->seen_sp;
 			/* Waiting at an int3 of this batch: it goes on from there. */
 			fl_trap_waiting(t->tid, &pc, &sp);
-			err = check_thread(b, maps, t->tid, pc, sp, 0);
-			if (err)
-				return err;
+			checked = check_thread(b, maps, t->tid, pc, sp, 0);
+			/*
+			 * Then its run count: the same as when it was seen, and it
+			 * has not been on a CPU since, so what was checked is where
+			 * it goes on (a refusal too); otherwise, looked at again.
+			 */
 			err = fl_thread_runs(&b->census, t);
 			if (!err && t->runs == t->seen_runs)
-				return T_LOOKED;
+				return checked ? checked : T_LOOKED;
 			t->seen = false;
 		}
 		if (err == -ESRCH)
@@ -1033,6 +1053,7 @@ static uint64_t now_us(void)
  */
 static int look_all(struct batch *b, const struct fl_maps *maps, size_t from)
 {
+	struct timespec look = { 0, PATIENCE_US * 1000 / PATIENCE_LOOKS };
 	uint64_t until = 0;
 	bool runs = true;
 
@@ -1056,7 +1077,11 @@ static int look_all(struct batch *b, const struct fl_maps *maps, size_t from)
 			until = now_us() + PATIENCE_US;
 		else if (round + 1 >= PATIENCE_LOOKS && now_us() >= until)
 			break;
-		sched_yield();
+		/*
+		 * A sleep, not sched_yield: with more runnable threads than
+		 * CPUs, a yield gives each of them its whole slice first.
+		 */
+		nanosleep(&look, NULL);
 	}
 	for (size_t i = from; i < b->census.n; i++) {
 		struct fl_thread *t = &b->census.t[i];
@@ -1070,6 +1095,17 @@ static int look_all(struct batch *b, const struct fl_maps *maps, size_t from)
 		t->what = what;
 	}
 	return 0;
+}
+
+/*
+ * Asleep until a stopped thread reports after seen (fl_park.reported read
+ * before the count), 1 ms at most: the caller counts again either way.
+ */
+static void wait_reported(uint32_t seen)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+
+	syscall(SYS_futex, &fl_park.reported, FUTEX_WAIT_PRIVATE, seen, &ms, NULL, 0);
 }
 
 /* How many of the threads signalled have written their PC and stack pointer. */
@@ -1163,17 +1199,20 @@ static int stop_decided(struct batch *b, uint64_t gen)
 		t->what = T_SENT;
 		b->stopped++;
 	}
-	while (threads_stopped() < b->stopped) {
+	for (;;) {
+		uint32_t seen = atomic_load_explicit(&fl_park.reported, memory_order_acquire);
 		uint64_t now = now_ms();
 		struct fl_thread *late;
 
+		if (threads_stopped() >= b->stopped)
+			break;
 		if (now <= start + PARK_WAIT_MS) {
-			sched_yield();
+			wait_reported(seen);
 			continue;
 		}
 		late = thread_not_stopped(b);
 		if (!late) {
-			sched_yield();
+			wait_reported(seen);
 			continue;
 		}
 		switch (now > start + PARK_WAIT_MAX_MS ? LATE_REFUSE :
@@ -1183,7 +1222,7 @@ static int stop_decided(struct batch *b, uint64_t gen)
 			b->stopped--;
 			continue;
 		case LATE_WAIT:
-			sched_yield();
+			wait_reported(seen);
 			continue;
 		case LATE_REFUSE:
 			break;
@@ -1315,6 +1354,11 @@ release:
 		unwrite_int3s(b);
 	b->int3s = false;
 	atomic_store_explicit(&fl_park.running, 0, memory_order_release);
+	/* H3: the stopped threads go on (trap.c reads bell, then running). */
+	if (b->stopped) {
+		atomic_fetch_add_explicit(&fl_park.bell, 1, memory_order_release);
+		syscall(SYS_futex, &fl_park.bell, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	}
 	return err;
 }
 
@@ -1325,32 +1369,35 @@ release:
 static int change(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
 {
 	uint64_t masked_since = 0;
-	int err = 0, t;
+	int err = 0, t, counted;
 
 	err = fl_census_open(&b->census, b->why, sizeof(b->why));
 	if (err)
 		return fl_diag_say(diag, err, "%s: the threads cannot be known: %s",
 				   b->quiesce ? "code that no thread may be in" : "a change of code",
 				   b->why);
-	for (t = 0; t < PARK_TRIES; t++) {
+	for (t = 0, counted = 0; counted < PARK_TRIES; t++) {
 		long wait_ns = t < 6 ? 20000L << t : 1000000L;
 		struct timespec ms = { 0, wait_ns < 1000000L ? wait_ns : 1000000L };
 
-		b->by_mask = false;
+		b->by_mask = b->by_glibc = false;
 		err = try_once(b, maps);
 		if (err != -EAGAIN && err != -ESTALE)
 			break;
 		/*
 		 * A signal mask that refuses the change is given MASK_PATIENCE_MS
-		 * (a thread that starts, or leaves a handler, blocks signals for
-		 * a moment), not the tries of a thread in the way.
+		 * (a thread that leaves a handler blocks signals for a moment),
+		 * or PARK_WAIT_MS when it is glibc's (GLIBC_MASK), not the tries
+		 * of a thread in the way.
 		 */
 		if (!b->by_mask)
 			masked_since = 0;
 		else if (!masked_since)
 			masked_since = now_ms();
-		else if (now_ms() - masked_since > MASK_PATIENCE_MS)
+		else if (now_ms() - masked_since > (b->by_glibc ? PARK_WAIT_MS : MASK_PATIENCE_MS))
 			break;
+		if (!b->by_glibc)
+			counted++;
 		if (err == -ESTALE) {
 			free(maps->m);
 			err = fl_maps_read(maps);
@@ -1370,7 +1417,7 @@ static int change(struct batch *b, struct fl_maps *maps, struct fl_diag *diag)
 		fl_diag_say(diag, err, "%s, after %d tr%s: %s", b->quiesce ?
 			    "code that no thread may be in" : b->moves ?
 			    "changes that move instruction boundaries" : "changes",
-			    t < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
+			    counted < PARK_TRIES ? t + 1 : t, t == 0 ? "y" : "ies", b->why);
 	return err;
 }
 
@@ -1422,13 +1469,19 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
 	if (err)
 		goto out;
 	err = slots_publish(b, pagesz);
-	if (err)
+	if (err) {
 		fl_diag_say(diag, err, "%s", b->why);
-	else {
+		pages_restore(b, pagesz);
+	} else {
 		err = change(b, &maps, diag);
+		/*
+		 * The pages first: the threads that slots_free wakes (those
+		 * that met an int3) would take the CPU from this one while it
+		 * still has the pages to restore.
+		 */
+		pages_restore(b, pagesz);
 		slots_free(b);
 	}
-	pages_restore(b, pagesz);
 out:
 	free(maps.m);
 	free(b);

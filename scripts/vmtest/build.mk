@@ -77,7 +77,10 @@ VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_P
 VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) $(PTS_DIR)/run.sh $(HEAL_OUT) $(HEAL_DIR)/run.sh selftests/common/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
 	$(DEOPT_OUT) $(DEOPT_DIR)/run.sh $(DEOPT_DIR)/widened_once.sh \
 	$(DEOPT_DIR)/returns.ll $(DEOPT_DIR)/values.ll $(GC_OUT) $(GC_DIR)/run.sh \
-	/usr/bin/$(LLVM_OBJDUMP) /usr/bin/$(LLVM_READELF) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS)
+	/usr/bin/$(LLVM_OBJDUMP) /usr/bin/$(LLVM_READELF) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS) \
+	$(VMTEST_GDB_FILES)
+# a_patched_program_under_gdb: gdb, and the libthread_db it loads itself.
+VMTEST_GDB_FILES := /usr/bin/gdb $(wildcard /lib/$(shell gcc -print-multiarch)/libthread_db.so.1)
 VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
 	'patch::$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \
 	'points::$(PTS_DIR)/run.sh $(PTS_OUT) $(VMTEST_POINTS_REWRITES)' \

@@ -46,7 +46,7 @@ tests=(
 	"a_denied_thread_listing_refuses"
 	"a_denied_membarrier_refuses"
 	"a_stack_in_a_huge_mapping"
-	"a_patched_program_under_gdb"
+	"a_patched_program_under_gdb $((rewrites >= 10000 ? 10 : 3))"
 )
 
 for entry in "${tests[@]}"; do
