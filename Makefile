@@ -261,4 +261,4 @@ demo: all $(FLD)
 clean:
 	rm -rf build
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -name '*.d' -type f 2>/dev/null)

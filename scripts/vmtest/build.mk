@@ -69,7 +69,7 @@ VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $
 # The word after "NAME::" in each test.
 VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
 	$(findstring ::,$(w)),$(lastword $(subst ::, ,$(w))))))
-VMTEST_DEPS = $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(DEOPT_BINS) \
+VMTEST_DEPS = $(VMTEST_GDB) $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(DEOPT_BINS) \
 	$(DEOPT_CXX_BINS) $(GC_BINS) \
 	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
@@ -79,10 +79,22 @@ VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) 
 	$(DEOPT_DIR)/returns.ll $(DEOPT_DIR)/values.ll $(GC_OUT) $(GC_DIR)/run.sh \
 	/usr/bin/$(LLVM_OBJDUMP) /usr/bin/$(LLVM_READELF) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS) \
 	$(VMTEST_GDB_FILES)
-# a_patched_program_under_gdb: gdb, and the libthread_db it loads itself.
-VMTEST_GDB_FILES := /usr/bin/gdb $(wildcard /lib/$(shell gcc -print-multiarch)/libthread_db.so.1)
+# a_patched_program_under_gdb: Debian's gdb-minimal (gdb without Python,
+# whose standard library the guest does not have), downloaded and
+# unpacked once, not installed (it conflicts with gdb); and the
+# libthread_db gdb loads itself.
+VMTEST_GDB := $(abspath $(VMTEST_OUT))/gdb-minimal/usr/bin/gdb
+VMTEST_GDB_FILES := $(VMTEST_GDB) /lib/$(shell gcc -print-multiarch)/libthread_db.so.1
+
+$(VMTEST_GDB): | deps
+	@mkdir -p $(VMTEST_OUT)/gdb-minimal/dl
+	@$(if $(Q),echo "  GET     gdb-minimal (for the guest)")
+	$(Q)cd $(VMTEST_OUT)/gdb-minimal/dl && rm -f *.deb && \
+		{ apt-get download gdb-minimal >/dev/null 2>&1 || apt-get download gdb-minimal; }
+	$(Q)dpkg -x $(VMTEST_OUT)/gdb-minimal/dl/gdb-minimal_*.deb $(VMTEST_OUT)/gdb-minimal
+	$(Q)test -x $@ && touch $@
 VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
-	'patch::$(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \
+	'patch::FL_TEST_GDB=$(VMTEST_GDB) $(PT_DIR)/run.sh $(PT_OUT) $(PRELOAD_SO) $(VMTEST_PATCH_REWRITES)' \
 	'points::$(PTS_DIR)/run.sh $(PTS_OUT) $(VMTEST_POINTS_REWRITES)' \
 	'heal::$(HEAL_DIR)/run.sh $(HEAL_OUT) $(VMTEST_HEAL_CYCLES)' \
 	'deopt::DEOPT_PRELOAD=$(PRELOAD_SO) $(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(VMTEST_DEOPT_ROUNDS)' \
