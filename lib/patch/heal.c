@@ -182,6 +182,26 @@ static bool healed_busy(uint64_t a, size_t len)
 	return false;
 }
 
+/*
+ * The heals of the batch being prepared (heal_batch): their bytes are
+ * taken for the planner as a healed site's are (healed_busy).
+ */
+#define HEAL_BATCH (FL_PATCH_MAX_BATCH / 2)
+static const struct fl_heal_plan *batch_plans[HEAL_BATCH];
+static size_t batch_planned;
+
+static bool batch_busy(uint64_t a, size_t len)
+{
+	for (size_t i = 0; i < batch_planned; i++) {
+		const struct fl_heal_plan *p = batch_plans[i];
+
+		if (overlaps(a, len, p->site.addr, p->site.len) || overlaps(a, len, p->pin, p->pin_len) ||
+		    (p->evicts && overlaps(a, len, p->nb.addr, p->nb.len)))
+			return true;
+	}
+	return false;
+}
+
 /* What the planner asks. */
 struct env_ctx {
 	struct fl_maps maps;
@@ -220,7 +240,7 @@ static bool env_busy(void *ctx, uint64_t a, size_t len)
 	for (size_t i = 0; i < n; i++)
 		if (near[i].faulting_pc != e->site)
 			return true;
-	return healed_busy(a, len);
+	return healed_busy(a, len) || batch_busy(a, len);
 }
 
 /* Sets slot's heal policy count (FL_HEAL_GAVE_UP, or 0 to start again). */
@@ -452,24 +472,41 @@ static void tell(struct event *e)
 	fn(&e->ev, ctx);
 }
 
-static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
+/*
+ * A heal planned and its stubs written, its jump not yet (heal_prepare):
+ * heal_commit after its changes are written, heal_undo if they are not.
+ */
+struct prepared {
+	struct healed *h;
+	struct fl_shm_heal *slot;
+	uint32_t counter;
+	struct fl_maps maps;	/* read while it was planned */
+};
+
+/*
+ * Plans the heal of pc and writes its stubs; its changes (one or two)
+ * are appended to changes at *n.  Returns 0 (p is to be committed or
+ * undone), 1 (healed already: nothing to do), or -errno (said, and the
+ * event of an unhealable site set).
+ */
+static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *changes, size_t *n,
+			struct event *ev, struct fl_diag *diag)
 {
 	struct env_ctx e = { .site = pc };
 	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .ctx = &e };
 	struct fl_site_entry site;
 	uint64_t code_start, code_end;
-	struct fl_patch changes[2];
 	uint8_t stub[FL_HEAL_STUB_MAX], nb_stub[FL_HEAL_STUB_MAX];
 	struct healed *h;
 	struct fl_shm_heal *slot;
-	size_t n = 0;
 	int err;
 
+	memset(p, 0, sizeof(*p));
 	if (!fl_patch_enabled())
 		return fl_diag_say(diag, -ENOTSUP, "code patching is not enabled (fl_patch_enable)");
 	forget_gone();
 	if (healed_find(pc))
-		return 0;
+		return 1;
 	if (fl_table_sites_in(pc, pc + 1, &site, 1) != 1)
 		return fl_diag_say(diag, -ENOENT, "0x%llx is no registered implicit-check site",
 				   (unsigned long long)pc);
@@ -537,23 +574,51 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 		goto fail;
 	}
 	if (h->plan.evicts)
-		changes[n++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.old,
-						  h->plan.nb.new, h->plan.nb.len };
-	changes[n++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old, h->plan.site.new,
-					  h->plan.site.len };
-	/* The stubs' new pages are not the code's: the mappings read above still hold. */
-	err = fl_patch_text_locked(changes, n, &e.maps, 0, diag);
-	if (!err)
-		err = healed_add(h);
-	if (err) {
-		/* Nothing jumps to the stubs: the code is as it was. */
-		fl_stubs_free(h->plan.stub, h->plan.stub_size);
-		if (h->plan.evicts)
-			fl_stubs_free(h->plan.nb_stub, h->plan.nb_stub_size);
-		goto fail;
+		changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.old,
+						     h->plan.nb.new, h->plan.nb.len };
+	changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old,
+					     h->plan.site.new, h->plan.site.len };
+	p->h = h;
+	p->slot = slot;
+	p->counter = site.counter;
+	p->maps = e.maps;
+	return 0;
+fail:
+	free(h);
+out:
+	free(e.maps.m);
+	return err;
+}
+
+/* Nothing jumps to p's stubs: they are freed, the code is as it was. */
+static void heal_undo(struct prepared *p)
+{
+	fl_stubs_free(p->h->plan.stub, p->h->plan.stub_size);
+	if (p->h->plan.evicts)
+		fl_stubs_free(p->h->plan.nb_stub, p->h->plan.nb_stub_size);
+	free(p->h);
+	free(p->maps.m);
+}
+
+/* p's changes are written: it is healed.  Returns 0 or -ENOMEM (said). */
+static int heal_commit(struct prepared *p, struct event *ev, struct fl_diag *diag)
+{
+	struct healed *h = p->h;
+	struct fl_shm_heal *slot = p->slot;
+	uint64_t pc = h->plan.site.addr;
+
+	free(p->maps.m);
+	if (healed_add(h) != 0) {
+		/*
+		 * The jump is written: the stubs stay taken (a leak, safe),
+		 * the site heals no more through this registry.
+		 */
+		free(h);
+		return fl_diag_say(diag, -ENOMEM, "out of memory for the healed site 0x%llx",
+				   (unsigned long long)pc);
 	}
 	h->healed_at = now_ns();
-	h->counter = site.counter;
+	h->counter = p->counter;
 	forget_unhealable(pc);
 	slot->healed_at = (uint32_t)(h->healed_at / 1000000000u);
 	slot->tactic = (uint8_t)h->plan.tactic;
@@ -565,17 +630,119 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	 * while a slot in it is healed: the stub's lock incq of failures
 	 * marks nothing.
 	 */
-	fl_counters_mark_dirty(site.counter, 1);
+	fl_counters_mark_dirty(p->counter, 1);
 	ev->tell = true;
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_HEALED;
 	snprintf(ev->tactic, sizeof(ev->tactic), "%s", fl_heal_tactic_name(h->plan.tactic));
-	goto out;
-fail:
-	free(h);
-out:
-	free(e.maps.m);
-	return err;
+	return 0;
+}
+
+static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
+{
+	struct fl_patch changes[2];
+	struct prepared p;
+	size_t n = 0;
+	int err = heal_prepare(pc, &p, changes, &n, ev, diag);
+
+	if (err)
+		return err > 0 ? 0 : err;
+	/* The stubs' new pages are not the code's: the mappings read then still hold. */
+	err = fl_patch_text_locked(changes, n, &p.maps, 0, diag);
+	if (err) {
+		heal_undo(&p);
+		return err;
+	}
+	return heal_commit(&p, ev, diag);
+}
+
+/* Whether pc is within the planner's reach of a heal of the batch. */
+static bool near_batch(uint64_t pc)
+{
+	for (size_t i = 0; i < batch_planned; i++) {
+		uint64_t other = batch_plans[i]->site.addr;
+
+		if ((pc > other ? pc - other : other - pc) < 2 * REACH)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The heals of pcs[0..n) whose result is still 1 (to do), in batches
+ * that share one change of code (fl_patch_text_locked: its serializations
+ * and its handshake, once for all of them).  A site within the planner's
+ * reach of one of the batch waits for the next batch: it is planned with
+ * that one's bytes healed, as one after the other would be.  A batch whose
+ * change is refused (a thread in the way of one of its sites) is healed
+ * again one site at a time.  Each result: 0, or -errno.
+ */
+static void heal_batch(const uint64_t *pcs, size_t n, int *results, struct event *evs)
+{
+	struct fl_patch changes[2 * HEAL_BATCH];
+	struct prepared preps[HEAL_BATCH];
+	size_t which[HEAL_BATCH];
+	bool left = true;
+
+	while (left) {
+		size_t nchanges = 0, k = 0;
+		int err;
+
+		left = false;
+		batch_planned = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (results[i] != 1)
+				continue;
+			if (k == HEAL_BATCH || near_batch(pcs[i])) {
+				left = true;
+				continue;
+			}
+			results[i] = heal_prepare(pcs[i], &preps[k], changes, &nchanges, &evs[i], NULL);
+			if (results[i] > 0)
+				results[i] = 0;		/* healed already */
+			else if (results[i] == 0) {
+				which[k] = i;
+				batch_plans[batch_planned++] = &preps[k].h->plan;
+				k++;
+			}
+		}
+		batch_planned = 0;
+		if (!k)
+			continue;
+		err = fl_patch_text_locked(changes, nchanges, NULL, 0, NULL);
+		for (size_t j = 0; j < k; j++) {
+			size_t i = which[j];
+
+			if (err) {
+				heal_undo(&preps[j]);
+				results[i] = k == 1 ? err : heal_locked(pcs[i], &evs[i], NULL);
+			} else
+				results[i] = heal_commit(&preps[j], &evs[i], NULL);
+		}
+	}
+}
+
+int fl_sites_heal(const uint64_t *pcs, size_t n, int *results)
+{
+	struct event *evs = calloc(n ? n : 1, sizeof(*evs));
+	sigset_t old;
+	int err;
+
+	if (!evs)
+		return -ENOMEM;
+	err = fl_patch_lock(&old, NULL);
+	if (err) {
+		free(evs);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++)
+		results[i] = 1;
+	heal_batch(pcs, n, results, evs);
+	fl_patch_unlock(&old);
+	for (size_t i = 0; i < n; i++)
+		tell(&evs[i]);
+	free(evs);
+	return 0;
 }
 
 int fl_site_heal(const void *faulting_pc, struct fl_diag *diag)

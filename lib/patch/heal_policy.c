@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "dispatch/dispatch.h"
 #include "format/diag.h"
+#include "patch/heal.h"
 #include "patch/heal_policy.h"
 #include "patch/internal.h"
 #include "proto/proto.h"
@@ -38,10 +39,15 @@ static _Atomic uint32_t unheal_after_s;
  */
 static bool own_after, own_quiet;
 
-/* Heals the wanted sites.  Returns how many were wanted. */
+/*
+ * Heals the wanted sites, those wanted at once in one batch
+ * (fl_sites_heal).  Returns how many were wanted.
+ */
 static size_t heal_wanted(void)
 {
-	size_t n = 0, words = (fl_heal_trigger.slots + 63) / 64;
+	size_t n = 0, cap = 0, words = (fl_heal_trigger.slots + 63) / 64;
+	uint64_t *pcs = NULL;
+	int *results;
 
 	for (size_t w = 0; w < words; w++) {
 		/* Acquire: pairs with the handler's release of the bit. */
@@ -52,22 +58,38 @@ static size_t heal_wanted(void)
 			uint32_t slot = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
 			uint64_t pc = fl_counters_site_pc(slot);
 			struct fl_site_entry site;
-			struct fl_diag d;
-			int err;
 
 			bits &= bits - 1;
-			n++;
 			/*
 			 * The site table is in the shared region, which faultlined
 			 * can write: the PC must be a registered site of this slot.
 			 */
 			if (!pc || fl_table_sites_in(pc, pc + 1, &site, 1) != 1 || site.counter != slot)
 				continue;
-			err = fl_site_heal((const void *)(uintptr_t)pc, &d);
-			if (err && err != -EOPNOTSUPP)
-				fl_log(FL_LOG_WARN, "healing 0x%llx: %s", (unsigned long long)pc, d.msg);
+			if (n == cap) {
+				size_t more = cap ? 2 * cap : 64;
+				uint64_t *p = realloc(pcs, more * sizeof(*p));
+
+				if (!p) {
+					fl_log(FL_LOG_WARN, "healing: out of memory for %zu sites", more);
+					continue;	/* the site is wanted again at its next failure */
+				}
+				pcs = p;
+				cap = more;
+			}
+			pcs[n++] = pc;
 		}
 	}
+	results = n ? calloc(n, sizeof(*results)) : NULL;
+	if (n && (!results || fl_sites_heal(pcs, n, results) != 0))
+		fl_log(FL_LOG_WARN, "healing %zu sites: %s", n, results ? "the patch lock failed" :
+		       "out of memory");
+	for (size_t i = 0; results && i < n; i++)
+		if (results[i] && results[i] != -EOPNOTSUPP)
+			fl_log(FL_LOG_WARN, "healing 0x%llx: %s", (unsigned long long)pcs[i],
+			       strerror(-results[i]));
+	free(results);
+	free(pcs);
 	return n;
 }
 
@@ -302,15 +324,19 @@ int fl_heal_over(uint64_t over, uint32_t *healed, uint32_t *unhealable)
 	err = fl_site_for_each(collect, &c);
 	if (c.err)
 		err = c.err;
-	for (size_t i = 0; i < c.n && !err; i++) {
-		int r = fl_site_heal((const void *)(uintptr_t)c.pcs[i], NULL);
+	if (!err && c.n) {
+		int *results = calloc(c.n, sizeof(*results));
 
-		if (r == 0)
-			(*healed)++;
-		else if (r == -EOPNOTSUPP)
-			(*unhealable)++;
-		else
-			err = r;
+		err = results ? fl_sites_heal(c.pcs, c.n, results) : -ENOMEM;
+		for (size_t i = 0; i < c.n && !err; i++) {
+			if (results[i] == 0)
+				(*healed)++;
+			else if (results[i] == -EOPNOTSUPP)
+				(*unhealable)++;
+			else
+				err = results[i];
+		}
+		free(results);
 	}
 	free(c.pcs);
 	return err < 0 ? err : 0;
