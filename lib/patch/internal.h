@@ -28,6 +28,13 @@ struct fl_maps;
  * at unless the changes move instruction boundaries (the handshake reads
  * its own).
  */
+/*
+ * How many changes of code (fl_patch_text_locked calls that wrote) this
+ * process has made: each costs its serializations, and maybe a
+ * handshake.  For tests and benchmarks.
+ */
+uint64_t fl_patch_changes_made(void);
+
 int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_maps *known,
 			 unsigned flags, struct fl_diag *diag);
 

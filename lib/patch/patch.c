@@ -749,6 +749,12 @@ static void write_rest(struct batch *b)
 #define PARK_WAIT_MAX_MS 30000
 
 static uint64_t park_gen;
+static _Atomic uint64_t changes_made;
+
+uint64_t fl_patch_changes_made(void)
+{
+	return atomic_load_explicit(&changes_made, memory_order_relaxed);
+}
 
 static uint64_t now_ms(void)
 {
@@ -1474,6 +1480,8 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
 		pages_restore(b, pagesz);
 	} else {
 		err = change(b, &maps, diag);
+		if (!err && !b->quiesce)
+			atomic_fetch_add_explicit(&changes_made, 1, memory_order_relaxed);
 		/*
 		 * The pages first: the threads that slots_free wakes (those
 		 * that met an int3) would take the CPU from this one while it

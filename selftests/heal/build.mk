@@ -43,12 +43,14 @@ HEAL_BINS := $(HEAL_EXPLICIT) \
 	$(HEAL_OUT)/heal_unheal_while_threads_call \
 	$(HEAL_OUT)/registers_and_flags_survive_the_stub \
 	$(HEAL_OUT)/no_room_for_a_stub_is_unhealable \
-	$(HEAL_OUT)/unheal_restores_the_compiled_bytes
+	$(HEAL_OUT)/unheal_restores_the_compiled_bytes \
+	$(HEAL_OUT)/heals_wanted_at_once_share_a_change
 HEAL_LINK_corpus_explicit := $(HEAL_CORPUS) $(call heal_ll,explicit)
 HEAL_LINK_healed_corpus_matches_explicit := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_heal_unheal_while_threads_call := $(HEAL_OUT)/ll/nullchecks-implicit.o
 HEAL_LINK_no_room_for_a_stub_is_unhealable := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_unheal_restores_the_compiled_bytes := $(HEAL_CORPUS) $(call heal_ll,implicit)
+HEAL_LINK_heals_wanted_at_once_share_a_change := $(HEAL_CORPUS) $(call heal_ll,implicit)
 # The same test, PIE: the IR in the pic model; GNU ld needs -z notext for the
 # fault maps' relocations (selftests/progs/build.mk, pie-gnu).
 HEAL_PIE := $(HEAL_OUT)/no_room_for_a_stub_is_unhealable_pie

@@ -23,6 +23,7 @@ tests=(
 	"no_room_for_a_stub_is_unhealable $bin/corpus_explicit"
 	"no_room_for_a_stub_is_unhealable_pie $bin/corpus_explicit"
 	"unheal_restores_the_compiled_bytes"
+	"heals_wanted_at_once_share_a_change"
 	"heals_go_with_their_module $bin/libnullchecks.so"
 )
 
