@@ -24,9 +24,9 @@
  * faultline: the application's int3 anywhere, its breakpoint at an
  * address patched long ago (an int3 is there), int $3 (its PC is past
  * two bytes, at the 0x03, never an address patched), int1 and single
- * steps (another si_code).  A debugger that took the trap for one of its
- * breakpoints may have moved the PC back to the int3 already: then the
- * PC itself is the patched address.
+ * steps (another si_code).  Under a debugger (TracerPid), which may have
+ * moved the PC back to the int3 already, a PC at a patched address is
+ * taken for that (see fl_trap_claim).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +36,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -302,27 +301,6 @@ static bool traced(void)
 	return at && at[sizeof("\nTracerPid:\t") - 1] != '0';
 }
 
-/*
- * Whether the trap with its PC at pc + 1 came from an int3 at pc: there is
- * one there (read by the kernel: the byte before a page may be unmapped,
- * and then no thread ran it), and no debugger traces the process.  Under
- * a debugger a PC at a patched address is taken to have been moved back
- * there: a program's int3 right before an address faultline patched,
- * under a debugger, is the one trap this mistakes.
- */
-static bool trap_before(uint64_t pc)
-{
-	uint8_t byte = 0;
-	struct iovec here = { &byte, 1 }, there = { (void *)(uintptr_t)pc, 1 };
-	long got = syscall(SYS_process_vm_readv, (long)getpid(), &here, 1L, &there, 1L, 0L);
-
-	if (got < 0 && (errno == ENOSYS || errno == EPERM))
-		byte = *(const volatile uint8_t *)(uintptr_t)pc;	/* a sandbox: read it */
-	else if (got != 1)
-		return false;
-	return byte == INT3 && !traced();
-}
-
 bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 {
 	uint64_t pc;
@@ -336,11 +314,14 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 	 * A debugger that stopped the thread at the int3 may have moved its PC
 	 * back to the int3 already (gdb does for every SI_KERNEL trap, and
 	 * when the int3 is gone by the time it looks, it passes the signal
-	 * on with the PC left there): the trap is ours at the PC itself,
-	 * unless the thread ran into an int3 just before it (see trap_before).
+	 * on with the PC left there): in a process under a debugger, a trap
+	 * whose PC is a patched address is ours at the PC itself.  (What this
+	 * mistakes: under a debugger, the program's own int3 or int $3 right
+	 * before an address faultline patched.  Without one, no PC is moved
+	 * back, and the PC one past the trap is the rule.)
 	 */
 	if ((busy_at(pc + 1) || fl_poked_has(pc + 1)) && !busy_at(pc) && !fl_poked_has(pc) &&
-	    !trap_before(pc))
+	    traced())
 		pc++;
 	for (;;) {
 		busy = busy_at(pc);

@@ -6,7 +6,9 @@
  *   - int $3 (cd 03);
  *   - int3 (cc);
  *   - an int3 it writes itself (a breakpoint) at the address faultline
- *     patched, after the patch.
+ *     patched, after the patch;
+ *   - int $3 right before another address faultline patched (its PC
+ *     after the trap is that address: it is the program's all the same).
  * Its own SA_SIGINFO handler (installed with sigaction before
  * fl_patch_enable, so the chain's) runs exactly once for each, with
  * si_code SI_KERNEL and the PC just after the trap instruction, and the
@@ -82,17 +84,18 @@ int main(int argc, char **argv)
 	 *  +0: int $3; mov $7,%eax; ret      +16: int3; mov $7,%eax; ret
 	 * +32: mov $1,%eax; ret   (patched to mov $2,%eax, then the program's
 	 *                          breakpoint: int3; nop x 4)
+	 * +40: int $3; mov $1,%eax; ret   (the mov at +42 patched to mov $2)
 	 * The code after each trap is the program's: after the trap, it goes on
 	 * there (and returns 7).
 	 */
 	static const uint8_t int_3[] = { 0xcd, 0x03, 0xb8, 0x07, 0x00, 0x00, 0x00, 0xc3 };
 	static const uint8_t int3[] = { 0xcc, 0xb8, 0x07, 0x00, 0x00, 0x00, 0xc3 };
-	uint8_t code_bytes[38];
+	uint8_t code_bytes[48];
 	static const uint8_t bp[5] = { 0xcc, 0x90, 0x90, 0x90, 0x90 };
 	struct sigaction sa = { .sa_sigaction = handler, .sa_flags = SA_SIGINFO };
 	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
-	struct t_site site;
-	struct trap traps[3];
+	struct t_site site, after_int_3;
+	struct trap traps[4];
 	struct fl_diag d;
 	uint8_t *page;
 	bool bad = false;
@@ -105,6 +108,9 @@ int main(int argc, char **argv)
 	memcpy(code_bytes + 16, int3, sizeof(int3));
 	memcpy(code_bytes + 32, t_one_v[0], 5);
 	code_bytes[37] = 0xc3;
+	memcpy(code_bytes + 40, int_3, 2);
+	memcpy(code_bytes + 42, t_one_v[0], 5);
+	code_bytes[47] = 0xc3;
 	page = t_code(code_bytes, sizeof(code_bytes));
 	t_check(sigaction(SIGTRAP, &sa, NULL) == 0, "sigaction: %s", strerror(errno));
 	t_init();
@@ -117,6 +123,10 @@ int main(int argc, char **argv)
 	t_check(err == 0, "fl_patch_text: %d %s", err, d.msg);
 	t_check(site.fn() == 2, "the patched code");
 	t_check(hits == 0, "the program's handler ran during faultline's patch");
+	after_int_3 = (struct t_site){ .fn = (int (*)(void))(void *)(page + 40), .addr = page + 42,
+				       .v = { t_one_v[0], t_one_v[1] }, .len = 5 };
+	err = t_flip(&after_int_3, &d);
+	t_check(err == 0, "fl_patch_text: %d %s", err, d.msg);
 
 	/* The program's breakpoint where faultline patched. */
 	t_check(mprotect(page, pagesz, PROT_READ | PROT_WRITE) == 0, "mprotect: %s", strerror(errno));
@@ -127,7 +137,9 @@ int main(int argc, char **argv)
 	traps[1] = (struct trap){ "int3 (cc)", page + 16, (uintptr_t)page + 17, 7 };
 	traps[2] = (struct trap){ "the program's int3 where faultline patched", page + 32,
 				  (uintptr_t)page + 33, -1 };
-	for (int i = 0; i < 3; i++)
+	traps[3] = (struct trap){ "int $3 right before an address faultline patched", page + 40,
+				  (uintptr_t)page + 42, 2 };
+	for (int i = 0; i < 4; i++)
 		for (int h = 1; h >= 0; h--) {
 			int status = in_child(&traps[i], h);
 			bool ok = h ? status == 0 : status > 0 && WIFSIGNALED(status) &&
