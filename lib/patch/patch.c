@@ -203,12 +203,19 @@ static void fork_done(void)
 	pthread_mutex_unlock(&patch_lock);
 }
 
+/* The child's threads are others: what the census remembers is forgotten. */
+static void fork_child(void)
+{
+	fl_threads_forget();
+	fork_done();
+}
+
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static int atfork_err;
 
 static void atfork_register(void)
 {
-	atfork_err = -pthread_atfork(fork_prepare, fork_done, fork_done);
+	atfork_err = -pthread_atfork(fork_prepare, fork_done, fork_child);
 }
 
 int fl_patch_lock(sigset_t *old, struct fl_diag *diag)
@@ -906,10 +913,24 @@ static int check_thread(struct batch *b, const struct fl_maps *maps, int32_t tid
  */
 static int observe(struct batch *b, struct fl_thread *t)
 {
-	int err = fl_thread_runs(&b->census, t);
+	uint64_t listed_runs = t->runs;
+	int err = 0;
 
-	if (!err)
-		err = fl_thread_look(&b->census, t);
+	/*
+	 * Remembered waiting, and not on a CPU since: where it waits is known
+	 * (once: looked at again, it is read again).
+	 */
+	if (t->remembered && t->waiting)
+		t->remembered = false;
+	else {
+		t->remembered = false;
+		err = fl_thread_runs(&b->census, t);
+		if (!err)
+			err = fl_thread_look(&b->census, t);
+		/* Its status too is this moment's if it did not run since the listing. */
+		if (!err && t->runs == listed_runs)
+			fl_thread_remember(t);
+	}
 	if (!err && t->waiting) {
 		t->seen = true;
 		t->seen_pc = t->pc;

@@ -131,8 +131,8 @@ int fl_thread_runs(const struct fl_census *c, struct fl_thread *t)
 	if (err)
 		return err;
 	/* "TIME_ON_CPU WAIT_TIME TIMES_RUN"; "0 0 0" without CONFIG_SCHED_INFO. */
-	strtoull(buf, &at, 10);
-	strtoull(at, &at, 10);
+	t->on_cpu_ns = strtoull(buf, &at, 10);
+	t->queued_ns = strtoull(at, &at, 10);
 	t->runs = strtoull(at, NULL, 10);
 	/* Every thread has been on a CPU once: 0 is a kernel that does not count. */
 	return t->runs ? 0 : -ENOTSUP;
@@ -203,6 +203,57 @@ static bool known(const struct fl_census *c, int32_t name)
 	return false;
 }
 
+/*
+ * The memo: what the last census read of each thread, by its name (a
+ * cache: one entry per name modulo its size, the newest kept).  The key
+ * is the whole schedstat: its time on a CPU and waiting for one, in ns,
+ * with its run count, the same only for a thread that has not been put on
+ * a CPU since (and not for another thread that got the name since).
+ * Written and read by the patcher only, under the patch lock.
+ */
+struct memo {
+	int32_t name, tid;
+	uint64_t runs, on_cpu_ns, queued_ns;
+	uint64_t blocked;
+	char state;
+	bool waiting;
+	uint64_t pc, sp;
+};
+
+static struct memo memos[FL_PARK_MAX];
+
+void fl_thread_remember(const struct fl_thread *t)
+{
+	memos[(uint32_t)t->name % FL_PARK_MAX] = (struct memo){
+		.name = t->name, .tid = t->tid, .runs = t->runs, .on_cpu_ns = t->on_cpu_ns,
+		.queued_ns = t->queued_ns, .blocked = t->blocked, .state = t->state,
+		.waiting = t->waiting, .pc = t->pc, .sp = t->sp,
+	};
+}
+
+void fl_threads_forget(void)
+{
+	memset(memos, 0, sizeof(memos));
+}
+
+/* t (its name and schedstat read) as remembered, if it is. */
+static bool recall(struct fl_thread *t)
+{
+	const struct memo *m = &memos[(uint32_t)t->name % FL_PARK_MAX];
+
+	if (m->name != t->name || m->runs != t->runs || m->on_cpu_ns != t->on_cpu_ns ||
+	    m->queued_ns != t->queued_ns)
+		return false;
+	t->tid = m->tid;
+	t->blocked = m->blocked;
+	t->state = m->state;
+	t->waiting = m->waiting;
+	t->pc = m->pc;
+	t->sp = m->sp;
+	t->remembered = true;
+	return true;
+}
+
 int fl_census_list(struct fl_census *c, char *why, size_t why_len)
 {
 	char buf[4096];
@@ -240,7 +291,12 @@ int fl_census_list(struct fl_census *c, char *why, size_t why_len)
 			t = &c->t[c->n];
 			memset(t, 0, sizeof(*t));
 			t->name = (int32_t)name;
-			err = fl_thread_status(c, t);
+			err = fl_thread_runs(c, t);
+			if (err == -ESRCH)
+				continue;	/* it has exited */
+			/* Not remembered (or no schedstat: said when it is looked at). */
+			if (err || !recall(t))
+				err = fl_thread_status(c, t);
 			if (err == -ESRCH)
 				continue;	/* it has exited */
 			if (err) {

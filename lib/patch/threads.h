@@ -35,6 +35,14 @@ struct fl_thread {
 	uint64_t pc, sp;
 	/* schedstat's third number: how many times it was put on a CPU. */
 	uint64_t runs;
+	/* schedstat's first two: its time on a CPU and waiting for one, ns. */
+	uint64_t on_cpu_ns, queued_ns;
+	/*
+	 * Its status, and where it waits (waiting, pc, sp), came from the
+	 * memo of an earlier census (fl_census_list): it has not been on a
+	 * CPU since they were read.
+	 */
+	bool remembered;
 	/*
 	 * The last time it was seen waiting (seen): where, and its runs read
 	 * just before.  While runs stays that, it has not been on a CPU since:
@@ -69,7 +77,8 @@ void fl_census_close(struct fl_census *c);
 
 /*
  * Lists /proc/self/task and adds each thread that is not yet in c (but
- * this one), its status read (fl_thread_status).  Returns how many it
+ * this one), its schedstat read (fl_thread_runs) and its status read
+ * (fl_thread_status) or remembered (fl_thread_remember).  Returns how many it
  * added, or -errno with the reason in why (a listing that fails, more
  * than FL_PARK_MAX threads, a thread whose id in this namespace cannot
  * be known).  A thread that exits meanwhile is left out.
@@ -90,7 +99,17 @@ int fl_thread_status(const struct fl_census *c, struct fl_thread *t);
 int fl_thread_look(const struct fl_census *c, struct fl_thread *t);
 
 /*
- * Reads t's schedstat: t->runs.  Returns 0, -ESRCH when t has exited, or
+ * Remembers what was read of t (its status, then its schedstat, then its
+ * syscall, in that order, in this census): a later census that finds the
+ * same schedstat takes them from the memo instead of reading them again
+ * (a thread not put on a CPU since cannot have changed them).
+ */
+void fl_thread_remember(const struct fl_thread *t);
+/* Forgets every memo (a forked child: its threads are others). */
+void fl_threads_forget(void);
+
+/*
+ * Reads t's schedstat: t->runs, t->on_cpu_ns, t->queued_ns.  Returns 0, -ESRCH when t has exited, or
  * -errno (-ENOTSUP: a kernel without schedstat's counts).
  */
 int fl_thread_runs(const struct fl_census *c, struct fl_thread *t);
