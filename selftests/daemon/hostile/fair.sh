@@ -312,6 +312,15 @@ check "the dropped process's record is removed ($nrec records before, $(ls "$W/t
 stop_daemon
 
 echo "# nobody's records in the state directory are charged to its budget (--max-user-state-bytes)"
+for v in 0 -5 12x "" 281474976710657; do
+	"$FLD" --socket "$W/bad.sock" --state-dir "$W/bad.state" --max-user-state-bytes "$v" \
+		>"$W/bad.out" 2>&1
+	rc=$?
+	check "--max-user-state-bytes '$v': a usage error that says why (exit $rc), nothing made" \
+		test $rc = 2 -a ! -e "$W/bad.sock" -a ! -e "$W/bad.state"
+	check "...naming the option and the range" \
+		grep -q -- "--max-user-state-bytes: '$v' is not a number from 1 to 2^48" "$W/bad.out"
+done
 daemon sb --max-user-state-bytes 1000000
 over=0
 for k in 1 2 3; do
@@ -402,7 +411,8 @@ check "the log says once (per change of state) that nobody's processes get no he
 check "...that it is uid $NOBODY's 64 requests in flight" \
 	grep -q "warn: refused: 64 requests of uid $NOBODY in flight: pid [0-9]* (uid $NOBODY) gets no heal policy" \
 	"$W/policy.log"
-check "no flood: the log has fewer lines than 3 per process ($lines)" test "$lines" -lt $((3 * NPROCS))
+check "no flood: the log has a line per process registered and a few more ($lines for $NPROCS)" \
+	test "$lines" -le $((NPROCS + 20))
 exec 7>&- 8>&-
 stop_daemon
 
