@@ -22,7 +22,7 @@
 /* A request waiting for its completion in a process's ring. */
 struct pending {
 	struct fld_client *from;	/* NULL once the requester is gone */
-	uid_t uid;			/* the requester's */
+	uid_t uid;			/* charged to: the requester's, or the process's */
 	uint32_t from_seq;
 	pid_t pid;
 	uint32_t seq;			/* in the process's ring */
@@ -33,11 +33,12 @@ struct pending {
 
 /*
  * Requests in flight: at most PENDING_PER_UID of one uid other than root
- * (its connections together, and the daemon's own requests to its
- * processes: the heal policy), so that one user's requests to processes
- * that never answer do not keep the others' out; and the last
- * ROOT_RESERVE entries are root's (its requests, and the policy of its
- * processes), so that no number of users keeps root out.
+ * and the daemon's own (its connections together, and the daemon's own
+ * requests to its processes: the heal policy), so that one user's
+ * requests to processes that never answer do not keep the others' out;
+ * and the last ROOT_RESERVE entries are root's and the daemon's uid's
+ * (their requests, and the policy of their processes), so that no number
+ * of users keeps them out.
  */
 #define PENDING_PER_UID 64
 #define ROOT_RESERVE 64
@@ -130,7 +131,8 @@ static int room(uid_t uid, char *why, size_t size)
 {
 	size_t mine = 0;
 
-	if (uid == 0) {
+	/* Root and the daemon's own uid (a user's own daemon), as for the budgets. */
+	if (!fld_budget_applies(uid)) {
 		if (num_pendings < MAX_PENDINGS)
 			return 0;
 		snprintf(why, size, "too many requests in flight");
