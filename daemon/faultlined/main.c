@@ -49,6 +49,7 @@ struct config {
 	unsigned silent_s;
 	uint64_t max_user_sites;
 	uint64_t max_user_bytes;
+	uint64_t max_user_state_bytes;
 	uint64_t heal_arg;	/* FL_REQ_HEAL_THRESHOLD's, 0: none */
 	uint32_t unheal_after_s;
 	const char *metrics_listen;	/* --metrics-listen, or NULL */
@@ -84,6 +85,9 @@ static void usage(FILE *out)
 	      "  --max-user-section-bytes N\n"
 	      "                       the same for bytes of sections and site names\n"
 	      "                       (default 268435456, 256 MiB)\n"
+	      "  --max-user-state-bytes N\n"
+	      "                       the same for the bytes of its processes' records in\n"
+	      "                       the state directory (default 536870912, 512 MiB)\n"
 	      "  --heal-after N[/S]   heal a registered process's implicit-check site in\n"
 	      "                       place once it fails N times (within S seconds);\n"
 	      "                       a policy the process sets itself wins (default:\n"
@@ -394,7 +398,7 @@ static void lib_log(enum fl_log_level level, const char *msg, void *ctx)
 int main(int argc, char **argv)
 {
 	enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_NO_BPF, OPT_LOG_LEVEL, OPT_MAX_CLIENTS,
-	       OPT_SILENT, OPT_USER_SITES, OPT_USER_BYTES, OPT_HEAL_AFTER, OPT_UNHEAL_AFTER,
+	       OPT_SILENT, OPT_USER_SITES, OPT_USER_BYTES, OPT_USER_STATE, OPT_HEAL_AFTER, OPT_UNHEAL_AFTER,
 	       OPT_VERSION, OPT_METRICS_LISTEN };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -405,6 +409,7 @@ int main(int argc, char **argv)
 		{ "silent-timeout", required_argument, NULL, OPT_SILENT },
 		{ "max-user-sites", required_argument, NULL, OPT_USER_SITES },
 		{ "max-user-section-bytes", required_argument, NULL, OPT_USER_BYTES },
+		{ "max-user-state-bytes", required_argument, NULL, OPT_USER_STATE },
 		{ "heal-after", required_argument, NULL, OPT_HEAL_AFTER },
 		{ "unheal-after", required_argument, NULL, OPT_UNHEAL_AFTER },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
@@ -413,7 +418,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct config cfg = { .max_clients = 4096, .silent_s = 60,
-			      .max_user_sites = 4u << 20, .max_user_bytes = 256u << 20 };
+			      .max_user_sites = 4u << 20, .max_user_bytes = 256u << 20,
+			      .max_user_state_bytes = 512u << 20 };
 	struct fld_loop_opts lopts = { .sz = sizeof(lopts) };
 	struct fld_loop *loop;
 	ino_t ino = 0;
@@ -509,7 +515,8 @@ int main(int argc, char **argv)
 			cfg.unheal_after_s = (uint32_t)v;
 			break;
 		case OPT_USER_SITES:
-		case OPT_USER_BYTES: {
+		case OPT_USER_BYTES:
+		case OPT_USER_STATE: {
 			unsigned long long u;
 
 			errno = 0;
@@ -518,13 +525,16 @@ int main(int argc, char **argv)
 			    u > (1ull << 48)) {
 				usage_error("%s: '%s' is not a number from 1 to 2^48",
 					    opt == OPT_USER_SITES ? "--max-user-sites" :
-					    "--max-user-section-bytes", optarg);
+					    opt == OPT_USER_BYTES ? "--max-user-section-bytes" :
+					    "--max-user-state-bytes", optarg);
 				return EXIT_USAGE;
 			}
 			if (opt == OPT_USER_SITES)
 				cfg.max_user_sites = u;
-			else
+			else if (opt == OPT_USER_BYTES)
 				cfg.max_user_bytes = u;
+			else
+				cfg.max_user_state_bytes = u;
 			break;
 		}
 		case 'h':
@@ -586,6 +596,7 @@ int main(int argc, char **argv)
 			.max_sites = 1u << 21,
 			.max_user_sites = cfg.max_user_sites,
 			.max_user_bytes = cfg.max_user_bytes,
+			.max_user_state_bytes = cfg.max_user_state_bytes,
 			.request_timeout_ms = 2000,
 			.state_dir = cfg.state_dir,
 		};

@@ -548,34 +548,76 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
+/* p's module ids, sorted, into *known (freed by the caller).  Returns their count, or -1. */
+static ssize_t known_ids(const struct fld_proc *p, uint32_t **known)
+{
+	*known = malloc((p->num_mods ? p->num_mods : 1) * sizeof(**known));
+	if (!*known)
+		return -1;
+	for (size_t i = 0; i < p->num_mods; i++)
+		(*known)[i] = p->mods[i]->id;
+	qsort(*known, p->num_mods, sizeof(**known), cmp_u32);
+	return (ssize_t)p->num_mods;
+}
+
+/*
+ * Slot of p's site table, copied once into *copy (the process writes it).
+ * Returns whether it describes a site of a module not in known[0 .. n).
+ */
+static bool untold_slot(const struct fld_proc *p, uint32_t slot, const uint32_t *known, size_t n,
+			struct fl_shm_site *copy)
+{
+	struct fl_shm_site *e = &site_table(p)[slot];
+	uint64_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+
+	*copy = (struct fl_shm_site){ .faulting_pc = e->faulting_pc, .handler_pc = e->handler_pc,
+				      .module = e->module, .kind = e->kind };
+	return copy->kind >= 1 && copy->kind <= 3 && copy->module && st <= FL_SHM_SITE_RETIRED &&
+	       !bsearch(&copy->module, known, n, sizeof(*known), cmp_u32);
+}
+
+/* The slots of p's site table that may describe sites: below sites_high, within its capacity. */
+static uint32_t table_high(const struct fld_proc *p)
 {
 	const struct fl_shm_header *h = p->region;
 	/* Acquire: pairs with the process's release store after describing the slots. */
 	uint32_t high = atomic_load_explicit(&h->sites_high, memory_order_acquire);
-	uint32_t *known = malloc((p->num_mods ? p->num_mods : 1) * sizeof(*known));
-	struct fld_module *cur = NULL;
-	size_t nknown = p->num_mods;
 
-	if (!p->region || !known) {
-		free(known);
-		return;
+	return high > p->layout.capacity ? (uint32_t)p->layout.capacity : high;
+}
+
+uint64_t fld_proc_untold(const struct fld_proc *p, size_t max_sites)
+{
+	uint32_t *known, high;
+	uint64_t n = 0;
+	ssize_t nknown;
+
+	if (!p->region || p->num_sites >= max_sites || (nknown = known_ids(p, &known)) < 0)
+		return 0;
+	high = table_high(p);
+	for (uint32_t slot = 0; slot < high && p->num_sites + n < max_sites; slot++) {
+		struct fl_shm_site copy;
+
+		n += untold_slot(p, slot, known, (size_t)nknown, &copy);
 	}
-	for (size_t i = 0; i < nknown; i++)
-		known[i] = p->mods[i]->id;
-	qsort(known, nknown, sizeof(*known), cmp_u32);
-	if (high > p->layout.capacity)
-		high = p->layout.capacity;
+	free(known);
+	return n;
+}
+
+void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
+{
+	uint32_t *known, high;
+	struct fld_module *cur = NULL;
+	ssize_t nknown;
+
+	if (!p->region || (nknown = known_ids(p, &known)) < 0)
+		return;
+	high = table_high(p);
 	for (uint32_t slot = 0; slot < high; slot++) {
-		struct fl_shm_site *e = &site_table(p)[slot];
-		uint64_t st = atomic_load_explicit(&e->state, memory_order_acquire);
-		struct fl_shm_site copy = { .faulting_pc = e->faulting_pc,
-					    .handler_pc = e->handler_pc, .module = e->module,
-					    .kind = e->kind };
+		struct fl_shm_site copy;
 		struct fld_site *site;
 
-		if (copy.kind < 1 || copy.kind > 3 || !copy.module || st > FL_SHM_SITE_RETIRED ||
-		    bsearch(&copy.module, known, nknown, sizeof(*known), cmp_u32)) {
+		if (!untold_slot(p, slot, known, (size_t)nknown, &copy)) {
 			cur = NULL;
 			continue;
 		}
@@ -611,7 +653,7 @@ void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites)
 	}
 	free(known);
 	/* The modules made here are complete: site_append's room beyond them goes back. */
-	for (size_t i = nknown; i < p->num_mods; i++) {
+	for (size_t i = (size_t)nknown; i < p->num_mods; i++) {
 		struct fld_module *m = p->mods[i];
 		struct fld_site *fit = realloc(m->sites, (m->num_sites ? m->num_sites : 1) *
 						       sizeof(*fit));
@@ -810,16 +852,16 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited)
 	 * is in registration order: a process that registered early and
 	 * exited late is not the oldest exited.
 	 */
-	while (exited > max_exited && fld_proc_drop_oldest_exited(p->uid))
+	while (exited > max_exited && fld_proc_drop_oldest_exited(p->uid, NULL))
 		exited--;
 }
 
-bool fld_proc_drop_oldest_exited(uid_t uid)
+bool fld_proc_drop_oldest_exited(uid_t uid, const struct fld_proc *keep)
 {
 	size_t oldest = fld_num_procs;
 
 	for (size_t i = 0; i < fld_num_procs; i++)
-		if (fld_procs[i]->exited && fld_procs[i]->uid == uid &&
+		if (fld_procs[i]->exited && fld_procs[i]->uid == uid && fld_procs[i] != keep &&
 		    (oldest == fld_num_procs || exited_before(fld_procs[i], fld_procs[oldest])))
 			oldest = i;
 	if (oldest == fld_num_procs)

@@ -150,6 +150,12 @@ struct fld_record {
 	 */
 	uint8_t *watched;
 	uint64_t *watched_sum;
+	/*
+	 * The sizes of its record and of its counts file on disk (0: none),
+	 * charged to its user's budget of state bytes (budget.h).
+	 */
+	uint64_t record_bytes;
+	uint64_t counts_bytes;
 	uint64_t soonest_ms;	/* CLOCK_MONOTONIC: not written again before */
 	uint64_t next_ms;	/* ...nor a live one's counts saved */
 };
@@ -324,11 +330,18 @@ void fld_proc_exit(struct fld_proc *p, size_t max_exited);
 
 /*
  * Adds the modules of p's site table (below sites_high) the daemon has no
- * module for, at most up to max_modules and max_sites: the sites of one
- * module id in a row make one module, anonymous (its name unknown; a
- * MODULE_ADD for it later names it).
+ * module for, at most up to max_modules and max_sites (what p may hold
+ * then: its own limit, and its user's budget, which the caller asks,
+ * fld_proc_untold): the sites of one module id in a row make one module,
+ * anonymous (its name unknown; a MODULE_ADD for it later names it).
  */
 void fld_proc_scan(struct fld_proc *p, size_t max_modules, size_t max_sites);
+/*
+ * How many sites fld_proc_scan would add with no bound but max_sites
+ * (the process may still change its table: the scan's own bound holds).
+ * 0 when p has no region.
+ */
+uint64_t fld_proc_untold(const struct fld_proc *p, size_t max_sites);
 
 /*
  * The process is gone: its counts are final.  Modules its site table
@@ -387,10 +400,11 @@ struct fld_proc_observer {
 void fld_proc_observe(const struct fld_proc_observer *o);
 
 /*
- * Removes and frees uid's process that exited first (see fld_proc_exit).
- * Returns false when uid has no exited process.
+ * Removes and frees uid's process that exited first (see fld_proc_exit),
+ * keep aside (NULL: none).  Returns false when uid has no other exited
+ * process.
  */
-bool fld_proc_drop_oldest_exited(uid_t uid);
+bool fld_proc_drop_oldest_exited(uid_t uid, const struct fld_proc *keep);
 
 /* Whether a client with uid may see (or change) p. */
 bool fld_proc_visible(const struct fld_proc *p, uid_t uid);

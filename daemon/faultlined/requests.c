@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "budget.h"
 #include "dlog.h"
 #include "loop.h"
 #include "procs.h"
@@ -21,7 +22,7 @@
 /* A request waiting for its completion in a process's ring. */
 struct pending {
 	struct fld_client *from;	/* NULL once the requester is gone */
-	uid_t uid;			/* the requester's */
+	uid_t uid;			/* charged to: the requester's, or the process's */
 	uint32_t from_seq;
 	pid_t pid;
 	uint32_t seq;			/* in the process's ring */
@@ -31,13 +32,19 @@ struct pending {
 };
 
 /*
- * Requests in flight: at most this many from one uid other than root (its
- * connections together), so that one user's requests to a process that
- * never answers do not keep the others' out.
+ * Requests in flight: at most PENDING_PER_UID of one uid other than root
+ * and the daemon's own (its connections together, and the daemon's own
+ * requests to its processes: the heal policy), so that one user's
+ * requests to processes that never answer do not keep the others' out;
+ * and the last ROOT_RESERVE entries are root's and the daemon's uid's
+ * (their requests, and the policy of their processes), so that no number
+ * of users keeps them out.
  */
 #define PENDING_PER_UID 64
+#define ROOT_RESERVE 64
 static struct pending pendings[1024];
 static size_t num_pendings;
+#define MAX_PENDINGS (sizeof(pendings) / sizeof(pendings[0]))
 
 /*
  * A process whose HELLO set FL_HELLO_DONE tells the daemon of its
@@ -115,6 +122,40 @@ static uint64_t mono_ms(void)
 }
 
 /*
+ * Whether a request charged to uid (a client's, or the daemon's own to a
+ * process of uid) may go in flight now.  Returns 0, or -EBUSY with why
+ * (size bytes) saying which bound it is over.  A uid back at half its
+ * bound may be told of its next refusal again (fld_budget_within).
+ */
+static int room(uid_t uid, char *why, size_t size)
+{
+	size_t mine = 0;
+
+	/* Root and the daemon's own uid (a user's own daemon), as for the budgets. */
+	if (!fld_budget_applies(uid)) {
+		if (num_pendings < MAX_PENDINGS)
+			return 0;
+		snprintf(why, size, "too many requests in flight");
+		return -EBUSY;
+	}
+	for (size_t i = 0; i < num_pendings; i++)
+		mine += pendings[i].uid == uid;
+	if (mine >= PENDING_PER_UID) {
+		snprintf(why, size, "%d requests of uid %u in flight", PENDING_PER_UID,
+			 (unsigned)uid);
+		return -EBUSY;
+	}
+	if (num_pendings >= MAX_PENDINGS - ROOT_RESERVE) {
+		snprintf(why, size, "too many requests in flight (the last %d are root's)",
+			 ROOT_RESERVE);
+		return -EBUSY;
+	}
+	if (mine <= PENDING_PER_UID / 2)
+		fld_budget_within(uid, FLD_BUDGET_REQUESTS);
+	return 0;
+}
+
+/*
  * Who may ask what of p (docs/protocol.md): anything of a process of one's
  * own uid, root anything, and raw code bytes only root, only to a process
  * that opted in.  Then the bounds on requests in flight.  Returns 0, or
@@ -124,6 +165,7 @@ static int admit(struct fld_client *c, uint32_t seq, struct fld_proc *p, uint32_
 		 uint32_t kind)
 {
 	uid_t uid = fld_client_uid(c);
+	char why[96];
 
 	if (!p || !fld_proc_visible(p, uid)) {
 		/* The same answer for "no such process" and "not yours". */
@@ -139,27 +181,19 @@ static int admit(struct fld_client *c, uint32_t seq, struct fld_proc *p, uint32_
 			       "(FAULTLINE_ALLOW_PATCH=1 or FL_INIT_ALLOW_PATCH)", pid);
 		return -1;
 	}
-	if (uid != 0) {
-		size_t mine = 0;
-
-		for (size_t i = 0; i < num_pendings; i++)
-			mine += pendings[i].uid == uid;
-		if (mine >= PENDING_PER_UID) {
-			fld_send_error(c, seq, -EBUSY, "%d requests of uid %u in flight",
-				       PENDING_PER_UID, (unsigned)uid);
-			return -1;
-		}
-	}
-	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
-		fld_send_error(c, seq, -EBUSY, "too many requests in flight");
+	if (room(uid, why, sizeof(why)) != 0) {
+		fld_send_error(c, seq, -EBUSY, "%s", why);
 		return -1;
 	}
 	return 0;
 }
 
-/* Pushes e (and slot, when not NULL) into p's ring and rings the doorbell; then it is pending. */
+/*
+ * Pushes e (and slot, when not NULL) into p's ring and rings the doorbell;
+ * then it is pending, charged to uid.
+ */
 static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct fl_shm_entry *e,
-		 const struct fl_shm_point_req *slot, unsigned timeout_ms)
+		 const struct fl_shm_point_req *slot, unsigned timeout_ms, uid_t uid)
 {
 	struct fl_shm_header *h = p->region;
 
@@ -192,7 +226,7 @@ static void push(struct fld_client *c, uint32_t seq, struct fld_proc *p, struct 
 	if (!p->rings)
 		timer_arm(true);
 	pendings[num_pendings++] = (struct pending){
-		.from = c, .uid = c ? fld_client_uid(c) : 0, .from_seq = seq, .pid = p->pid,
+		.from = c, .uid = uid, .from_seq = seq, .pid = p->pid,
 		.seq = e->seq, .kind = (uint32_t)e->status, .timed = !p->rings,
 		.deadline_ms = mono_ms() + timeout_ms,
 	};
@@ -208,7 +242,7 @@ void fld_request(struct fld_client *c, const struct fl_msg *m, unsigned timeout_
 	memset(&e, 0, sizeof(e));
 	e.status = (int32_t)m->request.kind;
 	e.value = m->request.arg;
-	push(c, m->seq, p, &e, NULL, timeout_ms);
+	push(c, m->seq, p, &e, NULL, timeout_ms, fld_client_uid(c));
 }
 
 void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned timeout_ms)
@@ -231,7 +265,7 @@ void fld_request_point(struct fld_client *c, const struct fl_msg *m, unsigned ti
 	memcpy(slot.expect, m->expect, q->expect_len);
 	memset(&e, 0, sizeof(e));
 	e.status = (int32_t)q->kind;
-	push(c, m->seq, p, &e, &slot, timeout_ms);
+	push(c, m->seq, p, &e, &slot, timeout_ms, fld_client_uid(c));
 }
 
 static uint64_t policy_heal_arg;
@@ -245,21 +279,26 @@ void fld_requests_policy(uint64_t heal_arg, uint32_t unheal_after_s)
 
 /*
  * The daemon's own requests (no client waits for them): the policy, to a
- * process that just registered.  A full ring or table only costs the
- * policy, said in the log.
+ * process that just registered.  They are charged to the process's user,
+ * as its own requests would be: one user's processes that never answer
+ * keep no one else's requests out.  Over the bounds only the policy is
+ * lost; the log says so once while the user stays there (budget.h).
  */
 static void push_own(struct fld_proc *p, uint32_t kind, uint64_t arg)
 {
 	struct fl_shm_entry e;
+	char why[96], text[192];
 
-	if (num_pendings == sizeof(pendings) / sizeof(pendings[0])) {
-		fld_warn("pid %d: too many requests in flight: no heal policy", (int)p->pid);
+	if (room(p->uid, why, sizeof(why)) != 0) {
+		snprintf(text, sizeof(text), "%s: pid %d (uid %u) gets no heal policy", why,
+			 (int)p->pid, (unsigned)p->uid);
+		fld_budget_refused(p->uid, FLD_BUDGET_REQUESTS, text);
 		return;
 	}
 	memset(&e, 0, sizeof(e));
 	e.status = (int32_t)kind;
 	e.value = arg;
-	push(NULL, 0, p, &e, NULL, 2000);
+	push(NULL, 0, p, &e, NULL, 2000, p->uid);
 }
 
 void fld_request_policy(struct fld_proc *p)

@@ -60,6 +60,29 @@ static void drop(struct fld_client *c, const char *what, const char *detail)
 	fld_client_drop(c, why);
 }
 
+/*
+ * The most sites p may hold once its site table's sites the daemon was
+ * not told of are added (fld_proc_scan): its own limit, and what its
+ * user's budget has room for (budget.h: nothing is dropped for them).
+ */
+static size_t scan_limit(const struct fld_proc *p)
+{
+	uint64_t untold = fld_proc_untold(p, opts.max_sites);
+
+	return (size_t)(p->num_sites + fld_budget_room_sites(p, untold));
+}
+
+/* fld_proc_final and fld_proc_scan within scan_limit. */
+static void proc_final(struct fld_proc *p)
+{
+	fld_proc_final(p, opts.max_modules, scan_limit(p));
+}
+
+static void proc_scan(struct fld_proc *p)
+{
+	fld_proc_scan(p, opts.max_modules, scan_limit(p));
+}
+
 /* ------------------------------------------------------------------------
  * HELLO
  */
@@ -148,7 +171,7 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	/* Another program in this pid (exec): what the last one counted is final. */
 	for (size_t i = 0; i < fld_num_procs; i++)
 		if (fld_procs[i] != p && fld_procs[i]->pid == pid && fld_procs[i]->region)
-			fld_proc_final(fld_procs[i], opts.max_modules, opts.max_sites);
+			proc_final(fld_procs[i]);
 	if (!p) {
 		p = fld_proc_add(pid, fld_client_uid(c), m->hello.comm);
 		if (!p) {
@@ -689,9 +712,9 @@ static void on_disconnect(struct fld_client *c, void *ctx)
 		 * entry) or exits (check_lingering).
 		 */
 		if (!fld_proc_alive(p))
-			fld_proc_final(p, opts.max_modules, opts.max_sites);
+			proc_final(p);
 		else
-			fld_proc_scan(p, opts.max_modules, opts.max_sites);
+			proc_scan(p);
 		/*
 		 * Its final counts exist nowhere else now (but in the region
 		 * the keeper holds until they are saved): its record is written.
@@ -719,7 +742,7 @@ static void check_lingering(void)
 		struct fld_proc *p = fld_procs[i];
 
 		if (p->exited && p->region && !fld_proc_alive(p)) {
-			fld_proc_final(p, opts.max_modules, opts.max_sites);
+			proc_final(p);
 			fld_state_changed(p);
 		}
 	}
@@ -770,7 +793,7 @@ void fld_session_adopt(struct fld_kept *k, size_t n)
 			p->exited_ms = (uint64_t)time(NULL) * 1000;
 		/* Gone meanwhile: its final counts, now (else when it is: check_lingering). */
 		if (!fld_proc_alive(p))
-			fld_proc_final(p, opts.max_modules, opts.max_sites);
+			proc_final(p);
 	}
 	/*
 	 * Their records are written by the tick's jobs (fld_state_tick): the
@@ -814,7 +837,8 @@ const struct fld_loop_ops fld_session_ops = {
 
 void fld_session_init(const struct fld_session_opts *o)
 {
-	struct fld_budget_opts b = { .max_sites = o->max_user_sites, .max_bytes = o->max_user_bytes };
+	struct fld_budget_opts b = { .max_sites = o->max_user_sites, .max_bytes = o->max_user_bytes,
+				     .max_state_bytes = o->max_user_state_bytes };
 
 	static const struct fld_proc_observer keeper_observer = { .let_go = fld_keeper_release };
 

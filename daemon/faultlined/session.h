@@ -15,6 +15,7 @@ struct fld_session_opts {
 	size_t max_sites;		/* per process: its modules' sites */
 	uint64_t max_user_sites;	/* per user (budget.h) */
 	uint64_t max_user_bytes;	/* per user: sections and names */
+	uint64_t max_user_state_bytes;	/* per user: its records in the state directory */
 	unsigned request_timeout_ms;
 	const char *state_dir;		/* NULL: nothing persisted */
 };

@@ -79,6 +79,7 @@
 
 #include <json-c/json.h>
 
+#include "budget.h"
 #include "counts.h"
 #include "dlog.h"
 #include "procs.h"
@@ -141,6 +142,8 @@ struct writer {
 	char *buf;		/* not written yet */
 	size_t len, cap;
 	uint64_t bytes;		/* in the file and buf */
+	/* The most its file may hold: its user's budget of state bytes (budget.h). */
+	uint64_t limit;
 	uint32_t gen;
 	bool final;
 	bool sync;		/* fsync before the rename */
@@ -153,11 +156,16 @@ static struct writer *writer_of(struct fld_job *j)
 	return (struct writer *)((char *)j - offsetof(struct writer, job));
 }
 
-/* Appends n bytes of s.  Returns 0, -EFBIG past MAX_FILE_BYTES, or -ENOMEM. */
+/*
+ * Appends n bytes of s.  Returns 0, -EFBIG past MAX_FILE_BYTES, -EDQUOT
+ * past the user's budget (w->limit), or -ENOMEM.
+ */
 static int put(struct writer *w, const char *s, size_t n)
 {
 	if (w->bytes + n > MAX_FILE_BYTES)
 		return -EFBIG;
+	if (w->bytes + n > w->limit)
+		return -EDQUOT;
 	if (w->len + n > w->cap) {
 		size_t cap = w->cap ? w->cap : WRITE_CHUNK * 2;
 		char *grown;
@@ -346,6 +354,7 @@ static int commit(struct writer *w, struct fld_proc *p)
 		return err;
 	}
 	p->rec.written = true;
+	p->rec.record_bytes = w->bytes;
 	p->rec.written_final = w->final;
 	p->rec.written_gen = w->gen;
 	p->rec.stamp = w->stamp;
@@ -386,6 +395,7 @@ static void counts_remove(struct fld_proc *p)
 	char name[64];
 
 	p->rec.counts_stamp = 0;
+	p->rec.counts_bytes = 0;
 	fld_counts_forget(p);
 	fld_counts_name(name, sizeof(name), p->serial, false);
 	if (unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT)
@@ -453,6 +463,7 @@ static int write_counts(struct writer *w, struct fld_proc *p, unsigned *budget)
 		return err;
 	}
 	p->rec.counts_stamp = w->stamp;
+	p->rec.counts_bytes = w->bytes;
 	fld_debug("state: pid %d: %s written: %u slots", (int)p->pid, name, p->rec.counts_slots);
 	return 0;
 }
@@ -461,6 +472,7 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 {
 	struct writer *w = writer_of(j);
 	struct fld_proc *p = fld_proc_by_serial(w->serial);
+	bool logged = false;	/* a refusal of the budget's, said already */
 	int err = 0;
 
 	/* Gone (dropped meanwhile): its record goes with it. */
@@ -469,6 +481,20 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	if (w->counts)
 		goto counts;
 	if (w->fd < 0) {
+		char why[256];
+
+		/*
+		 * Room in its user's budget for a record of about 16 bytes a
+		 * site and its names (made by dropping the user's exited
+		 * processes); else it is not written (the budget logs why).
+		 */
+		w->limit = fld_budget_admit_state(p, 16 * p->num_sites + p->name_bytes, why,
+						  sizeof(why));
+		if (!w->limit) {
+			err = -EDQUOT;
+			logged = true;
+			goto failed;
+		}
 		w->gen = p->rec.gen;
 		w->final = final(p);
 		/* What waits for it (fld_proc_saved) waits for the disk, not the page cache. */
@@ -511,6 +537,8 @@ static enum fld_step writer_step(struct fld_job *j, unsigned budget)
 	}
 	if (!err) {
 		w->counts = true;
+		/* The counts file has what the record left of the budget. */
+		w->limit = w->limit > w->bytes ? w->limit - w->bytes : 0;
 counts:
 		/* Gone meanwhile: its final record follows (procs.c moved its gen on). */
 		if (!p->region)
@@ -519,11 +547,28 @@ counts:
 		if (err > 0)
 			return FLD_STEP_MORE;
 	}
+failed:
 	/* Tried again later; one that is too large only when its process exits. */
 	if (err)
-		p->rec.soonest_ms = p->rec.next_ms = err == -EFBIG ? UINT64_MAX :
+		p->rec.soonest_ms = p->rec.next_ms = err == -EFBIG || err == -EDQUOT ? UINT64_MAX :
 			mono_ms() + SAVE_PERIOD_MS;
-	if (err)
+	/*
+	 * Over its user's budget of state bytes (said once, by budget.c):
+	 * nothing waits for a record that is not written (the keeper lets go
+	 * of the region of one that is gone, its retired slots may be reused).
+	 */
+	if (err == -EDQUOT && !logged) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "pid %d's %s is larger than the %" PRIu64 " bytes left of "
+			 "uid %u's budget in the state directory (--max-user-state-bytes): not "
+			 "written", (int)p->pid, w->counts ? "counts file" : "record", w->limit,
+			 (unsigned)p->uid);
+		fld_budget_refused(p->uid, FLD_BUDGET_STATE, why);
+	}
+	if (err == -EDQUOT)
+		fld_proc_saved(p);
+	if (err && err != -EDQUOT)
 		fld_warn("state: pid %d: cannot write its %s in %s: %s%s", (int)p->pid,
 			 w->counts ? "counts file" : "record", dir_path,
 			 err == -EFBIG ? "larger than " MAX_FILE_TEXT : strerror(-err),
@@ -1240,6 +1285,7 @@ static int load_record(uint64_t serial, const char *name, struct json_tokener *t
 	if (!err) {
 		for (size_t i = 0; i < p->num_mods; i++)
 			fld_module_fit(p->mods[i]);
+		p->rec.record_bytes = size;
 		p->serial = serial;
 		fld_proc_serial_above(serial);
 		/* On disk as it is: written, after it exited (for this daemon). */
@@ -1511,6 +1557,8 @@ static int load_counts(struct fld_proc *p)
 		return err;
 	err = fld_counts_load(p, fd, size, &why);
 	close(fd);
+	if (err > 0)
+		p->rec.counts_bytes = size;
 	if (err == -EINVAL) {
 		keep_aside(name, why, "its process's counts are its record's");
 		return 0;
@@ -1580,6 +1628,8 @@ int fld_state_load(int dfd, const char *dir)
 	json_tokener_free(tok);
 	/* From now on a process that goes takes its record along. */
 	fld_proc_observe(&state_observer);
+	/* What takes a user over its budgets goes, with its records (budget.h). */
+	fld_budget_restored();
 	fld_info("state: %zu processes restored from %s%s", fld_num_procs, dir,
 		 failed ? " (some left out)" : "");
 	return 0;

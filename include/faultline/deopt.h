@@ -274,7 +274,11 @@ struct fl_deopt_return {
  * it), in whatever context the compiled code ran (a signal handler's
  * callee deoptimizes in that signal handler).  It may unregister and free
  * the deoptimized code: the frame's unwinding was worked out before the
- * call.  It must return (or never come back, e.g. exit).
+ * call.  It returns, or leaves by longjmp or a C++ exception to a frame
+ * above the deoptimized one (as a runtime does when the resumed code
+ * throws), or never comes back (exit): nothing the deoptimization holds
+ * waits for its return to be freed (an array of more than 64 deopt
+ * values is unmapped by the thread's next such deoptimization).
  */
 typedef void (*fl_deopt_fn)(const struct fl_deopt_state *state, struct fl_deopt_return *ret,
 			    void *ctx);

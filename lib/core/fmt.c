@@ -17,11 +17,12 @@ static void put(struct out *o, char ch)
 	o->len++;
 }
 
-static void put_str(struct out *o, const char *s)
+/* s, or at most max bytes of it (%.*s) when max is not negative. */
+static void put_str_max(struct out *o, const char *s, int max)
 {
 	if (!s)
 		s = "(null)";
-	while (*s)
+	for (int i = 0; *s && (max < 0 || i < max); i++)
 		put(o, *s++);
 }
 
@@ -44,7 +45,7 @@ size_t fl_vfmt(char *buf, size_t size, const char *fmt, va_list ap)
 
 	while (*fmt) {
 		const char *start = fmt;
-		int longs = 0, is_size = 0;
+		int longs = 0, is_size = 0, max = -1;
 		unsigned long long u;
 		long long s;
 
@@ -53,6 +54,11 @@ size_t fl_vfmt(char *buf, size_t size, const char *fmt, va_list ap)
 			continue;
 		}
 		fmt++;
+		/* %.*s: the precision is an int argument before the string. */
+		if (fmt[0] == '.' && fmt[1] == '*' && fmt[2] == 's') {
+			max = va_arg(ap, int);
+			fmt += 2;
+		}
 		while (*fmt == 'l') {
 			longs++;
 			fmt++;
@@ -69,7 +75,7 @@ size_t fl_vfmt(char *buf, size_t size, const char *fmt, va_list ap)
 			put(&o, (char)va_arg(ap, int));
 			break;
 		case 's':
-			put_str(&o, va_arg(ap, const char *));
+			put_str_max(&o, va_arg(ap, const char *), max);
 			break;
 		case 'd':
 			if (is_size)

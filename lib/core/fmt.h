@@ -4,7 +4,8 @@
  * in a signal handler: no allocation, no locale, no locks, no errno changes.
  * stdio's snprintf promises none of that, hence this.
  *
- * Directives: %s %c %% and the integers %d %u %x with the length modifiers
+ * Directives: %s, %.*s (at most that many bytes: the int argument before
+ * the string; a negative one is no limit, as printf's), %c, %% and the integers %d %u %x with the length modifiers
  * none, l, ll, z (e.g. %zu, %llx, %ld).  %#x is not supported: write 0x%x.
  * A directive it does not know is copied as it stands.
  */

@@ -14,8 +14,15 @@
  * The compiled code may deoptimize in any context, a signal handler's
  * callee included: nothing here allocates or locks until the handler
  * runs (a record with more deopt values than fit on the stack maps its
- * array; libunwind's local unwinding is signal-safe, but it looks up
- * unwind tables with dl_iterate_phdr, which takes the loader's lock).
+ * array, values.c; libunwind's local unwinding is signal-safe, but it
+ * looks up unwind tables with dl_iterate_phdr, which takes the loader's
+ * lock).
+ *
+ * The handler may leave by longjmp or a C++ exception instead of
+ * returning: nothing after its call may be needed to free what the
+ * deoptimization holds.  The values on the stack go with the stack; a
+ * mapped array is unmapped by the thread's next deoptimization that maps
+ * one (values.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +31,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -32,6 +38,7 @@
 
 #include "core/fmt.h"
 #include "deopt/entry.h"
+#include "deopt/values.h"
 #include "table/libunwind.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -350,7 +357,7 @@ __attribute__((visibility("hidden"))) void fl_deopt_enter(struct fl_deopt_saved 
 	struct fl_frame_regs regs;
 	struct handler *h;
 	uint64_t pc = sv->gpr[FL_DWARF_RA];
-	size_t mapped = 0;
+	bool mapped = false;
 	int err;
 
 	err = fl_stackmap_record_at(pc, &at);
@@ -371,10 +378,9 @@ __attribute__((visibility("hidden"))) void fl_deopt_enter(struct fl_deopt_saved 
 	st.module_name = at.module_name;
 	st.num_values = deopt_count(pc, &at);
 	if (st.num_values > STACK_VALUES) {
-		mapped = st.num_values * sizeof(*values);
-		values = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			      -1, 0);
-		if (values == MAP_FAILED) {
+		mapped = true;
+		values = fl_deopt_values_get(st.num_values, &sv->mark);
+		if (!values) {
 			struct msg m = { .len = 0 };
 
 			say_site(&m, pc, &at);
@@ -401,7 +407,7 @@ __attribute__((visibility("hidden"))) void fl_deopt_enter(struct fl_deopt_saved 
 	h->fn(&st, &ret, h->ctx);
 
 	if (mapped)
-		munmap(values, mapped);
+		fl_deopt_values_put(values);
 	back.rax = ret.rax;
 	back.rdx = ret.rdx;
 	back.xmm0 = ret.xmm0.bits;

@@ -22,7 +22,12 @@
  */
 struct fl_deopt_saved {
 	uint64_t gpr[17];	/* offset 0 */
-	uint64_t pad;		/* 136 */
+	/*
+	 * 136: written by deopt.c only, never by the assembly: the cookie of
+	 * the values array this deoptimization holds (values.h), a word of
+	 * its frame that nothing else writes while it is under way.
+	 */
+	uint64_t mark;
 	uint64_t xmm[8][2];	/* 144: xmm0..xmm7 */
 };
 

@@ -32,6 +32,14 @@
 #                                        their .eh_frame deoptimize as linked code
 #                                        does; code registered where unregistered
 #                                        code was is unwound with its own frame
+#   deopt_left_by_longjmp_keeps_memory_flat
+#                                        100,000 deoptimizations with 70 deopt values
+#                                        (a mapped array) left by longjmp, and
+#                                        10,000 that deoptimize again in the
+#                                        handler: RSS flat, the values right
+#   deopt_left_by_exception_keeps_memory_flat
+#                                        the same, left by a C++ exception (a C++
+#                                        program): RSS flat, destructors run
 #   cxx_exceptions_stay_with_libgcc_s    a C program's C++ library (cxx_unwind.cc)
 #                                        throws, rethrows and has a thread cancelled,
 #                                        without faultline, under the shim and linked
@@ -74,6 +82,11 @@ $(DEOPT_OUT)/ll/returns.o: $(DEOPT_DIR)/returns.ll | deps
 	@$(if $(Q),echo "  LLC     $@")
 	$(Q)$(DEOPT_LLC) -O2 -relocation-model=static -use-registers-for-deopt-values $< -o $@
 
+$(DEOPT_OUT)/ll/many_values.o: $(DEOPT_DIR)/many_values.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)$(DEOPT_LLC) -O2 -relocation-model=static $< -o $@
+
 DEOPT_RETURNS_BINS := $(DEOPT_OUT)/returns_every_type $(DEOPT_OUT)/threads_deopt_at_once \
 	$(DEOPT_OUT)/deopt_in_a_signal_handler $(DEOPT_OUT)/no_handler_aborts_naming_the_site
 DEOPT_VALUES := $(DEOPT_OUT)/deopt_values_every_kind_and_size
@@ -81,6 +94,8 @@ DEOPT_JIT := $(DEOPT_OUT)/deopt_from_mcjit_code
 DEOPT_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BINS) \
 	$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input \
 	$(DEOPT_OUT)/eh_frame_checked_before_registration $(DEOPT_JIT) \
+	$(DEOPT_OUT)/deopt_left_by_longjmp_keeps_memory_flat \
+	$(DEOPT_OUT)/deopt_left_by_exception_keeps_memory_flat \
 	$(DEOPT_VALUES)_nopie $(DEOPT_VALUES)_pie $(DEOPT_VALUES)_shared
 # -lunwind: two tests ask libunwind themselves whether faultline's
 # registration of JIT code is seen (the same copy, lib/table/libunwind.c).
@@ -88,6 +103,7 @@ DEOPT_LIBS = $(LIB_A) $(LIB_LIBS) -lunwind -ldl -pthread
 .SECONDARY: $(call deopt_values,static) $(call deopt_values,pic) \
 	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll \
 	$(DEOPT_OUT)/ll/widen.o $(DEOPT_OUT)/ll/range.o $(DEOPT_OUT)/ll/returns.o \
+	$(DEOPT_OUT)/ll/many_values.o \
 	$(patsubst $(DEOPT_OUT)/%,$(B)/obj/$(DEOPT_DIR)/%.o,$(DEOPT_RETURNS_BINS))
 
 $(DEOPT_OUT)/widening_matches_unoptimized: $(B)/obj/$(DEOPT_DIR)/widening_matches_unoptimized.o \
@@ -100,6 +116,21 @@ $(DEOPT_OUT)/record_at_and_locations_refuse_bad_input $(DEOPT_OUT)/eh_frame_chec
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+$(DEOPT_OUT)/deopt_left_by_longjmp_keeps_memory_flat: \
+		$(B)/obj/$(DEOPT_DIR)/deopt_left_by_longjmp_keeps_memory_flat.o \
+		$(DEOPT_OUT)/ll/many_values.o $(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -o $@ $(filter %.o,$^) $(DEOPT_LIBS)
+
+# A C++ program: its handler throws through the deoptimized frame.
+$(DEOPT_OUT)/deopt_left_by_exception_keeps_memory_flat: \
+		$(DEOPT_DIR)/deopt_left_by_exception_keeps_memory_flat.cc \
+		$(DEOPT_OUT)/ll/many_values.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $@")
+	$(Q)g++ -O2 -g -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -no-pie -o $@ \
+		$(filter %.cc %.o,$^) $(DEOPT_LIBS)
 
 # -rdynamic: MCJIT resolves __llvm_deoptimize and opaque in the program.
 $(DEOPT_JIT): $(B)/obj/$(DEOPT_DIR)/deopt_from_mcjit_code.o $(B)/obj/selftests/jit/mcjit.o $(LIB_A)

@@ -28,6 +28,8 @@ done
 t_run "$TIMEOUT" "$bin/deopt_from_mcjit_code" "$(dirname "$0")/returns.ll" \
 	"$(dirname "$0")/values.ll"
 t_run "$TIMEOUT" "$bin/threads_deopt_at_once" "$rounds"
+t_run "$TIMEOUT" "$bin/deopt_left_by_longjmp_keeps_memory_flat"
+t_run "$TIMEOUT" "$bin/deopt_left_by_exception_keeps_memory_flat"
 # DEOPT_PRELOAD: the shim (with ASan's runtime before it under the sanitizers).
 t_run "$TIMEOUT" "$bin/cxx_unwind_plain" plain
 LD_PRELOAD=$DEOPT_PRELOAD t_run "$TIMEOUT" "$bin/cxx_unwind_plain" preload

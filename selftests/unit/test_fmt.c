@@ -34,6 +34,21 @@ START_TEST(fmt_strings_chars_and_percent)
 }
 END_TEST
 
+START_TEST(fmt_precision_bounds_a_string)
+{
+	char a[64], b[64];
+	const char text[] = { 'r', 'e', 'f', 'u', 's', 'e', 'd', '!' };	/* no NUL */
+
+	fl_fmt(a, sizeof(a), "refused: %.*s|%.*s|%.*s|%d", 7, text, 0, "x", -1, "all", 5);
+	snprintf(b, sizeof(b), "refused: %.*s|%.*s|%.*s|%d", 7, text, 0, "x", -1, "all", 5);
+	ck_assert_str_eq(a, b);
+	ck_assert_str_eq(a, "refused: refused||all|5");
+	/* Stops at a NUL before the precision, as printf does. */
+	fl_fmt(a, sizeof(a), "%.*s", 10, "ab");
+	ck_assert_str_eq(a, "ab");
+}
+END_TEST
+
 START_TEST(fmt_truncates_and_terminates)
 {
 	char a[8];
@@ -66,6 +81,7 @@ Suite *fmt_suite(void)
 
 	tcase_add_test(tc, fmt_integers_match_printf);
 	tcase_add_test(tc, fmt_strings_chars_and_percent);
+	tcase_add_test(tc, fmt_precision_bounds_a_string);
 	tcase_add_test(tc, fmt_truncates_and_terminates);
 	tcase_add_test(tc, fmt_unknown_directive_is_copied);
 	suite_add_tcase(s, tc);

@@ -19,7 +19,23 @@
 #     processes and root's, with their counts.
 # Nothing here is timed: what happens first is read from the daemon's log.
 #
-#   fair.sh FAULTLINE FAULTLINED PRELOAD MANYSITES PROG
+#
+# Then, each against a daemon of its own:
+#   - five processes of nobody's write 2,000,000 sites into their regions'
+#     site tables and exit without a MODULE_ADD: with --max-user-sites 1000
+#     the daemon keeps 1,000 of them (the first process's), says so once,
+#     and its RSS and the state directory stay small (printed); restarted
+#     with --max-user-sites 500, the restored records over it are dropped;
+#   - with --max-user-state-bytes 1000000, nobody's records never hold
+#     more (its oldest exited processes go first), and one larger than the
+#     whole budget is not written, said once;
+#   - with --heal-after 5 --unheal-after 10, 700 processes of nobody's
+#     register at once and never answer the daemon's policy requests:
+#     those are charged to nobody (64 in flight), so root's faultline
+#     request PID ping and faultline unheal are answered throughout, and
+#     the log says so once (its lines are counted).
+#
+#   fair.sh FAULTLINE FAULTLINED PRELOAD MANYSITES PROG MANYPROCS
 set -u
 . "$(dirname "$0")/../wait.sh"
 
@@ -50,7 +66,7 @@ daemon() {
 		>"$W/$name.log" 2>&1 &
 	DPID=$!
 	PIDS+=($DPID)
-	eventually grep -q "listening on" "$W/$name.log" ||
+	eventually grep -qs "listening on" "$W/$name.log" ||
 		bad "$name: faultlined did not start (log $W/$name.log)"
 }
 stop_daemon() {
@@ -234,6 +250,170 @@ check "a second one goes over nobody's 1,000,000 bytes: refused, and told why" \
 	"$W/b2.out"
 kill -TERM $b1
 wait $b1 2>/dev/null
+stop_daemon
+
+rss_kib() { awk '/VmRSS/ { print $2 }' /proc/$DPID/status; }
+# nobody_sites FILE: the sites nobody's processes hold, from FILE (faultline stats --all --json).
+nobody_sites() {
+	"$PY" -c '
+import json, sys
+print(sum(p["num_sites"] for p in json.load(open(sys.argv[1]))["processes"] if p["uid"] == 65534))' "$1"
+}
+# nobody_state_bytes DIR: the bytes of the records (and counts files) in DIR.
+state_bytes() { cat "$1"/proc.* 2>/dev/null | wc -c; }
+# written PID LOG: the daemon has written a record of PID.
+record_written() { grep -q "state: pid $1: proc\.[0-9]*\.json written" "$2"; }
+
+echo "# nobody's site tables, never described by a MODULE_ADD, are charged to its budget"
+# Five processes of nobody's write 2,000,000 sites into their regions' site
+# tables (no MODULE_ADD) and exit: the daemon finds them there
+# (fld_proc_scan), and keeps no more than nobody's --max-user-sites.
+daemon table --max-user-sites 1000
+rss0=$(rss_kib)
+st0=$(state_bytes "$W/table.state")
+for k in 1 2 3 4 5; do
+	many t$k "$W/table.sock" 2000000 0 0 exit
+	t=$MPID
+	wait $t
+	check "nobody's process $k wrote 2,000,000 sites into its site table, registered none" \
+		grep -q "^registered pid $t: 0 of 0 modules (2000000 sites)" "$W/t$k.out"
+	eventually record_written $t "$W/table.log"
+done
+rss1=$(rss_kib)
+st1=$(state_bytes "$W/table.state")
+FAULTLINE_SOCKET=$W/table.sock timeout 300 "$FL" stats --all --json >"$W/table.json" 2>&1
+held=$(nobody_sites "$W/table.json")
+echo "  # daemon: RSS $((rss0 / 1024)) MiB before, $((rss1 / 1024)) MiB after; state directory: $st0 bytes before, $st1 after; nobody holds $held sites"
+check "nobody holds at most its budget of 1,000 sites after 5 x 2,000,000 in its site tables ($held)" \
+	test "${held:-99999999}" -le 1000
+check "the sites that fit are kept: the first process's 1,000 ($held)" test "${held:-0}" = 1000
+check "the daemon's RSS grew by less than 64 MiB ($((rss0 / 1024)) -> $((rss1 / 1024)) MiB)" \
+	test $((rss1 - rss0)) -lt 65536
+check "the state directory holds less than 1 MiB ($st1 bytes)" test "$st1" -lt 1048576
+check "the daemon warns of it once, not per process ($(grep -c "warn: refused: pid .*site table" "$W/table.log"))" \
+	test "$(grep -c "warn: refused: pid .*site table" "$W/table.log")" = 1
+check "...with what was kept and the budget" \
+	grep -q "warn: refused: pid $(awk '{ print $3 }' "$W/t1.out" | tr -d :)'s site table holds 2000000 sites it did not register: 1000 of them kept, uid $NOBODY holding 0 of its budget of 1000 (--max-user-sites)" \
+	"$W/table.log"
+check "the later ones at debug level" grep -q "debug: refused: pid .*site table" "$W/table.log"
+
+echo "# records restored at start are charged to the budget"
+stop_daemon
+nrec=$(ls "$W/table.state" | grep -c '^proc\.[0-9]*\.json$')
+daemon table --max-user-sites 500
+FAULTLINE_SOCKET=$W/table.sock timeout 300 "$FL" stats --all --json >"$W/table2.json" 2>&1
+held=$(nobody_sites "$W/table2.json")
+check "restored under --max-user-sites 500: nobody holds at most 500 sites ($held)" \
+	test "${held:-99999999}" -le 500
+check "the daemon says which were dropped, once" \
+	test "$(grep -c "warn: refused: uid $NOBODY's restored processes held 1000 sites" "$W/table.log")" = 1
+check "the dropped process's record is removed ($nrec records before, $(ls "$W/table.state" | grep -c '^proc\.[0-9]*\.json$') after)" \
+	test "$(ls "$W/table.state" | grep -c '^proc\.[0-9]*\.json$')" -lt "$nrec"
+stop_daemon
+
+echo "# nobody's records in the state directory are charged to its budget (--max-user-state-bytes)"
+for v in 0 -5 12x "" 281474976710657; do
+	"$FLD" --socket "$W/bad.sock" --state-dir "$W/bad.state" --max-user-state-bytes "$v" \
+		>"$W/bad.out" 2>&1
+	rc=$?
+	check "--max-user-state-bytes '$v': a usage error that says why (exit $rc), nothing made" \
+		test $rc = 2 -a ! -e "$W/bad.sock" -a ! -e "$W/bad.state"
+	check "...naming the option and the range" \
+		grep -q -- "--max-user-state-bytes: '$v' is not a number from 1 to 2^48" "$W/bad.out"
+done
+daemon sb --max-user-state-bytes 1000000
+over=0
+for k in 1 2 3; do
+	# 20,000 sites: a record of about 720 KB.
+	many s$k "$W/sb.sock" 20000 1 0 exit
+	t=$MPID
+	wait $t
+	eventually record_written $t "$W/sb.log"
+	b=$(state_bytes "$W/sb.state")
+	echo "  # after nobody's process $k of 20,000 sites: its records hold $b bytes"
+	[ "$b" -le 1000000 ] || over=$((over + 1))
+done
+check "nobody's records never hold more than its 1,000,000 bytes (the oldest go first)" test $over = 0
+check "the last one's record is there" test "$(ls "$W/sb.state" | grep -c '^proc\.[0-9]*\.json$')" -ge 1
+many s4 "$W/sb.sock" 50000 1 0 exit
+t=$MPID
+wait $t
+eventually grep -q "refused: pid $t's record is larger than" "$W/sb.log"
+b=$(state_bytes "$W/sb.state")
+check "a record larger than the whole budget (50,000 sites) is not written, and the daemon says so ($b bytes held)" \
+	grep -q "warn: refused: pid $t's record is larger than the .* bytes left of uid $NOBODY's budget in the state directory (--max-user-state-bytes): not written" \
+	"$W/sb.log"
+check "...and nobody's records still hold at most 1,000,000 bytes ($b)" test "$b" -le 1000000
+check "no record write failed otherwise" test -z "$(grep "cannot write" "$W/sb.log")"
+stop_daemon
+
+echo "# the daemon's own requests are charged to the process's user (--heal-after 5 --unheal-after 10)"
+# 700 processes of nobody's register at once and never answer a request (no
+# agent: the daemon's heal policy requests to them stay in flight until they
+# time out); meanwhile root's faultline request PID ping and faultline
+# unheal are answered, and the log says nobody's are refused once.
+NPROCS=${FAIR_NPROCS:-700}
+cp "$6" "$W/manyprocs" && chmod 755 "$W/manyprocs"
+daemon policy --heal-after 5 --unheal-after 10 --log-level info
+mkfifo "$W/root.in" "$W/procs.in"
+FAULTLINE_SOCKET=$W/policy.sock timeout 900 "$FL" run --preload "$PRELOAD" -- "$PROG" wait 6 0 0 \
+	<"$W/root.in" >"$W/root.out" 2>"$W/root.err" &
+PIDS+=($!)
+exec 7>"$W/root.in"
+eventually grep -q "^ready" "$W/root.out"
+rpid=$(awk '/^ready/ { print $2 }' "$W/root.out")
+check "root's program is registered (pid $rpid)" test -n "$rpid"
+FAULTLINE_SOCKET=$W/policy.sock timeout 300 "$FL" sites --json "$rpid" >"$W/root-sites.json" 2>&1
+pc=$("$PY" -c '
+import json, sys
+s = [s for s in json.load(open(sys.argv[1]))["processes"][0]["sites"] if s["function"] == "e2e_load"]
+print(hex(s[0]["faulting_pc"]) if s else "")' "$W/root-sites.json" 2>/dev/null)
+check "root's program's e2e_load site is known ($pc)" test -n "$pc"
+setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$W/manyprocs" "$W/policy.sock" "$NPROCS" \
+	<"$W/procs.in" >"$W/procs.out" 2>&1 &
+PIDS+=($!)
+exec 8>"$W/procs.in"
+# Root's pings while nobody's processes register, and for a while after.
+: >"$W/pings.out"
+after=0
+end=$((SECONDS + WAIT_S))
+while [ $after -lt 40 ] && [ $SECONDS -lt $end ]; do
+	if FAULTLINE_SOCKET=$W/policy.sock timeout 60 "$FL" request "$rpid" ping >>"$W/pings.out" 2>&1; then
+		echo "answered" >>"$W/pings.out"
+	else
+		echo "NOT ANSWERED" >>"$W/pings.out"
+	fi
+	if grep -q "^registered\|^FAIL" "$W/procs.out"; then
+		[ $after = 0 ] && FAULTLINE_SOCKET=$W/policy.sock timeout 60 "$FL" unheal "$rpid" "$pc" \
+			>"$W/unheal.out" 2>&1
+		after=$((after + 1))
+	fi
+	sleep 0.02
+done
+pings=$(grep -c "^answered" "$W/pings.out")
+missed=$(grep -c "^NOT ANSWERED" "$W/pings.out")
+echo "  # nobody: $(cat "$W/procs.out"); root: $pings pings answered, $missed not"
+check "nobody's $NPROCS processes registered" grep -q "^registered $NPROCS of $NPROCS" "$W/procs.out"
+check "every ping of root's was answered while nobody's processes registered ($missed not)" \
+	test "$missed" = 0 -a "$pings" -gt 0
+hasnt_in_flight() { ! grep -q "in flight" "$1"; }
+check "no answer to root said 'in flight'" hasnt_in_flight "$W/pings.out"
+check "root's faultline unheal was served ($(head -1 "$W/unheal.out"))" \
+	grep -q "^$pc: unhealed\|: $pc: not healed" "$W/unheal.out"
+check "...not refused for requests in flight" hasnt_in_flight "$W/unheal.out"
+lines=$(wc -l <"$W/policy.log")
+policy=$(grep -c "heal policy" "$W/policy.log")
+echo "  # the daemon's log: $lines lines, $policy of them about a heal policy not given"
+# Once per change of state: nobody's requests that time out (2 s) let its
+# next ones in, and a refusal after that is said again.
+check "the log says once (per change of state) that nobody's processes get no heal policy ($policy lines)" \
+	test "$policy" -ge 1 -a "$policy" -le 4
+check "...that it is uid $NOBODY's 64 requests in flight" \
+	grep -q "warn: refused: 64 requests of uid $NOBODY in flight: pid [0-9]* (uid $NOBODY) gets no heal policy" \
+	"$W/policy.log"
+check "no flood: the log has a line per process registered and a few more ($lines for $NPROCS)" \
+	test "$lines" -le $((NPROCS + 20))
+exec 7>&- 8>&-
 stop_daemon
 
 echo "daemon fair: $pass passed, $fail failed"

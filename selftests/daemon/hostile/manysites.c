@@ -10,7 +10,10 @@
  * SITES sites in MODULES modules (default 1), each module with a fault map
  * of its sites in a sealed memfd when SECTIONS is 1 (12 bytes a site: what
  * counts as the user's section bytes), and named by SYMBOLS when NAMES is 1.
- * Counter i holds i % 7.  Then SYNC: once it is answered the daemon has
+ * Counter i holds i % 7.  MODULES 0: no MODULE_ADD at all, the SITES
+ * sites (of module 1) are in the region's site table only, below its
+ * sites_high, as a process may leave them for the daemon to find when it
+ * disconnects (fld_proc_scan).  Then SYNC: once it is answered the daemon has
  * handled every module.  Prints one line per module the daemon refused,
  * "refused: TEXT", then "registered pid PID: K of M modules (SITES sites)"
  * and exits, or with hold waits to be killed.
@@ -162,8 +165,8 @@ int main(int argc, char **argv)
 		names = atoi(argv[5]);
 	if (argc > 6)
 		hold = !strcmp(argv[6], "hold");
-	if (!sites || !modules || modules > sites)
-		return die("SITES and MODULES must be at least 1, MODULES at most SITES");
+	if (!sites || modules > sites)
+		return die("SITES must be at least 1, MODULES at most SITES");
 
 	/* The region: every site's slot, described, and its counter. */
 	if (fl_shm_layout(sites, 8, 8, &l) != 0)
@@ -180,8 +183,10 @@ int main(int argc, char **argv)
 	table = (struct fl_shm_site *)((char *)region + l.sites_offset);
 	counters = (uint64_t *)((char *)region + l.counters_offset);
 	/* Module k + 1 holds the slots [k * SITES / MODULES, (k + 1) * SITES / MODULES). */
-	for (uint32_t k = 0; k < modules; k++) {
-		for (uint32_t i = first_of(k, sites, modules); i < first_of(k + 1, sites, modules); i++) {
+	for (uint32_t k = 0; k < (modules ? modules : 1); k++) {
+		uint32_t per = modules ? modules : 1;
+
+		for (uint32_t i = first_of(k, sites, per); i < first_of(k + 1, sites, per); i++) {
 			table[i] = (struct fl_shm_site){
 				.faulting_pc = CODE + 16ull * i, .handler_pc = CODE + 16ull * i + 8,
 				.module = k + 1, .kind = 1,
@@ -189,6 +194,10 @@ int main(int argc, char **argv)
 			counters[i] = i % 7;
 		}
 	}
+	/* Release: pairs with the daemon's acquire before it reads the slots. */
+	if (!modules)
+		atomic_store_explicit(&((struct fl_shm_header *)region)->sites_high, sites,
+				      memory_order_release);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
