@@ -44,8 +44,8 @@ struct held_info {
 	uint64_t value;
 };
 
-/* [0] SIGSEGV, [1] SIGBUS, [2] SIGTRAP. */
-static const int held_sigs[3] = { SIGSEGV, SIGBUS, SIGTRAP };
+/* [0] SIGTRAP, [1] SIGBUS, [2] SIGSEGV: the order the kernel delivers them in. */
+static const int held_sigs[3] = { SIGTRAP, SIGBUS, SIGSEGV };
 
 /*
  * Sent to this thread (tgkill, raise, pthread_kill).  Only this thread
@@ -79,7 +79,7 @@ static __thread struct {
 
 static int held_index(int sig)
 {
-	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : sig == SIGTRAP ? 2 : -1;
+	return sig == SIGTRAP ? 0 : sig == SIGBUS ? 1 : sig == SIGSEGV ? 2 : -1;
 }
 
 static uint64_t bit_of(int sig)
@@ -158,15 +158,19 @@ static void raise_held(int sig, const struct held_info *rec)
 	errno = saved_errno;
 }
 
+/*
+ * As the kernel dequeues them: the thread's own before the process's, the
+ * lowest number first (all three are synchronous ones, which it takes
+ * before others).
+ */
 int fl_mask_release(void)
 {
 	uint64_t blocked = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed);
+	struct held_info rec;
 	int raised = 0;
 
 	for (int i = 0; i < 3; i++) {
 		int sig = held_sigs[i];
-		uint32_t full = HELD_FULL;
-		struct held_info rec;
 
 		if (blocked & bit_of(sig))
 			continue;
@@ -183,6 +187,13 @@ int fl_mask_release(void)
 			raise_held(sig, &rec);
 			raised++;
 		}
+	}
+	for (int i = 0; i < 3; i++) {
+		int sig = held_sigs[i];
+		uint32_t full = HELD_FULL;
+
+		if (blocked & bit_of(sig))
+			continue;
 		/* Pairs with the release that ends a write in fl_mask_hold. */
 		if (atomic_compare_exchange_strong_explicit(&process_held[i].state, &full,
 							    HELD_TAKING, memory_order_acquire,
