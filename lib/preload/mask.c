@@ -27,7 +27,8 @@
  * three (they are never pending in the kernel); a sigaction(2) sa_mask of
  * another signal that names them (its handler runs with them blocked in
  * the kernel); system(3) and popen(3) (glibc spawns with its internal
- * names: the child gets the kernel's mask, without the virtual set).
+ * names: the child gets the kernel's mask, without the virtual set);
+ * setcontext(3) and swapcontext(3) (they restore the kernel's part only).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -562,55 +563,58 @@ static size_t count_args(va_list ap)
 	return n;
 }
 
-/* The arguments gathered into an array on the stack, as glibc does. */
-EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
+enum exec_list { BY_PATH, BY_PATH_WITH_ENV, BY_SEARCH };
 
-	va_start(ap, arg);
-	n = count_args(ap);
+/*
+ * execl, execle (BY_PATH_WITH_ENV: the environment after the NULL),
+ * execlp (BY_SEARCH: execvp): the arguments gathered into an array on the
+ * stack, as glibc does.
+ */
+static int exec_list(enum exec_list how, const char *file, const char *arg, va_list *ap)
+{
+	size_t n = count_args(*ap);
 	char *argv[n + 1];
+	char **envp = environ;
 
 	argv[0] = (char *)arg;
 	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
+		argv[i] = va_arg(*ap, char *);
+	if (how == BY_PATH_WITH_ENV)
+		envp = va_arg(*ap, char **);
+	return how == BY_SEARCH ? execvp(file, argv) : execve(file, argv, envp);
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = exec_list(BY_PATH, path, arg, &ap);
 	va_end(ap);
-	return execve(path, argv, environ);
+	return r;
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char **envp;
 	va_list ap;
-	size_t n;
+	int r;
 
 	va_start(ap, arg);
-	n = count_args(ap);
-	char *argv[n + 1];
-
-	argv[0] = (char *)arg;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
-	envp = va_arg(ap, char **);
+	r = exec_list(BY_PATH_WITH_ENV, path, arg, &ap);
 	va_end(ap);
-	return execve(path, argv, envp);
+	return r;
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
-	size_t n;
+	int r;
 
 	va_start(ap, arg);
-	n = count_args(ap);
-	char *argv[n + 1];
-
-	argv[0] = (char *)arg;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
+	r = exec_list(BY_SEARCH, file, arg, &ap);
 	va_end(ap);
-	return execvp(file, argv);
+	return r;
 }
 
 /*

@@ -189,37 +189,37 @@ static void on_signal_noted(int sig)
 	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
 }
 
-/* The program's own int3 while it blocks SIGTRAP: the kernel kills it by SIGTRAP. */
-static int c_int3(void)
+static void int3(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal_noted };
-
-	setvbuf(stdout, NULL, _IONBF, 0);
-	if (sigaction(SIGTRAP, &sa, NULL) != 0)
-		fail("sigaction");
-	block_three();
-	kernel_blocks("before int3");
-	printf("int3\n");
 	__asm__ volatile("int3");
-	printf("went on after the int3\n");
-	return 0;
 }
 
 static int *volatile null_16 = (int *)(uintptr_t)16;
 
-/* The same with a null store at no registered PC, SIGSEGV blocked. */
-static int c_segv(void)
+static void null_store(void)
+{
+	*null_16 = 1;
+}
+
+/*
+ * The program's own fault or trap (a null store at no registered PC, an
+ * int3) while it blocks its signal, which has a handler: the kernel kills
+ * the process by that signal.
+ */
+static int own_fault(int sig, const char *what, void (*fault)(void))
 {
 	struct sigaction sa = { .sa_handler = on_signal_noted };
+	char when[64];
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (sigaction(SIGSEGV, &sa, NULL) != 0)
+	if (sigaction(sig, &sa, NULL) != 0)
 		fail("sigaction");
 	block_three();
-	kernel_blocks("before the store");
-	printf("null store\n");
-	*null_16 = 1;
-	printf("went on after the store\n");
+	snprintf(when, sizeof(when), "before the %s", what);
+	kernel_blocks(when);
+	printf("%s\n", what);
+	fault();
+	printf("went on after the %s\n", what);
 	return 0;
 }
 
@@ -448,9 +448,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "null_check"))
 		return c_null_check();
 	if (!strcmp(argv[1], "int3"))
-		return c_int3();
+		return own_fault(SIGTRAP, "int3", int3);
 	if (!strcmp(argv[1], "segv"))
-		return c_segv();
+		return own_fault(SIGSEGV, "null store", null_store);
 	if (!strcmp(argv[1], "pending"))
 		return c_pending();
 	if (!strcmp(argv[1], "thread"))

@@ -579,32 +579,50 @@ static void test_summary(void)
  * core unless core_pattern is a pipe.  shim_stderr: what the shim run's
  * stderr must contain (NULL: the same stderr as without the shim).
  */
+/*
+ * Whether the run under the shim (rs) ended as the one without it (rn):
+ * the same status and stdout, and that status want_sig (0: exit 0), with
+ * a core dump for a signal that dumps core unless core_pattern is a pipe.
+ * If not, the test fails, saying why.
+ */
+static bool ended_alike(const char *name, const struct result *rs, const struct result *rn,
+			int want_sig)
+{
+	char a[128], b[128], diff[512];
+
+	describe(rs->status, a, sizeof(a));
+	describe(rn->status, b, sizeof(b));
+	if (rs->status != rn->status)
+		fail(name, "under the shim: %s; without: %s; shim stdout: %s; shim stderr: %s", a,
+		     b, rs->out, rs->err);
+	else if (strcmp(rs->out, rn->out)) {
+		first_difference(rs->out, rn->out, diff, sizeof(diff));
+		fail(name, "stdout differs at %s", diff);
+	} else if (want_sig ? !killed_by(rn->status, want_sig) : !exited_0(rn->status))
+		fail(name, "both: %s; want %s %d; stdout: %s; stderr: %s", b,
+		     want_sig ? "signal" : "exit", want_sig, rn->out, rn->err);
+	else if (want_sig && !core_is_pipe && !WCOREDUMP(rn->status))
+		fail(name, "both: %s; want a core dump (core_pattern is a file)", b);
+	else
+		return true;
+	return false;
+}
+
 static void compare_runs(const char *name, char *const shim_argv[], char *const argv[],
 			 char *const env[], int want_sig, const char *shim_stderr)
 {
 	struct result rs, rn;
-	char a[128], b[128], diff[512];
 
 	if (!selected(name))
 		return;
 	run(&rn, argv, false, env, true);
 	run(&rs, shim_argv ? shim_argv : argv, true, env, true);
-	describe(rs.status, a, sizeof(a));
-	describe(rn.status, b, sizeof(b));
-	if (rs.status != rn.status)
-		fail(name, "under the shim: %s; without: %s; shim stderr: %s", a, b, rs.err);
-	else if (strcmp(rs.out, rn.out)) {
-		first_difference(rs.out, rn.out, diff, sizeof(diff));
-		fail(name, "stdout differs at %s", diff);
-	} else if (!shim_stderr && strcmp(rs.err, rn.err))
+	if (!ended_alike(name, &rs, &rn, want_sig))
+		;
+	else if (!shim_stderr && strcmp(rs.err, rn.err))
 		fail(name, "stderr: \"%s\" under the shim, \"%s\" without", rs.err, rn.err);
 	else if (shim_stderr && !strstr(rs.err, shim_stderr))
 		fail(name, "no \"%s\" in the shim's stderr: \"%s\"", shim_stderr, rs.err);
-	else if (want_sig ? !killed_by(rn.status, want_sig) : !exited_0(rn.status))
-		fail(name, "both: %s; want %s %d; stdout: %s; stderr: %s", b,
-		     want_sig ? "signal" : "exit", want_sig, rn.out, rn.err);
-	else if (want_sig && !core_is_pipe && !WCOREDUMP(rn.status))
-		fail(name, "both: %s; want a core dump (core_pattern is a file)", b);
 	else
 		ok(name);
 	result_free(&rs);
@@ -750,7 +768,7 @@ static void mask_compare(const char *name, const char *mcase, bool imp, int want
 	char *const env[] = { "FAULTLINE_HEAL_AFTER=1000000",
 			      "FAULTLINE_SOCKET=/nonexistent/faultlined.sock", NULL };
 	struct result rs, rn;
-	char a[128], b[128], diff[512], bad[512];
+	char a[128], bad[512];
 	const char *wrong;
 
 	if (!selected(name))
@@ -758,19 +776,8 @@ static void mask_compare(const char *name, const char *mcase, bool imp, int want
 	run(&rn, (char *[]){ path("mask-exp"), (char *)mcase, NULL }, false, env, true);
 	run(&rs, (char *[]){ path(imp ? "mask-imp" : "mask-exp"), (char *)mcase, NULL }, true,
 	    env, true);
-	describe(rs.status, a, sizeof(a));
-	describe(rn.status, b, sizeof(b));
-	if (rs.status != rn.status)
-		fail(name, "under the shim: %s; without: %s; stdout: %s; shim stderr: %s", a, b,
-		     rs.out, rs.err);
-	else if (strcmp(rs.out, rn.out)) {
-		first_difference(rs.out, rn.out, diff, sizeof(diff));
-		fail(name, "stdout differs at %s", diff);
-	} else if (want_sig ? !killed_by(rn.status, want_sig) : !exited_0(rn.status))
-		fail(name, "both: %s; want %s %d; stdout: %s; stderr: %s", b,
-		     want_sig ? "signal" : "exit", want_sig, rn.out, rn.err);
-	else if (want_sig && !core_is_pipe && !WCOREDUMP(rn.status))
-		fail(name, "both: %s; want a core dump (core_pattern is a file)", b);
+	if (!ended_alike(name, &rs, &rn, want_sig))
+		;
 	else if ((wrong = kernel_lines(rs.err, want_exec, bad, sizeof(bad))))
 		fail(name, "under the shim: %s; stderr: %s", wrong, rs.err);
 	else if (imp) {
