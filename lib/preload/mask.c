@@ -54,8 +54,7 @@
 #define KERNEL_SIGSET_BYTES 8
 
 /* glibc's internal signals (SIGCANCEL, SIGSETXID): its pthread_sigmask never blocks them. */
-#define GLIBC_SIGCANCEL 32
-#define GLIBC_SIGSETXID 33
+#define GLIBC_INTERNAL ((1ull << (32 - 1)) | (1ull << (33 - 1)))
 
 /* Declared by no header of glibc's, exported by it. */
 int __sigpause(int sig_or_mask, int is_sig);
@@ -92,12 +91,29 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* The kernel's part of a sigset_t (its first 64 signals), and back. */
 static uint64_t bits_of(const sigset_t *set)
 {
 	uint64_t bits;
 
 	memcpy(&bits, set, sizeof(bits));
 	return bits;
+}
+
+/* *set with the kernel's part bits (the rest as it was). */
+static void set_bits(sigset_t *set, uint64_t bits)
+{
+	memcpy(set, &bits, sizeof(bits));
+}
+
+/* A set of just bits. */
+static sigset_t set_of_bits(uint64_t bits)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	set_bits(&set, bits);
+	return set;
 }
 
 /* libc's, looked up once (the constructor does it before any signal of ours). */
@@ -128,11 +144,10 @@ static int kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
 	int saved_errno = errno, err = 0;
 	sigset_t local;
 
-	if (set && (sigismember(set, GLIBC_SIGCANCEL) == 1 ||
-		    sigismember(set, GLIBC_SIGSETXID) == 1)) {
+	/* Bit operations: glibc's sigdelset refuses its internal signals. */
+	if (set && (bits_of(set) & GLIBC_INTERNAL)) {
 		local = *set;
-		sigdelset(&local, GLIBC_SIGCANCEL);
-		sigdelset(&local, GLIBC_SIGSETXID);
+		set_bits(&local, bits_of(set) & ~GLIBC_INTERNAL);
 		set = &local;
 	}
 	if (syscall(SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_BYTES) != 0)
@@ -174,9 +189,7 @@ static int app_sigmask(int how, const sigset_t *set, sigset_t *old)
 			return EINVAL;
 		}
 		pass = *set;
-		for (int sig = 1; sig <= 64; sig++)
-			if (hide & (1ull << (sig - 1)))
-				sigdelset(&pass, sig);
+		set_bits(&pass, bits_of(set) & ~hide);
 		set = &pass;
 	}
 	err = kernel_sigmask(how, set, old);
@@ -227,10 +240,8 @@ EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 /* The BSD calls: the old mask as an int, signals 1 to 32 (glibc's sigset_set_old_mask). */
 static int bsd_mask(int how, int mask)
 {
-	sigset_t set, old;
+	sigset_t set = set_of_bits((unsigned int)mask), old;
 
-	sigemptyset(&set);
-	memcpy(&set, &(unsigned long){ (unsigned int)mask }, sizeof(unsigned long));
 	if (app_sigmask(how, &set, &old) != 0)
 		return -1;
 	return (int)(unsigned int)bits_of(&old);
@@ -305,9 +316,7 @@ static int app_sigsuspend(const sigset_t *mask)
 	if (!hide)
 		return suspend(mask);
 	pass = *mask;
-	for (int sig = 1; sig <= 64; sig++)
-		if (hide & (1ull << (sig - 1)))
-			sigdelset(&pass, sig);
+	set_bits(&pass, bits_of(mask) & ~hide);
 	atomic_store_explicit(&fl_mask_virtual, bits_of(mask) & hide, memory_order_relaxed);
 	if (fl_mask_release() > 0) {
 		errno = EINTR;
@@ -339,9 +348,7 @@ EXPORT int __sigpause(int sig_or_mask, int is_sig)
 		if (sigdelset(&set, sig_or_mask) < 0)
 			return -1;
 	} else {
-		sigemptyset(&set);
-		memcpy(&set, &(unsigned long){ (unsigned int)sig_or_mask },
-		       sizeof(unsigned long));
+		set = set_of_bits((unsigned int)sig_or_mask);
 	}
 	return app_sigsuspend(&set);
 }
@@ -395,8 +402,7 @@ static void *thread_main(void *p)
 	 * before its action was faultline's): virtual from here on.
 	 */
 	if (hide && kernel_sigmask(SIG_BLOCK, NULL, &cur) == 0 && (moved = bits_of(&cur) & hide)) {
-		sigemptyset(&move);
-		memcpy(&move, &moved, sizeof(moved));
+		move = set_of_bits(moved);
 		kernel_sigmask(SIG_UNBLOCK, &move, NULL);
 	}
 	atomic_store_explicit(&fl_mask_virtual, st.blocked | moved, memory_order_relaxed);
@@ -475,26 +481,20 @@ static uint64_t exec_begin(void)
 {
 	uint64_t bits = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) &
 			fl_mask_hidden();
-	sigset_t set;
+	sigset_t set = set_of_bits(bits);
 
-	if (bits) {
-		sigemptyset(&set);
-		memcpy(&set, &bits, sizeof(bits));
+	if (bits)
 		kernel_sigmask(SIG_BLOCK, &set, NULL);
-	}
 	return bits;
 }
 
 /* The exec failed (or posix_spawn returned): unblocked in the kernel again. */
 static void exec_end(uint64_t bits)
 {
-	sigset_t set;
+	sigset_t set = set_of_bits(bits);
 
-	if (!bits)
-		return;
-	sigemptyset(&set);
-	memcpy(&set, &bits, sizeof(bits));
-	kernel_sigmask(SIG_UNBLOCK, &set, NULL);
+	if (bits)
+		kernel_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -674,8 +674,7 @@ void fl_preload_mask_start(void)
 	bits = bits_of(&cur) & hide;
 	if (!bits)
 		return;
-	sigemptyset(&move);
-	memcpy(&move, &bits, sizeof(bits));
+	move = set_of_bits(bits);
 	atomic_store_explicit(&fl_mask_virtual, bits, memory_order_relaxed);
 	kernel_sigmask(SIG_UNBLOCK, &move, NULL);
 }
