@@ -606,7 +606,7 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	bool refaults = synchronous && sig != SIGTRAP;
 	/* The signals the application blocks only in fl_mask_virtual (mask.c). */
 	uint64_t hide = fl_mask_hidden();
-	uint64_t before, want, applied, shown, after;
+	uint64_t before, want, kernel_want, applied, shown, after;
 
 	slot_read_raw(c, &act);
 
@@ -653,9 +653,10 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	memcpy(&before, &uc->uc_sigmask, sizeof(before));
 	want = before | act.mask | ((act.flags & SA_NODEFER) ? 0 : sig_bit(sig));
 	/* Under the shim, the kernel's mask leaves out the signals of hide. */
-	applied = want & ~hide;
-	if (!applied_mask(c, sig, restorer, before, &after) || after != applied)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &applied, NULL, KERNEL_SIGSET_BITS / 8);
+	kernel_want = want & ~hide;
+	if (!applied_mask(c, sig, restorer, before, &applied) || applied != kernel_want)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &kernel_want, NULL,
+			KERNEL_SIGSET_BITS / 8);
 
 	/* As the kernel does: only the handler goes back to SIG_DFL. */
 	if (act.flags & SA_RESETHAND) {

@@ -751,6 +751,12 @@ void fl_mask_enter(uint64_t shown);
 void fl_mask_leave(void);
 void fl_mask_jump(void);
 
+/*
+ * In a forked child (the shim's fork handler): nothing held, as the kernel
+ * gives a child no pending signal; fl_mask_virtual stays (the mask does).
+ */
+void fl_mask_fork_child(void);
+
 /* Slots per dirty summary byte: FL_SHM_DIRTY_SLOTS (lib/proto/proto.h, which checks it). */
 #define FL_DISPATCH_DIRTY_SLOTS 128u
 

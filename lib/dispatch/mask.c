@@ -238,3 +238,11 @@ void fl_mask_jump(void)
 		in_chain.depth = 0;
 	}
 }
+
+void fl_mask_fork_child(void)
+{
+	/* The kernel clears a child's pending signals (the forking thread's are its only thread's). */
+	atomic_store_explicit(&thread_held.bits, 0, memory_order_relaxed);
+	for (int i = 0; i < 3; i++)
+		atomic_store_explicit(&process_held[i].state, HELD_EMPTY, memory_order_relaxed);
+}

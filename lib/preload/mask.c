@@ -667,6 +667,7 @@ void fl_preload_mask_start(void)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		real(slots[i], names[i]);
 	fl_mask_enable();
+	pthread_atfork(NULL, NULL, fl_mask_fork_child);
 	hide = fl_mask_hidden();
 	/* Blocked by the parent: the main thread's virtual set from now on. */
 	if (!hide || kernel_sigmask(SIG_BLOCK, NULL, &cur) != 0)

@@ -278,6 +278,42 @@ static int c_pending(void)
 	return 0;
 }
 
+/* A forked child has nothing pending; its parent keeps what it had. */
+static int c_fork(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	sigset_t s = set_of(SIGSEGV, SIGTRAP, 0, 0);
+	int status;
+	pid_t pid;
+
+	if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGTRAP, &sa, NULL) != 0)
+		fail("sigaction");
+	block_three();
+	if (kill(getpid(), SIGSEGV) != 0 || raise(SIGTRAP) != 0)
+		fail("kill");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		show_pending("child: sigpending");
+		show_mask("child: mask");
+		kernel_blocks("child");
+		if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+			fail("sigprocmask");
+		printf("child: handlers ran %d times\n", got[SIGSEGV] + got[SIGTRAP]);
+		exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		fail("the child");
+	show_pending("parent: sigpending");
+	kernel_blocks("parent");
+	if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	printf("parent: handlers ran %d times\n", got[SIGSEGV] + got[SIGTRAP]);
+	return 0;
+}
+
 static void *show_thread(void *what)
 {
 	show_mask(what);
@@ -453,6 +489,8 @@ int main(int argc, char **argv)
 		return own_fault(SIGSEGV, "null store", null_store);
 	if (!strcmp(argv[1], "pending"))
 		return c_pending();
+	if (!strcmp(argv[1], "fork"))
+		return c_fork();
 	if (!strcmp(argv[1], "thread"))
 		return c_thread();
 	if (!strncmp(argv[1], "exec", 4) || !strncmp(argv[1], "spawn", 5))

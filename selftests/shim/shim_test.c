@@ -809,6 +809,8 @@ static void test_mask(void)
 		     false, SIGSEGV, NULL);
 	mask_compare("mask_signals_sent_while_blocked_are_pending_until_unblocked", "pending",
 		     false, 0, NULL);
+	mask_compare("mask_a_forked_child_keeps_the_mask_and_has_nothing_pending", "fork", false,
+		     0, NULL);
 	mask_compare("mask_a_new_thread_starts_with_its_creators_mask", "thread", false, 0, NULL);
 	mask_compare("mask_an_executed_program_starts_with_the_mask_set", "exec", false, 0, three);
 	mask_compare("mask_a_spawned_program_starts_with_the_mask_set", "spawn", false, 0, three);
