@@ -491,10 +491,20 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 	return 0;
 }
 
+/* Set once the chain gave a signal its default action back: the process is dying by it. */
+static _Atomic int restored_default;
+
+bool fl_chain_restored_default(void)
+{
+	/* Pairs with the release in fl_chain_restore_default, before its rt_sigaction. */
+	return atomic_load_explicit(&restored_default, memory_order_acquire);
+}
+
 void fl_chain_restore_default(int sig)
 {
 	struct sigaction dfl;
 
+	atomic_store_explicit(&restored_default, 1, memory_order_release);
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);

@@ -684,6 +684,13 @@ void fl_chain_set_restorer(void (*restorer)(void));
  */
 void fl_chain_restore_default(int sig);
 
+/*
+ * Whether fl_chain_restore_default has run: faultline's own handler is
+ * gone because the process is dying by the default action (a check that
+ * finds another handler must not blame a raw rt_sigaction).  Lock-free.
+ */
+bool fl_chain_restored_default(void);
+
 /* libc's sigaction, never the shim's interposer. */
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
