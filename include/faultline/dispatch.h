@@ -12,8 +12,9 @@
  *
  * Applications that install their own SIGSEGV/SIGBUS handlers after
  * fl_init call fl_sigaction instead of sigaction (the preload shim,
- * libfaultline-preload.so, interposes sigaction, signal, sigset,
- * bsd_signal and sysv_signal so that unmodified programs do).
+ * libfaultline-preload.so, interposes sigaction, signal, sigset and the
+ * others faultline(1) lists, so that unmodified programs do; it also keeps
+ * their SIGSEGV, SIGBUS and SIGTRAP out of the kernel's signal mask).
  */
 #ifndef FAULTLINE_DISPATCH_H
 #define FAULTLINE_DISPATCH_H

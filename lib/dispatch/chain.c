@@ -283,8 +283,10 @@ static uint64_t sig_bit(int sig)
  * is never blocked while our handler runs: the patcher may stop a thread
  * that is claiming a fault (trap.c).
  */
-static void mirror_of(const struct chain_act *a, int *flags, uint64_t *mask)
+static void mirror_of(int sig, const struct chain_act *a, int *flags, uint64_t *mask)
 {
+	uint64_t hide = fl_mask_hidden();
+
 	*flags = SA_SIGINFO | SA_ONSTACK | SA_RESTORER;
 	if (a->handler == (uintptr_t)SIG_DFL || a->handler == (uintptr_t)SIG_IGN) {
 		*flags |= SA_NODEFER | SA_RESTART;
@@ -292,7 +294,14 @@ static void mirror_of(const struct chain_act *a, int *flags, uint64_t *mask)
 		return;
 	}
 	*flags |= a->flags & (SA_NODEFER | SA_RESTART);
-	*mask = a->mask & ~sig_bit(fl_park.signo);
+	/*
+	 * Under the shim the signals of hide are blocked for the application's
+	 * handler in fl_mask_virtual only (fl_chain_deliver): not in the
+	 * kernel, the signal itself neither.
+	 */
+	if (hide & sig_bit(sig))
+		*flags |= SA_NODEFER;
+	*mask = a->mask & ~sig_bit(fl_park.signo) & ~hide;
 }
 
 int fl_chain_mirror(int sig)
@@ -310,7 +319,7 @@ int fl_chain_mirror(int sig)
 		uint64_t mask;
 
 		cur = slot_read_raw(c, &a);
-		mirror_of(&a, &flags, &mask);
+		mirror_of(sig, &a, &flags, &mask);
 		t = atomic_fetch_add_explicit(&c->installs, 1, memory_order_relaxed) % CHAIN_SLOTS;
 		m = &c->mirrors[t];
 		seq = atomic_load_explicit(&m->seq, memory_order_relaxed);
@@ -370,6 +379,11 @@ static bool applied_mask(struct chain *c, int sig, uintptr_t restorer, uint64_t 
 		return false;
 	*out = before | mask | ((flags & SA_NODEFER) ? 0 : sig_bit(sig));
 	return true;
+}
+
+bool fl_chain_taken(int sig)
+{
+	return chain_of(sig) != NULL;
 }
 
 /* libc's signal restorer (SA_RESTORER), learnt from our own action. */
@@ -477,10 +491,20 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 	return 0;
 }
 
+/* Set once the chain gave a signal its default action back: the process is dying by it. */
+static _Atomic int restored_default;
+
+bool fl_chain_restored_default(void)
+{
+	/* Pairs with the release in fl_chain_restore_default, before its rt_sigaction. */
+	return atomic_load_explicit(&restored_default, memory_order_acquire);
+}
+
 void fl_chain_restore_default(int sig)
 {
 	struct sigaction dfl;
 
+	atomic_store_explicit(&restored_default, 1, memory_order_release);
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
@@ -590,9 +614,25 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	 * already executed, and returning goes on after it.
 	 */
 	bool refaults = synchronous && sig != SIGTRAP;
-	uint64_t before, want, applied;
+	/* The signals the application blocks only in fl_mask_virtual (mask.c). */
+	uint64_t hide = fl_mask_hidden();
+	uint64_t before, want, kernel_want, applied, shown, after;
 
 	slot_read_raw(c, &act);
+
+	/*
+	 * Blocked, as the application sees its mask: the kernel would have
+	 * kept one that was sent pending (held until it is unblocked), and
+	 * given a fault or a trap the default action (force_sig_info_to_task:
+	 * a blocked forced signal resets the action to SIG_DFL).
+	 */
+	if (atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) & sig_bit(sig)) {
+		if (!synchronous) {
+			fl_mask_hold(sig, si);
+			return;
+		}
+		act.handler = (uintptr_t)SIG_DFL;
+	}
 
 	if (act.handler == (uintptr_t)SIG_DFL || act.handler == (uintptr_t)SIG_IGN) {
 		/* An ignored signal someone sent: dropped, as the kernel does. */
@@ -622,8 +662,11 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	 */
 	memcpy(&before, &uc->uc_sigmask, sizeof(before));
 	want = before | act.mask | ((act.flags & SA_NODEFER) ? 0 : sig_bit(sig));
-	if (!applied_mask(c, sig, restorer, before, &applied) || applied != want)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &want, NULL, KERNEL_SIGSET_BITS / 8);
+	/* Under the shim, the kernel's mask leaves out the signals of hide. */
+	kernel_want = want & ~hide;
+	if (!applied_mask(c, sig, restorer, before, &applied) || applied != kernel_want)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &kernel_want, NULL,
+			KERNEL_SIGSET_BITS / 8);
 
 	/* As the kernel does: only the handler goes back to SIG_DFL. */
 	if (act.flags & SA_RESETHAND) {
@@ -633,10 +676,35 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 		slot_publish_raw(c, &reset);
 	}
 
-	if (!(act.flags & SA_ONSTACK) && off_altstack(sig, si, uc, act.handler, synchronous))
-		return;
-	if (act.flags & SA_SIGINFO)
-		((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, ucv);
-	else
-		((void (*)(int))act.handler)(sig);
+	/*
+	 * Under the shim the handler runs with the signals of hide that want
+	 * names blocked in fl_mask_virtual, and finds in uc_sigmask the mask
+	 * of the interrupted code as the application had it.  What uc_sigmask
+	 * holds when it returns is the mask sigreturn restores (a handler may
+	 * change it): split again, the kernel's part and the virtual one.  A
+	 * handler that jumps out (siglongjmp) leaves fl_mask_virtual as the
+	 * outermost handler found it (fl_mask_jump, the shim's siglongjmp).
+	 */
+	shown = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed);
+	if (hide) {
+		fl_mask_enter(shown);
+		atomic_store_explicit(&fl_mask_virtual, shown | (want & hide),
+				      memory_order_relaxed);
+		before |= shown;
+		memcpy(&uc->uc_sigmask, &before, sizeof(before));
+	}
+	if ((act.flags & SA_ONSTACK) || !off_altstack(sig, si, uc, act.handler, synchronous)) {
+		if (act.flags & SA_SIGINFO)
+			((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, ucv);
+		else
+			((void (*)(int))act.handler)(sig);
+	}
+	if (hide) {
+		memcpy(&after, &uc->uc_sigmask, sizeof(after));
+		atomic_store_explicit(&fl_mask_virtual, after & hide, memory_order_relaxed);
+		after &= ~hide;
+		memcpy(&uc->uc_sigmask, &after, sizeof(after));
+		fl_mask_leave();
+		fl_mask_release();
+	}
 }

@@ -6,17 +6,19 @@
  *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
- *    the chain records of chain.c, fl_pokes, fl_poked, fl_park and
- *    fl_heal_trigger.
+ *    the chain records of chain.c, fl_pokes, fl_poked, fl_park,
+ *    fl_heal_trigger and the shim's mask state (mask.c).
  *    It writes only the site counters (and their dirty summary), the
  *    statistics, for SA_RESETHAND a
  *    chain record, the patcher's handshake slots and the heal policy's
- *    per-site watch and wanted bits; in a child forked in the middle of
+ *    per-site watch and wanted bits, the thread's fl_mask_virtual and the
+ *    held signals of mask.c; in a child forked in the middle of
  *    a patch, the code that patch had half written (trap.c).
  *  - Syscalls: ioctl on a region's userfaultfd, mprotect on a region's
  *    guard tail and (that forked child) on the pages it puts back,
  *    rt_sigprocmask,
- *    rt_sigaction (to restore a default action), tgkill, getpid, gettid,
+ *    rt_sigaction (to restore a default action), tgkill,
+ *    rt_tgsigqueueinfo (to itself: a held signal raised again), getpid, gettid,
  *    sigaltstack (to read: whether a stopped thread is on its alternate
  *    stack),
  *    sched_yield (a thread stopped for the patcher's handshake lets the
@@ -682,8 +684,85 @@ void fl_chain_set_restorer(void (*restorer)(void));
  */
 void fl_chain_restore_default(int sig);
 
+/*
+ * Whether fl_chain_restore_default has run: faultline's own handler is
+ * gone because the process is dying by the default action (a check that
+ * finds another handler must not blame a raw rt_sigaction).  Lock-free.
+ */
+bool fl_chain_restored_default(void);
+
 /* libc's sigaction, never the shim's interposer. */
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/*
+ * Whether sig's action in the kernel is faultline's and recorded in the
+ * chain: SIGSEGV and SIGBUS always, SIGTRAP and the handshake's signal
+ * from fl_dispatch_install_trap on.  Lock-free.
+ */
+bool fl_chain_taken(int sig);
+
+/*
+ * The signal mask under the preload shim (mask.c): the application blocks
+ * SIGSEGV, SIGBUS and SIGTRAP (while their action is faultline's) in
+ * fl_mask_virtual only, never in the kernel.  The shim's interposers
+ * (lib/preload/mask.c) keep it; the chain does with it what the kernel
+ * does with a blocked signal.  Without the shim, the library leaves the
+ * mask alone: fl_mask_hidden() is 0 and fl_mask_virtual stays 0.
+ */
+
+/*
+ * The bits (the kernel's 64-bit set) of the signals this thread blocks,
+ * as the application sees its mask, that are not blocked in the kernel.
+ * Only this thread writes it (the shim's interposers, the chain around an
+ * application's handler).
+ */
+extern __thread _Atomic uint64_t fl_mask_virtual __attribute__((tls_model("initial-exec")));
+
+/*
+ * Not signal context.  The shim takes over the mask: from now on
+ * fl_mask_hidden() names the signals it keeps out of the kernel's mask, and
+ * the mirrors of SIGSEGV's and SIGBUS's actions leave them unblocked.
+ * Called once, after fl_init.
+ */
+void fl_mask_enable(void);
+
+/* The signals the application may block only in fl_mask_virtual; 0 without the shim. */
+uint64_t fl_mask_hidden(void);
+
+/*
+ * Holds sig (one of the three), sent by someone (si_code <= 0) to this
+ * thread (SI_TKILL) or to the process while this thread blocks it.
+ * Async-signal-safe, lock-free.
+ */
+void fl_mask_hold(int sig, const siginfo_t *si);
+
+/*
+ * Raises again, to this thread, each held signal that fl_mask_virtual no
+ * longer blocks (the thread's own, then the process's).  Returns how many.
+ * Async-signal-safe, lock-free.
+ */
+int fl_mask_release(void);
+
+/* The held signals' bits (this thread's and the process's).  Async-signal-safe. */
+uint64_t fl_mask_held(void);
+
+/*
+ * The chain calls fl_mask_enter(fl_mask_virtual as it found it) before an
+ * application's handler and fl_mask_leave after it returns.  A jump out
+ * of handlers that restores the mask (siglongjmp, the shim's) calls
+ * fl_mask_jump: fl_mask_virtual goes back to what the outermost of them
+ * found, the mask the code it jumps to most likely had (glibc's
+ * sigsetjmp saves the kernel's mask only).  Async-signal-safe.
+ */
+void fl_mask_enter(uint64_t shown);
+void fl_mask_leave(void);
+void fl_mask_jump(void);
+
+/*
+ * In a forked child (the shim's fork handler): nothing held, as the kernel
+ * gives a child no pending signal; fl_mask_virtual stays (the mask does).
+ */
+void fl_mask_fork_child(void);
 
 /* Slots per dirty summary byte: FL_SHM_DIRTY_SLOTS (lib/proto/proto.h, which checks it). */
 #define FL_DISPATCH_DIRTY_SLOTS 128u

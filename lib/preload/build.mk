@@ -4,7 +4,8 @@
 # would not match the programs' sigaction@GLIBC_2.2.5 references).
 
 PRELOAD_SO := $(B)/lib/libfaultline-preload.so
-PRELOAD_OBJS := $(B)/obj/lib/preload/preload.o $(B)/obj/lib/preload/summary.o
+PRELOAD_OBJS := $(B)/obj/lib/preload/preload.o $(B)/obj/lib/preload/summary.o \
+	$(B)/obj/lib/preload/mask.o
 
 $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_A)
 	@mkdir -p $(@D)

@@ -11,7 +11,18 @@
  * (README.md and faultline(1) list the same; check-cli compares the three
  * lists with what the library exports):
  *   sigaction, signal, sigset, bsd_signal, sysv_signal, __sysv_signal, ssignal
+ *   sigignore
  *     are recorded (fl_sigaction) rather than replacing faultline's handler;
+ *   sigprocmask, pthread_sigmask, sigblock, sigsetmask, siggetmask, sighold
+ *   sigrelse, sigsuspend, __sigsuspend, sigpause, __sigpause, __xpg_sigpause
+ *   sigpending
+ *     block SIGSEGV, SIGBUS and SIGTRAP in a per-thread virtual set, never
+ *     in the kernel (mask.c);
+ *   pthread_create, siglongjmp, longjmp, _longjmp, __longjmp_chk
+ *     carry that set to a new thread, and out of a handler;
+ *   execve, execv, execvp, execvpe, execl, execle, execlp, fexecve, execveat
+ *   posix_spawn, posix_spawnp
+ *     give it to the program executed;
  *   dlopen, dlclose
  *     rescan the loaded modules.
  *
@@ -39,6 +50,7 @@
 #include <faultline/log.h>
 
 #include "core/fmt.h"
+#include "preload/mask.h"
 #include "preload/summary.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -110,6 +122,8 @@ __attribute__((constructor)) static void preload_init(void)
 	fl_set_log(log_stderr, NULL);
 	read_env(&o);
 	err = fl_init(&o);
+	if (!err)
+		fl_preload_mask_start();
 	if (err && err != -EALREADY) {
 		char msg[128];
 
@@ -189,7 +203,7 @@ EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	if (disp == SIG_HOLD) {
-		if (sigprocmask(SIG_BLOCK, &set, &old_mask) != 0 ||
+		if (fl_preload_sigmask(SIG_BLOCK, &set, &old_mask) != 0 ||
 		    fl_sigaction(sig, NULL, &old) != 0)
 			return SIG_ERR;
 		return sigismember(&old_mask, sig) ? SIG_HOLD : old.sa_handler;
@@ -198,7 +212,7 @@ EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 	act.sa_handler = disp;
 	sigemptyset(&act.sa_mask);
 	if (fl_sigaction(sig, &act, &old) != 0 ||
-	    sigprocmask(SIG_UNBLOCK, &set, &old_mask) != 0)
+	    fl_preload_sigmask(SIG_UNBLOCK, &set, &old_mask) != 0)
 		return SIG_ERR;
 	return sigismember(&old_mask, sig) ? SIG_HOLD : old.sa_handler;
 }

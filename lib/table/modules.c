@@ -342,7 +342,8 @@ void fl_table_report_replaced(void)
 {
 	if (fl_table_replaced_reported)
 		return;
-	if (!fl_dispatch_installed(SIGSEGV) || !fl_dispatch_installed(SIGBUS)) {
+	if ((!fl_dispatch_installed(SIGSEGV) || !fl_dispatch_installed(SIGBUS)) &&
+	    !fl_chain_restored_default()) {
 		fl_table_replaced_reported = true;
 		fl_log(FL_LOG_ERROR, "the SIGSEGV or SIGBUS handler is no longer faultline's: "
 		       "something installed another with a raw rt_sigaction; "

@@ -28,6 +28,17 @@ $(PT_OUT)/%: $(B)/obj/$(PT_DIR)/%.o $(LIB_A)
 # Libraries a test needs beyond libfaultline's.
 $(PT_OUT)/blocking_calls_are_never_cut_short: PT_LIBS = $(shell pkg-config --libs liburing)
 
+# The shim's mask interposers, and the application's own mask calls in a
+# library of their own (toggle/, libtoggle.so beside the test).
+PT_TOGGLE := $(PT_OUT)/sigtrap_blocked_around_each_call_under_the_shims_mask
+$(PT_OUT)/libtoggle.so: $(B)/obj/$(PT_DIR)/toggle/toggle.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -o $@ $<
+$(PT_TOGGLE): $(B)/obj/lib/preload/mask.o $(PT_OUT)/libtoggle.so
+$(PT_TOGGLE): PT_LIBS = $(B)/obj/lib/preload/mask.o -L$(PT_OUT) -ltoggle \
+	-Wl,-rpath,'$$ORIGIN' -ldl
+
 $(PT_PROG): $(B)/obj/$(PT_DIR)/sigtrap_program.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

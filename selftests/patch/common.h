@@ -210,4 +210,23 @@ static inline bool t_wait(pid_t pid, double limit_s, int *status)
 	return false;
 }
 
+/*
+ * Waits for the child pid (t_wait, limit_s) and checks that it exited 0,
+ * not killed (a thread that blocks SIGTRAP and meets a patch's int3 is
+ * killed by the kernel's forced SIGTRAP).
+ */
+static inline void t_child_exits_0(pid_t pid, double limit_s)
+{
+	char how[64];
+	int status;
+
+	t_check(t_wait(pid, limit_s, &status), "the process did not end within %.0f s (killed)",
+		limit_s);
+	t_check(!WIFSIGNALED(status), "the process was %s%s", t_status(status, how),
+		WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP ?
+		": a thread that blocks SIGTRAP met a patch's int3" : "");
+	t_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the process ended with %s (above)",
+		t_status(status, how));
+}
+
 #endif /* FL_TEST_PATCH_COMMON_H */

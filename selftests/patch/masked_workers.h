@@ -136,9 +136,7 @@ static void mw_child(const struct mw_expect *e)
  */
 static int mw_run(int argc, char **argv, const sigset_t *mask, const struct mw_expect *e)
 {
-	char how[64];
 	pid_t pid;
-	int status;
 
 	t_start(argv);
 	if (argc > 1)
@@ -149,13 +147,7 @@ static int mw_run(int argc, char **argv, const sigset_t *mask, const struct mw_e
 	t_check(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0)
 		mw_child(e);
-	t_check(t_wait(pid, MW_LIMIT_S, &status), "the process did not end within %d s (killed)",
-		MW_LIMIT_S);
-	t_check(!WIFSIGNALED(status), "the process was %s%s", t_status(status, how),
-		WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP ?
-		": a thread that blocks SIGTRAP met a patch's int3" : "");
-	t_check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the process ended with %s (above)",
-		t_status(status, how));
+	t_child_exits_0(pid, MW_LIMIT_S);
 	printf("PASS %s\n", t_name);
 	return 0;
 }

@@ -40,6 +40,7 @@ tests=(
 	"workers_that_block_every_signal $((masked < 1000 ? masked : 1000))"
 	"workers_that_block_sigtrap_only $masked"
 	"workers_that_block_the_handshake_signal $((masked < 5000 ? masked : 5000))"
+	"sigtrap_blocked_around_each_call_under_the_shims_mask $((rewrites < 10000 ? rewrites : 10000))"
 	"the_programs_own_traps_reach_it"
 	"raw_fork_while_patching"
 	"handshake_in_a_pid_namespace_without_its_proc"

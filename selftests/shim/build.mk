@@ -11,7 +11,8 @@
 #                          reloaded elsewhere by driver-dl
 # unclaimed (imp, pie-gnu) faults in ways faultline must not claim; chain-imp
 # and chain-exp are the chaining matrix (chain.c), with libchainctor.so as a
-# DT_NEEDED library whose constructor runs before the shim's.
+# DT_NEEDED library whose constructor runs before the shim's.  mask-imp and
+# mask-exp (mask.c): the signal mask under the shim, each build.
 #
 #   make check-shim [SHIM_FILTER=substring-of-test-names]
 
@@ -51,6 +52,7 @@ $(eval $(call SHIM_CC_RULE,record-pic,record.c,-fPIC))
 $(eval $(call SHIM_CC_RULE,unclaimed,unclaimed.c,-fPIE))
 $(eval $(call SHIM_CC_RULE,chain,chain.c,-fPIE))
 $(eval $(call SHIM_CC_RULE,chainctor,chainctor.c,-fPIC))
+$(eval $(call SHIM_CC_RULE,mask,mask.c,-fPIE))
 $(eval $(call SHIM_CC_RULE,shim_test,shim_test.c,))
 
 # Per executable mode: driver object, record object, sites model, command.
@@ -93,6 +95,7 @@ endef
 
 SHIM_BINS := $(SHIM_OUT)/driver-dl $(SHIM_OUT)/unclaimed $(SHIM_OUT)/chain-imp \
 	$(SHIM_OUT)/chain-exp $(SHIM_OUT)/libchainctor.so $(SHIM_OUT)/shim_test \
+	$(SHIM_OUT)/mask-imp $(SHIM_OUT)/mask-exp \
 	$(foreach k,imp exp,$(foreach m,static pic,$(SHIM_OUT)/sites-$(k)-$(m).o))
 $(foreach k,imp exp,$(foreach m,$(SHIM_EXE_MODES),$(eval $(call SHIM_EXE_RULE,$(k),$(m)))))
 $(foreach k,imp exp,$(foreach m,$(SHIM_SO_MODES),$(eval $(call SHIM_SO_RULE,$(k),$(m)))))
@@ -116,6 +119,11 @@ $(SHIM_OUT)/chain-%: $(SHIM_OUT)/obj/chain.o $(SHIM_OUT)/obj/record-pic.o \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(SHIM_GNU) -pie $(SHIM_NOTEXT) -rdynamic $(SHIM_RPATH) -o $@ \
 		$(filter %.o,$^) -Wl,--no-as-needed $(SHIM_OUT)/libchainctor.so
+
+$(SHIM_OUT)/mask-%: $(SHIM_OUT)/obj/mask.o $(SHIM_OUT)/obj/record-pic.o \
+		$(SHIM_OUT)/sites-%-pic.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(SHIM_GNU) -pie $(SHIM_NOTEXT) -pthread -o $@ $^
 
 $(SHIM_OUT)/shim_test: $(SHIM_OUT)/obj/shim_test.o
 	@$(if $(Q),echo "  LD      $@")

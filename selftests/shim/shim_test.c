@@ -22,7 +22,10 @@
  *  - unclaimed faults (unclaimed.c): same status with and without the shim;
  *  - the chaining matrix (chain.c): each case, with the action installed
  *    before the shim's constructor (preinit, ctor) and after it (main),
- *    the implicit build under the shim against the explicit one without.
+ *    the implicit build under the shim against the explicit one without;
+ *  - the signal mask (mask.c): what a program that blocks SIGSEGV, SIGBUS
+ *    and SIGTRAP sees and how it ends are the same with and without the
+ *    shim, while under the shim the kernel blocks none of the three.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -576,32 +579,50 @@ static void test_summary(void)
  * core unless core_pattern is a pipe.  shim_stderr: what the shim run's
  * stderr must contain (NULL: the same stderr as without the shim).
  */
+/*
+ * Whether the run under the shim (rs) ended as the one without it (rn):
+ * the same status and stdout, and that status want_sig (0: exit 0), with
+ * a core dump for a signal that dumps core unless core_pattern is a pipe.
+ * If not, the test fails, saying why.
+ */
+static bool ended_alike(const char *name, const struct result *rs, const struct result *rn,
+			int want_sig)
+{
+	char a[128], b[128], diff[512];
+
+	describe(rs->status, a, sizeof(a));
+	describe(rn->status, b, sizeof(b));
+	if (rs->status != rn->status)
+		fail(name, "under the shim: %s; without: %s; shim stdout: %s; shim stderr: %s", a,
+		     b, rs->out, rs->err);
+	else if (strcmp(rs->out, rn->out)) {
+		first_difference(rs->out, rn->out, diff, sizeof(diff));
+		fail(name, "stdout differs at %s", diff);
+	} else if (want_sig ? !killed_by(rn->status, want_sig) : !exited_0(rn->status))
+		fail(name, "both: %s; want %s %d; stdout: %s; stderr: %s", b,
+		     want_sig ? "signal" : "exit", want_sig, rn->out, rn->err);
+	else if (want_sig && !core_is_pipe && !WCOREDUMP(rn->status))
+		fail(name, "both: %s; want a core dump (core_pattern is a file)", b);
+	else
+		return true;
+	return false;
+}
+
 static void compare_runs(const char *name, char *const shim_argv[], char *const argv[],
 			 char *const env[], int want_sig, const char *shim_stderr)
 {
 	struct result rs, rn;
-	char a[128], b[128], diff[512];
 
 	if (!selected(name))
 		return;
 	run(&rn, argv, false, env, true);
 	run(&rs, shim_argv ? shim_argv : argv, true, env, true);
-	describe(rs.status, a, sizeof(a));
-	describe(rn.status, b, sizeof(b));
-	if (rs.status != rn.status)
-		fail(name, "under the shim: %s; without: %s; shim stderr: %s", a, b, rs.err);
-	else if (strcmp(rs.out, rn.out)) {
-		first_difference(rs.out, rn.out, diff, sizeof(diff));
-		fail(name, "stdout differs at %s", diff);
-	} else if (!shim_stderr && strcmp(rs.err, rn.err))
+	if (!ended_alike(name, &rs, &rn, want_sig))
+		;
+	else if (!shim_stderr && strcmp(rs.err, rn.err))
 		fail(name, "stderr: \"%s\" under the shim, \"%s\" without", rs.err, rn.err);
 	else if (shim_stderr && !strstr(rs.err, shim_stderr))
 		fail(name, "no \"%s\" in the shim's stderr: \"%s\"", shim_stderr, rs.err);
-	else if (want_sig ? !killed_by(rn.status, want_sig) : !exited_0(rn.status))
-		fail(name, "both: %s; want %s %d; stdout: %s; stderr: %s", b,
-		     want_sig ? "signal" : "exit", want_sig, rn.out, rn.err);
-	else if (want_sig && !core_is_pipe && !WCOREDUMP(rn.status))
-		fail(name, "both: %s; want a core dump (core_pattern is a file)", b);
 	else
 		ok(name);
 	result_free(&rs);
@@ -697,6 +718,111 @@ static void test_chain(void)
 	result_free(&list);
 }
 
+/* ------------------------------------------------------------------------
+ * The signal mask
+ */
+
+/*
+ * Whether every "WHEN: kernel blocks: ..." line of err says none (or, for
+ * the lines of an executed program, want_exec), and there is one at least.
+ * Returns NULL or the first line that does not.
+ */
+static const char *kernel_lines(const char *err, const char *want_exec, char *bad, size_t len)
+{
+	const char *p = err;
+	int lines = 0;
+
+	for (; (p = strstr(p, ": kernel blocks:")); p++) {
+		const char *start = p, *end = strchr(p, '\n');
+		const char *want = " none";
+
+		while (start > err && start[-1] != '\n')
+			start--;
+		if (!strncmp(start, "executed program:", 17) && want_exec)
+			want = want_exec;
+		lines++;
+		if (strncmp(p + 16, want, strlen(want)) || (p[16 + strlen(want)] != '\n' &&
+							    p[16 + strlen(want)] != 0)) {
+			snprintf(bad, len, "%.*s", end ? (int)(end - start) : (int)strlen(start),
+				 start);
+			return bad;
+		}
+	}
+	if (!lines)
+		return "no \"kernel blocks\" line";
+	return NULL;
+}
+
+/*
+ * mask CASE under the shim (imp: the implicit build; else the explicit one)
+ * against the explicit build without it: the same status and stdout, and
+ * that status want_sig (0: exit 0); under the shim the kernel blocks none
+ * of the three (want_exec: what an executed program without the shim must
+ * show, NULL: none either).
+ */
+static void mask_compare(const char *name, const char *mcase, bool imp, int want_sig,
+			 const char *want_exec)
+{
+	struct result ri;
+	/* SIGTRAP is faultline's once code patching is on: a heal policy turns it on. */
+	char *const env[] = { "FAULTLINE_HEAL_AFTER=1000000",
+			      "FAULTLINE_SOCKET=/nonexistent/faultlined.sock", NULL };
+	struct result rs, rn;
+	char a[128], bad[512];
+	const char *wrong;
+
+	if (!selected(name))
+		return;
+	run(&rn, (char *[]){ path("mask-exp"), (char *)mcase, NULL }, false, env, true);
+	run(&rs, (char *[]){ path(imp ? "mask-imp" : "mask-exp"), (char *)mcase, NULL }, true,
+	    env, true);
+	if (!ended_alike(name, &rs, &rn, want_sig))
+		;
+	else if ((wrong = kernel_lines(rs.err, want_exec, bad, sizeof(bad))))
+		fail(name, "under the shim: %s; stderr: %s", wrong, rs.err);
+	else if (imp) {
+		/* And the implicit build without the shim: killed by the kernel. */
+		run(&ri, (char *[]){ path("mask-imp"), (char *)mcase, NULL }, false, env, false);
+		describe(ri.status, a, sizeof(a));
+		if (killed_by(ri.status, SIGSEGV))
+			ok(name);
+		else
+			fail(name, "the implicit build without the shim: %s (want SIGSEGV)", a);
+		result_free(&ri);
+	} else
+		ok(name);
+	result_free(&rs);
+	result_free(&rn);
+}
+
+static void test_mask(void)
+{
+	static const char *const three = " SEGV BUS TRAP";
+
+	mask_compare("mask_set_by_every_call_reads_back_while_the_kernel_blocks_none",
+		     "readback", false, 0, NULL);
+	mask_compare("mask_a_thread_that_blocks_sigsegv_still_has_its_null_checks_handled",
+		     "null_check", true, 0, NULL);
+	mask_compare("mask_own_int3_while_sigtrap_is_blocked_kills_by_sigtrap", "int3", false,
+		     SIGTRAP, NULL);
+	mask_compare("mask_own_null_store_while_sigsegv_is_blocked_kills_by_sigsegv", "segv",
+		     false, SIGSEGV, NULL);
+	mask_compare("mask_signals_sent_while_blocked_are_pending_until_unblocked", "pending",
+		     false, 0, NULL);
+	mask_compare("mask_a_forked_child_keeps_the_mask_and_has_nothing_pending", "fork", false,
+		     0, NULL);
+	mask_compare("mask_a_new_thread_starts_with_its_creators_mask", "thread", false, 0, NULL);
+	mask_compare("mask_an_executed_program_starts_with_the_mask_set", "exec", false, 0, three);
+	mask_compare("mask_a_spawned_program_starts_with_the_mask_set", "spawn", false, 0, three);
+	mask_compare("mask_an_executed_program_under_the_shim_sees_the_mask_set", "exec-shim",
+		     false, 0, NULL);
+	mask_compare("mask_a_spawned_program_under_the_shim_sees_the_mask_set", "spawn-shim",
+		     false, 0, NULL);
+	mask_compare("mask_a_bad_how_is_einval_and_changes_nothing", "bad_how", false, 0, NULL);
+	mask_compare("mask_a_handler_sees_and_sets_the_mask_as_without_shim", "handler_mask",
+		     false, 0, NULL);
+}
+
 static void read_core_pattern(void)
 {
 	char buf[512] = "";
@@ -750,6 +876,7 @@ int main(int argc, char **argv)
 	test_summary();
 	test_unclaimed();
 	test_chain();
+	test_mask();
 
 	remove_cores();
 	rmdir(workdir);

@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shim's side of the signal mask (the handler's side, and why, is
+ * lib/dispatch/mask.c): the application blocks SIGSEGV, SIGBUS and, once
+ * faultline's handler is SIGTRAP's, SIGTRAP as it likes, and reads back
+ * exactly the mask it set, but the kernel never blocks them: they are
+ * blocked in the thread's fl_mask_virtual instead.  Every function of
+ * glibc's that sets or reads the thread's mask is interposed here, since
+ * glibc calls its own internal names (sigblock calls __sigprocmask, which
+ * no interposer sees).
+ *
+ * A new thread starts with its creator's virtual set (or the one of its
+ * attributes' mask, pthread_attr_setsigmask_np); fork keeps it (the TLS is
+ * copied).  A program the application executes inherits the mask the
+ * application believes it has: the virtual set is blocked in the kernel
+ * just before the exec (posix_spawn: around it) and unblocked again if it
+ * fails.  A jump out of a handler of the chain that restores the mask
+ * (siglongjmp, longjmp) gives the virtual set back the value it had
+ * before the outermost handler ran (fl_mask_jump).
+ *
+ * faultline's own calls (the patcher's lock, its threads, which block
+ * every signal) reach the kernel unchanged: they run no code of the
+ * application's.  They are known by their return address, in this
+ * library's text.
+ *
+ * Not covered: sigwait, sigwaitinfo, sigtimedwait and signalfd for the
+ * three (they are never pending in the kernel); a sigaction(2) sa_mask of
+ * another signal that names them (its handler runs with them blocked in
+ * the kernel); system(3) and popen(3) (glibc spawns with its internal
+ * names: the child gets the kernel's mask, without the virtual set);
+ * setcontext(3) and swapcontext(3) (they restore the kernel's part only).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <faultline/dispatch.h>
+
+#include "dispatch/dispatch.h"
+#include "preload/mask.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define KERNEL_SIGSET_BYTES 8
+
+/* glibc's internal signals (SIGCANCEL, SIGSETXID): its pthread_sigmask never blocks them. */
+#define GLIBC_INTERNAL ((1ull << (32 - 1)) | (1ull << (33 - 1)))
+
+/* Declared by no header of glibc's, exported by it. */
+int __sigpause(int sig_or_mask, int is_sig);
+int __xpg_sigpause(int sig);
+int __sigsuspend(const sigset_t *set);
+void __longjmp_chk(sigjmp_buf env, int val);
+
+extern char **environ;
+
+/* This library's executable segment, [text_lo, text_hi): set once, by the constructor. */
+static uintptr_t text_lo, text_hi;
+
+static bool from_faultline(const void *ret)
+{
+	return (uintptr_t)ret >= text_lo && (uintptr_t)ret < text_hi;
+}
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t here = (uintptr_t)data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && here >= lo &&
+		    here - lo < ph->p_memsz) {
+			text_lo = lo;
+			text_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The kernel's part of a sigset_t (its first 64 signals), and back. */
+static uint64_t bits_of(const sigset_t *set)
+{
+	uint64_t bits;
+
+	memcpy(&bits, set, sizeof(bits));
+	return bits;
+}
+
+/* *set with the kernel's part bits (the rest as it was). */
+static void set_bits(sigset_t *set, uint64_t bits)
+{
+	memcpy(set, &bits, sizeof(bits));
+}
+
+/* A set of just bits. */
+static sigset_t set_of_bits(uint64_t bits)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	set_bits(&set, bits);
+	return set;
+}
+
+/* libc's, looked up once (the constructor does it before any signal of ours). */
+static void *real(void *volatile *slot, const char *name)
+{
+	void *p = *slot;
+
+	if (!p) {
+		p = dlsym(RTLD_NEXT, name);
+		*slot = p;
+	}
+	return p;
+}
+
+#define REAL(type, name) ((type)real(&real_##name, #name))
+static void *volatile real_sigsuspend, *volatile real_pthread_create, *volatile real_siglongjmp,
+	*volatile real___longjmp_chk, *volatile real_execve, *volatile real_execvp,
+	*volatile real_execvpe, *volatile real_fexecve, *volatile real_execveat,
+	*volatile real_posix_spawn, *volatile real_posix_spawnp;
+
+/*
+ * glibc's pthread_sigmask (2.36), as a system call: SIGCANCEL and
+ * SIGSETXID left out of the new set.  Returns 0 or an errno value; errno
+ * is left alone.
+ */
+static int kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int saved_errno = errno, err = 0;
+	sigset_t local;
+
+	/* Bit operations: glibc's sigdelset refuses its internal signals. */
+	if (set && (bits_of(set) & GLIBC_INTERNAL)) {
+		local = *set;
+		set_bits(&local, bits_of(set) & ~GLIBC_INTERNAL);
+		set = &local;
+	}
+	if (syscall(SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_BYTES) != 0)
+		err = errno;
+	errno = saved_errno;
+	return err;
+}
+
+/*
+ * The thread's mask as the application sees it: how, set and old as
+ * pthread_sigmask's.  The signals of fl_mask_hidden() go to the virtual
+ * set, the rest to the kernel.  Returns 0 or an errno value, as the kernel
+ * gives it: EINVAL for a bad how (nothing changed), EFAULT for an old set
+ * it cannot write (the mask is changed then, as the kernel does).
+ */
+static int app_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	uint64_t hide = fl_mask_hidden();
+	uint64_t was = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed), now = was;
+	sigset_t pass;
+	int err;
+
+	if (!hide)
+		return kernel_sigmask(how, set, old);
+	if (set) {
+		uint64_t named = bits_of(set) & hide;
+
+		switch (how) {
+		case SIG_BLOCK:
+			now = was | named;
+			break;
+		case SIG_UNBLOCK:
+			now = was & ~named;
+			break;
+		case SIG_SETMASK:
+			now = named;
+			break;
+		default:
+			return EINVAL;
+		}
+		pass = *set;
+		set_bits(&pass, bits_of(set) & ~hide);
+		set = &pass;
+	}
+	err = kernel_sigmask(how, set, old);
+	if (err && err != EFAULT)
+		return err;
+	atomic_store_explicit(&fl_mask_virtual, now, memory_order_relaxed);
+	if (!err && old) {
+		uint64_t bits = bits_of(old) | was;
+
+		memcpy(old, &bits, sizeof(bits));
+	}
+	/* Held ones it unblocks are delivered before it returns, as the kernel does. */
+	if (was & ~now)
+		fl_mask_release();
+	return err;
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (from_faultline(__builtin_return_address(0)))
+		return kernel_sigmask(how, set, old);
+	return app_sigmask(how, set, old);
+}
+
+int fl_preload_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int err = app_sigmask(how, set, old);
+
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int err = from_faultline(__builtin_return_address(0)) ? kernel_sigmask(how, set, old)
+							       : app_sigmask(how, set, old);
+
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* The BSD calls: the old mask as an int, signals 1 to 32 (glibc's sigset_set_old_mask). */
+static int bsd_mask(int how, int mask)
+{
+	sigset_t set = set_of_bits((unsigned int)mask), old;
+
+	if (app_sigmask(how, &set, &old) != 0)
+		return -1;
+	return (int)(unsigned int)bits_of(&old);
+}
+
+EXPORT int sigblock(int mask)
+{
+	return bsd_mask(SIG_BLOCK, mask);
+}
+
+EXPORT int sigsetmask(int mask)
+{
+	return bsd_mask(SIG_SETMASK, mask);
+}
+
+EXPORT int siggetmask(void)
+{
+	return bsd_mask(SIG_BLOCK, 0);
+}
+
+/* System V: sighold, sigrelse. */
+static int one_signal(int how, int sig)
+{
+	sigset_t set;
+	int err;
+
+	sigemptyset(&set);
+	if (sigaddset(&set, sig) < 0)
+		return -1;
+	err = app_sigmask(how, &set, NULL);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int sighold(int sig)
+{
+	return one_signal(SIG_BLOCK, sig);
+}
+
+EXPORT int sigrelse(int sig)
+{
+	return one_signal(SIG_UNBLOCK, sig);
+}
+
+EXPORT int sigignore(int sig)
+{
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = SIG_IGN;
+	sigemptyset(&act.sa_mask);
+	return fl_sigaction(sig, &act, NULL);
+}
+
+/*
+ * sigsuspend with the virtual set set to the mask's for the wait.  A held
+ * signal the mask unblocks is raised first, and then there is no wait (its
+ * handler ran).  The wait ends early, with EINTR, when one of the three
+ * arrives that the mask blocks: faultline's handler ran, and holds it.
+ */
+static int app_sigsuspend(const sigset_t *mask)
+{
+	int (*suspend)(const sigset_t *) = REAL(int (*)(const sigset_t *), sigsuspend);
+	uint64_t hide = fl_mask_hidden();
+	uint64_t was = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed);
+	sigset_t pass;
+	int r;
+
+	if (!hide)
+		return suspend(mask);
+	pass = *mask;
+	set_bits(&pass, bits_of(mask) & ~hide);
+	atomic_store_explicit(&fl_mask_virtual, bits_of(mask) & hide, memory_order_relaxed);
+	if (fl_mask_release() > 0) {
+		errno = EINTR;
+		r = -1;
+	} else {
+		r = suspend(&pass);
+	}
+	atomic_store_explicit(&fl_mask_virtual, was, memory_order_relaxed);
+	return r;
+}
+
+EXPORT int sigsuspend(const sigset_t *mask)
+{
+	return app_sigsuspend(mask);
+}
+
+EXPORT int __sigsuspend(const sigset_t *mask)
+{
+	return app_sigsuspend(mask);
+}
+
+/* glibc's __sigpause: the X/Open one (is_sig) unblocks sig, the BSD one sets a mask. */
+EXPORT int __sigpause(int sig_or_mask, int is_sig)
+{
+	sigset_t set;
+
+	if (is_sig) {
+		app_sigmask(SIG_BLOCK, NULL, &set);
+		if (sigdelset(&set, sig_or_mask) < 0)
+			return -1;
+	} else {
+		set = set_of_bits((unsigned int)sig_or_mask);
+	}
+	return app_sigsuspend(&set);
+}
+
+/*
+ * signal.h names the X/Open one sigpause (its asm name is __xpg_sigpause);
+ * glibc's symbol sigpause is the BSD one.
+ */
+int bsd_sigpause(int mask) __asm__("sigpause");
+
+EXPORT int bsd_sigpause(int mask)
+{
+	return __sigpause(mask, 0);
+}
+
+EXPORT int __xpg_sigpause(int sig)
+{
+	return __sigpause(sig, 1);
+}
+
+EXPORT int sigpending(sigset_t *set)
+{
+	uint64_t bits;
+
+	if (syscall(SYS_rt_sigpending, set, KERNEL_SIGSET_BYTES) != 0)
+		return -1;
+	bits = bits_of(set) | fl_mask_held();
+	memcpy(set, &bits, sizeof(bits));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Threads
+ */
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	uint64_t blocked;	/* its virtual set */
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_start st = *(struct thread_start *)p;
+	uint64_t hide = fl_mask_hidden(), moved = 0;
+	sigset_t cur, move;
+
+	free(p);
+	/*
+	 * Blocked in the kernel (by the attributes' mask, or SIGTRAP blocked
+	 * before its action was faultline's): virtual from here on.
+	 */
+	if (hide && kernel_sigmask(SIG_BLOCK, NULL, &cur) == 0 && (moved = bits_of(&cur) & hide)) {
+		move = set_of_bits(moved);
+		kernel_sigmask(SIG_UNBLOCK, &move, NULL);
+	}
+	atomic_store_explicit(&fl_mask_virtual, st.blocked | moved, memory_order_relaxed);
+	return st.fn(st.arg);
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		REAL(int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *),
+		     pthread_create);
+	uint64_t hide = fl_mask_hidden();
+	struct thread_start *st;
+	sigset_t attr_mask;
+	int err;
+
+	if (!hide || from_faultline(__builtin_return_address(0)))
+		return create(t, attr, fn, arg);
+	st = malloc(sizeof(*st));
+	if (!st)
+		return EAGAIN;
+	st->fn = fn;
+	st->arg = arg;
+	st->blocked = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed);
+	/* The attributes' mask is the new thread's, not its creator's. */
+	if (attr && pthread_attr_getsigmask_np(attr, &attr_mask) == 0)
+		st->blocked = bits_of(&attr_mask) & hide;
+	err = create(t, attr, thread_main, st);
+	if (err)
+		free(st);
+	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * Jumps out of a handler
+ */
+
+EXPORT void siglongjmp(sigjmp_buf env, int val)
+{
+	void (*jump)(sigjmp_buf, int) = REAL(void (*)(sigjmp_buf, int), siglongjmp);
+
+	if (env[0].__mask_was_saved)
+		fl_mask_jump();
+	jump(env, val);
+	__builtin_unreachable();
+}
+
+/* glibc's longjmp and _longjmp are siglongjmp: they restore a saved mask too. */
+EXPORT void longjmp(jmp_buf env, int val)
+{
+	siglongjmp(env, val);
+}
+
+EXPORT void _longjmp(jmp_buf env, int val)
+{
+	siglongjmp(env, val);
+}
+
+EXPORT void __longjmp_chk(sigjmp_buf env, int val)
+{
+	void (*jump)(sigjmp_buf, int) = REAL(void (*)(sigjmp_buf, int), __longjmp_chk);
+
+	if (env[0].__mask_was_saved)
+		fl_mask_jump();
+	jump(env, val);
+	__builtin_unreachable();
+}
+
+/* ------------------------------------------------------------------------
+ * Programs executed: they start with the mask the application believes it
+ * has.  Returns the signals blocked in the kernel for the exec.
+ */
+
+static uint64_t exec_begin(void)
+{
+	uint64_t bits = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) &
+			fl_mask_hidden();
+	sigset_t set = set_of_bits(bits);
+
+	if (bits)
+		kernel_sigmask(SIG_BLOCK, &set, NULL);
+	return bits;
+}
+
+/* The exec failed (or posix_spawn returned): unblocked in the kernel again. */
+static void exec_end(uint64_t bits)
+{
+	sigset_t set = set_of_bits(bits);
+
+	if (bits)
+		kernel_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(int (*)(const char *, char *const[], char *const[]), execve)(path, argv, envp);
+
+	exec_end(bits);
+	return r;
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(int (*)(const char *, char *const[], char *const[]), execvpe)(file, argv,
+										   envp);
+
+	exec_end(bits);
+	return r;
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(int (*)(const char *, char *const[]), execvp)(file, argv);
+
+	exec_end(bits);
+	return r;
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(int (*)(int, char *const[], char *const[]), fexecve)(fd, argv, envp);
+
+	exec_end(bits);
+	return r;
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		    int flags)
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(int (*)(int, const char *, char *const[], char *const[], int),
+		     execveat)(dirfd, path, argv, envp, flags);
+
+	exec_end(bits);
+	return r;
+}
+
+/* execl, execle, execlp: how many arguments from arg on, the NULL not counted. */
+static size_t count_args(va_list ap)
+{
+	va_list copy;
+	size_t n = 1;
+
+	va_copy(copy, ap);
+	while (va_arg(copy, char *))
+		n++;
+	va_end(copy);
+	return n;
+}
+
+enum exec_list { BY_PATH, BY_PATH_WITH_ENV, BY_SEARCH };
+
+/*
+ * execl, execle (BY_PATH_WITH_ENV: the environment after the NULL),
+ * execlp (BY_SEARCH: execvp): the arguments gathered into an array on the
+ * stack, as glibc does.
+ */
+static int exec_list(enum exec_list how, const char *file, const char *arg, va_list *ap)
+{
+	size_t n = count_args(*ap);
+	char *argv[n + 1];
+	char **envp = environ;
+
+	argv[0] = (char *)arg;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(*ap, char *);
+	if (how == BY_PATH_WITH_ENV)
+		envp = va_arg(*ap, char **);
+	return how == BY_SEARCH ? execvp(file, argv) : execve(file, argv, envp);
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = exec_list(BY_PATH, path, arg, &ap);
+	va_end(ap);
+	return r;
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = exec_list(BY_PATH_WITH_ENV, path, arg, &ap);
+	va_end(ap);
+	return r;
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = exec_list(BY_SEARCH, file, arg, &ap);
+	va_end(ap);
+	return r;
+}
+
+/*
+ * posix_spawn: the child starts with the parent's kernel mask (glibc
+ * blocks every signal around its clone and gives the child the mask from
+ * before), or with the attributes' (POSIX_SPAWN_SETSIGMASK), which the
+ * application filled in itself.
+ */
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(spawn_fn *, posix_spawn)(pid, path, fa, attr, argv, envp);
+
+	exec_end(bits);
+	return r;
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(spawn_fn *, posix_spawnp)(pid, file, fa, attr, argv, envp);
+
+	exec_end(bits);
+	return r;
+}
+
+/* ------------------------------------------------------------------------ */
+
+void fl_preload_mask_start(void)
+{
+	static const char *const names[] = {
+		"sigsuspend", "pthread_create", "siglongjmp", "__longjmp_chk", "execve",
+		"execvp", "execvpe", "fexecve", "execveat", "posix_spawn", "posix_spawnp",
+	};
+	void *volatile *const slots[] = {
+		&real_sigsuspend, &real_pthread_create, &real_siglongjmp, &real___longjmp_chk,
+		&real_execve, &real_execvp, &real_execvpe, &real_fexecve, &real_execveat,
+		&real_posix_spawn, &real_posix_spawnp,
+	};
+	uint64_t hide, bits;
+	sigset_t cur, move;
+
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)fl_preload_mask_start);
+	/* Looked up now: siglongjmp and sigsuspend may be called by a handler. */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		real(slots[i], names[i]);
+	fl_mask_enable();
+	pthread_atfork(NULL, NULL, fl_mask_fork_child);
+	hide = fl_mask_hidden();
+	/* Blocked by the parent: the main thread's virtual set from now on. */
+	if (!hide || kernel_sigmask(SIG_BLOCK, NULL, &cur) != 0)
+		return;
+	bits = bits_of(&cur) & hide;
+	if (!bits)
+		return;
+	move = set_of_bits(bits);
+	atomic_store_explicit(&fl_mask_virtual, bits, memory_order_relaxed);
+	kernel_sigmask(SIG_UNBLOCK, &move, NULL);
+}

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The signal mask under the shim (lib/preload/mask.c): a program that
+ * blocks SIGSEGV, SIGBUS and SIGTRAP sees what it set, and behaves as
+ * without the shim, while the kernel blocks none of them.
+ *
+ *   mask CASE
+ *
+ * stdout is what must be the same with and without the shim; at the
+ * moments that matter each case writes to stderr which of the three the
+ * kernel blocks ("kernel blocks: none" under the shim, with
+ * FAULTLINE_HEAL_AFTER set so that SIGTRAP is faultline's too).  Linked
+ * with sites.ll's implicit build (mask-imp) and its explicit one
+ * (mask-exp).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sites.h"
+
+extern char **environ;
+
+static const int three[] = { SIGSEGV, SIGBUS, SIGTRAP };
+
+static void fail(const char *what)
+{
+	printf("FAILED: %s (%s)\n", what, strerror(errno));
+	exit(1);
+}
+
+/* The kernel's view: which of the three /proc/thread-self/status SigBlk names. */
+static void kernel_blocks(const char *when)
+{
+	char line[256], out[128] = "";
+	unsigned long long blk = 0;
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	if (!f)
+		fail("/proc/thread-self/status");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigBlk: %llx", &blk) == 1)
+			break;
+	fclose(f);
+	for (int i = 0; i < 3; i++)
+		if (blk & (1ull << (three[i] - 1))) {
+			strcat(out, " ");
+			strcat(out, sigabbrev_np(three[i]));
+		}
+	fprintf(stderr, "%s: kernel blocks:%s\n", when, *out ? out : " none");
+}
+
+/* The mask as the program sees it, for the signals that matter here. */
+static void show(const char *what, const sigset_t *set)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGTRAP, SIGUSR1, SIGUSR2 };
+
+	printf("%s:", what);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigismember(set, sigs[i]) == 1)
+			printf(" %s", sigabbrev_np(sigs[i]));
+	printf("\n");
+}
+
+static void show_mask(const char *what)
+{
+	sigset_t cur;
+
+	if (sigprocmask(SIG_BLOCK, NULL, &cur) != 0)
+		fail("sigprocmask");
+	show(what, &cur);
+}
+
+static bool same_set(const sigset_t *a, const sigset_t *b)
+{
+	for (int s = 1; s < NSIG; s++)
+		if (s != 32 && s != 33 && sigismember(a, s) != sigismember(b, s))
+			return false;
+	return true;
+}
+
+static sigset_t set_of(int a, int b, int c, int d)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	for (int i = 0, sigs[] = { a, b, c, d }; i < 4; i++)
+		if (sigs[i])
+			sigaddset(&s, sigs[i]);
+	return s;
+}
+
+static void block_three(void)
+{
+	sigset_t s = set_of(SIGSEGV, SIGBUS, SIGTRAP, 0);
+
+	if (sigprocmask(SIG_BLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+}
+
+/* A signal's bit in the BSD calls' int mask (glibc's deprecated sigmask()). */
+#define BSD(sig) (1 << ((sig) - 1))
+
+/* Each mask setter, read back by the others. */
+static int c_readback(void)
+{
+	sigset_t want = set_of(SIGSEGV, SIGBUS, SIGTRAP, SIGUSR1), got, old;
+
+	if (sigprocmask(SIG_BLOCK, &want, NULL) != 0 || sigprocmask(SIG_BLOCK, NULL, &got) != 0)
+		fail("sigprocmask");
+	show("sigprocmask SIG_BLOCK", &got);
+	printf("reads back what it set: %s\n", same_set(&got, &want) ? "yes" : "no");
+	kernel_blocks("after sigprocmask");
+
+	want = set_of(SIGSEGV, SIGUSR2, 0, 0);
+	if (pthread_sigmask(SIG_SETMASK, &want, &old) != 0 ||
+	    pthread_sigmask(SIG_BLOCK, NULL, &got) != 0)
+		fail("pthread_sigmask");
+	show("pthread_sigmask old", &old);
+	show("pthread_sigmask SIG_SETMASK", &got);
+	printf("reads back what it set: %s\n", same_set(&got, &want) ? "yes" : "no");
+	kernel_blocks("after pthread_sigmask");
+
+	want = set_of(SIGSEGV, 0, 0, 0);
+	if (sigprocmask(SIG_UNBLOCK, &want, &old) != 0)
+		fail("sigprocmask");
+	show("SIG_UNBLOCK SIGSEGV, old", &old);
+	show_mask("after it");
+
+	/* The BSD and System V calls are deprecated: what they do is tested here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	printf("sigblock(SIGBUS|SIGTRAP) old: %#x\n", sigblock(BSD(SIGBUS) | BSD(SIGTRAP)));
+	printf("siggetmask: %#x\n", siggetmask());
+	printf("sigsetmask(SIGSEGV) old: %#x\n", sigsetmask(BSD(SIGSEGV)));
+	show_mask("after sigsetmask");
+	kernel_blocks("after sigsetmask");
+	if (sighold(SIGTRAP) != 0)
+		fail("sighold");
+	show_mask("after sighold(SIGTRAP)");
+	if (sigrelse(SIGSEGV) != 0)
+		fail("sigrelse");
+	show_mask("after sigrelse(SIGSEGV)");
+#pragma GCC diagnostic pop
+	kernel_blocks("after sighold");
+	return 0;
+}
+
+/* An implicit null check that fails while SIGSEGV is blocked, in main and in a thread. */
+static void *null_check(void *arg)
+{
+	sigset_t s = set_of(SIGSEGV, SIGBUS, SIGTRAP, 0);
+
+	(void)arg;
+	if (pthread_sigmask(SIG_BLOCK, &s, NULL) != 0)
+		fail("pthread_sigmask");
+	kernel_blocks("null check");
+	int r = site_load_i32(NULL);
+
+	printf("site_load_i32(NULL): %d, null block ran %lu times\n", r, site_null_count(1));
+	return NULL;
+}
+
+static int c_null_check(void)
+{
+	pthread_t t;
+
+	null_check(NULL);
+	if (pthread_create(&t, NULL, null_check, NULL) != 0 || pthread_join(t, NULL) != 0)
+		fail("pthread_create");
+	show_mask("mask");
+	return 0;
+}
+
+static void on_signal_noted(int sig)
+{
+	static const char msg[] = "the handler ran\n";
+
+	(void)sig;
+	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+}
+
+static void int3(void)
+{
+	__asm__ volatile("int3");
+}
+
+static int *volatile null_16 = (int *)(uintptr_t)16;
+
+static void null_store(void)
+{
+	*null_16 = 1;
+}
+
+/*
+ * The program's own fault or trap (a null store at no registered PC, an
+ * int3) while it blocks its signal, which has a handler: the kernel kills
+ * the process by that signal.
+ */
+static int own_fault(int sig, const char *what, void (*fault)(void))
+{
+	struct sigaction sa = { .sa_handler = on_signal_noted };
+	char when[64];
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (sigaction(sig, &sa, NULL) != 0)
+		fail("sigaction");
+	block_three();
+	snprintf(when, sizeof(when), "before the %s", what);
+	kernel_blocks(when);
+	printf("%s\n", what);
+	fault();
+	printf("went on after the %s\n", what);
+	return 0;
+}
+
+static volatile sig_atomic_t got[NSIG], got_code[NSIG];
+static volatile intptr_t got_value[NSIG];
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	got[sig]++;
+	got_code[sig] = si->si_code;
+	got_value[sig] = (intptr_t)si->si_value.sival_ptr;
+}
+
+static const char *code_name(int code)
+{
+	return code == SI_USER ? "SI_USER" : code == SI_TKILL ? "SI_TKILL" :
+	       code == SI_QUEUE ? "SI_QUEUE" : "other";
+}
+
+static void show_pending(const char *what)
+{
+	sigset_t p;
+
+	if (sigpending(&p) != 0)
+		fail("sigpending");
+	show(what, &p);
+}
+
+/* Sent while blocked: pending, delivered once unblocked. */
+static int c_pending(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	sigset_t s = set_of(SIGSEGV, SIGBUS, SIGTRAP, 0);
+
+	for (int i = 0; i < 3; i++)
+		if (sigaction(three[i], &sa, NULL) != 0)
+			fail("sigaction");
+	block_three();
+	if (kill(getpid(), SIGSEGV) != 0 || raise(SIGTRAP) != 0 ||
+	    sigqueue(getpid(), SIGBUS, (union sigval){ .sival_int = 42 }) != 0)
+		fail("kill");
+	/* Sent again: a standard signal is pending once. */
+	if (kill(getpid(), SIGSEGV) != 0 || raise(SIGTRAP) != 0)
+		fail("kill");
+	printf("handlers ran while blocked: %d\n", got[SIGSEGV] + got[SIGBUS] + got[SIGTRAP]);
+	show_pending("sigpending while blocked");
+	kernel_blocks("while blocked");
+	if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	for (int i = 0; i < 3; i++)
+		printf("%s: delivered %d times, si_code %s, si_value %ld\n",
+		       sigabbrev_np(three[i]), got[three[i]], code_name(got_code[three[i]]),
+		       three[i] == SIGBUS ? (long)got_value[SIGBUS] : 0L);
+	show_pending("sigpending after");
+	return 0;
+}
+
+/* A forked child has nothing pending; its parent keeps what it had. */
+static int c_fork(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	sigset_t s = set_of(SIGSEGV, SIGTRAP, 0, 0);
+	int status;
+	pid_t pid;
+
+	if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGTRAP, &sa, NULL) != 0)
+		fail("sigaction");
+	block_three();
+	if (kill(getpid(), SIGSEGV) != 0 || raise(SIGTRAP) != 0)
+		fail("kill");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		show_pending("child: sigpending");
+		show_mask("child: mask");
+		kernel_blocks("child");
+		if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+			fail("sigprocmask");
+		printf("child: handlers ran %d times\n", got[SIGSEGV] + got[SIGTRAP]);
+		fflush(stdout);
+		/* No exit handlers of the parent's (a sanitizer's leak check). */
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		fail("the child");
+	show_pending("parent: sigpending");
+	kernel_blocks("parent");
+	if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	printf("parent: handlers ran %d times\n", got[SIGSEGV] + got[SIGTRAP]);
+	return 0;
+}
+
+static void *show_thread(void *what)
+{
+	show_mask(what);
+	kernel_blocks(what);
+	return NULL;
+}
+
+/* A new thread starts with its creator's mask, or its attributes'. */
+static int c_thread(void)
+{
+	sigset_t s = set_of(SIGSEGV, SIGBUS, SIGTRAP, SIGUSR1), attr_mask = set_of(SIGBUS, SIGUSR2, 0, 0);
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (sigprocmask(SIG_BLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	if (pthread_create(&t, NULL, show_thread, "thread") != 0 || pthread_join(t, NULL) != 0)
+		fail("pthread_create");
+	if (pthread_attr_init(&attr) != 0 || pthread_attr_setsigmask_np(&attr, &attr_mask) != 0 ||
+	    pthread_create(&t, &attr, show_thread, "thread with its attributes' mask") != 0 ||
+	    pthread_join(t, NULL) != 0 || pthread_attr_destroy(&attr) != 0)
+		fail("pthread_create with a mask");
+	show_mask("creator");
+	return 0;
+}
+
+/* The environment without LD_PRELOAD: the child shows the kernel's mask. */
+static char **plain_env(void)
+{
+	static char *env[256];
+	int n = 0;
+
+	for (char **e = environ; *e && n < 255; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11))
+			env[n++] = *e;
+	env[n] = NULL;
+	return env;
+}
+
+/* A program executed starts with the mask the program set. */
+static int c_exec(const char *how, char *self)
+{
+	sigset_t s = set_of(SIGSEGV, SIGBUS, SIGTRAP, SIGUSR1);
+	char *argv[] = { self, "showmask", NULL };
+	bool shim = strstr(how, "-shim") != NULL;
+	char **env = shim ? environ : plain_env();
+	int r;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (sigprocmask(SIG_BLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	kernel_blocks("before exec");
+	r = execve("/nonexistent/x", argv, env);
+	printf("execve of nothing: %d, %s\n", r, strerrorname_np(errno));
+	kernel_blocks("after a failed exec");
+	if (!strncmp(how, "spawn", 5)) {
+		int status;
+		pid_t pid;
+
+		if (posix_spawn(&pid, self, NULL, NULL, argv, env) != 0 ||
+		    waitpid(pid, &status, 0) != pid)
+			fail("posix_spawn");
+		kernel_blocks("after posix_spawn");
+		show_mask("parent");
+		return 0;
+	}
+	if (shim)
+		execv(self, argv);
+	else
+		execve(self, argv, env);
+	fail("execve");
+	return 1;
+}
+
+/* What the exec'd program sees (without the shim: the kernel's mask). */
+static int c_showmask(void)
+{
+	show_mask("executed program");
+	kernel_blocks("executed program");
+	return 0;
+}
+
+/* A bad how: EINVAL, nothing changed; an old set that cannot be written: EFAULT. */
+static int c_bad_how(void)
+{
+	sigset_t s = set_of(SIGSEGV, SIGUSR1, 0, 0), old, before;
+	int r;
+
+	block_three();
+	kernel_blocks("blocked");
+	memset(&old, 0x5a, sizeof(old));
+	before = old;
+	errno = 0;
+	r = sigprocmask(12345, &s, &old);
+	printf("sigprocmask(12345): %d %s, old untouched: %s\n", r, strerrorname_np(errno),
+	       memcmp(&old, &before, sizeof(old)) ? "no" : "yes");
+	errno = 0;
+	r = pthread_sigmask(-1, &s, &old);
+	printf("pthread_sigmask(-1): %s, errno %s, old untouched: %s\n", strerrorname_np(r),
+	       errno ? strerrorname_np(errno) : "0",
+	       memcmp(&old, &before, sizeof(old)) ? "no" : "yes");
+	show_mask("mask");
+	r = sigprocmask(12345, NULL, &old);
+	printf("sigprocmask(12345, NULL): %d\n", r);
+	show("its old", &old);
+	s = set_of(SIGSEGV, 0, 0, 0);
+	if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	errno = 0;
+	r = sigprocmask(SIG_BLOCK, &s, (sigset_t *)(uintptr_t)8);
+	printf("sigprocmask with an old set at 8: %d %s\n", r, strerrorname_np(errno));
+	show_mask("mask");
+	kernel_blocks("after the errors");
+	return 0;
+}
+
+/* A handler for SIGSEGV sees in uc_sigmask the mask it interrupted; it runs with SIGSEGV blocked. */
+static void on_segv_uc(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	sigset_t cur;
+
+	(void)sig;
+	(void)si;
+	show("uc_sigmask", &uc->uc_sigmask);
+	if (sigprocmask(SIG_BLOCK, NULL, &cur) != 0)
+		fail("sigprocmask");
+	show("in the handler", &cur);
+	kernel_blocks("in the handler");
+	/* On return the mask is this: SIGUSR2 and SIGBUS added. */
+	sigaddset(&uc->uc_sigmask, SIGUSR2);
+	sigaddset(&uc->uc_sigmask, SIGBUS);
+}
+
+static int c_handler_mask(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_segv_uc, .sa_flags = SA_SIGINFO };
+	sigset_t s = set_of(SIGTRAP, SIGUSR1, 0, 0);
+
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGTRAP);
+	if (sigaction(SIGSEGV, &sa, NULL) != 0)
+		fail("sigaction");
+	s = set_of(SIGUSR1, 0, 0, 0);
+	if (sigprocmask(SIG_BLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	s = set_of(SIGTRAP, 0, 0, 0);
+	if (sigprocmask(SIG_BLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	s = set_of(SIGTRAP, 0, 0, 0);
+	if (sigprocmask(SIG_UNBLOCK, &s, NULL) != 0)
+		fail("sigprocmask");
+	if (raise(SIGSEGV) != 0)
+		fail("raise");
+	show_mask("after the handler");
+	kernel_blocks("after the handler");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s CASE\n", argv[0]);
+		return 2;
+	}
+	if (!strcmp(argv[1], "readback"))
+		return c_readback();
+	if (!strcmp(argv[1], "null_check"))
+		return c_null_check();
+	if (!strcmp(argv[1], "int3"))
+		return own_fault(SIGTRAP, "int3", int3);
+	if (!strcmp(argv[1], "segv"))
+		return own_fault(SIGSEGV, "null store", null_store);
+	if (!strcmp(argv[1], "pending"))
+		return c_pending();
+	if (!strcmp(argv[1], "fork"))
+		return c_fork();
+	if (!strcmp(argv[1], "thread"))
+		return c_thread();
+	if (!strncmp(argv[1], "exec", 4) || !strncmp(argv[1], "spawn", 5))
+		return c_exec(argv[1], argv[0]);
+	if (!strcmp(argv[1], "showmask"))
+		return c_showmask();
+	if (!strcmp(argv[1], "bad_how"))
+		return c_bad_how();
+	if (!strcmp(argv[1], "handler_mask"))
+		return c_handler_mask();
+	fprintf(stderr, "%s: no case %s\n", argv[0], argv[1]);
+	return 2;
+}
