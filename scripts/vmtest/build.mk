@@ -69,7 +69,7 @@ VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $
 # The word after "NAME::" in each test.
 VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
 	$(findstring ::,$(w)),$(lastword $(subst ::, ,$(w))))))
-VMTEST_DEPS = $(VMTEST_GDB) $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(DEOPT_BINS) \
+VMTEST_DEPS = $(VMTEST_GDB) $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(HEAL_SO) $(HEAL_MODULE) $(DEOPT_BINS) \
 	$(DEOPT_CXX_BINS) $(GC_BINS) \
 	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
