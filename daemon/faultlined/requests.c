@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "access.h"
 #include "dlog.h"
 #include "loop.h"
 #include "procs.h"
@@ -115,18 +116,18 @@ static uint64_t mono_ms(void)
 }
 
 /*
- * Who may ask what of p (docs/protocol.md): anything of a process of one's
- * own uid, root anything, and raw code bytes only root, only to a process
- * that opted in.  Then the bounds on requests in flight.  Returns 0, or
- * answers c with the ERROR and returns -1.
+ * Who may ask what of p (docs/protocol.md): anything of a process one
+ * could ptrace (access.h), root anything, and raw code bytes only root,
+ * only to a process that opted in.  Then the bounds on requests in flight.
+ * Returns 0, or answers c with the ERROR and returns -1.
  */
 static int admit(struct fld_client *c, uint32_t seq, struct fld_proc *p, uint32_t pid,
 		 uint32_t kind)
 {
 	uid_t uid = fld_client_uid(c);
 
-	if (!p || !fld_proc_visible(p, uid)) {
-		/* The same answer for "no such process" and "not yours". */
+	if (!p || !fld_access_traceable(p, uid, fld_client_gid(c))) {
+		/* The same answer for "no such process" and "not yours" (or not traceable). */
 		fld_send_error(c, seq, -ESRCH, "no registered process %u", pid);
 		return -1;
 	}
