@@ -19,7 +19,7 @@
 #include "access.h"
 #include "procs.h"
 
-/* Four ids after "\nKEY:\t" in status (len bytes, NUL-terminated): real, effective, saved, fs. */
+/* The four ids after KEY ("\nUid:") in status, NUL-terminated: real, effective, saved, fs. */
 static bool ids(const char *status, const char *key, unsigned out[4])
 {
 	const char *at = strstr(status, key);
