@@ -14,6 +14,9 @@
 #     and FL_INIT_ALLOW_PATCH give root no raw code bytes;
 #   - a setuid-root program likewise, and with FAULTLINE_SOCKET naming
 #     another daemon of root's it registers with the system daemon only;
+#   - a setgid program that loads the preload shim (it needs the library):
+#     the shim reads no FAULTLINE_* variable either (FAULTLINE_LOG=debug
+#     says nothing, FAULTLINE_SOCKET is not taken);
 #   - a program of nobody's own that turns itself undumpable after it
 #     registered: nobody is served before, refused after (live, and once
 #     it exited, as its agent last reported), root throughout;
@@ -25,11 +28,13 @@
 # a tmpfs on /run.  The programs are copies in a directory under /tmp,
 # whose filesystem must allow set-id programs (no nosuid).
 #
-#   setid.sh FAULTLINE FAULTLINED SETID_PROG
+#   setid.sh FAULTLINE FAULTLINED SETID_PROG PRELOAD SETID_SHIM
 set -u
 
 FLD=$(realpath "$2")
 PROG=$(realpath "$3")
+PRELOAD=$(realpath "$4")
+SHIM=$(realpath "$5")
 PY=/usr/bin/python3
 NOBODY=65534
 GROUP=mail
@@ -63,6 +68,10 @@ echo "kernel: $(uname -r) (${VMTEST_WHERE:-host}); setgid $GROUP ($gid), $W on" 
 cp "$PROG" "$W/setgid-prog" && chgrp $GROUP "$W/setgid-prog" && chmod 2755 "$W/setgid-prog"
 cp "$PROG" "$W/setuid-prog" && chown root:root "$W/setuid-prog" && chmod 4755 "$W/setuid-prog"
 cp "$PROG" "$W/plain-prog" && chmod 755 "$W/plain-prog"
+cp "$SHIM" "$W/setgid-shim" && chgrp $GROUP "$W/setgid-shim" && chmod 2755 "$W/setgid-shim"
+# Where setgid-shim finds the shim (its run path), on the tmpfs of this namespace.
+mkdir -m 755 /run/fl-setid-lib && cp "$PRELOAD" /run/fl-setid-lib/ &&
+	chmod 755 /run/fl-setid-lib/libfaultline-preload.so
 
 echo "# the daemons: root's system one, nobody's own, another of root's"
 mkdir -m 700 "$W/state" "$W/rstate"
@@ -235,6 +244,18 @@ for sock in "$W/n/s" "$W/r/s"; do
 		eventually registered_with system "${PID:-none}"
 	check "...and not with the $d daemon" test -n "$PID" -a -z "$(grep "pid $PID\b" "$W/$d.log")"
 done
+
+# --- A setgid program with the shim ------------------------------------------
+echo "# a setgid program that loads the preload shim, run by nobody"
+SOCK=$W/n/s start sh env FAULTLINE_LOG=debug FAULTLINE_SUMMARY=1 "$W/setgid-shim"
+check "it registers with root's system daemon" eventually registered_with system "${PID:-none}"
+check "not with nobody's daemon, which FAULTLINE_SOCKET names" \
+	test -n "$PID" -a -z "$(grep "pid $PID\b" "$W/nobody.log")"
+eval "exec $FD>&-"
+shim_done() { [ ! -e /proc/${PID:-0}/status ] || grep -qs "^State:.*Z" /proc/$PID/status; }
+check "it ends (EOF)" eventually shim_done
+check "FAULTLINE_LOG=debug and FAULTLINE_SUMMARY=1 are not read: the shim said nothing" \
+	test ! -s "$W/sh.err"
 
 # --- A program that turns itself undumpable ---------------------------------
 echo "# nobody's own program, which turns itself undumpable after it registered"
