@@ -25,14 +25,14 @@ static const char heal_usage[] =
 	"instruction becomes a jump to an explicit null check, so that a failing\n"
 	"check costs no signal.  SITE is a faulting PC, as faultline sites PID\n"
 	"lists them.  With --over N: every site that has failed more than N times.\n"
-	"The process does it itself, through faultlined.  Needs the process's uid\n"
-	"or root.\n";
+	"The process does it itself, through faultlined.  Needs root, or to be\n"
+	"able to ptrace the process (faultlined(8), PERMISSIONS).\n";
 
 static const char unheal_usage[] =
 	"Usage: faultline unheal [--json] [--socket PATH] PID SITE...\n"
 	"\n"
 	"Restores the implicit checks at the healed sites SITE... of process PID\n"
-	"(the compiled bytes).  Needs the process's uid or root.\n";
+	"(the compiled bytes).  Needs root, or to be able to ptrace the process.\n";
 
 static const char heal_epilogue[] =
 	"Exit status: 0 when every site is done, 1 if faultlined cannot be reached\n"

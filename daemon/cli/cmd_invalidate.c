@@ -20,7 +20,8 @@ static const char invalidate_usage[] =
 	"Writes, at the address of a stack map record of process PID, a call to\n"
 	"ADDR (the runtime's entry that rebuilds the frame), within the record's\n"
 	"shadow.  The process does it itself, through faultlined, and answers\n"
-	"with the shadow before and now.  Needs the process's uid or root.\n";
+	"with the shadow before and now.  Needs root, or to be able to ptrace\n"
+	"the process (faultlined(8), PERMISSIONS).\n";
 
 static const char invalidate_epilogue[] =
 	"Exit status: 0 on success, 1 if faultlined cannot be reached or the\n"

@@ -23,7 +23,8 @@ static const char patch_usage[] =
 	"with nops), or with --reset restores the bytes it was compiled with.  The\n"
 	"process does it itself, through faultlined, and answers with the region\n"
 	"before and now.  Writing bytes needs root, and a process that opted in\n"
-	"(FAULTLINE_ALLOW_PATCH=1); --reset needs the process's uid or root.\n";
+	"(FAULTLINE_ALLOW_PATCH=1; never a set-id program); --reset needs root,\n"
+	"or to be able to ptrace the process (faultlined(8), PERMISSIONS).\n";
 
 static const char patch_epilogue[] =
 	"HEX is bytes in hex: '90 90 cc', '9090cc' or '90:90:cc', at most 256.\n"

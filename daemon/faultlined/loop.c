@@ -766,6 +766,11 @@ uid_t fld_client_uid(const struct fld_client *c)
 	return c->uid;
 }
 
+gid_t fld_client_gid(const struct fld_client *c)
+{
+	return c->gid;
+}
+
 unsigned long fld_client_id(const struct fld_client *c)
 {
 	return c->id;

@@ -145,6 +145,7 @@ void fld_client_keep(struct fld_client *c);
 /* The peer's credentials, read with SO_PEERCRED at accept. */
 pid_t fld_client_pid(const struct fld_client *c);
 uid_t fld_client_uid(const struct fld_client *c);
+gid_t fld_client_gid(const struct fld_client *c);
 
 /* A number unique among this loop's clients, for log lines. */
 unsigned long fld_client_id(const struct fld_client *c);

@@ -213,6 +213,20 @@ struct fld_proc {
 	/* Its latest HELLO had FL_HELLO_ALLOW_PATCH: root may write its patch points. */
 	bool allow_patch;
 	/*
+	 * Who besides root could ptrace it (access.h), as last seen: its
+	 * uids all uid and its gids all gid (ids_one) in /proc/PID/status,
+	 * dumpable by the kernel's word there and by its agent's (HELLO's
+	 * FL_HELLO_DUMPABLE, then DUMPABLE; true for an agent that does not
+	 * report).  All false until seen: a process restored from a record
+	 * that says nothing of it is root's alone.
+	 */
+	gid_t gid;
+	bool ids_one;
+	bool kernel_dumpable;
+	bool agent_dumpable;
+	/* Its latest HELLO had FL_HELLO_DUMP: it sends DUMPABLE. */
+	bool dump_reports;
+	/*
 	 * Its latest HELLO had FL_HELLO_DONE: it sends DONE when it pushes a
 	 * completion while its completion bell is set (requests.c).
 	 */
@@ -406,7 +420,10 @@ void fld_proc_observe(const struct fld_proc_observer *o);
  */
 bool fld_proc_drop_oldest_exited(uid_t uid, const struct fld_proc *keep);
 
-/* Whether a client with uid may see (or change) p. */
+/*
+ * Whether a client with uid may see p's statistics without addresses (PS);
+ * what gives addresses or changes code asks fld_access_traceable.
+ */
 bool fld_proc_visible(const struct fld_proc *p, uid_t uid);
 
 #endif /* FLD_PROCS_H */

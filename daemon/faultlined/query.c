@@ -2,8 +2,10 @@
 /*
  * Queries from the command line (faultline stats, ps, sites, stackmaps):
  * one JSON document each (docs/protocol.md), sent as REPLY messages.  A
- * client sees only the processes of its uid (root sees all), and a process
- * it may not see reads as "no such process".
+ * client sees only the processes of its uid (root sees all), and of those
+ * only the ones it could ptrace (access.h) in an answer that gives
+ * addresses (every query but PS); a process it may not see reads as "no
+ * such process".
  *
  * An answer is built a slice at a time by a job of the asking user
  * (work.h), and sent as it is built, no faster than the client reads it:
@@ -28,6 +30,7 @@
 
 #include "format/smindex.h"
 
+#include "access.h"
 #include "dlog.h"
 #include "kbpf_json.h"
 #include "kbpf_load.h"
@@ -890,14 +893,24 @@ static struct query *query_new(uint32_t what, uint64_t arg, const struct fld_pro
 	return q;
 }
 
-/* Starts q as uid's job: its processes, the document's head. */
-static void query_start(struct query *q, uid_t uid, const struct fld_proc *only,
+/*
+ * Whether a query of what from uid and gid is about p: PS, statistics
+ * without addresses, about every process of one's uid; the others give
+ * runtime addresses, which only whoever could ptrace p may read.
+ */
+static bool sees(uint32_t what, struct fld_proc *p, uid_t uid, gid_t gid)
+{
+	return what == FL_QUERY_PS ? fld_proc_visible(p, uid) : fld_access_traceable(p, uid, gid);
+}
+
+/* Starts q as the job of uid (and gid): its processes, the document's head. */
+static void query_start(struct query *q, uid_t uid, gid_t gid, const struct fld_proc *only,
 			struct fld_job **slot)
 {
 	q->job = (struct fld_job){ .uid = uid, .step = query_step, .free = query_free };
 	q->slot = slot;
 	for (size_t i = 0; i < fld_num_procs; i++)
-		if (fld_proc_visible(fld_procs[i], uid) && (!only || fld_procs[i] == only))
+		if ((!only || fld_procs[i] == only) && sees(q->what, fld_procs[i], uid, gid))
 			q->serials[q->n++] = fld_procs[i]->serial;
 	/*
 	 * Page fault counts only about one process: all of them is one map
@@ -927,6 +940,7 @@ static void query_start(struct query *q, uid_t uid, const struct fld_proc *only,
 void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **slot)
 {
 	uid_t uid = fld_client_uid(c);
+	gid_t gid = fld_client_gid(c);
 	pid_t pid = (pid_t)m->query.pid;
 	const struct fld_proc *only = NULL;
 	struct query *q;
@@ -944,9 +958,9 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	fld_requests_poll();
 	/* A pid means the live process, else its latest exited one. */
 	for (size_t i = 0; pid && i < fld_num_procs; i++) {
-		const struct fld_proc *p = fld_procs[i];
+		struct fld_proc *p = fld_procs[i];
 
-		if (p->pid != pid || !fld_proc_visible(p, uid))
+		if (p->pid != pid || !sees(m->query.what, p, uid, gid))
 			continue;
 		if (!p->exited) {
 			only = p;
@@ -967,7 +981,7 @@ void fld_query(struct fld_client *c, const struct fl_msg *m, struct fld_job **sl
 	}
 	q->c = c;
 	q->seq = m->seq;
-	query_start(q, uid, only, slot);
+	query_start(q, uid, gid, only, slot);
 }
 
 int fld_query_internal(uint32_t what, uint64_t arg, fld_query_done_fn *done, void *ctx,
@@ -982,6 +996,6 @@ int fld_query_internal(uint32_t what, uint64_t arg, fld_query_done_fn *done, voi
 	q->internal = true;
 	q->done = done;
 	q->done_ctx = ctx;
-	query_start(q, 0, NULL, slot);
+	query_start(q, 0, 0, NULL, slot);
 	return 0;
 }

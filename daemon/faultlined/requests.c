@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "access.h"
 #include "budget.h"
 #include "dlog.h"
 #include "loop.h"
@@ -156,10 +157,10 @@ static int room(uid_t uid, char *why, size_t size)
 }
 
 /*
- * Who may ask what of p (docs/protocol.md): anything of a process of one's
- * own uid, root anything, and raw code bytes only root, only to a process
- * that opted in.  Then the bounds on requests in flight.  Returns 0, or
- * answers c with the ERROR and returns -1.
+ * Who may ask what of p (docs/protocol.md): anything of a process one
+ * could ptrace (access.h), root anything, and raw code bytes only root,
+ * only to a process that opted in.  Then the bounds on requests in flight.
+ * Returns 0, or answers c with the ERROR and returns -1.
  */
 static int admit(struct fld_client *c, uint32_t seq, struct fld_proc *p, uint32_t pid,
 		 uint32_t kind)
@@ -167,8 +168,8 @@ static int admit(struct fld_client *c, uint32_t seq, struct fld_proc *p, uint32_
 	uid_t uid = fld_client_uid(c);
 	char why[96];
 
-	if (!p || !fld_proc_visible(p, uid)) {
-		/* The same answer for "no such process" and "not yours". */
+	if (!p || !fld_access_traceable(p, uid, fld_client_gid(c))) {
+		/* The same answer for "no such process" and "not yours" (or not traceable). */
 		fld_send_error(c, seq, -ESRCH, "no registered process %u", pid);
 		return -1;
 	}

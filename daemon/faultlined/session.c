@@ -20,6 +20,7 @@
 
 #include "format/smindex.h"
 
+#include "access.h"
 #include "budget.h"
 #include "dlog.h"
 #include "keeper.h"
@@ -210,6 +211,10 @@ static void on_hello(struct fld_client *c, struct session *s, const struct fl_ms
 	s->first = m->hello.flags & FL_HELLO_FIRST;
 	p->allow_patch = m->hello.flags & FL_HELLO_ALLOW_PATCH;
 	p->rings = m->hello.flags & FL_HELLO_DONE;
+	/* Who could ptrace it (access.h): an agent that does not report leaves it to /proc. */
+	p->dump_reports = m->hello.flags & FL_HELLO_DUMP;
+	p->agent_dumpable = !p->dump_reports || (m->hello.flags & FL_HELLO_DUMPABLE);
+	fld_access_look(p);
 	/* Counted by the kernel before the process hears WELCOME. */
 	if (!fld_bpf_proc_counted(p))
 		fld_bpf_proc_add(p, m->hello.flags & FL_HELLO_FIRST);
@@ -653,6 +658,19 @@ static void on_message(struct fld_client *c, const void *buf, size_t len, int *f
 		 */
 		if (fld_requests_done(s->proc) > 0)
 			fld_client_refund(c);
+		break;
+	case FL_MSG_DUMPABLE:
+		if (!s->proc || !s->proc->dump_reports) {
+			drop(c, "DUMPABLE", s->proc ? "after a HELLO without DUMP" : "before HELLO");
+			return;
+		}
+		if (s->proc->agent_dumpable != (bool)m.dumpable.dumpable) {
+			s->proc->agent_dumpable = m.dumpable.dumpable;
+			fld_debug("pid %d: %sdumpable", (int)s->proc->pid,
+				  s->proc->agent_dumpable ? "" : "not ");
+			/* Its record says who may read it once it is gone. */
+			fld_state_changed(s->proc);
+		}
 		break;
 	case FL_MSG_QUERY:
 		if (s->proc) {

@@ -234,6 +234,9 @@ static int put_header(struct writer *w, const struct fld_proc *p)
 	json_object_object_add(o, "serial", json_object_new_uint64(p->serial));
 	json_object_object_add(o, "pid", json_object_new_int(p->pid));
 	json_object_object_add(o, "uid", json_object_new_int64(p->uid));
+	/* Only when its owner could ptrace it (access.h): else root alone reads it restored. */
+	if (p->ids_one && p->kernel_dumpable && p->agent_dumpable)
+		json_object_object_add(o, "gid", json_object_new_int64(p->gid));
 	json_object_object_add(o, "comm", json_object_new_string(p->comm));
 	json_object_object_add(o, "exited", json_object_new_boolean(p->exited));
 	json_object_object_add(o, "registered_ms", json_object_new_uint64(p->registered_ms));
@@ -806,7 +809,7 @@ static struct fld_proc *restore_header(json_object *po, int *err)
 	struct fld_proc *p;
 	char comm[FL_PROTO_COMM] = { 0 };
 	const char *c = get_str(po, "comm");
-	int64_t pid = get_id(po, "pid"), uid = get_id(po, "uid");
+	int64_t pid = get_id(po, "pid"), uid = get_id(po, "uid"), gid = get_id(po, "gid");
 
 	*err = -EINVAL;
 	if (pid <= 0 || pid > INT_MAX || uid < 0 || uid >= (uid_t)-1)
@@ -818,6 +821,10 @@ static struct fld_proc *restore_header(json_object *po, int *err)
 	if (!p)
 		return NULL;
 	p->exited = true;
+	if (gid >= 0 && gid < (gid_t)-1) {
+		p->gid = (gid_t)gid;
+		p->ids_one = p->kernel_dumpable = p->agent_dumpable = true;
+	}
 	p->restored_live = !get_bool(po, "exited");
 	p->registered_ms = get_u64(po, "registered_ms");
 	p->start_time = get_u64(po, "start_time");

@@ -39,7 +39,7 @@ enum {
 	 * fl_init: root may write raw bytes into this process's patch points
 	 * through faultlined (faultline patch); so does FAULTLINE_ALLOW_PATCH=1
 	 * in the environment.  Without it such requests are refused, by the
-	 * daemon and by the process.
+	 * daemon and by the process.  Ignored in a set-id program (AT_SECURE).
 	 */
 	FL_INIT_ALLOW_PATCH = 1u << 2,
 	/*
@@ -74,7 +74,8 @@ struct fl_init_opts {
 	 * user's own $XDG_RUNTIME_DIR/faultline/faultlined.sock first, then
 	 * the system daemon's.  The process registers with the first that
 	 * answers, and keeps trying in the background when none does; it
-	 * works the same either way.
+	 * works the same either way.  A set-id program (AT_SECURE) takes
+	 * neither, and registers only with the system daemon, run by root.
 	 */
 	const char *socket_path;
 	/*

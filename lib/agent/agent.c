@@ -29,6 +29,7 @@
 
 #include "agent/agent.h"
 #include "agent/internal.h"
+#include "core/env.h"
 #include "core/fmt.h"
 #include "core/log.h"
 #include "core/ownfd.h"
@@ -113,6 +114,16 @@ static bool warned;
 static bool sections_warned;	/* about a memfd for the sections */
 static bool region_warned;	/* about the region's descriptor */
 static bool wake_made;		/* the wake-up pair was made once */
+/*
+ * Whether the process is dumpable, as the daemon on sock was last told
+ * (its HELLO's FL_HELLO_DUMPABLE, then DUMPABLE messages): under lock.
+ * hello_dumpable: what the HELLO of the registration under way said,
+ * handed to sock_adopt by connect_and_register's callers (which never run
+ * at once: fl_init's thread before the fl-agent thread starts, that
+ * thread, a forked child before its threads start).
+ */
+static bool told_dumpable;
+static bool hello_dumpable;
 
 static void amod_free(struct amod *m);
 
@@ -235,6 +246,46 @@ void fl_agent_ring_done(uint32_t completion_seq)
 }
 
 /*
+ * Whether the process is dumpable (PR_GET_DUMPABLE 1, SUID_DUMP_USER):
+ * what ptrace asks of a process its owner traces, and what the daemon
+ * asks of one it serves to a requester other than root.  The kernel
+ * clears it when a set-id program starts and when the program changes its
+ * ids, and the program may change it itself; nothing tells the process,
+ * so the agent looks (fl_agent_dumpable_check).
+ */
+static bool dumpable_now(void)
+{
+	return prctl(PR_GET_DUMPABLE) == 1;
+}
+
+/*
+ * DUMPABLE on sock when the process's dumpability is not what the daemon
+ * was told, never waiting (a socket without room takes nothing: told
+ * again at the next look).  Under lock.
+ */
+static void report_dumpable_locked(void)
+{
+	struct fl_msg_dumpable m;
+	bool now = dumpable_now();
+	int fd = fl_ownfd_get(&sock);
+
+	if (fd < 0 || now == told_dumpable)
+		return;
+	memset(&m, 0, sizeof(m));
+	fl_proto_header(&m, FL_MSG_DUMPABLE, sizeof(m), 0);
+	m.dumpable = now;
+	if (fl_proto_send(fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
+		told_dumpable = now;
+}
+
+void fl_agent_dumpable_check(void)
+{
+	pthread_mutex_lock(&lock);
+	report_dumpable_locked();
+	pthread_mutex_unlock(&lock);
+}
+
+/*
  * Makes fd (a connection just registered) the connection, and sends on it
  * the DONE the fl-requests thread could not send meanwhile (the bell left
  * set: fl_agent_ring_done), so that a completion pushed while this thread
@@ -255,6 +306,9 @@ static int sock_adopt(int fd)
 	sock = o;
 	if (b && fl_shm_bell_take(b) && send_done_locked(0) != 0)
 		fl_shm_bell_set(b);
+	/* A change since the HELLO went, told on this connection. */
+	told_dumpable = hello_dumpable;
+	report_dumpable_locked();
 	pthread_mutex_unlock(&lock);
 	return o.fd;
 }
@@ -453,7 +507,8 @@ bool fl_agent_patch_allowed(void)
 	return atomic_load_explicit(&patch_allowed, memory_order_relaxed);
 }
 
-static int send_hello(int fd, uint32_t flags)
+/* HELLO; *dumpable: whether it said the process is dumpable. */
+static int send_hello(int fd, uint32_t flags, bool *dumpable)
 {
 	struct fl_msg_hello h;
 	struct fl_shm_layout l;
@@ -465,7 +520,9 @@ static int send_hello(int fd, uint32_t flags)
 	fl_counters_region(&l);
 	fl_proto_header(&h, FL_MSG_HELLO, sizeof(h), ++seq);
 	h.pid = (uint32_t)getpid();
-	h.flags = flags | FL_HELLO_SYNC | FL_HELLO_DONE |
+	*dumpable = dumpable_now();
+	h.flags = flags | FL_HELLO_SYNC | FL_HELLO_DONE | FL_HELLO_DUMP |
+		  (*dumpable ? FL_HELLO_DUMPABLE : 0) |
 		  (fl_agent_patch_allowed() ? FL_HELLO_ALLOW_PATCH : 0);
 	h.region_size = l.size;
 	memcpy(h.comm, comm, sizeof(h.comm));
@@ -835,7 +892,7 @@ static int connect_and_register(int64_t deadline, uint32_t hello_flags, bool wai
 	}
 	err = send_until(fd, deadline);
 	if (!err)
-		err = send_hello(fd, hello_flags);
+		err = send_hello(fd, hello_flags, &hello_dumpable);
 	/* Nothing went: a new connection later is not a second registration. */
 	if (err)
 		goto fail;
@@ -984,6 +1041,7 @@ static void *agent_thread(void *arg)
 		p[1] = (struct pollfd){ .fd = wfd, .events = POLLIN };
 		if (poll(p, 2, wfd >= 0 ? CHECK_FDS_MS : 1000) < 0)
 			continue;
+		fl_agent_dumpable_check();
 		if (p[1].revents & POLLIN)
 			drain_wake();
 		fd = sock_get();
@@ -1046,7 +1104,7 @@ static void read_comm(void)
 /* FAULTLINE_REGISTER_WAIT_MS, when it is a number of milliseconds. */
 static void read_wait(void)
 {
-	const char *env = getenv("FAULTLINE_REGISTER_WAIT_MS");
+	const char *env = fl_env("FAULTLINE_REGISTER_WAIT_MS");
 	char *end;
 	long v;
 
@@ -1231,11 +1289,13 @@ static bool all_sent(bool names)
 static void __attribute__((destructor)) agent_at_exit(void)
 {
 	struct fl_stats st = { .sz = sizeof(st) };
-	bool registered, failed;
+	bool registered, failed, dumpable;
 	int fd = -1;
 
 	if (!started || !fl_agent_paths_any())
 		return;
+	/* The daemon serves what it keeps of the exited process as it was last told. */
+	fl_agent_dumpable_check();
 	/*
 	 * Whether a check failed: its count is in the region the daemon has
 	 * had since the HELLO fl_init sent, and the daemon can tell its site
@@ -1283,7 +1343,7 @@ static void __attribute__((destructor)) agent_at_exit(void)
 		fd = fl_agent_connect();
 	if (fd < 0)
 		return;
-	if (send_hello(fd, 0) == 0) {
+	if (send_hello(fd, 0, &dumpable) == 0) {
 		if (!registered)
 			reset_sent();
 		/*

@@ -144,6 +144,14 @@ void fl_agent_heal_run(const struct fl_shm_entry *req, struct fl_shm_header *h,
  */
 void fl_agent_ring_done(uint32_t completion_seq);
 
+/*
+ * Tells the daemon (DUMPABLE, docs/protocol.md) that the process's
+ * dumpability changed since it was last told, when it did, without
+ * waiting: called before each request runs, each time the fl-agent thread
+ * wakes, and at exit.  Thread-safe; not async-signal-safe.
+ */
+void fl_agent_dumpable_check(void);
+
 /* Starts the fl-requests thread.  Returns 0 or -errno. */
 int fl_agent_requests_start(void);
 

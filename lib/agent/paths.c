@@ -11,6 +11,12 @@
  *      every user (faultlined(8)): root's only choice, and every other
  *      user's when their own daemon does not answer.
  *
+ * A set-id program (fl_env_secure) takes 3 alone, and only when root
+ * serves it: its environment is its caller's, who would otherwise choose
+ * the daemon that is handed its region (and may ask it for its code's
+ * addresses and change its code); fl_init's socket_path is refused too,
+ * so that the rule reads the same for every set-id program.
+ *
  * A process that is not root once looked only at 2, and never found a
  * system daemon, silently.  Each connection tries the paths in order and
  * takes the first that answers and passes fl_proto_connect's check of
@@ -32,6 +38,7 @@
 #include <unistd.h>
 
 #include "agent/internal.h"
+#include "core/env.h"
 #include "core/fmt.h"
 #include "core/log.h"
 #include "proto/proto.h"
@@ -66,11 +73,16 @@ static void add(const char *what, const char *dir, const char *file)
 
 void fl_agent_paths_resolve(const char *given)
 {
-	const char *env = getenv("FAULTLINE_SOCKET");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *env = fl_env("FAULTLINE_SOCKET");
+	const char *xdg = fl_env("XDG_RUNTIME_DIR");
 
 	num_paths = 0;
-	if (given && *given)
+	if (fl_env_secure()) {
+		if (given && *given)
+			fl_log(FL_LOG_INFO, "a set-id program registers only with the system "
+			       "daemon: not with fl_init's socket_path %s", given);
+		add("system daemon", SYSTEM_SOCKET, "");
+	} else if (given && *given)
 		add("fl_init's socket_path", given, "");
 	else if (env && *env)
 		add("FAULTLINE_SOCKET", env, "");
@@ -95,14 +107,19 @@ int fl_agent_connect(void)
 		uint32_t uid = 0;
 		int fd = fl_proto_connect(paths[i].path, &uid);
 
+		/* A set-id program's effective uid is not its caller's: root only. */
+		if (fd >= 0 && uid != 0 && fl_env_secure()) {
+			close(fd);
+			fd = -EPERM;
+		}
 		if (fd >= 0) {
 			atomic_store(&last, i);
 			return fd;
 		}
 		if (fd == -EPERM && !atomic_exchange(&peer_warned[i], true))
 			fl_log(FL_LOG_WARN, "%s is served by uid %u, neither root nor this "
-			       "process's uid %u: not registering with it", paths[i].path, uid,
-			       (unsigned)geteuid());
+			       "process's uid %u%s: not registering with it", paths[i].path, uid,
+			       (unsigned)geteuid(), fl_env_secure() ? " (a set-id program: root only)" : "");
 		/* The reason worth telling: one path's, other than nobody listening there. */
 		if (err == -ENOENT || err == -ECONNREFUSED)
 			err = fd;

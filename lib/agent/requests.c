@@ -70,7 +70,11 @@ static void *requests_thread(void *arg)
 		while ((r = fl_ring_pop_slot(&h->request_head, &h->request_tail,
 					     base + l.requests_offset, l.request_entries, &req,
 					     base + l.request_slots_offset, sizeof(slot), &slot)) > 0) {
-			bool with_slot = run(&req, &slot, h, &done, &out);
+			bool with_slot;
+
+			/* The daemon looks for itself too, when it takes a request. */
+			fl_agent_dumpable_check();
+			with_slot = run(&req, &slot, h, &done, &out);
 
 			/*
 			 * A full completion ring: the daemon is not reading; drop

@@ -18,6 +18,7 @@
 #include <faultline/dispatch.h>
 
 #include "agent/agent.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "core/opts.h"
 #include "patch/heal_policy.h"
@@ -28,12 +29,20 @@
 /*
  * Whether the process opted in to raw code bytes from faultlined:
  * FL_INIT_ALLOW_PATCH, or FAULTLINE_ALLOW_PATCH=1 (read here, so that the
- * preload shim and every runtime honour it alike).
+ * preload shim and every runtime honour it alike).  A set-id program
+ * never does: raw bytes are code of the requester's choosing, run with
+ * privileges its caller does not have.
  */
 static bool allow_patch(uint32_t flags)
 {
-	const char *env = getenv("FAULTLINE_ALLOW_PATCH");
+	const char *env = fl_env("FAULTLINE_ALLOW_PATCH");
 
+	if (fl_env_secure()) {
+		if (flags & FL_INIT_ALLOW_PATCH)
+			fl_log(FL_LOG_INFO, "a set-id program takes no raw code bytes from "
+			       "faultlined: FL_INIT_ALLOW_PATCH ignored");
+		return false;
+	}
 	if (flags & FL_INIT_ALLOW_PATCH)
 		return true;
 	if (!env || !*env || !strcmp(env, "0"))
@@ -50,7 +59,7 @@ static bool allow_patch(uint32_t flags)
  */
 static bool env_policy(const char *name, bool window, uint32_t *n, uint32_t *s)
 {
-	const char *env = getenv(name);
+	const char *env = fl_env(name);
 	char *end;
 	unsigned long v, w = 0;
 

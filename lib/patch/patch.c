@@ -174,6 +174,7 @@
 #include <faultline/patch.h>
 
 #include "core/fmt.h"
+#include "core/env.h"
 #include "dispatch/dispatch.h"
 #include "format/diag.h"
 #include "patch/internal.h"
@@ -259,7 +260,7 @@ static long membarrier(int cmd)
  */
 static int park_signal(struct fl_diag *diag)
 {
-	const char *env = getenv("FAULTLINE_HANDSHAKE_SIGNAL");
+	const char *env = fl_env("FAULTLINE_HANDSHAKE_SIGNAL");
 	char *end;
 	long v;
 

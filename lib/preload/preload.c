@@ -49,6 +49,7 @@
 #include <faultline/dispatch.h>
 #include <faultline/log.h>
 
+#include "core/env.h"
 #include "core/fmt.h"
 #include "preload/mask.h"
 #include "preload/summary.h"
@@ -77,9 +78,9 @@ static void log_stderr(enum fl_log_level level, const char *msg, void *ctx)
 
 static void read_env(struct fl_init_opts *o)
 {
-	const char *lvl = getenv("FAULTLINE_LOG");
-	const char *bound = getenv("FAULTLINE_NULL_BOUND");
-	const char *summary = getenv("FAULTLINE_SUMMARY");
+	const char *lvl = fl_env("FAULTLINE_LOG");
+	const char *bound = fl_env("FAULTLINE_NULL_BOUND");
+	const char *summary = fl_env("FAULTLINE_SUMMARY");
 
 	if (lvl) {
 		if (!strcmp(lvl, "error"))

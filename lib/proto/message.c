@@ -17,6 +17,7 @@ _Static_assert(sizeof(struct fl_msg_symbols) == 24, "SYMBOLS layout");
 _Static_assert(sizeof(struct fl_msg_query) == 32, "QUERY layout");
 _Static_assert(sizeof(struct fl_msg_request) == 32, "REQUEST layout");
 _Static_assert(sizeof(struct fl_msg_point) == 56, "POINT layout");
+_Static_assert(sizeof(struct fl_msg_dumpable) == 24, "DUMPABLE layout");
 _Static_assert(sizeof(struct fl_msg_welcome) == 24, "WELCOME layout");
 _Static_assert(sizeof(struct fl_msg_error) == 24, "ERROR layout");
 _Static_assert(sizeof(struct fl_msg_reply) == 24, "REPLY layout");
@@ -109,9 +110,10 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		fixed(p, len, sizeof(m->hello), &m->hello);
 		if (m->hello.pid == 0 ||
 		    (m->hello.flags & ~(FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH |
-					FL_HELLO_DONE)))
-			return bad(diag, -EBADMSG, "HELLO pid 0 or unknown flags set", m,
-				   m->hello.flags);
+					FL_HELLO_DONE | FL_HELLO_DUMP | FL_HELLO_DUMPABLE)) ||
+		    (m->hello.flags & (FL_HELLO_DUMP | FL_HELLO_DUMPABLE)) == FL_HELLO_DUMPABLE)
+			return bad(diag, -EBADMSG, "HELLO pid 0, unknown flags set, or DUMPABLE "
+				   "without DUMP", m, m->hello.flags);
 		if (m->hello.region_size < FL_SHM_HEADER_SIZE ||
 		    m->hello.region_size > FL_PROTO_MAX_REGION)
 			return bad(diag, -EBADMSG, "HELLO region size out of range", m,
@@ -187,6 +189,14 @@ int fl_proto_decode(const void *buf, size_t len, size_t nfds, struct fl_msg *m,
 		if (len != sizeof(m->done))
 			return bad(diag, -EBADMSG, "DONE of the wrong size", m, len);
 		fixed(p, len, sizeof(m->done), &m->done);
+		break;
+	case FL_MSG_DUMPABLE:
+		if (len != sizeof(m->dumpable))
+			return bad(diag, -EBADMSG, "DUMPABLE of the wrong size", m, len);
+		fixed(p, len, sizeof(m->dumpable), &m->dumpable);
+		if (m->dumpable.dumpable > 1 || m->dumpable.reserved)
+			return bad(diag, -EBADMSG, "DUMPABLE neither 0 nor 1, or reserved set", m,
+				   m->dumpable.dumpable);
 		break;
 	case FL_MSG_QUERY:
 		if (len != sizeof(m->query))

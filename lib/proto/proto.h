@@ -33,6 +33,7 @@ enum fl_msg_type {
 	FL_MSG_SYNC = 5,
 	FL_MSG_COMPLETE = 6,
 	FL_MSG_DONE = 7,
+	FL_MSG_DUMPABLE = 8,
 	FL_MSG_QUERY = 16,
 	FL_MSG_REQUEST = 17,
 	FL_MSG_POINT = 18,
@@ -128,6 +129,17 @@ enum fl_request_kind {
  * only for such a process, and takes DONE only from one.
  */
 #define FL_HELLO_DONE 8u
+/*
+ * FL_HELLO_DUMP: the process reports whether it is dumpable
+ * (prctl(PR_GET_DUMPABLE) is 1, SUID_DUMP_USER), which ptrace's rule and
+ * the daemon's (docs/protocol.md, "Who may do what") ask of a process
+ * served to a requester other than root: FL_HELLO_DUMPABLE says it is
+ * now, and a DUMPABLE message follows each time that changes.  The daemon
+ * takes DUMPABLE only from such a process; FL_HELLO_DUMPABLE without
+ * FL_HELLO_DUMP is a violation.
+ */
+#define FL_HELLO_DUMP 16u
+#define FL_HELLO_DUMPABLE 32u
 
 struct fl_msg_header {
 	uint32_t magic;
@@ -264,6 +276,17 @@ struct fl_msg_done {
 	struct fl_msg_header h;
 };
 
+/*
+ * DUMPABLE: after a HELLO with FL_HELLO_DUMP, whether the process is
+ * dumpable now (1) or not (0), sent when that changed since its last
+ * report; no answer.
+ */
+struct fl_msg_dumpable {
+	struct fl_msg_header h;
+	uint32_t dumpable;	/* 0 or 1 */
+	uint32_t reserved;	/* 0 */
+};
+
 struct fl_msg_error {
 	struct fl_msg_header h;
 	int32_t err;
@@ -297,6 +320,7 @@ struct fl_msg {
 		struct fl_msg_sync sync;
 		struct fl_msg_complete complete;
 		struct fl_msg_done done;
+		struct fl_msg_dumpable dumpable;
 		struct fl_msg_error error;
 		struct fl_msg_reply reply;
 	};

@@ -74,8 +74,9 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 		return false;
 	switch (le(d + 6, 2)) {
 	case 1:		/* HELLO */
-		/* flags: FIRST 1, SYNC 2, ALLOW_PATCH 4, DONE 8 */
-		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~15ull) ||
+		/* flags: FIRST 1, SYNC 2, ALLOW_PATCH 4, DONE 8, DUMP 16, DUMPABLE 32 (only with DUMP) */
+		if (n != 48 || !le(d + 16, 4) || (le(d + 20, 4) & ~63ull) ||
+		    (le(d + 20, 4) & 48) == 32 ||
 		    le(d + 24, 8) < FL_SHM_HEADER_SIZE || le(d + 24, 8) > FL_PROTO_MAX_REGION ||
 		    !has_nul(d + 32, 16))
 			return false;
@@ -120,6 +121,10 @@ static bool reference(const uint8_t *d, size_t n, size_t nfds)
 	case 6:		/* COMPLETE: the header alone */
 	case 7:		/* DONE: the header alone */
 		if (n != HEADER_SIZE)
+			return false;
+		break;
+	case 8:		/* DUMPABLE: 0 or 1, reserved 0 */
+		if (n != 24 || le(d + 16, 4) > 1 || le(d + 20, 4))
 			return false;
 		break;
 	case 16:	/* QUERY; STATS's arg: bits 0-31 a bound, bit 32 FAILED_ONLY, no other */
@@ -238,6 +243,9 @@ static void check_message(const struct fl_msg *m, const uint8_t *d, size_t n, si
 		break;
 	case FL_MSG_DONE:
 		CHECK(memcmp(&m->done, d, sizeof(m->done)) == 0);
+		break;
+	case FL_MSG_DUMPABLE:
+		CHECK(memcmp(&m->dumpable, d, sizeof(m->dumpable)) == 0);
 		break;
 	case FL_MSG_QUERY:
 		CHECK(memcmp(&m->query, d, sizeof(m->query)) == 0);

@@ -57,8 +57,8 @@ msg() {
 # HELLO: pid, flags, region_size, comm[16]
 u32 1234; u32 0; u64 3840; str seedproc; zeros 8
 msg hello 1 1
-# with every flag an agent sets (FIRST, SYNC, ALLOW_PATCH, DONE)
-u32 1234; u32 15; u64 3840; str seedproc; zeros 8
+# with every flag an agent sets (FIRST, SYNC, ALLOW_PATCH, DONE, DUMP, DUMPABLE)
+u32 1234; u32 63; u64 3840; str seedproc; zeros 8
 msg hello-flags 1 1
 
 # MODULE_ADD: module, flags, code_start, code_size, first_counter,
@@ -86,6 +86,9 @@ msg symbols 0 4
 msg sync 0 5
 msg complete 0 6
 msg done 0 7
+# DUMPABLE: dumpable, reserved
+u32 0; u32 0
+msg dumpable 0 8
 
 # QUERY: what, pid, arg
 u32 1; u32 0; u64 0

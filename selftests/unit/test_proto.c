@@ -654,7 +654,7 @@ END_TEST
 
 START_TEST(unknown_type_is_a_protocol_error)
 {
-	uint16_t types[] = { 0, 8, 15, 19, 63, 67, 0x8000, 0xffff };
+	uint16_t types[] = { 0, 9, 15, 19, 63, 67, 0x8000, 0xffff };
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf *b = welcome(1, 0);
@@ -786,7 +786,13 @@ static void hello_every_flag(const struct body_case *c, const struct fl_msg *m)
 {
 	(void)c;
 	ck_assert_uint_eq(m->hello.flags, FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH |
-			  FL_HELLO_DONE);
+			  FL_HELLO_DONE | FL_HELLO_DUMP | FL_HELLO_DUMPABLE);
+}
+
+static void dumpable_1(const struct body_case *c, const struct fl_msg *m)
+{
+	(void)c;
+	ck_assert_uint_eq(m->dumpable.dumpable, 1);
 }
 
 static void hello_region_size_as_set(const struct body_case *c, const struct fl_msg *m)
@@ -825,9 +831,12 @@ static const struct body_case body_cases[] = {
 	  .set = { SET(hello, flags, FL_HELLO_FIRST) }, .accepted = hello_first_flag },
 	{ "HELLO takes every flag an agent sets", GOOD(HELLO, 1),
 	  .set = { SET(hello, flags, FL_HELLO_FIRST | FL_HELLO_SYNC | FL_HELLO_ALLOW_PATCH |
-			      FL_HELLO_DONE) }, .accepted = hello_every_flag },
-	{ "HELLO flag past FL_HELLO_DONE", BAD(HELLO, 1, -EBADMSG, "unknown flags set"),
-	  .set = { SET(hello, flags, FL_HELLO_DONE << 1) } },
+			      FL_HELLO_DONE | FL_HELLO_DUMP | FL_HELLO_DUMPABLE) },
+	  .accepted = hello_every_flag },
+	{ "HELLO flag past FL_HELLO_DUMPABLE", BAD(HELLO, 1, -EBADMSG, "unknown flags set"),
+	  .set = { SET(hello, flags, FL_HELLO_DUMPABLE << 1) } },
+	{ "HELLO DUMPABLE without DUMP", BAD(HELLO, 1, -EBADMSG, "DUMPABLE without DUMP"),
+	  .set = { SET(hello, flags, FL_HELLO_DUMPABLE) } },
 	{ "HELLO region size 0", BAD(HELLO, 1, -EBADMSG, "HELLO region size out of range"),
 	  .set = { SET(hello, region_size, 0) } },
 	{ "HELLO region size below a header",
@@ -1031,6 +1040,17 @@ static const struct body_case body_cases[] = {
 	{ "DONE", GOOD(DONE, 0) },
 	{ "DONE with a body", BAD(DONE, 0, -EBADMSG, "DONE of the wrong size"), TAIL("x") },
 	{ "DONE with an fd", BAD(DONE, 1, -EPROTO, "wrong number of file descriptors") },
+	/* DUMPABLE: 0 or 1, reserved 0. */
+	{ "DUMPABLE 0", GOOD(DUMPABLE, 0) },
+	{ "DUMPABLE 1", GOOD(DUMPABLE, 0), .set = { SET(dumpable, dumpable, 1) },
+	  .accepted = dumpable_1 },
+	{ "DUMPABLE 2", BAD(DUMPABLE, 0, -EBADMSG, "neither 0 nor 1"),
+	  .set = { SET(dumpable, dumpable, 2) } },
+	{ "DUMPABLE reserved set", BAD(DUMPABLE, 0, -EBADMSG, "reserved set"),
+	  .set = { SET(dumpable, reserved, 1) } },
+	{ "DUMPABLE with a body", BAD(DUMPABLE, 0, -EBADMSG, "DUMPABLE of the wrong size"),
+	  TAIL("x") },
+	{ "DUMPABLE with an fd", BAD(DUMPABLE, 1, -EPROTO, "wrong number of file descriptors") },
 
 	/* ERROR, REPLY */
 	{ "ERROR code 0", BAD(ERROR, 0, -EBADMSG, "ERROR with a non-negative code"),
@@ -1147,6 +1167,12 @@ static struct buf *body_build(const struct body_case *c)
 	}
 	case FL_MSG_DONE: {
 		struct fl_msg_done f = { 0 };
+
+		put(b, &f, sizeof(f));
+		break;
+	}
+	case FL_MSG_DUMPABLE: {
+		struct fl_msg_dumpable f = { 0 };
 
 		put(b, &f, sizeof(f));
 		break;

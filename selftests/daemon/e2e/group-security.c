@@ -387,7 +387,13 @@ static int fake_child(enum mod_case mc)
 					(void)!write(hr[1], res, sizeof(res));
 					_exit(0);
 				}
-				if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+				/*
+				 * Dumpable again after the change of ids (the
+				 * kernel clears it): nobody may then read and
+				 * change it, as ptrace's rule has it.
+				 */
+				if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ||
+				    prctl(PR_SET_DUMPABLE, 1)) {
 					printf("cannot become nobody");
 					return 1;
 				}
@@ -680,7 +686,8 @@ static int pending_flood_child(int ready, int go, pid_t parent)
 	uint64_t i = 0;
 	int fd, q;
 
-	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+	/* Dumpable again (see MOD_REREGISTER_UID): its own requests are nobody's to send. */
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) || prctl(PR_SET_DUMPABLE, 1))
 		return 1;
 	die_with(parent);
 	if (fake_region(&f, 16, ALL_SEALS, getpid()) || (fd = fake_hello(&f)) < 0)

@@ -3,7 +3,11 @@
 # that never accepts, state and socket directories another user could
 # change, a planted state.json.tmp, corrupt and huge state files; and a
 # program that closes every descriptor at start, then lives on its own
-# files through faults, dlopen, fork and a daemon restart.
+# files through faults, dlopen, fork and a daemon restart.  Then set-id
+# programs (setid.sh, in a mount namespace of its own with a tmpfs on /run:
+# the system daemon's real path): what nobody may read and change through
+# faultlined of a setgid and a setuid-root program, and of one that turns
+# itself undumpable; which daemon they register with.
 #
 #   make check-daemon-hostile
 
@@ -33,12 +37,42 @@ $(HOSTILE_OUT)/nomemfd: $(B)/obj/selftests/daemon/hostile/nomemfd.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
+$(HOSTILE_OUT)/setid.o: selftests/daemon/hostile/setid.ll | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LLC     $@")
+	$(Q)$(LLC) -O2 -mtriple=x86_64-unknown-linux-gnu -filetype=obj \
+		-enable-implicit-null-checks -relocation-model=static $< -o $@
+
+# Made set-id at test time (setid.sh).  No PIE: win()'s address is fixed.
+$(HOSTILE_OUT)/setid-prog: $(B)/obj/selftests/daemon/hostile/setid.o $(HOSTILE_OUT)/setid.o \
+		$(LIB_A)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^) $(LIB_A) \
+		$(LIB_LIBS)
+
+# Needs the preload shim, found at /run/fl-setid-lib (setid.sh puts it there,
+# in a mount namespace of its own): how the shim loads into a set-id program.
+$(HOSTILE_OUT)/setid-shim: $(B)/obj/selftests/daemon/hostile/setid_shim.o $(PRELOAD_SO)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(B)/lib -Wl,--no-as-needed -l:libfaultline-preload.so \
+		-Wl,-rpath,/run/fl-setid-lib
+
 .PHONY: check-daemon-hostile
 check-daemon-hostile: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose $(HOSTILE_OUT)/nomemfd \
-		$(E2E_OUT)/libe2e-sites.so $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-region | deps
+		$(E2E_OUT)/libe2e-sites.so $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-region \
+		$(HOSTILE_OUT)/setid-prog $(HOSTILE_OUT)/setid-shim | deps
 	$(Q)selftests/daemon/hostile/run.sh $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/fdclose \
 		$(E2E_OUT)/libe2e-sites.so $(HOSTILE_OUT)/nomemfd $(E2E_OUT)/e2e-prog \
 		$(E2E_OUT)/e2e-region
+	$(Q)$(FRESH_NS) selftests/daemon/hostile/setid.sh $(CLI) $(FLD) $(HOSTILE_OUT)/setid-prog \
+		$(PRELOAD_SO) $(HOSTILE_OUT)/setid-shim
+
+# The set-id part alone.
+.PHONY: check-daemon-setid
+check-daemon-setid: $(CLI) $(FLD) $(PRELOAD_SO) $(HOSTILE_OUT)/setid-prog \
+		$(HOSTILE_OUT)/setid-shim | deps
+	$(Q)$(FRESH_NS) selftests/daemon/hostile/setid.sh $(CLI) $(FLD) $(HOSTILE_OUT)/setid-prog \
+		$(PRELOAD_SO) $(HOSTILE_OUT)/setid-shim
 
 # One user's load against the others (selftests/daemon/hostile/fair.sh):
 # nobody registers 2,000,000 sites in each of two processes, which exit;

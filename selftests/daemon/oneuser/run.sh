@@ -28,40 +28,11 @@ chmod 755 "$W"
 SUITE="daemon oneuser"
 . "$(dirname "$0")/../hostile/harness.sh"
 . "$(dirname "$0")/../wait.sh"
+. "$(dirname "$0")/../own_run.sh"
 
 as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"; }
 
-if [ "$(id -u)" != 0 ]; then
-	bad "not root: the test runs the system daemon as root and a client as nobody"
-	exit 1
-fi
-if [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/1/ns/mnt)" ]; then
-	bad "not in a mount namespace of its own (run it under scripts/fresh-ns.sh):" \
-		"a tmpfs on /run here would hide the machine's"
-	exit 1
-fi
-mount --make-rprivate / && mount -t tmpfs -o mode=755 fl-oneuser-run /run || {
-	bad "cannot mount a tmpfs on /run in the test's mount namespace"
-	exit 1
-}
-
-# daemon NAME CMD...: starts faultlined (CMD execs it), waits until it listens.
-DPIDS=()
-daemon() {
-	local name=$1 log=$W/$1.log
-	shift
-	"$@" >"$log" 2>&1 &
-	PIDS+=($!)
-	DPIDS+=($!)
-	eventually grep -q "listening on" "$log" ||
-		bad "$name: faultlined did not say it listens (log $log)"
-}
-stop_daemons() {
-	local p
-	for p in "${DPIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${DPIDS[@]}"; do wait "$p" 2>/dev/null; done
-	DPIDS=()
-}
+own_run oneuser "the test runs the system daemon as root and a client as nobody"
 
 # A runtime directory of nobody's own, where no daemon of nobody's runs yet.
 mkdir -m 700 "$W/nxdg" "$W/nstate" && chown $NOBODY:$NOBODY "$W/nxdg" "$W/nstate"
