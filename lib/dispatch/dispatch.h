@@ -6,11 +6,11 @@
  *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
- *    the chain records of chain.c, fl_pokes, fl_poked, fl_park,
+ *    the chain records of chain.c (the relay's too, relay.c), fl_pokes, fl_poked, fl_park,
  *    fl_heal_trigger and the shim's mask state (mask.c).
  *    It writes only the site counters (and their dirty summary), the
  *    statistics, for SA_RESETHAND a
- *    chain record, the patcher's handshake slots and the heal policy's
+ *    chain or relay record, the patcher's handshake slots and the heal policy's
  *    per-site watch and wanted bits, the thread's fl_mask_virtual and the
  *    held signals of mask.c; in a child forked in the middle of
  *    a patch, the code that patch had half written (trap.c).
