@@ -89,22 +89,23 @@ static struct chain *chain_of(int sig)
 	return NULL;
 }
 
+/*
+ * The kernel's part of a sigset_t, and back: bit operations, since glibc's
+ * sigaddset refuses its internal signals (32 and 33), which the kernel
+ * stores in an sa_mask as any other (glibc's sigvec sets 32).
+ */
 static uint64_t mask_to_bits(const sigset_t *set)
 {
-	uint64_t bits = 0;
+	uint64_t bits;
 
-	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
-		if (sigismember(set, s) == 1)
-			bits |= 1ull << (s - 1);
+	memcpy(&bits, set, sizeof(bits));
 	return bits;
 }
 
 static void bits_to_mask(uint64_t bits, sigset_t *set)
 {
 	sigemptyset(set);
-	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
-		if (bits & (1ull << (s - 1)))
-			sigaddset(set, s);
+	memcpy(set, &bits, sizeof(bits));
 }
 
 /* Copies slot s into *out; returns false if a writer was in it. */

@@ -526,6 +526,25 @@ static void on_usr1(int sig, siginfo_t *si, void *ucv)
 		siglongjmp(out_of_usr1, 1);
 }
 
+/* sigvec, for programs linked before glibc 2.21: no header declares it now. */
+struct old_sigvec {
+	void (*sv_handler)(int);
+	int sv_mask;
+	int sv_flags;
+};
+
+int old_sigvec(int sig, const struct old_sigvec *vec, struct old_sigvec *ovec);
+__asm__(".symver old_sigvec, sigvec@GLIBC_2.2.5");
+
+/* SIGALRM's handler, installed by sigvec with every signal of its mask. */
+static void on_alrm(int sig)
+{
+	(void)sig;
+	show_mask("  in the SIGALRM handler");
+	kernel_blocks("in the SIGALRM handler");
+	printf("  site_load_i32(NULL): %d\n", site_load_i32(NULL));
+}
+
 /* Another signal's handler whose sa_mask names the three (sigfillset), as without the shim. */
 static int c_other_handler(void)
 {
@@ -571,6 +590,16 @@ static int c_other_handler(void)
 	if (raise(SIGUSR2) != 0)
 		fail("raise");
 	show_action("SIGUSR2's action after it ran", SIGUSR2, (void (*)(void))on_signal_noted);
+
+	/* sigvec (old binaries): its BSD mask, every bit set. */
+	struct old_sigvec alrm = { .sv_handler = on_alrm, .sv_mask = -1 }, ovec;
+
+	if (old_sigvec(SIGALRM, &alrm, NULL) != 0 || raise(SIGALRM) != 0 ||
+	    old_sigvec(SIGALRM, NULL, &ovec) != 0)
+		fail("sigvec");
+	printf("sigvec reads back: handler %s, sv_mask %#x, sv_flags %#x\n",
+	       ovec.sv_handler == on_alrm ? "as set" : "another", (unsigned int)ovec.sv_mask,
+	       (unsigned int)ovec.sv_flags);
 	return 0;
 }
 
