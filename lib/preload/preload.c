@@ -11,8 +11,9 @@
  * (README.md and faultline(1) list the same; check-cli compares the three
  * lists with what the library exports):
  *   sigaction, signal, sigset, bsd_signal, sysv_signal, __sysv_signal, ssignal
- *   sigignore
- *     are recorded (fl_sigaction) rather than replacing faultline's handler;
+ *   sigignore, sigvec
+ *     are recorded (fl_sigaction) rather than replacing faultline's handler,
+ *     and another signal's handler is relayed (lib/dispatch/relay.c);
  *   sigprocmask, pthread_sigmask, sigblock, sigsetmask, siggetmask, sighold
  *   sigrelse, sigsuspend, __sigsuspend, sigpause, __sigpause, __xpg_sigpause
  *   sigpending
