@@ -190,7 +190,11 @@ int fl_jit_unregister(int id);
  * Records an action for SIGSEGV or SIGBUS (and SIGTRAP once code patching
  * is enabled, see patch.h) the way sigaction(2) would, but leaves
  * faultline's handler installed: unclaimed signals are delivered to the
- * recorded action.  Any other signal goes straight to sigaction.
+ * recorded action.  Any other signal goes straight to sigaction, but
+ * under the preload shim, where a handler for another signal is put in
+ * the kernel as one of faultline's that calls it with SIGSEGV, SIGBUS and
+ * SIGTRAP blocked only in the shim's mask (faultline(1), "The signal mask
+ * under the preload library"), and read back as it was set.
  * Returns 0 on success, -1 with errno set on failure (as sigaction).
  * Thread-safe and async-signal-safe (no locks: a handler may call it).
  */

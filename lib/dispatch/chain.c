@@ -89,34 +89,27 @@ static struct chain *chain_of(int sig)
 	return NULL;
 }
 
+/*
+ * The kernel's part of a sigset_t, and back: bit operations, since glibc's
+ * sigaddset refuses its internal signals (32 and 33), which the kernel
+ * stores in an sa_mask as any other (glibc's sigvec sets 32).
+ */
 static uint64_t mask_to_bits(const sigset_t *set)
 {
-	uint64_t bits = 0;
+	uint64_t bits;
 
-	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
-		if (sigismember(set, s) == 1)
-			bits |= 1ull << (s - 1);
+	memcpy(&bits, set, sizeof(bits));
 	return bits;
 }
 
 static void bits_to_mask(uint64_t bits, sigset_t *set)
 {
 	sigemptyset(set);
-	for (int s = 1; s <= KERNEL_SIGSET_BITS; s++)
-		if (bits & (1ull << (s - 1)))
-			sigaddset(set, s);
+	memcpy(set, &bits, sizeof(bits));
 }
 
-/* A recorded action as the slots hold it. */
-struct chain_act {
-	uintptr_t handler;	/* sa_handler / sa_sigaction */
-	int flags;
-	uint64_t mask;		/* the kernel's 64-bit sigset */
-	uintptr_t restorer;
-};
-
 /* Copies slot s into *out; returns false if a writer was in it. */
-static bool slot_copy_raw(struct chain_slot *s, struct chain_act *out)
+static bool slot_copy_raw(struct chain_slot *s, struct fl_chain_act *out)
 {
 	/* Pairs with the release increment that ends a write. */
 	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
@@ -132,26 +125,31 @@ static bool slot_copy_raw(struct chain_slot *s, struct chain_act *out)
 	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
+void fl_chain_act_show(const struct fl_chain_act *a, struct sigaction *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (a->flags & SA_SIGINFO)
+		out->sa_sigaction = (void (*)(int, siginfo_t *, void *))a->handler;
+	else
+		out->sa_handler = (void (*)(int))a->handler;
+	out->sa_flags = a->flags;
+	bits_to_mask(a->mask, &out->sa_mask);
+	out->sa_restorer = (void (*)(void))a->restorer;
+}
+
 /* As slot_copy_raw, as sigaction reports an action. */
 static bool slot_copy(struct chain_slot *s, struct sigaction *out)
 {
-	struct chain_act a;
+	struct fl_chain_act a;
 
 	if (!slot_copy_raw(s, &a))
 		return false;
-	memset(out, 0, sizeof(*out));
-	if (a.flags & SA_SIGINFO)
-		out->sa_sigaction = (void (*)(int, siginfo_t *, void *))a.handler;
-	else
-		out->sa_handler = (void (*)(int))a.handler;
-	out->sa_flags = a.flags;
-	bits_to_mask(a.mask, &out->sa_mask);
-	out->sa_restorer = (void (*)(void))a.restorer;
+	fl_chain_act_show(&a, out);
 	return true;
 }
 
 /* Copies the action in effect into *out; returns its slot's index. */
-static uint32_t slot_read_raw(struct chain *c, struct chain_act *out)
+static uint32_t slot_read_raw(struct chain *c, struct fl_chain_act *out)
 {
 	uint32_t i;
 
@@ -171,7 +169,7 @@ static void slot_read(struct chain *c, struct sigaction *out)
 }
 
 /* Publishes act; returns the index of the slot it replaced. */
-static uint32_t slot_publish_raw(struct chain *c, const struct chain_act *act)
+static uint32_t slot_publish_raw(struct chain *c, const struct fl_chain_act *act)
 {
 	uint32_t i = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed) + 1;
 	struct chain_slot *s = &c->slots[i % CHAIN_SLOTS];
@@ -191,16 +189,21 @@ static uint32_t slot_publish_raw(struct chain *c, const struct chain_act *act)
 	return atomic_exchange_explicit(&c->current, i, memory_order_acq_rel);
 }
 
+/* act as it is, no bit of it dropped (an action of the kernel's, or faultline's own). */
+static void act_of(const struct sigaction *act, struct fl_chain_act *a)
+{
+	a->handler = (act->sa_flags & SA_SIGINFO) ? (uintptr_t)act->sa_sigaction
+						  : (uintptr_t)act->sa_handler;
+	a->flags = act->sa_flags;
+	a->mask = mask_to_bits(&act->sa_mask);
+	a->restorer = (uintptr_t)act->sa_restorer;
+}
+
 static uint32_t slot_publish(struct chain *c, const struct sigaction *act)
 {
-	struct chain_act a = {
-		.handler = (act->sa_flags & SA_SIGINFO) ?
-			(uintptr_t)act->sa_sigaction : (uintptr_t)act->sa_handler,
-		.flags = act->sa_flags,
-		.mask = mask_to_bits(&act->sa_mask),
-		.restorer = (uintptr_t)act->sa_restorer,
-	};
+	struct fl_chain_act a;
 
+	act_of(act, &a);
 	return slot_publish_raw(c, &a);
 }
 
@@ -283,7 +286,7 @@ static uint64_t sig_bit(int sig)
  * is never blocked while our handler runs: the patcher may stop a thread
  * that is claiming a fault (trap.c).
  */
-static void mirror_of(int sig, const struct chain_act *a, int *flags, uint64_t *mask)
+static void mirror_of(int sig, const struct fl_chain_act *a, int *flags, uint64_t *mask)
 {
 	uint64_t hide = fl_mask_hidden();
 
@@ -314,7 +317,7 @@ int fl_chain_mirror(int sig)
 		uint32_t cur, t, seq;
 		struct chain_mirror *m;
 		struct kernel_sigaction k;
-		struct chain_act a;
+		struct fl_chain_act a;
 		int flags;
 		uint64_t mask;
 
@@ -420,6 +423,9 @@ int fl_chain_take(int sig, const struct sigaction *ours)
 		atomic_store_explicit(&chained[i], 0, memory_order_seq_cst);
 		return err;
 	}
+	/* The application's action for it may have been relayed (relay.c) until now. */
+	if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == fl_relay_handler)
+		fl_relay_read(sig, &prev);
 	if (atomic_load_explicit(&c->next, memory_order_acquire) == before &&
 	    !((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == fl_dispatch_handler))
 		slot_publish(c, &prev);
@@ -442,14 +448,50 @@ int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	return __sigaction(sig, act, old);
 }
 
+void fl_chain_act_of(const struct sigaction *act, struct fl_chain_act *a)
+{
+	/*
+	 * What the kernel would have stored, and would report back as oldact
+	 * later: the mask without SIGKILL and SIGSTOP, the flags without the
+	 * bits it does not know (since 5.11 it clears them, so that programs
+	 * can probe for flags with SA_UNSUPPORTED), and SA_RESTORER with
+	 * libc's restorer (glibc's sigaction always asks for it; ours carries
+	 * a copy of it, see fl_chain_restorers).
+	 */
+	act_of(act, a);
+	a->mask &= ~(sig_bit(SIGKILL) | sig_bit(SIGSTOP));
+	a->flags &= KERNEL_SA_FLAGS;
+	a->flags |= SA_RESTORER;
+	a->restorer = atomic_load_explicit(&libc_restorer, memory_order_relaxed);
+}
+
+/*
+ * The application's actions for the signals the shim relays (relay.c):
+ * [sig], the same records as the chain's, without mirrors.
+ */
+static struct chain others[KERNEL_SIGSET_BITS + 1];
+
+void fl_chain_other_read(int sig, struct fl_chain_act *out)
+{
+	slot_read_raw(&others[sig], out);
+}
+
+void fl_chain_other_publish(int sig, const struct fl_chain_act *act, struct fl_chain_act *old)
+{
+	uint32_t i = slot_publish_raw(&others[sig], act);
+
+	while (old && !slot_copy_raw(&others[sig].slots[i % CHAIN_SLOTS], old))
+		;
+}
+
 int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	struct chain *c = chain_of(sig);
-	struct sigaction k;
+	struct fl_chain_act k;
 	uint32_t old;
 
 	if (!c || !atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire))
-		return fl_real_sigaction(sig, act, oldact);
+		return fl_relay_sigaction(sig, act, oldact);
 
 	if (!act) {
 		if (oldact)
@@ -457,28 +499,13 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 		return 0;
 	}
 
-	/*
-	 * Record what the kernel would have stored, and would report back as
-	 * oldact later: the mask without SIGKILL and SIGSTOP, the flags
-	 * without the bits it does not know (since 5.11 it clears them, so
-	 * that programs can probe for flags with SA_UNSUPPORTED), and
-	 * SA_RESTORER with libc's restorer (glibc's sigaction always asks for
-	 * it; ours carries a copy of it, see fl_chain_restorers).
-	 */
-	k = *act;
-	sigdelset(&k.sa_mask, SIGKILL);
-	sigdelset(&k.sa_mask, SIGSTOP);
-	k.sa_flags &= KERNEL_SA_FLAGS;
-	k.sa_flags |= SA_RESTORER;
-	k.sa_restorer = (void (*)(void))atomic_load_explicit(&libc_restorer,
-							   memory_order_relaxed);
-
+	fl_chain_act_of(act, &k);
 	/*
 	 * The old action is the slot the exchange replaced, not "current"
 	 * read before it: another thread may publish in between.  Only 63
 	 * more sigaction calls racing this one could reuse that slot first.
 	 */
-	old = slot_publish(c, &k);
+	old = slot_publish_raw(c, &k);
 	/*
 	 * The kernel's action follows (the mask and flags the new action
 	 * asks for).  Should that fail, deliveries still apply the recorded
@@ -605,7 +632,7 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 {
 	ucontext_t *uc = ucv;
 	struct chain *c = chain_of(sig);
-	struct chain_act act;
+	struct fl_chain_act act;
 	/* The kernel raised it (a fault or a trap), nobody sent it. */
 	int synchronous = si->si_code > 0;
 	/*
@@ -616,7 +643,7 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	bool refaults = synchronous && sig != SIGTRAP;
 	/* The signals the application blocks only in fl_mask_virtual (mask.c). */
 	uint64_t hide = fl_mask_hidden();
-	uint64_t before, want, kernel_want, applied, shown, after;
+	uint64_t before, want, kernel_want, applied;
 
 	slot_read_raw(c, &act);
 
@@ -670,7 +697,7 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 
 	/* As the kernel does: only the handler goes back to SIG_DFL. */
 	if (act.flags & SA_RESETHAND) {
-		struct chain_act reset = act;
+		struct fl_chain_act reset = act;
 
 		reset.handler = (uintptr_t)SIG_DFL;
 		slot_publish_raw(c, &reset);
@@ -685,26 +712,14 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	 * handler that jumps out (siglongjmp) leaves fl_mask_virtual as the
 	 * outermost handler found it (fl_mask_jump, the shim's siglongjmp).
 	 */
-	shown = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed);
-	if (hide) {
-		fl_mask_enter(shown);
-		atomic_store_explicit(&fl_mask_virtual, shown | (want & hide),
-				      memory_order_relaxed);
-		before |= shown;
-		memcpy(&uc->uc_sigmask, &before, sizeof(before));
-	}
+	if (hide)
+		fl_mask_handler_enter(uc, want & hide);
 	if ((act.flags & SA_ONSTACK) || !off_altstack(sig, si, uc, act.handler, synchronous)) {
 		if (act.flags & SA_SIGINFO)
 			((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, ucv);
 		else
 			((void (*)(int))act.handler)(sig);
 	}
-	if (hide) {
-		memcpy(&after, &uc->uc_sigmask, sizeof(after));
-		atomic_store_explicit(&fl_mask_virtual, after & hide, memory_order_relaxed);
-		after &= ~hide;
-		memcpy(&uc->uc_sigmask, &after, sizeof(after));
-		fl_mask_leave();
-		fl_mask_release();
-	}
+	if (hide)
+		fl_mask_handler_leave(uc);
 }

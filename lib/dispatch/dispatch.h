@@ -6,11 +6,11 @@
  *  - No allocation, no locks, no stdio, no lazy TLS (initial-exec only),
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
- *    the chain records of chain.c, fl_pokes, fl_poked, fl_park,
+ *    the chain records of chain.c (the relay's too, relay.c), fl_pokes, fl_poked, fl_park,
  *    fl_heal_trigger and the shim's mask state (mask.c).
  *    It writes only the site counters (and their dirty summary), the
  *    statistics, for SA_RESETHAND a
- *    chain record, the patcher's handshake slots and the heal policy's
+ *    chain or relay record, the patcher's handshake slots and the heal policy's
  *    per-site watch and wanted bits, the thread's fl_mask_virtual and the
  *    held signals of mask.c; in a child forked in the middle of
  *    a patch, the code that patch had half written (trap.c).
@@ -691,6 +691,55 @@ void fl_chain_restore_default(int sig);
  */
 bool fl_chain_restored_default(void);
 
+/* An action as chain.c records it. */
+struct fl_chain_act {
+	uintptr_t handler;	/* sa_handler / sa_sigaction */
+	int flags;
+	uint64_t mask;		/* the kernel's 64-bit sigset */
+	uintptr_t restorer;
+};
+
+/*
+ * *a: act as the kernel would store it and report it back (no SIGKILL nor
+ * SIGSTOP in the mask, only the flags it knows, libc's restorer).
+ * Async-signal-safe.
+ */
+void fl_chain_act_of(const struct sigaction *act, struct fl_chain_act *a);
+
+/* *out: a as sigaction reports it.  Async-signal-safe. */
+void fl_chain_act_show(const struct fl_chain_act *a, struct sigaction *out);
+
+/*
+ * The records of the signals relay.c relays, sig in [1, 64]: read the one
+ * in effect; publish act, with *old (when not NULL) the one it replaced.
+ * Async-signal-safe, lock-free.
+ */
+void fl_chain_other_read(int sig, struct fl_chain_act *out);
+void fl_chain_other_publish(int sig, const struct fl_chain_act *act, struct fl_chain_act *old);
+
+/* Relay (relay.c). */
+
+/*
+ * sigaction for a signal not of the chain (fl_sigaction calls it for
+ * them): under the shim, an application's handler for any other signal
+ * but SIGKILL, SIGSTOP, glibc's internal ones and the handshake's is put
+ * in the kernel as fl_relay_handler, its mask without the signals of
+ * fl_mask_hidden(), and recorded; oldact reads back the recorded one.
+ * Otherwise (SIG_DFL, SIG_IGN, no shim) libc's sigaction.  Returns 0, or
+ * -1 with errno set.  Async-signal-safe.
+ */
+int fl_relay_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+
+/*
+ * The kernel's action for a relayed handler: runs the recorded one with
+ * the signals of fl_mask_hidden() its mask names blocked in
+ * fl_mask_virtual, as the chain runs an application's handler.
+ */
+void fl_relay_handler(int sig, siginfo_t *si, void *uc);
+
+/* *out: the application's action relayed for sig.  Async-signal-safe. */
+void fl_relay_read(int sig, struct sigaction *out);
+
 /* libc's sigaction, never the shim's interposer. */
 int fl_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
@@ -757,6 +806,18 @@ uint64_t fl_mask_held(void);
 void fl_mask_enter(uint64_t shown);
 void fl_mask_leave(void);
 void fl_mask_jump(void);
+
+/*
+ * Around an application's handler under the shim (the chain's, the
+ * relay's), uc its ucontext_t: enter adds blocks (of fl_mask_hidden()) to
+ * fl_mask_virtual and shows the handler in uc_sigmask the mask it
+ * interrupted as the application had it (with fl_mask_virtual's);
+ * leave splits uc_sigmask as the handler left it, the mask sigreturn
+ * restores, into the kernel's part and the virtual one, and raises the
+ * held signals that unblocks.  Async-signal-safe.
+ */
+void fl_mask_handler_enter(void *uc, uint64_t blocks);
+void fl_mask_handler_leave(void *uc);
 
 /*
  * In a forked child (the shim's fork handler): nothing held, as the kernel

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "dispatch/dispatch.h"
@@ -237,11 +238,38 @@ void fl_mask_leave(void)
 		in_chain.depth--;
 }
 
+void fl_mask_handler_enter(void *ucv, uint64_t blocks)
+{
+	ucontext_t *uc = ucv;
+	uint64_t shown = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed), before;
+
+	fl_mask_enter(shown);
+	atomic_store_explicit(&fl_mask_virtual, shown | blocks, memory_order_relaxed);
+	memcpy(&before, &uc->uc_sigmask, sizeof(before));
+	before |= shown;
+	memcpy(&uc->uc_sigmask, &before, sizeof(before));
+}
+
+void fl_mask_handler_leave(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t hide = fl_mask_hidden(), after;
+
+	memcpy(&after, &uc->uc_sigmask, sizeof(after));
+	atomic_store_explicit(&fl_mask_virtual, after & hide, memory_order_relaxed);
+	after &= ~hide;
+	memcpy(&uc->uc_sigmask, &after, sizeof(after));
+	fl_mask_leave();
+	fl_mask_release();
+}
+
 void fl_mask_jump(void)
 {
 	if (in_chain.depth > 0) {
 		atomic_store_explicit(&fl_mask_virtual, in_chain.outer, memory_order_relaxed);
 		in_chain.depth = 0;
+		/* Held ones the jump unblocks: delivered now, as the jump's sigprocmask would. */
+		fl_mask_release();
 	}
 }
 

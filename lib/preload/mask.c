@@ -16,7 +16,9 @@
  * just before the exec (posix_spawn: around it) and unblocked again if it
  * fails.  A jump out of a handler of the chain that restores the mask
  * (siglongjmp, longjmp) gives the virtual set back the value it had
- * before the outermost handler ran (fl_mask_jump).
+ * before the outermost handler ran (fl_mask_jump).  An action for another
+ * signal whose sa_mask names the three has them blocked in the virtual
+ * set while its handler runs, never in the kernel (lib/dispatch/relay.c).
  *
  * faultline's own calls (the patcher's lock, its threads, which block
  * every signal) reach the kernel unchanged: they run no code of the
@@ -24,9 +26,7 @@
  * library's text.
  *
  * Not covered: sigwait, sigwaitinfo, sigtimedwait and signalfd for the
- * three (they are never pending in the kernel); a sigaction(2) sa_mask of
- * another signal that names them (its handler runs with them blocked in
- * the kernel); system(3) and popen(3) (glibc spawns with its internal
+ * three (they are never pending in the kernel); system(3) and popen(3) (glibc spawns with its internal
  * names: the child gets the kernel's mask, without the virtual set);
  * setcontext(3) and swapcontext(3) (they restore the kernel's part only).
  */

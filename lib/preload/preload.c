@@ -11,8 +11,9 @@
  * (README.md and faultline(1) list the same; check-cli compares the three
  * lists with what the library exports):
  *   sigaction, signal, sigset, bsd_signal, sysv_signal, __sysv_signal, ssignal
- *   sigignore
- *     are recorded (fl_sigaction) rather than replacing faultline's handler;
+ *   sigignore, sigvec
+ *     are recorded (fl_sigaction) rather than replacing faultline's handler,
+ *     and another signal's handler is relayed (lib/dispatch/relay.c);
  *   sigprocmask, pthread_sigmask, sigblock, sigsetmask, siggetmask, sighold
  *   sigrelse, sigsuspend, __sigsuspend, sigpause, __sigpause, __xpg_sigpause
  *   sigpending
@@ -216,6 +217,52 @@ EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 	    fl_preload_sigmask(SIG_UNBLOCK, &set, &old_mask) != 0)
 		return SIG_ERR;
 	return sigismember(&old_mask, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/*
+ * sigvec: glibc keeps it for programs linked before 2.21 (sigvec@GLIBC_2.2.5,
+ * no header declares it now), which bind to this unversioned one.  As
+ * glibc's sysdeps/posix/sigvec.c: the BSD mask is signals 1 to 32, and
+ * SV_INTERRUPT is the absence of SA_RESTART.
+ */
+struct bsd_sigvec {
+	void (*sv_handler)(int);
+	int sv_mask;
+	int sv_flags;
+};
+
+#define SV_ONSTACK 1
+#define SV_INTERRUPT 2
+#define SV_RESETHAND 4
+
+int sigvec(int sig, const struct bsd_sigvec *vec, struct bsd_sigvec *ovec);
+
+EXPORT int sigvec(int sig, const struct bsd_sigvec *vec, struct bsd_sigvec *ovec)
+{
+	struct sigaction act, old;
+	uint64_t bits;
+
+	if (vec) {
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = vec->sv_handler;
+		bits = (unsigned int)vec->sv_mask;
+		sigemptyset(&act.sa_mask);
+		memcpy(&act.sa_mask, &bits, sizeof(bits));
+		act.sa_flags = ((vec->sv_flags & SV_ONSTACK) ? SA_ONSTACK : 0) |
+			       ((vec->sv_flags & SV_INTERRUPT) ? 0 : SA_RESTART) |
+			       ((vec->sv_flags & SV_RESETHAND) ? SA_RESETHAND : 0);
+	}
+	if (fl_sigaction(sig, vec ? &act : NULL, &old) != 0)
+		return -1;
+	if (ovec) {
+		memcpy(&bits, &old.sa_mask, sizeof(bits));
+		ovec->sv_handler = old.sa_handler;
+		ovec->sv_mask = (int)(unsigned int)bits;
+		ovec->sv_flags = ((old.sa_flags & SA_ONSTACK) ? SV_ONSTACK : 0) |
+				 ((old.sa_flags & SA_RESTART) ? 0 : SV_INTERRUPT) |
+				 ((old.sa_flags & SA_RESETHAND) ? SV_RESETHAND : 0);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------------

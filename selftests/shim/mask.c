@@ -475,6 +475,134 @@ static int c_handler_mask(void)
 	return 0;
 }
 
+/* Which signals of 1 to 64 a set lacks (glibc's internal 32 and 33 left out). */
+static void show_lacks(const char *what, const sigset_t *set)
+{
+	printf("%s lacks:", what);
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != 32 && sig != 33 && sigismember(set, sig) != 1)
+			printf(" %d", sig);
+	printf("\n");
+}
+
+static void show_action(const char *what, int sig, void (*handler)(void))
+{
+	struct sigaction old;
+	int flags = SA_SIGINFO | SA_RESTART | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
+
+	if (sigaction(sig, NULL, &old) != 0)
+		fail("sigaction");
+	printf("%s: handler %s, flags %#x\n", what,
+	       (void (*)(void))old.sa_handler == handler ? "as set" :
+	       old.sa_handler == SIG_DFL ? "SIG_DFL" : "another", old.sa_flags & flags);
+	show_lacks("  its sa_mask", &old.sa_mask);
+}
+
+static sigjmp_buf out_of_usr1;
+static volatile sig_atomic_t jump_out;
+
+/*
+ * SIGUSR1's handler, installed with sa_mask = sigfillset: it runs with the
+ * three blocked as the program sees its mask, the kernel blocking none of
+ * them under the shim.
+ */
+static void on_usr1(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int r;
+
+	(void)sig;
+	(void)si;
+	show("  uc_sigmask", &uc->uc_sigmask);
+	show_mask("  in the handler");
+	kernel_blocks("in the SIGUSR1 handler");
+	r = site_load_i32(NULL);
+	printf("  site_load_i32(NULL): %d, null block ran %lu times\n", r, site_null_count(1));
+	if (kill(getpid(), SIGSEGV) != 0)
+		fail("kill");
+	printf("  SIGSEGV sent; its handler ran %d times before this one returns\n",
+	       got[SIGSEGV]);
+	if (jump_out)
+		siglongjmp(out_of_usr1, 1);
+}
+
+/* sigvec, for programs linked before glibc 2.21: no header declares it now. */
+struct old_sigvec {
+	void (*sv_handler)(int);
+	int sv_mask;
+	int sv_flags;
+};
+
+int old_sigvec(int sig, const struct old_sigvec *vec, struct old_sigvec *ovec);
+__asm__(".symver old_sigvec, sigvec@GLIBC_2.2.5");
+
+/* SIGALRM's handler, installed by sigvec with every signal of its mask. */
+static void on_alrm(int sig)
+{
+	(void)sig;
+	show_mask("  in the SIGALRM handler");
+	kernel_blocks("in the SIGALRM handler");
+	printf("  site_load_i32(NULL): %d\n", site_load_i32(NULL));
+}
+
+/* Another signal's handler whose sa_mask names the three (sigfillset), as without the shim. */
+static int c_other_handler(void)
+{
+	struct sigaction usr1 = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO | SA_RESTART },
+			 segv = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO },
+			 usr2 = { .sa_handler = on_signal_noted, .sa_flags = SA_RESETHAND };
+	sigset_t bus = set_of(SIGBUS, 0, 0, 0), before, after;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	sigfillset(&usr1.sa_mask);
+	sigfillset(&usr2.sa_mask);
+	if (sigaction(SIGSEGV, &segv, NULL) != 0 || sigaction(SIGUSR1, &usr1, NULL) != 0 ||
+	    sigaction(SIGUSR2, &usr2, NULL) != 0)
+		fail("sigaction");
+	/* Blocked around the handler: uc_sigmask shows it. */
+	if (sigprocmask(SIG_BLOCK, &bus, &before) != 0 ||
+	    sigprocmask(SIG_BLOCK, NULL, &before) != 0)
+		fail("sigprocmask");
+	printf("SIGUSR1 raised\n");
+	if (raise(SIGUSR1) != 0)
+		fail("raise");
+	printf("SIGSEGV's handler ran %d times once it returned\n", got[SIGSEGV]);
+	if (sigprocmask(SIG_BLOCK, NULL, &after) != 0)
+		fail("sigprocmask");
+	show("after the handler", &after);
+	printf("the mask reads back as before: %s\n", same_set(&before, &after) ? "yes" : "no");
+	kernel_blocks("after the SIGUSR1 handler");
+	show_action("SIGUSR1's action", SIGUSR1, (void (*)(void))on_usr1);
+
+	printf("SIGUSR1 raised again, its handler jumps out\n");
+	jump_out = 1;
+	if (!sigsetjmp(out_of_usr1, 1) && raise(SIGUSR1) != 0)
+		fail("raise");
+	printf("SIGSEGV's handler ran %d times after the siglongjmp\n", got[SIGSEGV]);
+	if (sigprocmask(SIG_BLOCK, NULL, &after) != 0)
+		fail("sigprocmask");
+	show("after the siglongjmp", &after);
+	printf("the mask reads back as before: %s\n", same_set(&before, &after) ? "yes" : "no");
+	kernel_blocks("after the siglongjmp");
+
+	/* SA_RESETHAND: the handler runs once, and SIG_DFL reads back with the mask set. */
+	show_action("SIGUSR2's action", SIGUSR2, (void (*)(void))on_signal_noted);
+	if (raise(SIGUSR2) != 0)
+		fail("raise");
+	show_action("SIGUSR2's action after it ran", SIGUSR2, (void (*)(void))on_signal_noted);
+
+	/* sigvec (old binaries): its BSD mask, every bit set. */
+	struct old_sigvec alrm = { .sv_handler = on_alrm, .sv_mask = -1 }, ovec;
+
+	if (old_sigvec(SIGALRM, &alrm, NULL) != 0 || raise(SIGALRM) != 0 ||
+	    old_sigvec(SIGALRM, NULL, &ovec) != 0)
+		fail("sigvec");
+	printf("sigvec reads back: handler %s, sv_mask %#x, sv_flags %#x\n",
+	       ovec.sv_handler == on_alrm ? "as set" : "another", (unsigned int)ovec.sv_mask,
+	       (unsigned int)ovec.sv_flags);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -503,6 +631,8 @@ int main(int argc, char **argv)
 		return c_bad_how();
 	if (!strcmp(argv[1], "handler_mask"))
 		return c_handler_mask();
+	if (!strcmp(argv[1], "other_handler"))
+		return c_other_handler();
 	fprintf(stderr, "%s: no case %s\n", argv[0], argv[1]);
 	return 2;
 }

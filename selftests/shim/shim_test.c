@@ -821,6 +821,8 @@ static void test_mask(void)
 	mask_compare("mask_a_bad_how_is_einval_and_changes_nothing", "bad_how", false, 0, NULL);
 	mask_compare("mask_a_handler_sees_and_sets_the_mask_as_without_shim", "handler_mask",
 		     false, 0, NULL);
+	mask_compare("mask_another_signals_handler_blocking_all_keeps_the_three_virtual",
+		     "other_handler", true, 0, NULL);
 }
 
 static void read_core_pattern(void)
