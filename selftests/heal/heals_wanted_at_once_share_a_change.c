@@ -76,6 +76,8 @@ int main(int argc, char **argv)
 		(unsigned long long)one_by_one, healed);
 	t_check(batched < one_by_one, "batched: %llu changes, not fewer than %llu",
 		(unsigned long long)batched, (unsigned long long)one_by_one);
+	free(want);
+	free(got);
 	printf("PASS %s\n", t_name);
 	return 0;
 }
