@@ -183,24 +183,12 @@ static bool healed_busy(uint64_t a, size_t len)
 }
 
 /*
- * The heals of the batch being prepared (heal_batch): their bytes are
- * taken for the planner as a healed site's are (healed_busy).
+ * The heals of the batch being prepared (heal_batch).  The planner looks
+ * at bytes within REACH of its site only, and a site within 2 * REACH of
+ * one of the batch waits for the next batch (near_batch): no two plans of
+ * a batch can see each other's bytes.
  */
 #define HEAL_BATCH (FL_PATCH_MAX_BATCH / 2)
-static const struct fl_heal_plan *batch_plans[HEAL_BATCH];
-static size_t batch_planned;
-
-static bool batch_busy(uint64_t a, size_t len)
-{
-	for (size_t i = 0; i < batch_planned; i++) {
-		const struct fl_heal_plan *p = batch_plans[i];
-
-		if (overlaps(a, len, p->site.addr, p->site.len) || overlaps(a, len, p->pin, p->pin_len) ||
-		    (p->evicts && overlaps(a, len, p->nb.addr, p->nb.len)))
-			return true;
-	}
-	return false;
-}
 
 /* What the planner asks. */
 struct env_ctx {
@@ -240,7 +228,7 @@ static bool env_busy(void *ctx, uint64_t a, size_t len)
 	for (size_t i = 0; i < n; i++)
 		if (near[i].faulting_pc != e->site)
 			return true;
-	return healed_busy(a, len) || batch_busy(a, len);
+	return healed_busy(a, len);
 }
 
 /* Sets slot's heal policy count (FL_HEAL_GAVE_UP, or 0 to start again). */
@@ -656,11 +644,11 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	return heal_commit(&p, ev, diag);
 }
 
-/* Whether pc is within the planner's reach of a heal of the batch. */
-static bool near_batch(uint64_t pc)
+/* Whether pc is within the planner's reach of one of the k heals prepared. */
+static bool near_batch(uint64_t pc, const struct prepared *preps, size_t k)
 {
-	for (size_t i = 0; i < batch_planned; i++) {
-		uint64_t other = batch_plans[i]->site.addr;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t other = preps[i].h->plan.site.addr;
 
 		if ((pc > other ? pc - other : other - pc) < 2 * REACH)
 			return true;
@@ -689,11 +677,10 @@ static void heal_batch(const uint64_t *pcs, size_t n, int *results, struct event
 		int err;
 
 		left = false;
-		batch_planned = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (results[i] != 1)
 				continue;
-			if (k == HEAL_BATCH || near_batch(pcs[i])) {
+			if (k == HEAL_BATCH || near_batch(pcs[i], preps, k)) {
 				left = true;
 				continue;
 			}
@@ -701,12 +688,9 @@ static void heal_batch(const uint64_t *pcs, size_t n, int *results, struct event
 			if (results[i] > 0)
 				results[i] = 0;		/* healed already */
 			else if (results[i] == 0) {
-				which[k] = i;
-				batch_plans[batch_planned++] = &preps[k].h->plan;
-				k++;
+				which[k++] = i;
 			}
 		}
-		batch_planned = 0;
 		if (!k)
 			continue;
 		err = fl_patch_text_locked(changes, nchanges, NULL, 0, NULL);
