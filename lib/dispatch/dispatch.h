@@ -7,10 +7,11 @@
  *    errno preserved, a few hundred bytes of stack.
  *  - Globals it may read: fl_dispatch (below), the snapshot it entered,
  *    the chain records of chain.c (the relay's too, relay.c), fl_pokes, fl_poked, fl_park,
- *    fl_heal_trigger and the shim's mask state (mask.c).
+ *    fl_heal_trigger, fl_naps and the shim's mask state (mask.c).
  *    It writes only the site counters (and their dirty summary), the
  *    statistics, for SA_RESETHAND a
- *    chain or relay record, the patcher's handshake slots and the heal policy's
+ *    chain or relay record, the patcher's handshake slots, the thread's
+ *    entry of fl_naps (nap.c), and the heal policy's
  *    per-site watch and wanted bits, the thread's fl_mask_virtual and the
  *    held signals of mask.c; in a child forked in the middle of
  *    a patch, the code that patch had half written (trap.c).
@@ -41,6 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <faultline/patch.h>
 #include <faultline/region.h>
@@ -459,7 +461,9 @@ bool fl_poked_has(uint64_t addr);
 #define FL_PARK_SIGNAL_FROM_MAX 1
 
 struct fl_park_slot {
-	_Atomic int32_t tid;		/* 0 until pc, sp and tp are written */
+	_Atomic int32_t tid;		/* 0 until pc, sp, tp and gen are written */
+	/* The handshake it stopped for (a late stop of an earlier one is not counted). */
+	_Atomic uint64_t gen;
 	_Atomic uint64_t pc;
 	_Atomic uint64_t sp;
 	/* Its thread pointer: glibc's thread block, above its stack's frames. */
@@ -516,6 +520,56 @@ struct fl_park {
 };
 
 extern struct fl_park fl_park;
+
+/*
+ * The futex waits of faultline's in each thread of the application
+ * (nap.c says why they are counted): an entry per thread id, claimed by
+ * its first wait (open addressing from a hash of the id), never freed.
+ */
+#define FL_NAPS (4 * FL_PARK_MAX)
+
+struct fl_nap {
+	_Atomic int32_t tid;		/* 0: free */
+	_Atomic uint32_t count;
+	/*
+	 * FL_NAP_PARKED (or FL_NAP_PARKED_TRAP_BLOCKED) while the thread is in
+	 * the handshake's handler, which blocks the handshake's signal: then
+	 * the signal mask that status shows is the handler's, and the one it
+	 * goes back to lets the handshake's signal through and blocks SIGTRAP
+	 * or not, as said.  Set after the handler blocked the signal, cleared
+	 * before it returns.
+	 */
+	_Atomic uint32_t park;
+	/* Times the handshake stopped it (counted as it enters the handler). */
+	_Atomic uint32_t stops;
+};
+
+/* What fl_naps_of read of a thread's entry. */
+struct fl_nap_seen {
+	uint32_t count, park, stops;
+};
+
+#define FL_NAP_PARKED 1
+#define FL_NAP_PARKED_TRAP_BLOCKED 2
+
+extern struct fl_nap fl_naps[FL_NAPS];
+
+/* This thread's entry, claimed if it has none; NULL when the table is full. */
+struct fl_nap *fl_nap_self(void);
+
+/*
+ * FUTEX_WAIT_PRIVATE on word while it holds val, counted in this thread's
+ * entry of fl_naps.  Returns as syscall(2) does, errno the futex's.
+ * Async-signal-safe, lock-free.
+ */
+long fl_nap_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *timeout);
+
+/*
+ * tid's entry: the count of its waits, its park (0, FL_NAP_PARKED...) and
+ * its stops, into *seen.  Returns false when tid has no entry (it never
+ * waited nor was stopped, or the table was full).  Lock-free.
+ */
+bool fl_naps_of(int32_t tid, struct fl_nap_seen *seen);
 
 /*
  * The handshake's side of the handler, for a SIGTRAP (trap.c), before

@@ -70,8 +70,7 @@ void fl_heal_note(uint32_t slot)
 
 		if ((int32_t)(done - target) >= 0)
 			return;
-		if (syscall(SYS_futex, &fl_heal_trigger.done, FUTEX_WAIT_PRIVATE, done, &wait,
-			    NULL, 0) != 0 && errno == ETIMEDOUT)
+		if (fl_nap_wait(&fl_heal_trigger.done, done, &wait) != 0 && errno == ETIMEDOUT)
 			return;
 	}
 }

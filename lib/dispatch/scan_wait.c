@@ -57,7 +57,7 @@ bool fl_dispatch_scan_wait_ms(long ms)
 		if (left.tv_sec < 0)
 			return false;
 		/* EAGAIN (no longer 1), EINTR, ETIMEDOUT: look again. */
-		syscall(SYS_futex, &fl_dispatch.scan_pending, FUTEX_WAIT_PRIVATE, 1, &left, NULL, 0);
+		fl_nap_wait(&fl_dispatch.scan_pending, 1, &left);
 	}
 	return true;
 }

@@ -91,6 +91,7 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr, gen, i;
 	/* The handshake's signal in the kernel's 64-bit signal set. */
 	uint64_t park_bit = 1ull << (sig - 1);
+	struct fl_nap *me;
 
 	if (sig != fl_park.signo || !sig ||
 	    si->si_code != SI_QUEUE || si->si_pid != getpid() || !fl_park.key ||
@@ -99,6 +100,7 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	gen = v - fl_park.key;
 	if (atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
 		return true;		/* late: that handshake is over */
+	me = fl_nap_self();
 	/*
 	 * No nesting: the next handshake's signal waits until this handler
 	 * has returned (sigreturn restores the interrupted mask).  Otherwise
@@ -107,6 +109,13 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	 */
 	atomic_fetch_add_explicit(&fl_park.inside, 1, memory_order_relaxed);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &park_bit, NULL, sizeof(park_bit));
+	/* The census reads these after the mask (lib/patch/threads.c). */
+	if (me)
+		atomic_fetch_add_explicit(&me->stops, 1, memory_order_relaxed);
+	if (me)
+		atomic_store_explicit(&me->park, sigismember(&uc->uc_sigmask, SIGTRAP) == 1 ?
+				      FL_NAP_PARKED_TRAP_BLOCKED : FL_NAP_PARKED,
+				      memory_order_relaxed);
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
 		struct fl_park_slot *s = &fl_park.who[i];
@@ -126,7 +135,8 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 				      memory_order_relaxed);
 		/* glibc's pthread_self reads the thread pointer: no lock, no call. */
 		atomic_store_explicit(&s->tp, (uint64_t)pthread_self(), memory_order_relaxed);
-		/* Release: pc, sp and tp before the patcher's acquire of tid. */
+		atomic_store_explicit(&s->gen, gen, memory_order_relaxed);
+		/* Release: pc, sp, tp and gen before the patcher's acquire of tid. */
 		atomic_store_explicit(&s->tid, (int32_t)gettid(), memory_order_release);
 		atomic_fetch_add_explicit(&fl_park.reported, 1, memory_order_release);
 		syscall(SYS_futex, &fl_park.reported, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -149,8 +159,10 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 			sched_yield();
 			continue;
 		}
-		syscall(SYS_futex, &fl_park.bell, FUTEX_WAIT_PRIVATE, bell, &guard, NULL, 0);
+		fl_nap_wait(&fl_park.bell, bell, &guard);
 	}
+	if (me)
+		atomic_store_explicit(&me->park, 0, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&fl_park.inside, 1, memory_order_relaxed);
 	return true;
 }
@@ -277,7 +289,7 @@ static void wait_for_patch(uint64_t pc, uint64_t sp)
 	atomic_fetch_add_explicit(&fl_pokes.waiters, 1, memory_order_seq_cst);
 	done = atomic_load_explicit(&fl_pokes.done, memory_order_seq_cst);
 	if (busy_at(pc))
-		syscall(SYS_futex, &fl_pokes.done, FUTEX_WAIT_PRIVATE, done, &most, NULL, 0);
+		fl_nap_wait(&fl_pokes.done, done, &most);
 	atomic_fetch_sub_explicit(&fl_pokes.waiters, 1, memory_order_relaxed);
 	atomic_store_explicit(&fl_pokes.waiting[k].tid, 0, memory_order_release);
 }

@@ -34,7 +34,9 @@
  *     lasts;
  *   - for a change that moves instruction boundaries (H1 to H3 below),
  *     one that waits in the kernel is only looked at, and one that keeps
- *     running is stopped;
+ *     running is stopped: at once, before step 1, if it computes (it has
+ *     been on a CPU a while without a sleep of its own since the last
+ *     census: threads.c), else after it was watched (H1);
  *   - any other thread is not disturbed at all.
  * Whatever keeps the census from knowing where every thread is (a listing
  * the kernel or a sandbox refuses, a /proc of another pid namespace that
@@ -102,9 +104,10 @@
  *       since it was seen, it may have run, and is looked at again.  One
  *       that waits at an int3 of this batch (the SIGTRAP
  *       handler's futex) goes on from that int3, with the stack it
- *       trapped with (fl_pokes.waiting).  One that runs is watched for
- *       PATIENCE_US (one that has just woken is soon back in the kernel);
- *       then it is stopped: the handshake's signal (a real-time one: see
+ *       trapped with (fl_pokes.waiting).  One that computes was stopped
+ *       before step 1; any other that runs is watched for PATIENCE_US
+ *       (one that has just woken is soon back in the kernel); then it is
+ *       stopped: the handshake's signal (a real-time one: see
  *       struct fl_park for why not SIGTRAP) carrying this try's value;
  *       its handler writes where the thread goes on (its PC, stack
  *       pointer and thread pointer, or those of the handler of ours it
@@ -447,8 +450,9 @@ struct batch {
 	 * mask of glibc's own (below), which it holds only for a moment.
 	 */
 	bool by_mask, by_glibc;
-	/* The threads stopped by this try, in census order. */
+	/* The threads stopped by this try, in census order; the try's handshake. */
 	size_t stopped;
+	uint64_t gen;
 	struct fl_census census;
 	char why[200];
 };
@@ -757,6 +761,8 @@ static void write_rest(struct batch *b)
 #define PARK_WAIT_MAX_MS 30000
 
 static uint64_t park_gen;
+/* The last try signalled a thread that had not stopped when it ended. */
+static bool park_unfinished;
 static _Atomic uint64_t changes_made;
 
 uint64_t fl_patch_changes_made(void)
@@ -910,9 +916,10 @@ static int check_thread(struct batch *b, const struct fl_maps *maps, int32_t tid
 
 /*
  * Looks at t: whether it waits in the kernel, and where, with its runs
- * read just before (t->seen...).  Returns 0, -ESRCH (exited) or -errno.
+ * read just before (t->seen...): by the listing that has just added it
+ * (listed), or now.  Returns 0, -ESRCH (exited) or -errno.
  */
-static int observe(struct batch *b, struct fl_thread *t)
+static int observe(struct batch *b, struct fl_thread *t, bool listed)
 {
 	uint64_t listed_runs = t->runs;
 	int err = 0;
@@ -925,7 +932,8 @@ static int observe(struct batch *b, struct fl_thread *t)
 		t->remembered = false;
 	else {
 		t->remembered = false;
-		err = fl_thread_runs(&b->census, t);
+		if (!listed)
+			err = fl_thread_runs(&b->census, t);
 		if (!err)
 			err = fl_thread_look(&b->census, t);
 		/* Its status too is this moment's if it did not run since the listing. */
@@ -976,9 +984,15 @@ static int decide_first(struct batch *b, struct fl_thread *t)
 		return T_ALONE;
 	if (!traps_blocked && !(b->moves || b->quiesce))
 		return T_ALONE;
+	/*
+	 * One that computes (the census, threads.h) is in no call that a
+	 * signal could cut short: stopped at once, not looked at or watched.
+	 */
+	if (t->computes && !fl_sigset_has(t->blocked, fl_park.signo))
+		return T_STOP;
 	if (!traps_blocked) {
 		/* Seen before the int3s: if it does not run until after, that is where it is. */
-		err = observe(b, t);
+		err = observe(b, t, true);
 		if (err && err != -ESRCH)
 			fl_fmt(b->why, sizeof(b->why), "thread %d: %s%s", (int)t->tid, strerror(-err),
 			       err == -ENOTSUP ? " (its schedstat counts nothing: a kernel without "
@@ -1021,7 +1035,7 @@ static int look_at(struct batch *b, const struct fl_maps *maps, struct fl_thread
 		int err = 0, checked;
 
 		if (!t->seen) {
-			err = observe(b, t);
+			err = observe(b, t, false);
 			if (!err && !t->seen)
 				return T_RUNS;
 		}
@@ -1126,6 +1140,16 @@ static int look_all(struct batch *b, const struct fl_maps *maps, size_t from)
 }
 
 /*
+ * How long the patcher yields, before it sleeps, while it waits for the
+ * threads it signalled.  Why not sleep at once: a thread that wakes does
+ * not take the CPU from one that runs before the slice of that one is
+ * over (milliseconds), and a sleep that each report ends would cost that
+ * many times over; the threads signalled mostly stop within
+ * microseconds.
+ */
+#define STOP_SPIN_US 2000
+
+/*
  * Asleep until a stopped thread reports after seen (fl_park.reported read
  * before the count), 1 ms at most: the caller counts again either way.
  */
@@ -1136,14 +1160,24 @@ static void wait_reported(uint32_t seen)
 	syscall(SYS_futex, &fl_park.reported, FUTEX_WAIT_PRIVATE, seen, &ms, NULL, 0);
 }
 
+/* Whether who[i] is a stop of handshake gen (pc, sp and tp written). */
+static int32_t stopped_for(uint32_t i, uint64_t gen)
+{
+	/* Acquire: pairs with the handler's release of tid (trap.c). */
+	int32_t tid = atomic_load_explicit(&fl_park.who[i].tid, memory_order_acquire);
+
+	return tid && atomic_load_explicit(&fl_park.who[i].gen, memory_order_relaxed) == gen ?
+		tid : 0;
+}
+
 /* How many of the threads signalled have written their PC and stack pointer. */
-static size_t threads_stopped(void)
+static size_t threads_stopped(uint64_t gen)
 {
 	uint32_t arrived = atomic_load_explicit(&fl_park.arrived, memory_order_acquire);
 	size_t have = 0;
 
 	for (uint32_t i = 0; i < arrived && i < FL_PARK_MAX; i++)
-		have += atomic_load_explicit(&fl_park.who[i].tid, memory_order_acquire) != 0;
+		have += stopped_for(i, gen) != 0;
 	return have;
 }
 
@@ -1157,8 +1191,7 @@ static struct fl_thread *thread_not_stopped(struct batch *b)
 		if (t->what != T_SENT)
 			continue;
 		for (uint32_t k = 0; k < FL_PARK_MAX && !found; k++)
-			found = atomic_load_explicit(&fl_park.who[k].tid, memory_order_acquire) ==
-				t->tid;
+			found = stopped_for(k, b->gen) == t->tid;
 		if (!found)
 			return t;
 	}
@@ -1205,7 +1238,7 @@ static int send_stop(const struct fl_thread *t, uint64_t gen)
  */
 static int stop_decided(struct batch *b, uint64_t gen)
 {
-	uint64_t start = now_ms();
+	uint64_t start = now_ms(), spin_until = now_us() + STOP_SPIN_US;
 	int err;
 
 	for (size_t i = 0; i < b->census.n; i++) {
@@ -1232,8 +1265,12 @@ static int stop_decided(struct batch *b, uint64_t gen)
 		uint64_t now = now_ms();
 		struct fl_thread *late;
 
-		if (threads_stopped() >= b->stopped)
+		if (threads_stopped(b->gen) >= b->stopped)
 			break;
+		if (now_us() < spin_until) {
+			sched_yield();
+			continue;
+		}
 		if (now <= start + PARK_WAIT_MS) {
 			wait_reported(seen);
 			continue;
@@ -1244,7 +1281,7 @@ static int stop_decided(struct batch *b, uint64_t gen)
 			continue;
 		}
 		switch (now > start + PARK_WAIT_MAX_MS ? LATE_REFUSE :
-			late_thread(b, late, threads_stopped())) {
+			late_thread(b, late, threads_stopped(b->gen))) {
 		case LATE_GONE:
 			late->what = T_ALONE;
 			b->stopped--;
@@ -1273,7 +1310,7 @@ static int check_stopped(struct batch *b, const struct fl_maps *maps)
 
 	for (uint32_t i = 0; i < arrived && i < FL_PARK_MAX; i++) {
 		const struct fl_park_slot *s = &fl_park.who[i];
-		int32_t tid = atomic_load_explicit(&s->tid, memory_order_acquire);
+		int32_t tid = stopped_for(i, b->gen);
 		int err;
 
 		if (!tid)
@@ -1324,13 +1361,18 @@ static int try_once(struct batch *b, const struct fl_maps *maps)
 	int err;
 
 	/*
-	 * The threads an earlier try stopped are leaving the handler, with the
-	 * handshake's signal blocked until they are out: the census would
-	 * take them for threads that block it.
+	 * The threads an earlier try stopped may still be leaving the
+	 * handler: the census knows them (fl_naps' park), and they take this
+	 * try's signal once out.  But a try that gave up on a thread it
+	 * signalled leaves that signal on its way: the thread may yet report,
+	 * into the slots this try is about to clear.  Then the handler is
+	 * first let empty (a moment: it only returns).
 	 */
-	for (uint64_t until = now_ms() + PARK_WAIT_MS;
+	for (uint64_t until = now_ms() + PARK_WAIT_MS; park_unfinished &&
 	     atomic_load_explicit(&fl_park.inside, memory_order_relaxed) && now_ms() < until;)
 		sched_yield();
+	park_unfinished = false;
+	b->gen = gen;
 	b->census.n = 0;
 	b->stopped = 0;
 	for (size_t i = 0; i < FL_PARK_MAX; i++)
@@ -1381,6 +1423,7 @@ release:
 	if (err && b->int3s)
 		unwrite_int3s(b);
 	b->int3s = false;
+	park_unfinished = threads_stopped(gen) < b->stopped;
 	atomic_store_explicit(&fl_park.running, 0, memory_order_release);
 	/* H3: the stopped threads go on (trap.c reads bell, then running). */
 	if (b->stopped) {

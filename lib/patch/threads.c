@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -69,7 +70,9 @@ static int32_t last_id(const char *at)
 int fl_thread_status(const struct fl_census *c, struct fl_thread *t)
 {
 	char buf[4096];
-	const char *st, *blk;
+	const char *st, *blk, *vol;
+	struct fl_nap_seen seen = { 0 };
+	uint32_t park;
 	int err = read_file(c, t->name, "status", buf, sizeof(buf));
 
 	if (err)
@@ -86,6 +89,25 @@ int fl_thread_status(const struct fl_census *c, struct fl_thread *t)
 		t->tid = c->foreign ? last_id(field(buf, "NSpid")) : t->name;
 		if (t->tid <= 0)
 			return -ENOTSUP;
+	}
+	vol = field(buf, "voluntary_ctxt_switches");
+	t->slept = vol ? strtoull(vol, NULL, 10) : 0;
+	/* After the kernel's count (nap.c says why) and the mask. */
+	t->naps_known = fl_naps_of(t->tid, &seen) && vol;
+	t->naps = seen.count;
+	t->stops = seen.stops;
+	park = seen.park;
+	/*
+	 * In the handshake's handler (an earlier try's stop, on its way out):
+	 * the mask read is the handler's.  The one it goes back to lets the
+	 * handshake's signal through, which it therefore takes once out.
+	 */
+	if (park) {
+		t->blocked &= ~(1ull << (fl_park.signo - 1));
+		if (park == FL_NAP_PARKED_TRAP_BLOCKED)
+			t->blocked |= 1ull << (SIGTRAP - 1);
+		else
+			t->blocked &= ~(1ull << (SIGTRAP - 1));
 	}
 	return 0;
 }
@@ -209,26 +231,38 @@ static bool known(const struct fl_census *c, int32_t name)
  * is the whole schedstat: its time on a CPU and waiting for one, in ns,
  * with its run count, the same only for a thread that has not been put on
  * a CPU since (and not for another thread that got the name since).
- * Written and read by the patcher only, under the patch lock.
+ * Its status is remembered from the listing on; where it waits (waiting,
+ * pc, sp) only once it was looked at (where).  Written and read by the
+ * patcher only, under the patch lock.
  */
 struct memo {
 	int32_t name, tid;
 	uint64_t runs, on_cpu_ns, queued_ns;
 	uint64_t blocked;
 	char state;
-	bool waiting;
+	uint64_t slept;
+	uint32_t naps, stops;
+	bool naps_known;
+	bool where, waiting;
 	uint64_t pc, sp;
 };
 
 static struct memo memos[FL_PARK_MAX];
 
-void fl_thread_remember(const struct fl_thread *t)
+static void remember(const struct fl_thread *t, bool where)
 {
 	memos[(uint32_t)t->name % FL_PARK_MAX] = (struct memo){
 		.name = t->name, .tid = t->tid, .runs = t->runs, .on_cpu_ns = t->on_cpu_ns,
 		.queued_ns = t->queued_ns, .blocked = t->blocked, .state = t->state,
-		.waiting = t->waiting, .pc = t->pc, .sp = t->sp,
+		.slept = t->slept, .naps = t->naps, .stops = t->stops,
+		.naps_known = t->naps_known,
+		.where = where, .waiting = t->waiting, .pc = t->pc, .sp = t->sp,
 	};
+}
+
+void fl_thread_remember(const struct fl_thread *t)
+{
+	remember(t, true);
 }
 
 void fl_threads_forget(void)
@@ -236,7 +270,10 @@ void fl_threads_forget(void)
 	memset(memos, 0, sizeof(memos));
 }
 
-/* t (its name and schedstat read) as remembered, if it is. */
+/*
+ * t (its name and schedstat read) as remembered, if it is: its status,
+ * and where it waits if that was looked at (t->remembered).
+ */
 static bool recall(struct fl_thread *t)
 {
 	const struct memo *m = &memos[(uint32_t)t->name % FL_PARK_MAX];
@@ -247,11 +284,41 @@ static bool recall(struct fl_thread *t)
 	t->tid = m->tid;
 	t->blocked = m->blocked;
 	t->state = m->state;
+	t->slept = m->slept;
+	t->naps = m->naps;
+	t->stops = m->stops;
+	t->naps_known = m->naps_known;
 	t->waiting = m->waiting;
 	t->pc = m->pc;
 	t->sp = m->sp;
-	t->remembered = true;
+	t->remembered = m->where;
 	return true;
+}
+
+/*
+ * Whether t (its schedstat, then its status read now) computes, against
+ * what an earlier census read of it.  It does when every sleep the kernel
+ * counted since then was a wait of faultline's (nap.c), and since then it
+ * has either been on a CPU for FL_COMPUTES_NS or been stopped by the
+ * handshake.  Why that is enough: a thread on its way out of a blocking
+ * call (woken, not yet back in user space) went to sleep in that call,
+ * and the kernel counted that sleep.  If the sleep came after the earlier
+ * read, it is in the count.  If it came before, the thread has since been
+ * on a CPU far longer than any way out of a call takes, or it has run
+ * the handshake's handler, which only a thread out of its call does.
+ * The time on a CPU is the kernel's as of the thread's last tick or
+ * switch: it can only be less than the truth, the safe side.
+ */
+static bool computes(const struct fl_thread *t)
+{
+	const struct memo *m = &memos[(uint32_t)t->name % FL_PARK_MAX];
+	int32_t naps = (int32_t)(t->naps - m->naps);
+
+	if (m->name != t->name || m->tid != t->tid || !m->naps_known || !t->naps_known ||
+	    t->runs < m->runs || t->on_cpu_ns < m->on_cpu_ns || t->slept < m->slept ||
+	    naps < 0 || t->slept - m->slept != (uint64_t)naps)
+		return false;
+	return t->on_cpu_ns >= m->on_cpu_ns + FL_COMPUTES_NS || t->stops != m->stops;
 }
 
 int fl_census_list(struct fl_census *c, char *why, size_t why_len)
@@ -295,8 +362,15 @@ int fl_census_list(struct fl_census *c, char *why, size_t why_len)
 			if (err == -ESRCH)
 				continue;	/* it has exited */
 			/* Not remembered (or no schedstat: said when it is looked at). */
-			if (err || !recall(t))
+			if (err || !recall(t)) {
+				bool counted = !err;
+
 				err = fl_thread_status(c, t);
+				if (!err && counted) {
+					t->computes = computes(t);
+					remember(t, false);
+				}
+			}
 			if (err == -ESRCH)
 				continue;	/* it has exited */
 			if (err) {

@@ -38,6 +38,23 @@ struct fl_thread {
 	/* schedstat's first two: its time on a CPU and waiting for one, ns. */
 	uint64_t on_cpu_ns, queued_ns;
 	/*
+	 * status's voluntary_ctxt_switches (each time it went to sleep), and
+	 * how many of those were faultline's own waits (fl_naps_of; naps_known
+	 * false: not counted), read after it.
+	 */
+	uint64_t slept;
+	uint32_t naps;
+	bool naps_known;
+	/* How many times the handshake stopped it (fl_naps_of), read with naps. */
+	uint32_t stops;
+	/*
+	 * Set by the census: since an earlier census read it, t has not slept
+	 * on its own, and has been on a CPU for FL_COMPUTES_NS or more or been
+	 * stopped by the handshake.  So it is not on its way out of a blocking
+	 * call, and stopping it now cuts no call short (threads.c says why).
+	 */
+	bool computes;
+	/*
 	 * Its status, and where it waits (waiting, pc, sp), came from the
 	 * memo of an earlier census (fl_census_list): it has not been on a
 	 * CPU since they were read.
@@ -86,8 +103,9 @@ void fl_census_close(struct fl_census *c);
 int fl_census_list(struct fl_census *c, char *why, size_t why_len);
 
 /*
- * Reads t's status: state, blocked signals (and its id, the first time).
- * Returns 0, -ESRCH when t has exited, or -errno.
+ * Reads t's status: state, blocked signals, voluntary switches, then the
+ * count of faultline's waits in it (and its id, the first time).  Returns
+ * 0, -ESRCH when t has exited, or -errno.
  */
 int fl_thread_status(const struct fl_census *c, struct fl_thread *t);
 
@@ -113,6 +131,12 @@ void fl_threads_forget(void);
  * -errno (-ENOTSUP: a kernel without schedstat's counts).
  */
 int fl_thread_runs(const struct fl_census *c, struct fl_thread *t);
+
+/*
+ * A thread that has run this long on a CPU without a sleep of its own
+ * computes: no blocking call's return takes that long.
+ */
+#define FL_COMPUTES_NS 50000
 
 /* Whether sig is in a kernel signal set as status gives it. */
 static inline bool fl_sigset_has(uint64_t set, int sig)
