@@ -850,6 +850,17 @@ int fl_mask_release(void);
 uint64_t fl_mask_held(void);
 
 /*
+ * Takes one held signal of set (this thread's first, then the process's,
+ * the lowest number first, as the kernel dequeues), blocked or not, into
+ * *si (its signal and what was kept of its info).  Returns the signal, or
+ * 0 when none of set is held.  Async-signal-safe, lock-free.
+ */
+int fl_mask_take(uint64_t set, siginfo_t *si);
+
+/* How many signals this thread has held (fl_mask_hold), ever. */
+uint64_t fl_mask_holds(void);
+
+/*
  * The chain calls fl_mask_enter(fl_mask_virtual as it found it) before an
  * application's handler and fl_mask_leave after it returns.  A jump out
  * of handlers that restores the mask (siglongjmp, the shim's) calls

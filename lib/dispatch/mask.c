@@ -27,7 +27,7 @@
  * handler before the next is raised; the kernel would set up all their
  * frames at once, the last one's handler running first.
  *
- * Thread-local (initial-exec, as dispatch.h requires): 120 bytes in all
+ * Thread-local (initial-exec, as dispatch.h requires): 128 bytes in all
  * with handler.c's, also in libfaultline.so, where nothing sets them.
  */
 #include <errno.h>
@@ -40,6 +40,9 @@
 
 /* 1 once the shim has taken over the mask (fl_mask_enable). */
 static _Atomic int mask_on;
+
+/* This thread's count of holds (fl_mask_holds). */
+static __thread _Atomic uint64_t holds __attribute__((tls_model("initial-exec")));
 
 __thread _Atomic uint64_t fl_mask_virtual __attribute__((tls_model("initial-exec")));
 
@@ -130,6 +133,7 @@ void fl_mask_hold(int sig, const siginfo_t *si)
 
 	if (i < 0)
 		return;
+	atomic_fetch_add_explicit(&holds, 1, memory_order_relaxed);
 	if (si->si_code == SI_TKILL) {
 		if (atomic_load_explicit(&thread_held.bits, memory_order_relaxed) & bit_of(sig))
 			return;
@@ -147,18 +151,24 @@ void fl_mask_hold(int sig, const siginfo_t *si)
 	atomic_store_explicit(&process_held[i].state, HELD_FULL, memory_order_release);
 }
 
+/* The signal and what was kept of its info, as a siginfo_t. */
+static void info_of(int sig, const struct held_info *rec, siginfo_t *si)
+{
+	memset(si, 0, sizeof(*si));
+	si->si_signo = sig;
+	si->si_code = rec->code;
+	si->si_pid = rec->pid;
+	si->si_uid = rec->uid;
+	si->si_value.sival_ptr = (void *)(uintptr_t)rec->value;
+}
+
 /* Raises sig again, to this thread, with what was kept of its siginfo. */
 static void raise_held(int sig, const struct held_info *rec)
 {
 	int saved_errno = errno;
 	siginfo_t si;
 
-	memset(&si, 0, sizeof(si));
-	si.si_signo = sig;
-	si.si_code = rec->code;
-	si.si_pid = rec->pid;
-	si.si_uid = rec->uid;
-	si.si_value.sival_ptr = (void *)(uintptr_t)rec->value;
+	info_of(sig, rec, &si);
 	/* The kernel takes any si_code from a thread that sends to itself. */
 	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, &si) != 0)
 		syscall(SYS_tgkill, getpid(), gettid(), sig);
@@ -214,6 +224,50 @@ int fl_mask_release(void)
 		}
 	}
 	return raised;
+}
+
+int fl_mask_take(uint64_t set, siginfo_t *si)
+{
+	struct held_info rec;
+
+	for (int i = 0; i < 3; i++) {
+		int sig = held_sigs[i];
+
+		if (!(set & bit_of(sig)))
+			continue;
+		/* As in fl_mask_release: the info first, then the bit taken. */
+		rec = thread_held.info[i];
+		atomic_signal_fence(memory_order_acq_rel);
+		if (atomic_fetch_and_explicit(&thread_held.bits, ~bit_of(sig),
+					      memory_order_relaxed) & bit_of(sig)) {
+			info_of(sig, &rec, si);
+			return sig;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		int sig = held_sigs[i];
+		uint32_t full = HELD_FULL;
+
+		if (!(set & bit_of(sig)))
+			continue;
+		/* Pairs with the release that ends a write in fl_mask_hold. */
+		if (atomic_compare_exchange_strong_explicit(&process_held[i].state, &full,
+							    HELD_TAKING, memory_order_acquire,
+							    memory_order_relaxed)) {
+			rec = process_held[i].info;
+			/* Pairs with the acquire of the exchange in fl_mask_hold. */
+			atomic_store_explicit(&process_held[i].state, HELD_EMPTY,
+					      memory_order_release);
+			info_of(sig, &rec, si);
+			return sig;
+		}
+	}
+	return 0;
+}
+
+uint64_t fl_mask_holds(void)
+{
+	return atomic_load_explicit(&holds, memory_order_relaxed);
 }
 
 uint64_t fl_mask_held(void)

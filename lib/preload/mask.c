@@ -25,10 +25,11 @@
  * application's.  They are known by their return address, in this
  * library's text.
  *
- * Not covered: sigwait, sigwaitinfo, sigtimedwait and signalfd for the
- * three (they are never pending in the kernel); system(3) and popen(3) (glibc spawns with its internal
- * names: the child gets the kernel's mask, without the virtual set);
- * setcontext(3) and swapcontext(3) (they restore the kernel's part only).
+ * sigwait, sigwaitinfo and sigtimedwait take a held one of the three
+ * first (below), and system(3) and popen(3) spawn with the virtual set
+ * blocked in the kernel.  Not covered: signalfd for the three (they are
+ * never pending in the kernel); setcontext(3) and swapcontext(3) (they
+ * restore the kernel's part only).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,9 +41,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <faultline/dispatch.h>
@@ -132,7 +135,8 @@ static void *real(void *volatile *slot, const char *name)
 static void *volatile real_sigsuspend, *volatile real_pthread_create, *volatile real_siglongjmp,
 	*volatile real___longjmp_chk, *volatile real_execve, *volatile real_execvp,
 	*volatile real_execvpe, *volatile real_fexecve, *volatile real_execveat,
-	*volatile real_posix_spawn, *volatile real_posix_spawnp;
+	*volatile real_posix_spawn, *volatile real_posix_spawnp, *volatile real_system,
+	*volatile real_popen, *volatile real_sigtimedwait;
 
 /*
  * glibc's pthread_sigmask (2.36), as a system call: SIGCANCEL and
@@ -646,6 +650,130 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 	return r;
 }
 
+/*
+ * system(3) and popen(3): glibc spawns with its internal names, so the
+ * spawn above is not seen; the virtual set is blocked in the kernel for
+ * the call instead (system's whole call: the thread waits in it).
+ */
+EXPORT int system(const char *command)
+{
+	uint64_t bits = exec_begin();
+	int r = REAL(int (*)(const char *), system)(command);
+
+	exec_end(bits);
+	return r;
+}
+
+EXPORT FILE *popen(const char *command, const char *type)
+{
+	uint64_t bits = exec_begin();
+	FILE *f = REAL(FILE *(*)(const char *, const char *), popen)(command, type);
+
+	exec_end(bits);
+	return f;
+}
+
+/* ------------------------------------------------------------------------
+ * Waiting for a signal: sigwait, sigwaitinfo, sigtimedwait.  One of the
+ * three that was sent while the application blocked it is held by the
+ * shim, not pending in the kernel: a wait for it takes it from there
+ * first.  One sent while the thread waits for it is the kernel's to give
+ * (the wait unblocks what it waits for).  One of the three that the
+ * thread blocks but does not wait for runs faultline's handler, which
+ * holds it and so ends the kernel's wait with EINTR, where without the
+ * shim it would have stayed pending: the wait goes on then, with the
+ * time that is left (the same when the handshake's signal ended it).
+ */
+
+/* The count of faultline's handlers run in this thread that end a wait. */
+static uint64_t ours_run(void)
+{
+	struct fl_nap_seen seen = { 0 };
+
+	fl_naps_of((int32_t)gettid(), &seen);
+	return fl_mask_holds() + seen.stops;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+typedef int timedwait_fn(const sigset_t *, siginfo_t *, const struct timespec *);
+
+static int wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	uint64_t want = set ? bits_of(set) & fl_mask_hidden() : 0, end = 0;
+	struct timespec left;
+
+	if (timeout) {
+		if (timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000L || timeout->tv_sec < 0) {
+			errno = EINVAL;
+			return -1;
+		}
+		left = *timeout;
+		end = now_ns() + (uint64_t)timeout->tv_sec * 1000000000ull +
+		      (uint64_t)timeout->tv_nsec;
+	}
+	for (;;) {
+		uint64_t before = ours_run(), now;
+		siginfo_t si;
+		int sig = want ? fl_mask_take(want, &si) : 0, r;
+
+		if (sig) {
+			/* As glibc's sigtimedwait folds the code of a tkill. */
+			if (si.si_code == SI_TKILL)
+				si.si_code = SI_USER;
+			if (info)
+				*info = si;
+			return sig;
+		}
+		r = REAL(timedwait_fn *, sigtimedwait)(set, info, timeout ? &left : NULL);
+		if (r >= 0 || errno != EINTR || ours_run() == before)
+			return r;
+		if (timeout) {
+			now = now_ns();
+			if (now >= end) {
+				errno = EAGAIN;
+				return -1;
+			}
+			left.tv_sec = (time_t)((end - now) / 1000000000ull);
+			left.tv_nsec = (long)((end - now) % 1000000000ull);
+		}
+	}
+}
+
+EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	return wait_signal(set, info, timeout);
+}
+
+EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	return wait_signal(set, info, NULL);
+}
+
+/* As glibc's: sigwaitinfo until a signal comes; an errno value, not -1. */
+EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	int saved_errno = errno, r;
+
+	do
+		r = wait_signal(set, NULL, NULL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		r = errno;
+		errno = saved_errno;
+		return r;
+	}
+	*sig = r;
+	errno = saved_errno;
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 
 void fl_preload_mask_start(void)
@@ -653,11 +781,13 @@ void fl_preload_mask_start(void)
 	static const char *const names[] = {
 		"sigsuspend", "pthread_create", "siglongjmp", "__longjmp_chk", "execve",
 		"execvp", "execvpe", "fexecve", "execveat", "posix_spawn", "posix_spawnp",
+		"system", "popen", "sigtimedwait",
 	};
 	void *volatile *const slots[] = {
 		&real_sigsuspend, &real_pthread_create, &real_siglongjmp, &real___longjmp_chk,
 		&real_execve, &real_execvp, &real_execvpe, &real_fexecve, &real_execveat,
-		&real_posix_spawn, &real_posix_spawnp,
+		&real_posix_spawn, &real_posix_spawnp, &real_system, &real_popen,
+		&real_sigtimedwait,
 	};
 	uint64_t hide, bits;
 	sigset_t cur, move;

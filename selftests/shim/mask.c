@@ -278,6 +278,80 @@ static int c_pending(void)
 	return 0;
 }
 
+/* A thread that sends sig to target after ms milliseconds. */
+struct send_later {
+	pthread_t target;
+	int sig, ms;
+};
+
+static void *sender(void *arg)
+{
+	const struct send_later *l = arg;
+
+	usleep((useconds_t)l->ms * 1000);
+	pthread_kill(l->target, l->sig);
+	return NULL;
+}
+
+static void wait_result(const char *what, int r, const siginfo_t *si)
+{
+	if (r < 0)
+		printf("%s: -1, %s\n", what, strerrorname_np(errno));
+	else
+		printf("%s: %s, si_code %s\n", what, sigabbrev_np(r), si ? code_name(si->si_code) :
+		       "-");
+}
+
+/*
+ * Waited for (sigwait, sigwaitinfo, sigtimedwait): each of the three sent
+ * while blocked is taken by the wait, one sent during the wait too, and
+ * one that is blocked but not waited for does not end the wait.
+ */
+static int c_sigwait(void)
+{
+	struct timespec ms10 = { 0, 10 * 1000 * 1000 }, s2 = { 2, 0 };
+	sigset_t bus = set_of(SIGBUS, 0, 0, 0), segv = set_of(SIGSEGV, 0, 0, 0);
+	sigset_t trap = set_of(SIGTRAP, 0, 0, 0), usr1 = set_of(SIGUSR1, 0, 0, 0);
+	sigset_t trap_usr1 = set_of(SIGTRAP, SIGUSR1, 0, 0);
+	struct send_later later;
+	siginfo_t si;
+	pthread_t th;
+	int sig = 0, r;
+
+	block_three();
+	if (sigprocmask(SIG_BLOCK, &usr1, NULL) != 0)
+		fail("sigprocmask");
+	if (raise(SIGBUS) != 0 || kill(getpid(), SIGSEGV) != 0)
+		fail("kill");
+	kernel_blocks("before the waits");
+	r = sigwait(&bus, &sig);
+	printf("sigwait for SIGBUS: %d, %s\n", r, r ? "-" : sigabbrev_np(sig));
+	r = sigwaitinfo(&segv, &si);
+	wait_result("sigwaitinfo for SIGSEGV", r, &si);
+	r = sigtimedwait(&trap, &si, &ms10);
+	wait_result("sigtimedwait for SIGTRAP, nothing sent", r, &si);
+	/* Sent while the thread waits for it. */
+	later = (struct send_later){ pthread_self(), SIGTRAP, 50 };
+	if (pthread_create(&th, NULL, sender, &later) != 0)
+		fail("pthread_create");
+	r = sigtimedwait(&trap_usr1, &si, &s2);
+	wait_result("sigtimedwait for SIGTRAP or SIGUSR1, SIGTRAP sent meanwhile", r, &si);
+	pthread_join(th, NULL);
+	/* Blocked, not waited for: it stays pending and the wait goes on. */
+	later = (struct send_later){ pthread_self(), SIGBUS, 20 };
+	if (pthread_create(&th, NULL, sender, &later) != 0)
+		fail("pthread_create");
+	r = sigtimedwait(&usr1, &si, &(struct timespec){ 0, 300 * 1000 * 1000 });
+	wait_result("sigtimedwait for SIGUSR1, SIGBUS sent meanwhile", r, &si);
+	pthread_join(th, NULL);
+	show_pending("sigpending after");
+	r = sigwaitinfo(&bus, &si);
+	wait_result("sigwaitinfo for SIGBUS", r, &si);
+	show_pending("sigpending at the end");
+	kernel_blocks("after the waits");
+	return 0;
+}
+
 /* A forked child has nothing pending; its parent keeps what it had. */
 static int c_fork(void)
 {
@@ -371,6 +445,29 @@ static int c_exec(const char *how, char *self)
 	r = execve("/nonexistent/x", argv, env);
 	printf("execve of nothing: %d, %s\n", r, strerrorname_np(errno));
 	kernel_blocks("after a failed exec");
+	if (!strcmp(how, "system") || !strcmp(how, "popen")) {
+		char cmd[4200], line[512];
+		FILE *f;
+
+		/* The shell and the program without the shim: the kernel's mask. */
+		environ = env;
+		snprintf(cmd, sizeof(cmd), "exec '%s' showmask", self);
+		if (!strcmp(how, "system")) {
+			if (system(cmd) != 0)
+				fail("system");
+		} else {
+			f = popen(cmd, "r");
+			if (!f)
+				fail("popen");
+			while (fgets(line, sizeof(line), f))
+				fputs(line, stdout);
+			if (pclose(f) != 0)
+				fail("pclose");
+		}
+		kernel_blocks(how);
+		show_mask("parent");
+		return 0;
+	}
 	if (!strncmp(how, "spawn", 5)) {
 		int status;
 		pid_t pid;
@@ -623,7 +720,10 @@ int main(int argc, char **argv)
 		return c_fork();
 	if (!strcmp(argv[1], "thread"))
 		return c_thread();
-	if (!strncmp(argv[1], "exec", 4) || !strncmp(argv[1], "spawn", 5))
+	if (!strcmp(argv[1], "sigwait"))
+		return c_sigwait();
+	if (!strncmp(argv[1], "exec", 4) || !strncmp(argv[1], "spawn", 5) ||
+	    !strcmp(argv[1], "system") || !strcmp(argv[1], "popen"))
 		return c_exec(argv[1], argv[0]);
 	if (!strcmp(argv[1], "showmask"))
 		return c_showmask();

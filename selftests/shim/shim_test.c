@@ -818,6 +818,12 @@ static void test_mask(void)
 		     false, 0, NULL);
 	mask_compare("mask_a_spawned_program_under_the_shim_sees_the_mask_set", "spawn-shim",
 		     false, 0, NULL);
+	mask_compare("mask_a_program_run_by_system_starts_with_the_mask_set", "system", false, 0,
+		     three);
+	mask_compare("mask_a_program_run_by_popen_starts_with_the_mask_set", "popen", false, 0,
+		     three);
+	mask_compare("mask_signals_sent_while_blocked_are_taken_by_sigwait", "sigwait", false, 0,
+		     NULL);
 	mask_compare("mask_a_bad_how_is_einval_and_changes_nothing", "bad_how", false, 0, NULL);
 	mask_compare("mask_a_handler_sees_and_sets_the_mask_as_without_shim", "handler_mask",
 		     false, 0, NULL);
