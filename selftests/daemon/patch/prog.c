@@ -15,7 +15,9 @@
  * fl_patchpoint_write calls of patch point 7, alternating the two
  * contents selftests/bench/remote_patch.sh asks of faultlined: "local
  * median US p90 US" (the same change, made in the process: the bench's
- * floor); exits 0 at EOF.
+ * floor), and for "local-thread N" the same made by another thread while
+ * the main one waits in the kernel (as it does while faultlined's
+ * requests run); exits 0 at EOF.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -94,6 +96,28 @@ static void local_writes(int n)
 	printf("local median %.1f p90 %.1f\n", lat[ok / 2], lat[ok * 9 / 10]);
 	free(lat);
 }
+
+static void *local_thread(void *arg)
+{
+	local_writes((int)(intptr_t)arg);
+	return NULL;
+}
+
+/*
+ * "local-thread N": the same from another thread while this one waits in
+ * the kernel, as it does while faultlined's requests run on fl-requests:
+ * the same change, with the same threads where they are then.
+ */
+static void local_writes_from_a_thread(int n)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, local_thread, (void *)(intptr_t)n) != 0) {
+		printf("local failed: pthread_create\n");
+		return;
+	}
+	pthread_join(t, NULL);
+}
 #endif
 
 static void *busy(void *arg)
@@ -148,6 +172,8 @@ int main(int argc, char **argv)
 #ifndef NO_FAULTLINE
 		else if (!strncmp(line, "local ", 6))
 			local_writes(atoi(line + 6));
+		else if (!strncmp(line, "local-thread ", 13))
+			local_writes_from_a_thread(atoi(line + 13));
 #endif
 		fflush(stdout);
 	}
