@@ -406,12 +406,15 @@ struct fl_pokes {
 extern struct fl_pokes fl_pokes;
 
 /*
- * The addresses ever patched (int3s written there): an insert-only set
- * of tables, table k with FL_POKED_FIRST << k entries, open addressing.
- * The patcher adds (one writer, under its lock); the handler looks up.
+ * The addresses patched (int3s written there): a set of tables, table k
+ * with FL_POKED_FIRST << k entries, open addressing.  The patcher adds
+ * (under its lock), the code of a module that goes away is forgotten
+ * (FL_POKED_GONE written over its addresses: a tombstone, never an
+ * address of code), and the handler looks up.
  */
 #define FL_POKED_TABLES 24
 #define FL_POKED_FIRST 1024
+#define FL_POKED_GONE 1
 
 struct fl_poked {
 	_Atomic(_Atomic uint64_t *) table[FL_POKED_TABLES];
@@ -434,7 +437,7 @@ void fl_trap_orphans_undo(void);
  */
 bool fl_trap_waiting(int32_t tid, uint64_t *pc, uint64_t *sp);
 
-/* Whether addr was ever patched.  Async-signal-safe, lock-free. */
+/* Whether addr was patched (and its module is not gone).  Async-signal-safe, lock-free. */
 bool fl_poked_has(uint64_t addr);
 
 /*

@@ -309,6 +309,8 @@ static void mod_removed(int id)
 		if ((*p)->id == id) {
 			struct mod_range *r = *p;
 
+			/* Its patched addresses first: nothing there is ours now. */
+			fl_poked_forget(r->start, r->start + r->size);
 			*p = r->next;
 			r->next = gone;
 			gone = r;

@@ -35,6 +35,14 @@ struct fl_maps;
  */
 uint64_t fl_patch_changes_made(void);
 
+/*
+ * Forgets the addresses patched in [start, end), a module's code that is
+ * gone (fl_poked, dispatch.h): a trap there is no longer taken for one
+ * of faultline's, whatever is loaded there next.  Takes only the lock of
+ * fl_poked's writers, briefly: callable under the table's lock.
+ */
+void fl_poked_forget(uint64_t start, uint64_t end);
+
 int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_maps *known,
 			 unsigned flags, struct fl_diag *diag);
 

@@ -598,10 +598,51 @@ static uint64_t poked_hash(uint64_t addr)
 }
 
 /*
- * Adds addr to the addresses ever patched.  Returns 0 or -ENOMEM.  Under
- * the patch lock (the one writer), before addr's slot is published.
+ * fl_poked's writers: the patcher (poked_add, under the patch lock) and
+ * fl_poked_forget (under the table's lock, where the patch lock may not
+ * be waited for).  Held only for the table's own work.
+ */
+static pthread_mutex_t poked_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int poked_add_locked(uint64_t addr);
+
+/*
+ * Adds addr to the addresses patched.  Returns 0 or -ENOMEM.  Under the
+ * patch lock, before addr's slot is published.
  */
 static int poked_add(uint64_t addr)
+{
+	int err;
+
+	pthread_mutex_lock(&poked_lock);
+	err = poked_add_locked(addr);
+	pthread_mutex_unlock(&poked_lock);
+	return err;
+}
+
+void fl_poked_forget(uint64_t start, uint64_t end)
+{
+	pthread_mutex_lock(&poked_lock);
+	for (size_t k = 0; k < FL_POKED_TABLES; k++) {
+		_Atomic uint64_t *t = atomic_load_explicit(&fl_poked.table[k], memory_order_relaxed);
+
+		if (!t)
+			break;
+		/*
+		 * A tombstone, not 0: the handler's probes for the addresses
+		 * after it go on past it.  It still counts as used.
+		 */
+		for (size_t i = 0; i < ((size_t)FL_POKED_FIRST << k); i++) {
+			uint64_t v = atomic_load_explicit(&t[i], memory_order_relaxed);
+
+			if (v >= start && v < end && v != FL_POKED_GONE)
+				atomic_store_explicit(&t[i], FL_POKED_GONE, memory_order_relaxed);
+		}
+	}
+	pthread_mutex_unlock(&poked_lock);
+}
+
+static int poked_add_locked(uint64_t addr)
 {
 	size_t k = 0, cap, mask;
 	_Atomic uint64_t *t;

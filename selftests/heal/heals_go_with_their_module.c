@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 
 #include "common.h"
+#include "dispatch/dispatch.h"
 
 static _Atomic unsigned long npes;
 
@@ -99,8 +100,11 @@ int main(int argc, char **argv)
 		"healed: the bytes did not change");
 	calls_work(fn, "healed");
 
+	t_check(fl_poked_has(site), "healed: the site is not among the addresses patched");
 	t_check(dlclose(h) == 0, "dlclose: %s", dlerror());
 	t_check(fl_refresh() == 1, "fl_refresh after dlclose: not one module gone");
+	/* A trap there is the application's now, whatever is loaded there. */
+	t_check(!fl_poked_has(site), "closed: the site is still among the addresses patched");
 	h = load(argv[1], &fn, &site2);
 	printf("  site at 0x%llx, then at 0x%llx after dlclose and dlopen\n",
 	       (unsigned long long)site, (unsigned long long)site2);
