@@ -22,8 +22,10 @@
  *   pthread_create, siglongjmp, longjmp, _longjmp, __longjmp_chk
  *     carry that set to a new thread, and out of a handler;
  *   execve, execv, execvp, execvpe, execl, execle, execlp, fexecve, execveat
- *   posix_spawn, posix_spawnp
+ *   posix_spawn, posix_spawnp, system, popen
  *     give it to the program executed;
+ *   sigwait, sigwaitinfo, sigtimedwait
+ *     take one of the three that was sent while blocked;
  *   dlopen, dlclose
  *     rescan the loaded modules.
  *
