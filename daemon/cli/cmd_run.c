@@ -34,6 +34,23 @@ static const char run_usage[] =
 	"null checks that fail resume at their handlers.  Exits with PROGRAM's\n"
 	"status.\n";
 
+/* Whether the LD_PRELOAD list (':' or ' ' separated) names a libfaultline-preload.so. */
+static bool lists_preload(const char *list)
+{
+	size_t name = strlen(PRELOAD_NAME);
+
+	for (const char *at = list; *at;) {
+		size_t len = strcspn(at, ": ");
+
+		if (len >= name && !strncmp(at + len - name, PRELOAD_NAME, name) &&
+		    (len == name || at[len - name - 1] == '/'))
+			return true;
+		at += len;
+		at += strspn(at, ": ");
+	}
+	return false;
+}
+
 /* The preload library beside this executable: BINDIR/../lib/. */
 static int find_preload(char *out, size_t len)
 {
@@ -227,10 +244,19 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 
+	/*
+	 * After what is there: a preload that must come first (HotSpot's
+	 * libjsig, whose sigaction then hands the JVM's and the others' to
+	 * the shim's; ASan's runtime) keeps its place.  Already there (run
+	 * under run): left as it is.
+	 */
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
-		if (asprintf(&env, "%s:%s", preload, old) < 0)
+		if (lists_preload(old)) {
+			env = strdup(old);
+		} else if (asprintf(&env, "%s:%s", old, preload) < 0) {
 			return 127;
+		}
 	} else {
 		env = strdup(preload);
 	}

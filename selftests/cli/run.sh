@@ -320,10 +320,14 @@ if [ -e "$PRELOAD" ] && ldd "$PRELOAD" | grep -q libasan; then
 	# ("ASan runtime does not come first"); the plain build runs these.
 	echo "skip: run_env, run_status, run_args, summary_*: the preload library is ASan-built (checked in the plain build)"
 elif [ -e "$PRELOAD" ]; then
-	# The program sees the library in LD_PRELOAD, ahead of what was there,
+	# The program sees the library in LD_PRELOAD, after what was there (a
+	# libjsig or ASan's runtime must stay first), once (run under run),
 	# and its own options and exit status pass through.
 	run run_env 0 env LD_PRELOAD=/nonexistent-but-kept.so "$FL" run -- sh -c 'echo "$LD_PRELOAD"; exit 0'
-	has run_env run_env.out "libfaultline-preload.so:/nonexistent-but-kept.so"
+	if grep -qE '^/nonexistent-but-kept\.so:[^:]*/libfaultline-preload\.so$' run_env.out; then ok; else
+		bad "run_env: the library is not after what LD_PRELOAD had"; sed 's/^/  | /' run_env.out; fi
+	run run_env_once 0 env LD_PRELOAD="/x/libjsig.so $PRELOAD" "$FL" run -- sh -c 'echo "[$LD_PRELOAD]"; exit 0'
+	has run_env_once run_env_once.out "[/x/libjsig.so $PRELOAD]"
 	run run_status 3 "$FL" run -- sh -c 'exit 3'
 	run run_args 0 "$FL" run -- echo --log x
 	has run_args run_args.out "--log x"
