@@ -82,16 +82,12 @@ public class NpeStress {
 		}
 	}
 
-	public static void main(String[] args) throws Exception {
-		int threads = Integer.parseInt(args[0]);
-		int iters = Integer.parseInt(args[1]);
-		int every = Integer.parseInt(args[2]);
-		int rounds = Integer.parseInt(args[3]);
-
+	// What run.sh reads of the process: a copy of its maps (RT_MAPS) and
+	// the names of its threads (RT_TASKS: faultline's healer is looked for).
+	static void leaveTraces() throws java.io.IOException {
 		String maps = System.getenv("RT_MAPS");
 		if (maps != null)
 			Files.copy(Path.of("/proc/self/maps"), Path.of(maps));
-		// The names of this process's threads (run.sh looks for faultline's healer).
 		String tasks = System.getenv("RT_TASKS");
 		if (tasks != null) {
 			StringBuilder names = new StringBuilder();
@@ -106,6 +102,15 @@ public class NpeStress {
 			}
 			Files.writeString(Path.of(tasks), names.toString());
 		}
+	}
+
+	public static void main(String[] args) throws Exception {
+		int threads = Integer.parseInt(args[0]);
+		int iters = Integer.parseInt(args[1]);
+		int every = Integer.parseInt(args[2]);
+		int rounds = Integer.parseInt(args[3]);
+
+		leaveTraces();
 
 		for (int round = 0; round < rounds; round++) {
 			Result[] results = new Result[threads];

@@ -8,7 +8,16 @@
 # at test time; runs and logs are in $(B)/tests/runtimes/.  About 10 s.
 
 RUNTIMES_OUT := $(B)/tests/runtimes
+# jvm-jsig's JNI library (jsig_jni.c), built against Debian's OpenJDK 17.
+RT_JAVA_HOME := /usr/lib/jvm/java-17-openjdk-amd64
+RT_JNI_SO := $(RUNTIMES_OUT)/libjsig-jni.so
+
+$(RT_JNI_SO): selftests/runtimes/jsig_jni.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -O2 -g $(WARN) -fPIC -shared -I$(RT_JAVA_HOME)/include \
+		-I$(RT_JAVA_HOME)/include/linux $< -o $@
 
 .PHONY: check-runtimes
-check-runtimes: $(PRELOAD_SO) | deps
+check-runtimes: $(PRELOAD_SO) $(RT_JNI_SO) | deps
 	$(Q)selftests/runtimes/run.sh $(PRELOAD_SO) $(RUNTIMES_OUT)

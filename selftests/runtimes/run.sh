@@ -17,6 +17,10 @@
 #                message; StackOverflowError caught in two threads;
 #                -Xcheck:jni, whose periodic checks warn when a signal
 #                handler is not HotSpot's.
+#   jvm-jsig     OpenJDK 17 under its libjsig (JsigJni.java, jsig_jni.c): a
+#                JNI library installs its own SIGSEGV handler; it must see
+#                SIG_DFL as the previous action, and C2 code's NPEs stay
+#                the JVM's (libjsig first, the shim after it).
 #   jvm-crash    OpenJDK 17 (Crash.java): a read of address 0 in the VM's
 #                native code; HotSpot's handler writes hs_err and aborts.
 #   node-wasm    Node.js (wasm-oob.js): out-of-bounds WebAssembly loads
@@ -235,7 +239,7 @@ classes=$out/classes
 rm -rf "$classes"
 mkdir -p "$classes"
 # Crash.java uses sun.misc.Unsafe: javac warns about it whatever the options.
-if "$javac" -nowarn -d "$classes" "$here/NpeStress.java" "$here/Crash.java" \
+if "$javac" -nowarn -d "$classes" "$here/NpeStress.java" "$here/Crash.java" "$here/JsigJni.java" \
 	>"$out/javac.log" 2>&1; then
 	ok "javac"
 	java_ok=1
@@ -287,6 +291,26 @@ if [ $java_ok = 1 ]; then
 		echo "#   $m: $n null check uncommon traps in C2 code"
 	done
 	mapped jvm-npe
+
+	# ---- jvm-jsig ----
+	# HotSpot's libjsig first in LD_PRELOAD (where faultline run keeps it),
+	# the shim after it in the shim's runs: a JNI library's sigaction sees
+	# SIG_DFL as the previous SIGSEGV action, and C2 code's NPEs stay the
+	# JVM's (the library's handler would exit 99).
+	jsig=$java_home/lib/libjsig.so
+	jni=$out/libjsig-jni.so
+	# shellcheck disable=SC2016
+	both jvm-jsig sh -c 'LD_PRELOAD=$0${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"' "$jsig" \
+		"$java" -Xbatch -cp "$classes" JsigJni "$jni" 300000
+	status_is jvm-jsig 0
+	same jvm-jsig stdout
+	same jvm-jsig stderr
+	expect jvm-jsig "the library saw SIG_DFL; every NPE was the JVM's" \
+		'grep -qx "the library.s sigaction(SIGSEGV) saw as the previous action: SIG_DFL" "$D/stdout" &&
+		 grep -qx "3000 NullPointerExceptions caught" "$D/stdout" &&
+		 [ "$(tail -n 1 "$D/stdout")" = done ]'
+	expect jvm-jsig "libjsig mapped" 'grep -q "/libjsig.so$" "$D/maps"'
+	mapped jvm-jsig
 
 	# ---- jvm-crash ----
 	both jvm-crash "$java" -XX:ErrorFile=hs_err.log -cp "$classes" Crash
