@@ -1423,7 +1423,8 @@ static int try_once(struct batch *b, const struct fl_maps *maps)
 	atomic_store_explicit(&fl_park.running, gen, memory_order_seq_cst);
 
 	/* The threads that must not meet an int3 first: stopped before step 1. */
-	err = fl_census_list(&b->census, b->why, sizeof(b->why));
+	/* A change within one instruction needs to know only who blocks SIGTRAP. */
+	err = fl_census_list(&b->census, !where, b->why, sizeof(b->why));
 	if (err >= 0)
 		err = decide_new(b, 0);
 	if (!err)
@@ -1447,7 +1448,7 @@ static int try_once(struct batch *b, const struct fl_maps *maps)
 		if (err)
 			goto release;
 		from = b->census.n;
-		err = fl_census_list(&b->census, b->why, sizeof(b->why));
+		err = fl_census_list(&b->census, false, b->why, sizeof(b->why));
 		if (err == 0)
 			break;
 		if (err < 0 || (err = decide_new(b, from)) != 0)

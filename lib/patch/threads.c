@@ -112,6 +112,33 @@ int fl_thread_status(const struct fl_census *c, struct fl_thread *t)
 	return 0;
 }
 
+int fl_thread_stat(const struct fl_census *c, struct fl_thread *t)
+{
+	char buf[1024], *at;
+	int err = read_file(c, t->name, "stat", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	/* "PID (COMM) STATE ...": the name may hold spaces and parentheses. */
+	at = strrchr(buf, ')');
+	if (!at || at[1] != ' ' || !at[2])
+		return -EPROTO;
+	at += 2;
+	t->state = *at;
+	if (t->state == 'Z' || t->state == 'X')
+		return -ESRCH;
+	/* Field 32, blocked: the 29th after the state. */
+	for (int k = 0; k < 29; k++) {
+		at = strchr(at, ' ');
+		if (!at)
+			return -EPROTO;
+		at++;
+	}
+	t->blocked = strtoull(at, NULL, 10);
+	t->tid = t->name;
+	return 0;
+}
+
 int fl_thread_look(const struct fl_census *c, struct fl_thread *t)
 {
 	char buf[256], *at, *end;
@@ -321,7 +348,7 @@ static bool computes(const struct fl_thread *t)
 	return t->on_cpu_ns >= m->on_cpu_ns + FL_COMPUTES_NS || t->stops != m->stops;
 }
 
-int fl_census_list(struct fl_census *c, char *why, size_t why_len)
+int fl_census_list(struct fl_census *c, bool light, char *why, size_t why_len)
 {
 	char buf[4096];
 	bool self_seen = false;
@@ -358,6 +385,23 @@ int fl_census_list(struct fl_census *c, char *why, size_t why_len)
 			t = &c->t[c->n];
 			memset(t, 0, sizeof(*t));
 			t->name = (int32_t)name;
+			/*
+			 * light: the caller needs only whether SIGTRAP is blocked,
+			 * which stat says for less than status; one that blocks it
+			 * is read in full (its other signals matter then).
+			 */
+			if (light && !c->foreign) {
+				err = fl_thread_stat(c, t);
+				if (err == -ESRCH)
+					continue;	/* it has exited */
+				if (!err && !fl_sigset_has(t->blocked, SIGTRAP)) {
+					c->n++;
+					added++;
+					continue;
+				}
+				memset(t, 0, sizeof(*t));
+				t->name = (int32_t)name;
+			}
 			err = fl_thread_runs(c, t);
 			if (err == -ESRCH)
 				continue;	/* it has exited */

@@ -95,12 +95,21 @@ void fl_census_close(struct fl_census *c);
 /*
  * Lists /proc/self/task and adds each thread that is not yet in c (but
  * this one), its schedstat read (fl_thread_runs) and its status read
- * (fl_thread_status) or remembered (fl_thread_remember).  Returns how many it
+ * (fl_thread_status) or remembered (fl_thread_remember); light: its stat
+ * only (fl_thread_stat), unless it blocks SIGTRAP.  Returns how many it
  * added, or -errno with the reason in why (a listing that fails, more
  * than FL_PARK_MAX threads, a thread whose id in this namespace cannot
  * be known).  A thread that exits meanwhile is left out.
  */
-int fl_census_list(struct fl_census *c, char *why, size_t why_len);
+int fl_census_list(struct fl_census *c, bool light, char *why, size_t why_len);
+
+/*
+ * Reads t's stat: its state and the standard signals it blocks (stat
+ * gives the first 31: SIGTRAP's, not the real-time ones), its id its name
+ * (for a census whose /proc is this process's).  Returns 0, -ESRCH when t
+ * has exited, or -errno.
+ */
+int fl_thread_stat(const struct fl_census *c, struct fl_thread *t);
 
 /*
  * Reads t's status: state, blocked signals, voluntary switches, then the
