@@ -231,7 +231,17 @@ install: all $(PC_FILE)
 	ln -sf libfaultline.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfaultline.so.0
 	ln -sf libfaultline.so.0 $(DESTDIR)$(LIBDIR)/libfaultline.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libfaultline.a
-	install -m 755 $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/libfaultline-preload.so
+	# The shim's debug info beside it, not in it: a runtime that reads the
+	# DWARF of every frame for its crash report (Ruby 3.1 misreads DWARF 5,
+	# and lost the file names of the frames after the shim's) finds none;
+	# gdb follows the debug link into .debug/.
+	install -d $(DESTDIR)$(LIBDIR)/.debug
+	objcopy --only-keep-debug $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug
+	chmod 644 $(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug
+	objcopy --strip-debug \
+		--add-gnu-debuglink=$(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug \
+		$(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/libfaultline-preload.so
+	chmod 755 $(DESTDIR)$(LIBDIR)/libfaultline-preload.so
 	install -m 644 include/faultline/*.h $(DESTDIR)$(INCLUDEDIR)/faultline/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/faultline.pc
 	# A page that is another's alias is a symlink in the tree, so that

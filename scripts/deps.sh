@@ -27,7 +27,7 @@ llvm-14
 TEST="
 llvm-14 llvm-14-dev lld-14 lld libclang-rt-14-dev
 check
-openjdk-17-jdk-headless nodejs python3
+openjdk-17-jdk-headless nodejs python3 ruby
 python3-prometheus-client tmux strace gdb
 man-db groff-base systemd util-linux
 busybox-static qemu-system-x86 cpio

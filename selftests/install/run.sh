@@ -14,6 +14,22 @@ for f in bin/faultline lib/libfaultline.so lib/libfaultline.so.0 lib/libfaultlin
 	 share/bash-completion/completions/faultline; do
 	[ -e "$R/$f" ] || { echo "install: missing $f"; exit 1; }
 done
+# The shim's debug info is split out (a debug link to lib/.debug/): Ruby's
+# crash report names every frame after the shim's with its file, as
+# without faultline (with the DWARF 5 inside, Ruby 3.1 lost them).
+S=$R/lib/libfaultline-preload.so
+D=$R/lib/.debug/libfaultline-preload.so.debug
+! readelf -S "$S" | grep -q '\.debug_info' || { echo "install: $S keeps its debug info"; exit 1; }
+readelf -S "$S" | grep -q '\.gnu_debuglink' || { echo "install: $S has no debug link"; exit 1; }
+readelf -S "$D" | grep -q '\.debug_info' || { echo "install: $D has no debug info"; exit 1; }
+command -v ruby >/dev/null || { echo "install: ruby not found (scripts/deps.sh test installs it)"; exit 1; }
+# shellcheck disable=SC2016
+bt=$( (ulimit -c 0; LD_PRELOAD=$S ruby -e 'Process.kill(:SEGV, $$)') 2>&1 | sed -n '/C level backtrace/,/^$/p') || true
+if ! grep -q 'libruby.*(rb_f_kill+' <<<"$bt" || grep -q '^\[0x' <<<"$bt"; then
+	echo "install: Ruby's crash report under the installed shim lost frames' files:"
+	sed 's/^/  | /' <<<"$bt" | head -20
+	exit 1
+fi
 cmp -s docs/json.md "$R/share/doc/faultline/json.md" ||
 	{ echo "install: share/doc/faultline/json.md is not docs/json.md"; exit 1; }
 # Every page of docs/man is installed, an alias as a .so link to the page
