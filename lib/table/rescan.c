@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <faultline/discovery.h>
@@ -22,6 +23,9 @@
 #include "table/sites.h"
 #include "table/stackmaps.h"
 #include "table/table.h"
+
+/* Tries of a module's file while no descriptor is free, a millisecond apart. */
+#define OPEN_TRIES 50
 
 struct loaded {
 	char *name;
@@ -110,7 +114,19 @@ static struct fl_table_mod *elf_module_new(const struct loaded *ld)
 	m->bias = ld->bias;
 	m->first_load = ld->first_load;
 
-	err = fl_module_open_addr((const void *)(uintptr_t)ld->first_load, NULL, &fm, &diag);
+	/*
+	 * No descriptor free (a low RLIMIT_NOFILE): another thread of
+	 * faultline's may hold the last one for a moment (a connection being
+	 * made, before it moves above 512), so a few more tries first.
+	 */
+	for (int tries = 0;; tries++) {
+		struct timespec ms = { 0, 1000 * 1000 };
+
+		err = fl_module_open_addr((const void *)(uintptr_t)ld->first_load, NULL, &fm, &diag);
+		if ((err != -EMFILE && err != -ENFILE) || tries == OPEN_TRIES)
+			break;
+		nanosleep(&ms, NULL);
+	}
 	if (err == 0)
 		err = fl_sites_of_elf(fm, &s, &diag);
 	if (err == 0)
