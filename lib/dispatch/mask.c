@@ -176,8 +176,39 @@ static void raise_held(int sig, const struct held_info *rec)
 }
 
 /*
- * As the kernel dequeues them: the thread's own before the process's, the
- * lowest number first (all three are synchronous ones, which it takes
+ * Takes held signal i (of held_sigs) of this thread's into *rec.  The
+ * info is read before the bit is taken: a hold writes it only while the
+ * bit is clear.  Taking it with one atomic operation makes one taker of
+ * this thread's (a handler that interrupts this one takes too) the one
+ * that gets it.
+ */
+static bool take_thread(int i, struct held_info *rec)
+{
+	uint64_t bit = bit_of(held_sigs[i]);
+
+	*rec = thread_held.info[i];
+	atomic_signal_fence(memory_order_acq_rel);
+	return atomic_fetch_and_explicit(&thread_held.bits, ~bit, memory_order_relaxed) & bit;
+}
+
+/* Takes held signal i of the process's into *rec. */
+static bool take_process(int i, struct held_info *rec)
+{
+	uint32_t full = HELD_FULL;
+
+	/* Pairs with the release that ends a write in fl_mask_hold. */
+	if (!atomic_compare_exchange_strong_explicit(&process_held[i].state, &full, HELD_TAKING,
+						     memory_order_acquire, memory_order_relaxed))
+		return false;
+	*rec = process_held[i].info;
+	/* Pairs with the acquire of the exchange in fl_mask_hold. */
+	atomic_store_explicit(&process_held[i].state, HELD_EMPTY, memory_order_release);
+	return true;
+}
+
+/*
+ * As the kernel dequeues them: the thread's own before the process's,
+ * the lowest number first (all three are synchronous ones, which it takes
  * before others).
  */
 int fl_mask_release(void)
@@ -186,43 +217,17 @@ int fl_mask_release(void)
 	struct held_info rec;
 	int raised = 0;
 
-	for (int i = 0; i < 3; i++) {
-		int sig = held_sigs[i];
+	for (int from = 0; from < 2; from++)
+		for (int i = 0; i < 3; i++) {
+			int sig = held_sigs[i];
 
-		if (blocked & bit_of(sig))
-			continue;
-		/*
-		 * The info is read before the bit is taken: a hold writes it
-		 * only while the bit is clear.  Taking it with one atomic
-		 * operation makes one taker of this thread's (a handler that
-		 * interrupts this one calls it too) the one that raises it.
-		 */
-		rec = thread_held.info[i];
-		atomic_signal_fence(memory_order_acq_rel);
-		if (atomic_fetch_and_explicit(&thread_held.bits, ~bit_of(sig),
-					      memory_order_relaxed) & bit_of(sig)) {
-			raise_held(sig, &rec);
-			raised++;
+			if (blocked & bit_of(sig))
+				continue;
+			if (from == 0 ? take_thread(i, &rec) : take_process(i, &rec)) {
+				raise_held(sig, &rec);
+				raised++;
+			}
 		}
-	}
-	for (int i = 0; i < 3; i++) {
-		int sig = held_sigs[i];
-		uint32_t full = HELD_FULL;
-
-		if (blocked & bit_of(sig))
-			continue;
-		/* Pairs with the release that ends a write in fl_mask_hold. */
-		if (atomic_compare_exchange_strong_explicit(&process_held[i].state, &full,
-							    HELD_TAKING, memory_order_acquire,
-							    memory_order_relaxed)) {
-			rec = process_held[i].info;
-			/* Pairs with the acquire of the exchange in fl_mask_hold. */
-			atomic_store_explicit(&process_held[i].state, HELD_EMPTY,
-					      memory_order_release);
-			raise_held(sig, &rec);
-			raised++;
-		}
-	}
 	return raised;
 }
 
@@ -230,38 +235,17 @@ int fl_mask_take(uint64_t set, siginfo_t *si)
 {
 	struct held_info rec;
 
-	for (int i = 0; i < 3; i++) {
-		int sig = held_sigs[i];
+	for (int from = 0; from < 2; from++)
+		for (int i = 0; i < 3; i++) {
+			int sig = held_sigs[i];
 
-		if (!(set & bit_of(sig)))
-			continue;
-		/* As in fl_mask_release: the info first, then the bit taken. */
-		rec = thread_held.info[i];
-		atomic_signal_fence(memory_order_acq_rel);
-		if (atomic_fetch_and_explicit(&thread_held.bits, ~bit_of(sig),
-					      memory_order_relaxed) & bit_of(sig)) {
-			info_of(sig, &rec, si);
-			return sig;
+			if (!(set & bit_of(sig)))
+				continue;
+			if (from == 0 ? take_thread(i, &rec) : take_process(i, &rec)) {
+				info_of(sig, &rec, si);
+				return sig;
+			}
 		}
-	}
-	for (int i = 0; i < 3; i++) {
-		int sig = held_sigs[i];
-		uint32_t full = HELD_FULL;
-
-		if (!(set & bit_of(sig)))
-			continue;
-		/* Pairs with the release that ends a write in fl_mask_hold. */
-		if (atomic_compare_exchange_strong_explicit(&process_held[i].state, &full,
-							    HELD_TAKING, memory_order_acquire,
-							    memory_order_relaxed)) {
-			rec = process_held[i].info;
-			/* Pairs with the acquire of the exchange in fl_mask_hold. */
-			atomic_store_explicit(&process_held[i].state, HELD_EMPTY,
-					      memory_order_release);
-			info_of(sig, &rec, si);
-			return sig;
-		}
-	}
 	return 0;
 }
 
