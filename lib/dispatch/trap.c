@@ -110,12 +110,12 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	atomic_fetch_add_explicit(&fl_park.inside, 1, memory_order_relaxed);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &park_bit, NULL, sizeof(park_bit));
 	/* The census reads these after the mask (lib/patch/threads.c). */
-	if (me)
+	if (me) {
 		atomic_fetch_add_explicit(&me->stops, 1, memory_order_relaxed);
-	if (me)
 		atomic_store_explicit(&me->park, sigismember(&uc->uc_sigmask, SIGTRAP) == 1 ?
 				      FL_NAP_PARKED_TRAP_BLOCKED : FL_NAP_PARKED,
 				      memory_order_relaxed);
+	}
 	i = atomic_fetch_add_explicit(&fl_park.arrived, 1, memory_order_acq_rel);
 	if (i < FL_PARK_MAX) {
 		struct fl_park_slot *s = &fl_park.who[i];

@@ -704,22 +704,18 @@ static uint64_t now_ns(void)
 
 typedef int timedwait_fn(const sigset_t *, siginfo_t *, const struct timespec *);
 
+/*
+ * The caller's timeout is read only after the kernel took it: a bad one
+ * gets the kernel's EINVAL or EFAULT, as without the shim.
+ */
 static int wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
-	uint64_t want = set ? bits_of(set) & fl_mask_hidden() : 0, end = 0;
+	uint64_t want = set ? bits_of(set) & fl_mask_hidden() : 0, start = now_ns();
 	struct timespec left;
+	const struct timespec *wait = timeout;
 
-	if (timeout) {
-		if (timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000L || timeout->tv_sec < 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		left = *timeout;
-		end = now_ns() + (uint64_t)timeout->tv_sec * 1000000000ull +
-		      (uint64_t)timeout->tv_nsec;
-	}
 	for (;;) {
-		uint64_t before = ours_run(), now;
+		uint64_t before = ours_run(), end, now;
 		siginfo_t si;
 		int sig = want ? fl_mask_take(want, &si) : 0, r;
 
@@ -731,18 +727,20 @@ static int wait_signal(const sigset_t *set, siginfo_t *info, const struct timesp
 				*info = si;
 			return sig;
 		}
-		r = REAL(timedwait_fn *, sigtimedwait)(set, info, timeout ? &left : NULL);
+		r = REAL(timedwait_fn *, sigtimedwait)(set, info, wait);
 		if (r >= 0 || errno != EINTR || ours_run() == before)
 			return r;
-		if (timeout) {
-			now = now_ns();
-			if (now >= end) {
-				errno = EAGAIN;
-				return -1;
-			}
-			left.tv_sec = (time_t)((end - now) / 1000000000ull);
-			left.tv_nsec = (long)((end - now) % 1000000000ull);
+		if (!timeout)
+			continue;
+		end = start + (uint64_t)timeout->tv_sec * 1000000000ull + (uint64_t)timeout->tv_nsec;
+		now = now_ns();
+		if (now >= end) {
+			errno = EAGAIN;
+			return -1;
 		}
+		left.tv_sec = (time_t)((end - now) / 1000000000ull);
+		left.tv_nsec = (long)((end - now) % 1000000000ull);
+		wait = &left;
 	}
 }
 

@@ -330,6 +330,11 @@ static int c_sigwait(void)
 	wait_result("sigwaitinfo for SIGSEGV", r, &si);
 	r = sigtimedwait(&trap, &si, &ms10);
 	wait_result("sigtimedwait for SIGTRAP, nothing sent", r, &si);
+	/* A bad timeout is the kernel's to refuse. */
+	r = sigtimedwait(&trap, &si, &(struct timespec){ 0, -1 });
+	wait_result("sigtimedwait with tv_nsec -1", r, &si);
+	r = sigtimedwait(&trap, &si, (const struct timespec *)8);
+	wait_result("sigtimedwait with a timeout at address 8", r, &si);
 	/* Sent while the thread waits for it. */
 	later = (struct send_later){ pthread_self(), SIGTRAP, 50 };
 	if (pthread_create(&th, NULL, sender, &later) != 0)
