@@ -807,9 +807,10 @@ END_TEST
 static void write_image(char *path, const struct img *im)
 {
 	size_t n = strlen(path);
-	int fd = n && path[n - 1] == 'X' ? mkstemp(path) : open(path, O_WRONLY | O_TRUNC);
+	int fd = n && path[n - 1] == 'X' ? mkstemp(path) :
+		 open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fd >= 0, "writing the image to %s: %s", path, strerror(errno));
 	ck_assert_int_eq(write(fd, im->v.buf, im->v.len), (ssize_t)im->v.len);
 	close(fd);
 }
