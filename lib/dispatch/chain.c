@@ -207,58 +207,8 @@ static uint32_t slot_publish(struct chain *c, const struct sigaction *act)
 	return slot_publish_raw(c, &a);
 }
 
-/*
- * The mirrors' restorers: CHAIN_SLOTS copies of what libc's is (glibc's
- * __restore_rt: mov $15,%rax; syscall, rt_sigreturn), RESTORER_BYTES
- * apart.  Unwinders know a signal frame by these bytes (gdb, libunwind,
- * libgcc's fallback) or by glibc's CFI for __restore_rt, which libgcc needs
- * once libunwind is loaded too (it is, with libfaultline): the same CFI
- * here, one FDE from the padding before the first copy (libgcc looks up
- * the return address minus one) to the end.  At a restorer %rsp points at
- * the ucontext: the CFA is its saved %rsp, every register is in its gregs.
- */
-#define RESTORER_BYTES 16
 _Static_assert(CHAIN_SLOTS == 64, "fl_chain_restorers has 64 copies");
-#define UC_GREG(r) (offsetof(ucontext_t, uc_mcontext.gregs) + 8 * (r))
-_Static_assert(UC_GREG(REG_R8) == 0x28 && UC_GREG(REG_R11) == 0x40 &&
-	       UC_GREG(REG_RBX) == 0x80 && UC_GREG(REG_RSP) == 0xa0 &&
-	       UC_GREG(REG_RIP) == 0xa8, "the ucontext offsets in the restorers' CFI");
-extern const char fl_chain_restorers[] __attribute__((visibility("hidden")));
-__asm__(".text\n"
-	".balign 16\n"
-	"	.cfi_startproc simple\n"
-	"	.cfi_signal_frame\n"
-	/* DW_CFA_def_cfa_expression: *(%rsp + REG_RSP's) */
-	"	.cfi_escape 0x0f, 0x04, 0x77, 0xa0, 0x01, 0x06\n"
-	/* DW_CFA_expression reg, %rsp + its greg's offset: r8..r15 */
-	"	.cfi_escape 0x10, 0x08, 0x02, 0x77, 0x28\n"
-	"	.cfi_escape 0x10, 0x09, 0x02, 0x77, 0x30\n"
-	"	.cfi_escape 0x10, 0x0a, 0x02, 0x77, 0x38\n"
-	"	.cfi_escape 0x10, 0x0b, 0x03, 0x77, 0xc0, 0x00\n"
-	"	.cfi_escape 0x10, 0x0c, 0x03, 0x77, 0xc8, 0x00\n"
-	"	.cfi_escape 0x10, 0x0d, 0x03, 0x77, 0xd0, 0x00\n"
-	"	.cfi_escape 0x10, 0x0e, 0x03, 0x77, 0xd8, 0x00\n"
-	"	.cfi_escape 0x10, 0x0f, 0x03, 0x77, 0xe0, 0x00\n"
-	/* rdi, rsi, rbp, rbx, rdx, rax, rcx, rip */
-	"	.cfi_escape 0x10, 0x05, 0x03, 0x77, 0xe8, 0x00\n"
-	"	.cfi_escape 0x10, 0x04, 0x03, 0x77, 0xf0, 0x00\n"
-	"	.cfi_escape 0x10, 0x06, 0x03, 0x77, 0xf8, 0x00\n"
-	"	.cfi_escape 0x10, 0x03, 0x03, 0x77, 0x80, 0x01\n"
-	"	.cfi_escape 0x10, 0x01, 0x03, 0x77, 0x88, 0x01\n"
-	"	.cfi_escape 0x10, 0x00, 0x03, 0x77, 0x90, 0x01\n"
-	"	.cfi_escape 0x10, 0x02, 0x03, 0x77, 0x98, 0x01\n"
-	"	.cfi_escape 0x10, 0x10, 0x03, 0x77, 0xa8, 0x01\n"
-	"	.fill 16, 1, 0x90\n"
-	".globl fl_chain_restorers\n"
-	".hidden fl_chain_restorers\n"
-	".type fl_chain_restorers,@function\n"
-	"fl_chain_restorers:\n"
-	".rept 64\n"
-	"	.byte 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05\n"
-	"	.fill 7, 1, 0x90\n"
-	".endr\n"
-	".size fl_chain_restorers, .-fl_chain_restorers\n"
-	"	.cfi_endproc\n");
+#define RESTORER_BYTES FL_RESTORER_BYTES
 
 /* The kernel's struct sigaction of rt_sigaction (x86-64). */
 struct kernel_sigaction {
@@ -538,96 +488,6 @@ void fl_chain_restore_default(int sig)
 	fl_real_sigaction(sig, &dfl, NULL);
 }
 
-/*
- * fl_call_on_stack(sp, fn, sig, si, uc): calls fn(sig, si, uc) with the
- * stack pointer at sp (16-byte aligned) and returns on the caller's stack.
- * A handler that longjmps out of fn simply never comes back.
- */
-void fl_call_on_stack(uintptr_t sp, uintptr_t fn, int sig, siginfo_t *si, void *uc)
-	__attribute__((visibility("hidden")));
-__asm__(".text\n"
-	".globl fl_call_on_stack\n"
-	".hidden fl_call_on_stack\n"
-	".type fl_call_on_stack,@function\n"
-	"fl_call_on_stack:\n"
-	"	.cfi_startproc\n"
-	"	pushq %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	movq %rsp, %rbp\n"
-	"	.cfi_def_cfa_register %rbp\n"
-	"	movq %rdi, %rsp\n"
-	"	movq %rsi, %rax\n"
-	"	movl %edx, %edi\n"
-	"	movq %rcx, %rsi\n"
-	"	movq %r8, %rdx\n"
-	"	callq *%rax\n"
-	"	movq %rbp, %rsp\n"
-	"	popq %rbp\n"
-	"	.cfi_def_cfa %rsp, 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	".size fl_call_on_stack, .-fl_call_on_stack\n");
-
-/* The kernel's on_sig_stack(): the stack grows down, its top is on it. */
-static bool on_stack(const stack_t *ss, uintptr_t sp)
-{
-	return sp > (uintptr_t)ss->ss_sp && sp - (uintptr_t)ss->ss_sp <= ss->ss_size;
-}
-
-/*
- * Whether the 8 bytes at addr can be written, asking the kernel to write
- * there (rt_sigprocmask stores the old mask; EFAULT if it cannot).  Only
- * used below the interrupted code's red zone, where nothing lives.
- */
-static bool writable(uintptr_t addr)
-{
-	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, (void *)addr,
-		       KERNEL_SIGSET_BITS / 8) == 0;
-}
-
-/* A rough size of the kernel's signal frame (rt_sigframe + xsave area). */
-#define KERNEL_FRAME_BYTES 2048
-
-/*
- * Our handler runs with SA_ONSTACK (a stack overflow can only be handled
- * on the alternate stack); an action without it runs, under the kernel,
- * on the interrupted stack, below its red zone (get_sigframe).  Returns
- * false when we are on the stack the kernel would have used anyway (no
- * alternate stack, or the interrupted code was on it already).  Otherwise
- * runs the application's handler on the interrupted stack and returns
- * true; if that stack cannot take a signal frame (a stack overflow), the
- * kernel would have killed the process by SIGSEGV (force_sigsegv), and so
- * do we, without calling it.  The handler and its arguments share
- * storage for both kinds of handler: a one-argument one ignores the rest.
- */
-static bool off_altstack(int sig, siginfo_t *si, ucontext_t *uc, uintptr_t handler,
-			 bool synchronous)
-{
-	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-
-	/*
-	 * uc_stack is the thread's alternate stack as configured (its
-	 * ss_flags are not sas_ss_flags() of the interrupted sp, and with
-	 * SS_AUTODISARM sigaltstack() now reports it disabled).
-	 */
-	if ((uc->uc_stack.ss_flags & SS_DISABLE) || on_stack(&uc->uc_stack, sp) ||
-	    !on_stack(&uc->uc_stack, here))
-		return false;
-	sp = (sp - 128) & ~(uintptr_t)15;
-	if (!writable(sp - 8) || !writable(sp - KERNEL_FRAME_BYTES)) {
-		/* force_sigsegv: SIG_DFL, unblocked, and a SIGSEGV. */
-		fl_chain_restore_default(SIGSEGV);
-		sigdelset(&uc->uc_sigmask, SIGSEGV);
-		if (sig != SIGSEGV || !synchronous)
-			syscall(SYS_tgkill, getpid(), gettid(), SIGSEGV);
-		return true;
-	}
-	fl_call_on_stack(sp, handler, sig, si, uc);
-	return true;
-}
-
 void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 {
 	ucontext_t *uc = ucv;
@@ -714,12 +574,25 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	 */
 	if (hide)
 		fl_mask_handler_enter(uc, want & hide);
-	if ((act.flags & SA_ONSTACK) || !off_altstack(sig, si, uc, act.handler, synchronous)) {
-		if (act.flags & SA_SIGINFO)
-			((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, ucv);
-		else
-			((void (*)(int))act.handler)(sig);
+	/*
+	 * The handler runs from the frame the kernel would have given it
+	 * (frame.c), and returns to the action's restorer, or under the shim
+	 * to one that ends what fl_mask_handler_enter began.
+	 */
+	if (!(act.flags & SA_RESTORER) || !act.restorer)
+		act.restorer = (uintptr_t)fl_chain_restorers;
+	if (fl_frame_enter(sig, si, uc, restorer, act.handler, act.flags & SA_ONSTACK,
+			   hide ? (uintptr_t)fl_frame_leave_restorer : act.restorer, synchronous)) {
+		/* Not entered: the interrupted stack could not take the frame. */
+		if (hide)
+			fl_mask_handler_leave(uc);
+		return;
 	}
+	/* A frame not laid out as frame.c knows: a call, on faultline's. */
+	if (act.flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, ucv);
+	else
+		((void (*)(int))act.handler)(sig);
 	if (hide)
 		fl_mask_handler_leave(uc);
 }

@@ -774,6 +774,32 @@ void fl_chain_act_show(const struct fl_chain_act *a, struct sigaction *out);
 void fl_chain_other_read(int sig, struct fl_chain_act *out);
 void fl_chain_other_publish(int sig, const struct fl_chain_act *act, struct fl_chain_act *old);
 
+/* The kernel's signal frame (frame.c). */
+
+/*
+ * The mirrors' restorers (64 copies of libc's rt_sigreturn sequence,
+ * FL_RESTORER_BYTES apart; see fl_chain_mirror) and the shim's, which
+ * runs fl_mask_handler_leave on the ucontext before rt_sigreturn.  All
+ * carry the CFI of a signal frame.
+ */
+#define FL_RESTORER_BYTES 16
+extern const char fl_chain_restorers[] __attribute__((visibility("hidden")));
+extern const char fl_frame_leave_restorer[] __attribute__((visibility("hidden")));
+
+/*
+ * Runs the application's handler for a signal faultline's handler got
+ * (si and uc as the kernel gave them, returns_to its return address) from
+ * the frame the kernel would have given it: on the stack its action
+ * (onstack: SA_ONSTACK) chooses, returning to restorer.  Does not return
+ * when it ran it.  Returns true when it did not because the interrupted
+ * stack cannot take the frame: it did what the kernel does then (a
+ * SIGSEGV by its default action).  Returns false, having changed nothing,
+ * when faultline's frame is not laid out as it knows; the caller calls
+ * the handler instead.  synchronous: the kernel raised sig.
+ */
+bool fl_frame_enter(int sig, siginfo_t *si, void *uc, uintptr_t returns_to, uintptr_t handler,
+		    bool onstack, uintptr_t restorer, bool synchronous);
+
 /* Relay (relay.c). */
 
 /*

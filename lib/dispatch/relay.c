@@ -168,6 +168,18 @@ void fl_relay_handler(int sig, siginfo_t *si, void *uc)
 	/* sig itself is the kernel's to block (SA_NODEFER or not): not one of hide. */
 	fl_mask_handler_enter(uc, act.mask & hide);
 	errno = saved_errno;
+	/*
+	 * From the kernel's frame for it (frame.c), returning through the
+	 * restorer that ends what fl_mask_handler_enter began.
+	 */
+	if (fl_frame_enter(sig, si, uc, (uintptr_t)__builtin_return_address(0), act.handler,
+			   act.flags & SA_ONSTACK, (uintptr_t)fl_frame_leave_restorer,
+			   si->si_code > 0)) {
+		fl_mask_handler_leave(uc);
+		errno = saved_errno;
+		return;
+	}
+	/* A frame not laid out as frame.c knows: a call, on this one. */
 	if (act.flags & SA_SIGINFO)
 		((void (*)(int, siginfo_t *, void *))act.handler)(sig, si, uc);
 	else

@@ -85,6 +85,15 @@ struct rec {
 	int ss_flags;		/* what sigaltstack() says */
 	uint64_t blocked;	/* the thread's mask inside the handler */
 	uint64_t uc_mask;	/* uc_sigmask (the interrupted mask) */
+	/*
+	 * Where the frame is: where get_sigframe puts it below the top of
+	 * the alternate stack or below the interrupted red zone ("alt-top",
+	 * "below-sp"), or neither; the handler's locals and the frame's
+	 * parts as distances from the ucontext.
+	 */
+	int has_frame;
+	const char *frame_at;
+	intptr_t local_below_uc, si_above_uc, fp_above_uc;
 };
 
 #define MAX_RECS 16
@@ -106,6 +115,40 @@ static uint64_t mask_bits(const sigset_t *set)
 		if (sigismember(set, s) == 1)
 			bits |= 1ull << (s - 1);
 	return bits;
+}
+
+/*
+ * The kernel's x86-64 frame below top (get_sigframe: the xsave area
+ * rounded down to 64 bytes, then struct rt_sigframe, 440 bytes, at
+ * round_down(sp, 16) - 8; its ucontext 8 bytes in): where the ucontext
+ * is.  The xsave area's size is the extended_size of its software
+ * bytes, or 512 without xsave.
+ */
+static uintptr_t kernel_uc_below(uintptr_t top, const ucontext_t *uc)
+{
+	uint32_t sw[2];
+	uintptr_t fp;
+
+	memcpy(sw, (const char *)uc->uc_mcontext.fpregs + 464, sizeof(sw));
+	fp = (top - (sw[0] == 0x46505853u ? sw[1] : 512)) & ~(uintptr_t)63;
+	return ((fp - 440) & ~(uintptr_t)15);
+}
+
+static void note_frame(struct rec *r, const siginfo_t *si, const ucontext_t *uc,
+		       const char *local)
+{
+	uintptr_t at = (uintptr_t)uc;
+
+	r->has_frame = 1;
+	if (at == kernel_uc_below((uintptr_t)alt + sizeof(alt), uc))
+		r->frame_at = "alt-top";
+	else if (at == kernel_uc_below((uintptr_t)uc->uc_mcontext.gregs[REG_RSP] - 128, uc))
+		r->frame_at = "below-sp";
+	else
+		r->frame_at = "elsewhere";
+	r->local_below_uc = (intptr_t)(at - (uintptr_t)local);
+	r->si_above_uc = si ? (intptr_t)((uintptr_t)si - at) : 0;
+	r->fp_above_uc = (intptr_t)((uintptr_t)uc->uc_mcontext.fpregs - at);
 }
 
 /* Signal context: only syscalls and stores. */
@@ -143,6 +186,7 @@ static struct rec *note(int sig, siginfo_t *si, void *ucv)
 		r->err_write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
 		r->trapno = (int)uc->uc_mcontext.gregs[REG_TRAPNO];
 		r->uc_mask = mask_bits(&uc->uc_sigmask);
+		note_frame(r, si, uc, &local);
 	}
 	errno = r->saved_errno;
 	return r;
@@ -195,6 +239,9 @@ static void print_recs(void)
 			}
 			print_mask("uc_sigmask", r->uc_mask);
 		}
+		if (r->has_frame)
+			printf(" frame=%s local=uc-%td si=uc+%td fpregs=uc+%td", r->frame_at,
+			       r->local_below_uc, r->si_above_uc, r->fp_above_uc);
 		printf("\n");
 	}
 	nrecs = 0;
@@ -877,6 +924,83 @@ static void i_dfl_siginfo(void)
 	sigaction(SIGSEGV, &act, NULL);
 }
 
+/*
+ * The outer handler of a nested fault: it keeps copies of its siginfo and
+ * ucontext (the kernel's 304 bytes of it), fills deep locals, faults again
+ * (nested_at: SIGBUS on the truncated mapping, or SIGSEGV at NULL) and
+ * checks that nothing of its own changed meanwhile.
+ */
+static volatile int *nested_at;
+static int outer_intact[3];	/* siginfo, ucontext, locals */
+
+static void h_outer(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	unsigned char si_copy[sizeof(*si)], uc_copy[304];
+	volatile unsigned char deep[8192];
+	int mine, v;
+
+	depth++;
+	note(sig, si, uc);
+	mine = nrecs - 1;
+	memcpy(si_copy, si, sizeof(si_copy));
+	memcpy(uc_copy, uc, sizeof(uc_copy));
+	for (size_t i = 0; i < sizeof(deep); i++)
+		deep[i] = (unsigned char)(i * 7 + 1);
+	v = probe_load(nested_at);
+	outer_intact[0] = !memcmp(si_copy, si, sizeof(si_copy));
+	outer_intact[1] = !memcmp(uc_copy, uc, sizeof(uc_copy));
+	outer_intact[2] = 1;
+	for (size_t i = 0; i < sizeof(deep); i++)
+		if (deep[i] != (unsigned char)(i * 7 + 1))
+			outer_intact[2] = 0;
+	recs[mine].value = v;
+	skip_probe(uc);
+	depth--;
+}
+
+static void print_outer(void)
+{
+	printf("outer handler: siginfo intact %d, ucontext intact %d, locals intact %d\n",
+	       outer_intact[0], outer_intact[1], outer_intact[2]);
+	print_recs();
+}
+
+/* SIGSEGV's handler without SA_ONSTACK, SIGBUS's with it, in a thread with an alternate stack. */
+static void i_nested_segv_bus(void)
+{
+	use_altstack();
+	set_action(SIGSEGV, h_outer, SA_SIGINFO, NULL);
+	set_action(SIGBUS, h_info_skip, SA_SIGINFO | SA_ONSTACK, NULL);
+}
+
+static int r_nested_sigbus_leaves_outer_frame_intact(void)
+{
+	nested_at = (volatile int *)(chain_truncated_mapping() + 4);
+	printf("load returned %d\n", probe_load(NULL));
+	print_outer();
+	null_checks();
+	return 0;
+}
+
+/* SIGTRAP's handler without SA_ONSTACK, SIGSEGV's with it. */
+static void i_nested_trap_segv(void)
+{
+	use_altstack();
+	set_action(SIGTRAP, h_outer, SA_SIGINFO, NULL);
+	set_action(SIGSEGV, h_info_skip, SA_SIGINFO | SA_ONSTACK, NULL);
+}
+
+static int r_nested_sigsegv_in_sigtrap_handler_leaves_outer_frame_intact(void)
+{
+	nested_at = NULL;
+	__asm__ volatile("int3");
+	printf("after the int3\n");
+	print_outer();
+	null_checks();
+	return 0;
+}
+
 static int r_sig_dfl_with_siginfo_flag_dies_by_default(void)
 {
 	null_checks();
@@ -998,6 +1122,8 @@ static const struct chain_case cases[] = {
 	CASE(sig_dfl_with_siginfo_flag_dies_by_default, i_dfl_siginfo),
 	CASE(sig_ign_with_siginfo_flag_ignores_sent_segv, i_ign_siginfo),
 	CASE(handler_reinstalls_itself_with_sigaction, i_reinstall),
+	CASE(nested_sigbus_leaves_outer_frame_intact, i_nested_segv_bus),
+	CASE(nested_sigsegv_in_sigtrap_handler_leaves_outer_frame_intact, i_nested_trap_segv),
 	{ "raw_rt_sigaction_replaces_handler", i_none, r_raw_rt_sigaction_replaces_handler, 1 },
 #undef CASE
 };

@@ -713,6 +713,19 @@ static void test_chain(void)
 				     raw ? (char *[]){ "FAULTLINE_LOG=error", NULL } : NULL, sig,
 				     raw ? "before dlopen\nfaultline: error: the SIGSEGV or SIGBUS "
 					   "handler is no longer faultline's" : NULL);
+			/*
+			 * With a heal policy SIGTRAP is faultline's too: nested
+			 * signals again, through faultline's handler for both.
+			 */
+			if (!strstr(cname, "nested"))
+				continue;
+			snprintf(name, sizeof(name), "chain_%s_installed_in_%s_with_healing", cname,
+				 when);
+			compare_runs(name, (char *[]){ imp, cname, (char *)when, NULL },
+				     (char *[]){ exp, cname, (char *)when, NULL },
+				     (char *[]){ "FAULTLINE_HEAL_AFTER=1000000",
+						 "FAULTLINE_SOCKET=/nonexistent/faultlined.sock", NULL },
+				     sig, NULL);
 		}
 	}
 	result_free(&list);
