@@ -218,9 +218,16 @@ struct kernel_sigaction {
 	uint64_t mask;
 };
 
+/*
+ * SIGTRAP too: between the kernel's delivery and fl_chain_deliver's
+ * sigprocmask, a signal the application's action blocks would otherwise
+ * interrupt faultline's handler, on the alternate stack, where the
+ * application could never have been interrupted (SBCL's stop-for-GC
+ * handler then records a stack pointer off the thread's stack).
+ */
 static bool mirrored(int sig)
 {
-	return sig == SIGSEGV || sig == SIGBUS;
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP;
 }
 
 static uint64_t sig_bit(int sig)

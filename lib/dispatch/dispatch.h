@@ -703,6 +703,13 @@ int fl_dispatch_install_trap(void);
 /* Returns true when the kernel's action for sig is still ours. */
 bool fl_dispatch_installed(int sig);
 
+/*
+ * Installs again the mirror of each of SIGSEGV, SIGBUS and SIGTRAP that is
+ * faultline's (fl_chain_mirror), after what it is made of changed: the
+ * handshake's signal known, the shim's mask taken over.  Async-signal-safe.
+ */
+void fl_dispatch_remirror(void);
+
 /* Chain (chain.c). */
 
 /*

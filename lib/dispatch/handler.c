@@ -289,14 +289,21 @@ int fl_dispatch_install_trap(void)
 			return err;
 	}
 	/*
-	 * The mirrors of SIGSEGV's and SIGBUS's actions leave the handshake's
+	 * SIGTRAP's mirror from now on, with the application's mask (see
+	 * chain.c's mirrored()); SIGSEGV's and SIGBUS's leave the handshake's
 	 * signal, known from now on, unblocked.
 	 */
-	if (fl_dispatch_installed(SIGSEGV))
-		fl_chain_mirror(SIGSEGV);
-	if (fl_dispatch_installed(SIGBUS))
-		fl_chain_mirror(SIGBUS);
+	fl_dispatch_remirror();
 	return 0;
+}
+
+void fl_dispatch_remirror(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGTRAP };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (fl_chain_taken(sigs[i]) && fl_dispatch_installed(sigs[i]))
+			fl_chain_mirror(sigs[i]);
 }
 
 int fl_dispatch_install(void)

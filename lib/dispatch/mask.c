@@ -100,11 +100,8 @@ static uint64_t bit_of(int sig)
 void fl_mask_enable(void)
 {
 	atomic_store_explicit(&mask_on, 1, memory_order_release);
-	/* The mirrors of SIGSEGV's and SIGBUS's actions block none of the three now. */
-	if (fl_dispatch_installed(SIGSEGV))
-		fl_chain_mirror(SIGSEGV);
-	if (fl_dispatch_installed(SIGBUS))
-		fl_chain_mirror(SIGBUS);
+	/* The mirrors of the three's actions block none of the three now. */
+	fl_dispatch_remirror();
 }
 
 uint64_t fl_mask_hidden(void)
