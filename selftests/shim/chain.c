@@ -1001,6 +1001,70 @@ static int r_nested_sigsegv_in_sigtrap_handler_leaves_outer_frame_intact(void)
 	return 0;
 }
 
+/*
+ * SIGTRAP's sa_mask holds from the delivery on: a thread sends SIGUSR1
+ * to the main thread all along while it traps 100000 times; SIGUSR1's
+ * handler must never interrupt the SIGTRAP handler, nor anything on the
+ * alternate stack (no handler of the application's runs there).
+ */
+static volatile int in_trap, usr1_wrong;
+static volatile int sending;
+
+static void h_trap_count(int sig)
+{
+	(void)sig;
+	in_trap = 1;
+	for (volatile int i = 0; i < 20; i++)
+		;
+	in_trap = 0;
+}
+
+static void h_usr1_check(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+
+	(void)sig;
+	(void)si;
+	if (in_trap || (sp >= (uintptr_t)alt && sp < (uintptr_t)alt + sizeof(alt)))
+		usr1_wrong++;
+}
+
+static void *send_usr1(void *arg)
+{
+	pthread_t main_thread = *(pthread_t *)arg;
+
+	while (sending)
+		pthread_kill(main_thread, SIGUSR1);
+	return NULL;
+}
+
+static void i_trap_mask(void)
+{
+	static const int usr1[] = { SIGUSR1, 0 };
+
+	use_altstack();
+	set_action(SIGTRAP, h_trap_count, 0, usr1);
+	set_action(SIGUSR1, h_usr1_check, SA_SIGINFO | SA_RESTART, NULL);
+}
+
+static int r_sigtrap_handler_sa_mask_holds_from_delivery(void)
+{
+	pthread_t self = pthread_self(), sender;
+
+	sending = 1;
+	if (pthread_create(&sender, NULL, send_usr1, &self) != 0)
+		return 3;
+	for (int i = 0; i < 100000; i++)
+		__asm__ volatile("int3");
+	sending = 0;
+	pthread_join(sender, NULL);
+	printf("100000 traps; SIGUSR1 inside the SIGTRAP handler or on the alternate stack: %d\n",
+	       usr1_wrong);
+	null_checks();
+	return 0;
+}
+
 static int r_sig_dfl_with_siginfo_flag_dies_by_default(void)
 {
 	null_checks();
@@ -1124,6 +1188,7 @@ static const struct chain_case cases[] = {
 	CASE(handler_reinstalls_itself_with_sigaction, i_reinstall),
 	CASE(nested_sigbus_leaves_outer_frame_intact, i_nested_segv_bus),
 	CASE(nested_sigsegv_in_sigtrap_handler_leaves_outer_frame_intact, i_nested_trap_segv),
+	CASE(sigtrap_handler_sa_mask_holds_from_delivery, i_trap_mask),
 	{ "raw_rt_sigaction_replaces_handler", i_none, r_raw_rt_sigaction_replaces_handler, 1 },
 #undef CASE
 };
