@@ -987,7 +987,8 @@ static void *agent_thread(void *arg)
 	(void)arg;
 	/* The modules loaded at start, when fl_init left them to this thread. */
 	fl_table_deferred_scan();
-	for (;;) {
+	/* Stopped (core/workers.h): what it was doing waits for its start again. */
+	while (!fl_workers_stopping()) {
 		struct pollfd p[2];
 		bool had_sock;
 		int fd, wfd = fl_ownfd_get(&wake_pair[0]);
@@ -1039,7 +1040,7 @@ static void *agent_thread(void *arg)
 		}
 		p[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = wfd, .events = POLLIN };
-		if (poll(p, 2, wfd >= 0 ? CHECK_FDS_MS : 1000) < 0)
+		if (poll(p, 2, wfd >= 0 ? CHECK_FDS_MS : 1000) < 0 || fl_workers_stopping())
 			continue;
 		fl_agent_dumpable_check();
 		if (p[1].revents & POLLIN)
@@ -1073,24 +1074,19 @@ static void *agent_thread(void *arg)
 	return NULL;
 }
 
-int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack)
-{
-	pthread_attr_t attr;
-	pthread_t t;
-	int err;
+static struct fl_worker agent_worker = {
+	.name = "fl-agent", .stack = 256 * 1024, .main = agent_thread, .wake = wake,
+};
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, stack);
-	/* Outside the patcher's handshake, from before this returns. */
-	err = fl_park_exempt_thread(&t, &attr, fn, NULL);
-	pthread_attr_destroy(&attr);
+int fl_agent_thread_start(struct fl_worker *w)
+{
+	int err = fl_worker_start(w);
+
 	if (err == -ENOSPC)
 		fl_log(FL_LOG_WARN, "agent thread %s: %s: patches that move instruction "
-		       "boundaries are refused while it runs", name, strerror(-err));
+		       "boundaries are refused while it runs", w->name, strerror(-err));
 	else if (err)
 		return err;
-	pthread_setname_np(t, name);
 	return 0;
 }
 
@@ -1195,7 +1191,7 @@ static void fork_child(int counters_err)
 		if (fd >= 0 && sock_adopt(fd) >= 0)
 			atomic_store(&welcomed, welcome);
 	}
-	if (fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024) == 0) {
+	if (fl_agent_thread_start(&agent_worker) == 0) {
 		wake();
 		fl_agent_requests_start();
 	}
@@ -1249,7 +1245,7 @@ int fl_agent_start(const char *given)
 		       fl_agent_path(), strerror(-fd));
 	}
 	started = true;
-	err = fl_agent_thread_start(agent_thread, "fl-agent", 256 * 1024);
+	err = fl_agent_thread_start(&agent_worker);
 	if (err)
 		return err;
 	atomic_store(&thread_runs, true);
@@ -1325,7 +1321,8 @@ static void __attribute__((destructor)) agent_at_exit(void)
 	 * needs: a second connection would be a second registration, which
 	 * the kernel's counts of the process could not follow.
 	 */
-	if (failed && atomic_load(&welcomed) && atomic_load(&thread_runs) && !all_sent(true)) {
+	if (failed && atomic_load(&welcomed) && atomic_load(&thread_runs) &&
+	    !fl_workers_stopping() && !all_sent(true)) {
 		int64_t end = mono_ms() + EXIT_SEND_WAIT_MS;
 
 		wake();

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/workers.h"
+
 struct fl_table_source;
 struct fl_shm_entry;
 struct fl_shm_point_req;
@@ -120,10 +122,12 @@ const char *fl_agent_path_what(void);
 void fl_agent_paths_say_none(void);
 
 /*
- * Starts a detached thread that takes no signals (the application's
- * signals are its own), named name.  Returns 0 or -errno.
+ * Starts worker w (core/workers.h): a thread that takes no signals (the
+ * application's signals are its own), outside the patcher's handshake,
+ * stopped and started again with faultline's other threads.  Returns 0 or
+ * -errno (a thread that runs inside the handshake is warned about).
  */
-int fl_agent_thread_start(void *(*fn)(void *), const char *name, size_t stack);
+int fl_agent_thread_start(struct fl_worker *w);
 
 /*
  * Runs a healing request (FL_REQ_HEAL_THRESHOLD, FL_REQ_HEAL, ...: the

@@ -57,7 +57,7 @@ static struct fl_shm_point_done out;
 static void *requests_thread(void *arg)
 {
 	(void)arg;
-	for (;;) {
+	while (!fl_workers_stopping()) {
 		struct fl_shm_layout l;
 		struct fl_shm_header *h = fl_counters_region(&l);
 		char *base = (char *)h;
@@ -107,7 +107,28 @@ static void *requests_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The daemon's move of the doorbell, made here: a wait that began before
+ * it returns at once, and a look after it sees the stop.
+ */
+static void requests_wake(void)
+{
+	struct fl_shm_layout l;
+	struct fl_shm_header *h = fl_counters_region(&l);
+
+	if (!h)
+		return;
+	/* Pairs with the thread's acquire load of the doorbell. */
+	atomic_fetch_add_explicit(&h->doorbell, 1, memory_order_release);
+	syscall(SYS_futex, &h->doorbell, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+static struct fl_worker requests_worker = {
+	.name = "fl-requests", .stack = 64 * 1024, .main = requests_thread,
+	.wake = requests_wake,
+};
+
 int fl_agent_requests_start(void)
 {
-	return fl_agent_thread_start(requests_thread, "fl-requests", 64 * 1024);
+	return fl_agent_thread_start(&requests_worker);
 }

@@ -21,6 +21,8 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "core/opts.h"
+#include "core/workers.h"
+#include "dispatch/dispatch.h"
 #include "patch/heal_policy.h"
 #include "patch/heal.h"
 #include "patch/points.h"
@@ -111,6 +113,8 @@ int fl_init(const struct fl_init_opts *opts)
 	defer = (o.flags & FL_INIT_DEFER_DISCOVERY) &&
 		!(o.flags & (FL_INIT_NO_DISCOVERY | FL_INIT_NO_AGENT));
 
+	/* Before any fork handler of a worker's owner (the table's, the heal policy's). */
+	fl_workers_set_create(fl_park_exempt_thread);
 	err = fl_table_init(&o);
 	if (err == -EALREADY)
 		return err;

@@ -22,6 +22,7 @@
 #include <faultline/patch.h>
 
 #include "core/log.h"
+#include "core/workers.h"
 #include "dispatch/dispatch.h"
 #include "format/diag.h"
 #include "patch/heal.h"
@@ -96,7 +97,7 @@ static size_t heal_wanted(void)
 static void *healer(void *arg)
 {
 	(void)arg;
-	for (;;) {
+	while (!fl_workers_stopping()) {
 		/* Acquire: pairs with the handler's release increment, after its bit. */
 		uint32_t bell = atomic_load_explicit(&fl_heal_trigger.bell, memory_order_acquire);
 		uint32_t quiet = atomic_load_explicit(&unheal_after_s, memory_order_relaxed);
@@ -117,24 +118,29 @@ static void *healer(void *arg)
 	return NULL;
 }
 
-/* Starts the healer thread, signals blocked.  Under policy_lock. */
+/* A ring of the bell, for nothing: the healer looks at the stop. */
+static void healer_wake(void)
+{
+	/* Pairs with the healer's acquire load of the bell. */
+	atomic_fetch_add_explicit(&fl_heal_trigger.bell, 1, memory_order_release);
+	syscall(SYS_futex, &fl_heal_trigger.bell, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static struct fl_worker healer_worker = {
+	.name = "fl-healer", .stack = 256 * 1024, .main = healer, .wake = healer_wake,
+};
+
+/* Starts the healer thread (a worker: core/workers.h), signals blocked.  Under policy_lock. */
 static int start(void)
 {
-	pthread_attr_t attr;
-	pthread_t t;
 	int err;
 
 	if (running)
 		return 0;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
 	/* Signals blocked, outside the handshake from before this returns. */
-	err = fl_park_exempt_thread(&t, &attr, healer, NULL);
-	pthread_attr_destroy(&attr);
+	err = fl_worker_start(&healer_worker);
 	if (err && err != -ENOSPC)
 		return err;
-	pthread_setname_np(t, "fl-healer");
 	running = true;
 	return 0;
 }

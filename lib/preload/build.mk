@@ -5,7 +5,7 @@
 
 PRELOAD_SO := $(B)/lib/libfaultline-preload.so
 PRELOAD_OBJS := $(B)/obj/lib/preload/preload.o $(B)/obj/lib/preload/summary.o \
-	$(B)/obj/lib/preload/mask.o
+	$(B)/obj/lib/preload/mask.o $(B)/obj/lib/preload/threads.o
 
 $(PRELOAD_SO): $(PRELOAD_OBJS) $(LIB_A)
 	@mkdir -p $(@D)

@@ -52,6 +52,7 @@
 
 #include "dispatch/dispatch.h"
 #include "preload/mask.h"
+#include "preload/threads.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define KERNEL_SIGSET_BYTES 8
@@ -67,7 +68,10 @@ void __longjmp_chk(sigjmp_buf env, int val);
 
 extern char **environ;
 
-/* This library's executable segment, [text_lo, text_hi): set once, by the constructor. */
+/*
+ * This library's executable segment, [text_lo, text_hi): set once, by the
+ * constructor, before faultline starts a thread (fl_preload_mask_prepare).
+ */
 static uintptr_t text_lo, text_hi;
 
 static bool from_faultline(const void *ret)
@@ -401,6 +405,8 @@ static void *thread_main(void *p)
 	sigset_t cur, move;
 
 	free(p);
+	/* Its end is counted (threads.c). */
+	fl_preload_thread_begins();
 	/*
 	 * Blocked in the kernel (by the attributes' mask, or SIGTRAP blocked
 	 * before its action was faultline's): virtual from here on.
@@ -424,7 +430,8 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 	sigset_t attr_mask;
 	int err;
 
-	if (!hide || from_faultline(__builtin_return_address(0)))
+	/* faultline's own threads are not the program's (threads.c). */
+	if (from_faultline(__builtin_return_address(0)))
 		return create(t, attr, fn, arg);
 	st = malloc(sizeof(*st));
 	if (!st)
@@ -435,9 +442,12 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 	/* The attributes' mask is the new thread's, not its creator's. */
 	if (attr && pthread_attr_getsigmask_np(attr, &attr_mask) == 0)
 		st->blocked = bits_of(&attr_mask) & hide;
+	fl_preload_thread_created();
 	err = create(t, attr, thread_main, st);
-	if (err)
+	if (err) {
 		free(st);
+		fl_preload_thread_not_created();
+	}
 	return err;
 }
 
@@ -774,6 +784,11 @@ EXPORT int sigwait(const sigset_t *set, int *sig)
 
 /* ------------------------------------------------------------------------ */
 
+void fl_preload_mask_prepare(void)
+{
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)fl_preload_mask_prepare);
+}
+
 void fl_preload_mask_start(void)
 {
 	static const char *const names[] = {
@@ -790,7 +805,6 @@ void fl_preload_mask_start(void)
 	uint64_t hide, bits;
 	sigset_t cur, move;
 
-	dl_iterate_phdr(find_text, (void *)(uintptr_t)fl_preload_mask_start);
 	/* Looked up now: siglongjmp and sigsuspend may be called by a handler. */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		real(slots[i], names[i]);

@@ -5,6 +5,13 @@
 #include <signal.h>
 
 /*
+ * Finds this library's code, so that its own calls to the functions mask.c
+ * interposes are told from the program's: the constructor's first step.
+ * Hidden.
+ */
+__attribute__((visibility("hidden"))) void fl_preload_mask_prepare(void);
+
+/*
  * The shim takes over the signal mask (mask.c): called by its constructor
  * once fl_init has installed faultline's handlers; SIGSEGV, SIGBUS (and
  * SIGTRAP, if faultline's already) blocked by the parent move from the

@@ -20,12 +20,17 @@
  *     block SIGSEGV, SIGBUS and SIGTRAP in a per-thread virtual set, never
  *     in the kernel (mask.c);
  *   pthread_create, siglongjmp, longjmp, _longjmp, __longjmp_chk
- *     carry that set to a new thread, and out of a handler;
+ *     carry that set to a new thread, and out of a handler; pthread_create
+ *     also counts the program's threads, so that the process ends when
+ *     its last one does (threads.c);
  *   execve, execv, execvp, execvpe, execl, execle, execlp, fexecve, execveat
  *   posix_spawn, posix_spawnp, system, popen
  *     give it to the program executed;
  *   sigwait, sigwaitinfo, sigtimedwait
  *     take one of the three that was sent while blocked;
+ *   unshare, setns
+ *     are tried again with faultline's threads stopped, when they refuse a
+ *     process with other threads (threads.c);
  *   dlopen, dlclose
  *     rescan the loaded modules.
  *
@@ -56,6 +61,7 @@
 #include "core/fmt.h"
 #include "preload/mask.h"
 #include "preload/summary.h"
+#include "preload/threads.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -125,6 +131,9 @@ __attribute__((constructor)) static void preload_init(void)
 
 	fl_set_log(log_stderr, NULL);
 	read_env(&o);
+	/* faultline's threads (fl_init starts them) are not the program's; its main one is. */
+	fl_preload_mask_prepare();
+	fl_preload_threads_start();
 	err = fl_init(&o);
 	if (!err)
 		fl_preload_mask_start();
