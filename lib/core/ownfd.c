@@ -2,10 +2,53 @@
 /* Descriptors faultline owns in a program that may close any (ownfd.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/ownfd.h"
+
+/*
+ * The soft RLIMIT_NOFILE, when faultline's descriptors can go at or above
+ * it: programs that look at or close every descriptor below it (daemons
+ * at start, sysconf(_SC_OPEN_MAX) loops, CPython's close_fds) then never
+ * meet them.  Not above FL_OWNFD_ABOVE_MAX: the kernel's descriptor
+ * table grows to the highest number in use.  0: not possible.
+ */
+#define FL_OWNFD_ABOVE_MAX 65536
+#define FL_OWNFD_ROOM 64
+
+static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * fd moved at or above the soft limit, which is raised by FL_OWNFD_ROOM
+ * for the dup (a descriptor above the limit stays valid) and put back at
+ * once, unless the program changed it meanwhile.  Returns the new
+ * number (fd closed), or -1 (fd untouched).
+ */
+static int above_limit(int fd)
+{
+	struct rlimit lim, raised, now;
+	int high = -1;
+
+	pthread_mutex_lock(&limit_lock);
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur >= FL_OWNFD_FLOOR &&
+	    lim.rlim_cur <= FL_OWNFD_ABOVE_MAX &&
+	    (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= lim.rlim_cur + FL_OWNFD_ROOM)) {
+		raised = lim;
+		raised.rlim_cur = lim.rlim_cur + FL_OWNFD_ROOM;
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+			high = fcntl(fd, F_DUPFD_CLOEXEC, (int)lim.rlim_cur);
+			if (getrlimit(RLIMIT_NOFILE, &now) == 0 && now.rlim_cur == raised.rlim_cur)
+				setrlimit(RLIMIT_NOFILE, &lim);
+		}
+	}
+	pthread_mutex_unlock(&limit_lock);
+	if (high >= 0)
+		close(fd);
+	return high;
+}
 
 int fl_ownfd_adopt(struct fl_ownfd *o, int fd)
 {
@@ -15,7 +58,9 @@ int fl_ownfd_adopt(struct fl_ownfd *o, int fd)
 	*o = FL_OWNFD_NONE;
 	if (fd < 0)
 		return -EBADF;
-	if (fd < FL_OWNFD_FLOOR) {
+	if ((high = above_limit(fd)) >= 0)
+		fd = high;
+	else if (fd < FL_OWNFD_FLOOR) {
 		high = fcntl(fd, F_DUPFD_CLOEXEC, FL_OWNFD_FLOOR);
 		close(fd);
 		/* EINVAL: the floor is at or past RLIMIT_NOFILE. */

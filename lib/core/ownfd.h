@@ -31,8 +31,11 @@ struct fl_ownfd {
 #define FL_OWNFD_NONE ((struct fl_ownfd){ .fd = -1 })
 
 /*
- * Takes fd (just opened by faultline): moves it to FL_OWNFD_FLOOR or above,
- * close-on-exec, and records what it is.  Returns 0 with *o set, or -errno
+ * Takes fd (just opened by faultline): moves it at or above the soft
+ * RLIMIT_NOFILE when the hard limit leaves room and the soft one is at
+ * most 65536 (raised for a moment by 64 to make the move, then put back:
+ * a program that looks at the limit in that moment sees it raised), else
+ * to FL_OWNFD_FLOOR or above; close-on-exec; and records what it is.  Returns 0 with *o set, or -errno
  * (fd is then closed): -EMFILE when no number is free up there (the
  * process's RLIMIT_NOFILE is at most the floor, or it uses every number
  * above).  Thread-safe.

@@ -12,7 +12,9 @@
 # unclaimed (imp, pie-gnu) faults in ways faultline must not claim; chain-imp
 # and chain-exp are the chaining matrix (chain.c), with libchainctor.so as a
 # DT_NEEDED library whose constructor runs before the shim's.  mask-imp and
-# mask-exp (mask.c): the signal mask under the shim, each build.
+# mask-exp (mask.c): the signal mask under the shim, each build; alone-imp
+# and alone-exp (alone.c): faultline's threads and descriptors out of the
+# program's way.
 #
 #   make check-shim [SHIM_FILTER=substring-of-test-names]
 
@@ -53,6 +55,7 @@ $(eval $(call SHIM_CC_RULE,unclaimed,unclaimed.c,-fPIE))
 $(eval $(call SHIM_CC_RULE,chain,chain.c,-fPIE))
 $(eval $(call SHIM_CC_RULE,chainctor,chainctor.c,-fPIC))
 $(eval $(call SHIM_CC_RULE,mask,mask.c,-fPIE))
+$(eval $(call SHIM_CC_RULE,alone,alone.c,-fPIE))
 $(eval $(call SHIM_CC_RULE,shim_test,shim_test.c,))
 
 # Per executable mode: driver object, record object, sites model, command.
@@ -95,7 +98,7 @@ endef
 
 SHIM_BINS := $(SHIM_OUT)/driver-dl $(SHIM_OUT)/unclaimed $(SHIM_OUT)/chain-imp \
 	$(SHIM_OUT)/chain-exp $(SHIM_OUT)/libchainctor.so $(SHIM_OUT)/shim_test \
-	$(SHIM_OUT)/mask-imp $(SHIM_OUT)/mask-exp \
+	$(SHIM_OUT)/mask-imp $(SHIM_OUT)/mask-exp $(SHIM_OUT)/alone-imp $(SHIM_OUT)/alone-exp \
 	$(foreach k,imp exp,$(foreach m,static pic,$(SHIM_OUT)/sites-$(k)-$(m).o))
 $(foreach k,imp exp,$(foreach m,$(SHIM_EXE_MODES),$(eval $(call SHIM_EXE_RULE,$(k),$(m)))))
 $(foreach k,imp exp,$(foreach m,$(SHIM_SO_MODES),$(eval $(call SHIM_SO_RULE,$(k),$(m)))))
@@ -121,6 +124,11 @@ $(SHIM_OUT)/chain-%: $(SHIM_OUT)/obj/chain.o $(SHIM_OUT)/obj/record-pic.o \
 		$(filter %.o,$^) -Wl,--no-as-needed $(SHIM_OUT)/libchainctor.so
 
 $(SHIM_OUT)/mask-%: $(SHIM_OUT)/obj/mask.o $(SHIM_OUT)/obj/record-pic.o \
+		$(SHIM_OUT)/sites-%-pic.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(SHIM_GNU) -pie $(SHIM_NOTEXT) -pthread -o $@ $^
+
+$(SHIM_OUT)/alone-%: $(SHIM_OUT)/obj/alone.o $(SHIM_OUT)/obj/record-pic.o \
 		$(SHIM_OUT)/sites-%-pic.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(SHIM_GNU) -pie $(SHIM_NOTEXT) -pthread -o $@ $^

@@ -861,6 +861,36 @@ static void read_core_pattern(void)
 			    : "a file: signals that dump core must set the core flag");
 }
 
+/* ------------------------------------------------------------------------
+ * faultline's threads and descriptors out of the program's way (alone.c)
+ */
+
+static void alone_compare(const char *name, const char *acase, bool heal)
+{
+	char *const env[] = { "FAULTLINE_HEAL_AFTER=1000000",
+			      "FAULTLINE_SOCKET=/nonexistent/faultlined.sock", NULL };
+
+	compare_runs(name, (char *[]){ path("alone-imp"), (char *)acase, NULL },
+		     (char *[]){ path("alone-exp"), (char *)acase, NULL }, heal ? env : NULL, 0,
+		     NULL);
+}
+
+static void test_alone(void)
+{
+	alone_compare("alone_main_calling_pthread_exit_ends_with_its_last_thread",
+		      "main-pthread-exits", false);
+	alone_compare("alone_main_calling_pthread_exit_ends_with_its_last_thread_with_healing",
+		      "main-pthread-exits", true);
+	alone_compare("alone_every_thread_calling_pthread_exit_ends_the_process",
+		      "every-thread-pthread-exits", true);
+	alone_compare("alone_a_parent_waits_for_a_child_whose_main_calls_pthread_exit",
+		      "parent-waits", false);
+	alone_compare("alone_unshare_of_a_user_namespace_succeeds", "unshare-user", true);
+	alone_compare("alone_setns_into_a_mount_namespace_succeeds", "setns-mount", true);
+	alone_compare("alone_executed_programs_see_only_the_descriptors_passed", "exec-fds",
+		      false);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4 || argc > 5) {
@@ -898,6 +928,7 @@ int main(int argc, char **argv)
 	test_unclaimed();
 	test_chain();
 	test_mask();
+	test_alone();
 
 	remove_cores();
 	rmdir(workdir);
