@@ -520,7 +520,9 @@ void fl_chain_deliver(int sig, siginfo_t *si, void *ucv, uintptr_t restorer)
 	 * given a fault or a trap the default action (force_sig_info_to_task:
 	 * a blocked forced signal resets the action to SIG_DFL).
 	 */
-	if (atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) & sig_bit(sig)) {
+	if ((atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) & sig_bit(sig)) &&
+	    !(synchronous && fl_mask_resync(uc) &&
+	      !(atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) & sig_bit(sig)))) {
 		if (!synchronous) {
 			fl_mask_hold(sig, si);
 			return;

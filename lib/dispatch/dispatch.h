@@ -921,6 +921,22 @@ void fl_mask_handler_enter(void *uc, uint64_t blocks);
 void fl_mask_handler_leave(void *uc);
 
 /*
+ * The kernel's mask as the shim last set it for this thread (its own
+ * rt_sigprocmask calls, the return of the chain's outermost handler, a
+ * siglongjmp's saved mask): fl_mask_kernel_note.  A program may change
+ * its mask with the raw system call (Go's runtime does, in each thread
+ * cgo creates with every signal blocked by pthread_sigmask): then the
+ * interrupted mask a fault finds differs from the noted one outside the
+ * signals of fl_mask_hidden(), and fl_mask_resync takes the kernel's word
+ * for all of them, the three included (the kernel could deliver the
+ * fault: the raw mask does not block it).  Returns whether it did.  Not
+ * inside a handler of the chain, whose mask is the handler's.
+ * Async-signal-safe.
+ */
+void fl_mask_kernel_note(uint64_t kernel);
+bool fl_mask_resync(const void *uc);
+
+/*
  * In a forked child (the shim's fork handler): nothing held, as the kernel
  * gives a child no pending signal; fl_mask_virtual stays (the mask does).
  */

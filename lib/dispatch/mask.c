@@ -273,6 +273,34 @@ void fl_mask_leave(void)
 		in_chain.depth--;
 }
 
+/* The kernel's mask the shim last set for this thread, and whether it did (fl_mask_kernel_note). */
+static __thread uint64_t kernel_noted __attribute__((tls_model("initial-exec")));
+static __thread int kernel_known __attribute__((tls_model("initial-exec")));
+
+/* glibc's internal signals (32, 33): it blocks them for itself, with the raw call. */
+#define GLIBC_INTERNAL_BITS (3ull << 31)
+
+void fl_mask_kernel_note(uint64_t kernel)
+{
+	kernel_noted = kernel;
+	kernel_known = 1;
+}
+
+bool fl_mask_resync(const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+	uint64_t hide = fl_mask_hidden(), now;
+
+	if (!hide || !kernel_known || in_chain.depth > 0)
+		return false;
+	memcpy(&now, &uc->uc_sigmask, sizeof(now));
+	if (!((now ^ kernel_noted) & ~hide & ~GLIBC_INTERNAL_BITS))
+		return false;
+	atomic_store_explicit(&fl_mask_virtual, now & hide, memory_order_relaxed);
+	kernel_noted = now;
+	return true;
+}
+
 void fl_mask_handler_enter(void *ucv, uint64_t blocks)
 {
 	ucontext_t *uc = ucv;
@@ -295,6 +323,9 @@ void fl_mask_handler_leave(void *ucv)
 	after &= ~hide;
 	memcpy(&uc->uc_sigmask, &after, sizeof(after));
 	fl_mask_leave();
+	/* The outermost handler's return: the kernel's mask is the one sigreturn restores. */
+	if (in_chain.depth == 0)
+		fl_mask_kernel_note(after);
 	fl_mask_release();
 }
 

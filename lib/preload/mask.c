@@ -150,7 +150,7 @@ static void *volatile real_sigsuspend, *volatile real_pthread_create, *volatile 
 static int kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	int saved_errno = errno, err = 0;
-	sigset_t local;
+	sigset_t local, was;
 
 	/* Bit operations: glibc's sigdelset refuses its internal signals. */
 	if (set && (bits_of(set) & GLIBC_INTERNAL)) {
@@ -158,8 +158,19 @@ static int kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
 		set_bits(&local, bits_of(set) & ~GLIBC_INTERNAL);
 		set = &local;
 	}
-	if (syscall(SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_BYTES) != 0)
+	if (!old)
+		old = &was;
+	if (syscall(SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_BYTES) != 0) {
 		err = errno;
+	} else {
+		/* What the kernel has now (fl_mask_resync tells a raw call's change by it). */
+		uint64_t now = bits_of(old);
+
+		if (set)
+			now = how == SIG_SETMASK ? bits_of(set) :
+			      how == SIG_BLOCK ? now | bits_of(set) : now & ~bits_of(set);
+		fl_mask_kernel_note(now);
+	}
 	errno = saved_errno;
 	return err;
 }
@@ -459,8 +470,11 @@ EXPORT void siglongjmp(sigjmp_buf env, int val)
 {
 	void (*jump)(sigjmp_buf, int) = REAL(void (*)(sigjmp_buf, int), siglongjmp);
 
-	if (env[0].__mask_was_saved)
+	if (env[0].__mask_was_saved) {
 		fl_mask_jump();
+		/* The mask the jump restores, in the kernel. */
+		fl_mask_kernel_note(bits_of(&env[0].__saved_mask));
+	}
 	jump(env, val);
 	__builtin_unreachable();
 }
@@ -480,8 +494,11 @@ EXPORT void __longjmp_chk(sigjmp_buf env, int val)
 {
 	void (*jump)(sigjmp_buf, int) = REAL(void (*)(sigjmp_buf, int), __longjmp_chk);
 
-	if (env[0].__mask_was_saved)
+	if (env[0].__mask_was_saved) {
 		fl_mask_jump();
+		/* The mask the jump restores, in the kernel. */
+		fl_mask_kernel_note(bits_of(&env[0].__saved_mask));
+	}
 	jump(env, val);
 	__builtin_unreachable();
 }

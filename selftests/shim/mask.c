@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -421,6 +422,52 @@ static int c_thread(void)
 	return 0;
 }
 
+/*
+ * cgo's way (Go's runtime with cgo): a thread created with every signal
+ * blocked by pthread_sigmask, which then unblocks them with the raw system
+ * call, and faults: its SIGSEGV handler runs, as without the shim.
+ */
+static sigjmp_buf raw_jb;
+static volatile int *volatile raw_null;
+
+static void on_raw_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(raw_jb, 1);
+}
+
+static void *raw_unblocker(void *arg)
+{
+	uint64_t none = 0;
+
+	(void)arg;
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, 8) != 0)
+		fail("rt_sigprocmask");
+	if (!sigsetjmp(raw_jb, 1))
+		*raw_null = 1;
+	else
+		printf("the fault reached the handler after the raw unblock\n");
+	kernel_blocks("after the handler");
+	return NULL;
+}
+
+static int c_raw_unblock(void)
+{
+	sigset_t all, old;
+	pthread_t t;
+
+	signal(SIGSEGV, on_raw_segv);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, raw_unblocker, NULL) != 0)
+		fail("pthread_create");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pthread_join(t, NULL) != 0)
+		fail("pthread_join");
+	c_null_check();
+	return 0;
+}
+
 /* The environment without LD_PRELOAD: the child shows the kernel's mask. */
 static char **plain_env(void)
 {
@@ -725,6 +772,8 @@ int main(int argc, char **argv)
 		return c_fork();
 	if (!strcmp(argv[1], "thread"))
 		return c_thread();
+	if (!strcmp(argv[1], "raw_unblock"))
+		return c_raw_unblock();
 	if (!strcmp(argv[1], "sigwait"))
 		return c_sigwait();
 	if (!strncmp(argv[1], "exec", 4) || !strncmp(argv[1], "spawn", 5) ||

@@ -825,6 +825,8 @@ static void test_mask(void)
 	mask_compare("mask_a_forked_child_keeps_the_mask_and_has_nothing_pending", "fork", false,
 		     0, NULL);
 	mask_compare("mask_a_new_thread_starts_with_its_creators_mask", "thread", false, 0, NULL);
+	mask_compare("mask_a_thread_that_unblocks_by_the_raw_system_call_gets_its_faults",
+		     "raw_unblock", false, 0, NULL);
 	mask_compare("mask_an_executed_program_starts_with_the_mask_set", "exec", false, 0, three);
 	mask_compare("mask_a_spawned_program_starts_with_the_mask_set", "spawn", false, 0, three);
 	mask_compare("mask_an_executed_program_under_the_shim_sees_the_mask_set", "exec-shim",
