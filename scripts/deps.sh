@@ -29,7 +29,7 @@ TEST="
 llvm-14 llvm-14-dev lld-14 lld libclang-rt-14-dev
 check
 openjdk-17-jdk-headless nodejs python3 ruby
-sbcl mono-runtime mono-mcs golang-go libpython3.11-testsuite
+sbcl sbcl-source mono-runtime mono-mcs golang-go libpython3.11-testsuite
 python3-prometheus-client tmux strace gdb
 man-db groff-base systemd util-linux
 busybox-static qemu-system-x86 cpio

@@ -441,12 +441,35 @@ void fl_chain_other_publish(int sig, const struct fl_chain_act *act, struct fl_c
 		;
 }
 
+/* The process the records are this one's: set by fl_chain_owner at start and in a forked child. */
+static _Atomic pid_t records_pid;
+
+void fl_chain_owner(void)
+{
+	atomic_store_explicit(&records_pid, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
+}
+
+bool fl_chain_vforked(void)
+{
+	pid_t owner = atomic_load_explicit(&records_pid, memory_order_relaxed);
+
+	return owner && owner != (pid_t)syscall(SYS_getpid);
+}
+
 int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	struct chain *c = chain_of(sig);
 	struct fl_chain_act k;
 	uint32_t old;
 
+	/*
+	 * A child of vfork (or of clone with CLONE_VM), before it executes
+	 * something: it shares the parent's memory, records included, but
+	 * not its actions.  Its sigaction calls are its own, the kernel's
+	 * (CPython's subprocess resets its handlers there).
+	 */
+	if (fl_chain_vforked())
+		return fl_real_sigaction(sig, act, oldact);
 	if (!c || !atomic_load_explicit(&fl_dispatch.ready, memory_order_acquire))
 		return fl_relay_sigaction(sig, act, oldact);
 

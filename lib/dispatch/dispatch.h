@@ -807,6 +807,16 @@ extern const char fl_frame_leave_restorer[] __attribute__((visibility("hidden"))
 bool fl_frame_enter(int sig, siginfo_t *si, void *uc, uintptr_t returns_to, uintptr_t handler,
 		    bool onstack, uintptr_t restorer, bool synchronous);
 
+/*
+ * The process whose records chain.c and relay.c keep: fl_chain_owner
+ * notes it (at start, and in a forked child); fl_chain_vforked says
+ * whether the caller is another process that shares this memory (a child
+ * of vfork, or of clone with CLONE_VM, before it executes something),
+ * whose signal calls must go to the kernel as they are.  Async-signal-safe.
+ */
+void fl_chain_owner(void);
+bool fl_chain_vforked(void);
+
 /* Relay (relay.c). */
 
 /*

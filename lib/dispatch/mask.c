@@ -341,6 +341,8 @@ void fl_mask_jump(void)
 
 void fl_mask_fork_child(void)
 {
+	/* The records are the child's own now (chain.c). */
+	fl_chain_owner();
 	/* The kernel clears a child's pending signals (the forking thread's are its only thread's). */
 	atomic_store_explicit(&thread_held.bits, 0, memory_order_relaxed);
 	for (int i = 0; i < 3; i++)

@@ -147,32 +147,42 @@ static void *volatile real_sigsuspend, *volatile real_pthread_create, *volatile 
  * SIGSETXID left out of the new set.  Returns 0 or an errno value; errno
  * is left alone.
  */
-static int kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
+/*
+ * rt_sigprocmask, without glibc's internal signals (as glibc's own
+ * sigprocmask): 0 or an errno value, errno kept.  note: the mask the
+ * kernel has after it is noted (fl_mask_resync tells a raw call's change
+ * by it).
+ */
+static int sigmask_call(int how, const sigset_t *set, sigset_t *old, bool note)
 {
 	int saved_errno = errno, err = 0;
+	uint64_t want = set ? bits_of(set) & ~GLIBC_INTERNAL : 0;
 	sigset_t local, was;
 
 	/* Bit operations: glibc's sigdelset refuses its internal signals. */
-	if (set && (bits_of(set) & GLIBC_INTERNAL)) {
+	if (set) {
 		local = *set;
-		set_bits(&local, bits_of(set) & ~GLIBC_INTERNAL);
+		set_bits(&local, want);
 		set = &local;
 	}
 	if (!old)
 		old = &was;
 	if (syscall(SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_BYTES) != 0) {
 		err = errno;
-	} else {
-		/* What the kernel has now (fl_mask_resync tells a raw call's change by it). */
+	} else if (note) {
 		uint64_t now = bits_of(old);
 
 		if (set)
-			now = how == SIG_SETMASK ? bits_of(set) :
-			      how == SIG_BLOCK ? now | bits_of(set) : now & ~bits_of(set);
+			now = how == SIG_SETMASK ? want : how == SIG_BLOCK ? now | want : now & ~want;
 		fl_mask_kernel_note(now);
 	}
 	errno = saved_errno;
 	return err;
+}
+
+static int kernel_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return sigmask_call(how, set, old, true);
 }
 
 /*
@@ -191,6 +201,12 @@ static int app_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 	if (!hide)
 		return kernel_sigmask(how, set, old);
+	/*
+	 * A child of vfork shares the parent thread's virtual set and noted
+	 * mask, which it must not change: its masks are the kernel's.
+	 */
+	if (fl_chain_vforked())
+		return sigmask_call(how, set, old, false);
 	if (set) {
 		uint64_t named = bits_of(set) & hide;
 
@@ -512,7 +528,12 @@ static uint64_t exec_begin(void)
 {
 	uint64_t bits = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed) &
 			fl_mask_hidden();
-	sigset_t set = set_of_bits(bits);
+	sigset_t set;
+
+	/* A child of vfork: its masks went to the kernel as they were (app_sigmask). */
+	if (bits && fl_chain_vforked())
+		return 0;
+	set = set_of_bits(bits);
 
 	if (bits)
 		kernel_sigmask(SIG_BLOCK, &set, NULL);
@@ -826,6 +847,7 @@ void fl_preload_mask_start(void)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		real(slots[i], names[i]);
 	fl_mask_enable();
+	fl_chain_owner();
 	pthread_atfork(NULL, NULL, fl_mask_fork_child);
 	hide = fl_mask_hidden();
 	/* Blocked by the parent: the main thread's virtual set from now on. */

@@ -1,11 +1,13 @@
-# Real runtimes that install their own SIGSEGV handlers, run without and
-# with libfaultline-preload.so (selftests/runtimes/): Debian's OpenJDK 17
-# (NullPointerExceptions from C2 code in several threads, StackOverflowError,
-# a fatal error report), Node.js (WebAssembly out-of-bounds traps in V8's
-# guard regions), CPython (faulthandler; children dying of SIGSEGV).  The
-# runs must print the same and exit the same; a third run has the shim and
-# healing on (FAULTLINE_HEAL_AFTER=1).  Java sources are compiled
-# at test time; runs and logs are in $(B)/tests/runtimes/.  About 10 s.
+# Real runtimes that install their own signal handlers, run without and
+# with libfaultline-preload.so (selftests/runtimes/run.sh says what each
+# workload proves): Debian's OpenJDK 17 (G1, ZGC, Shenandoah, libjsig, a
+# fatal error report), Node.js, CPython (faulthandler, its test_threading
+# and test_subprocess), SBCL (a threaded GC workload, sb-concurrency's
+# tests), Mono, Go with cgo, unshare --user.  The runs must print the same
+# and exit the same; a third run has the shim and healing on
+# (FAULTLINE_HEAL_AFTER=1).  Java and C# sources are compiled, and the Go
+# program built, at test time; runs and logs are in $(B)/tests/runtimes/,
+# with a table of the wall times.  About 3 minutes.
 
 RUNTIMES_OUT := $(B)/tests/runtimes
 # jvm-jsig's JNI library (jsig_jni.c), built against Debian's OpenJDK 17.

@@ -31,6 +31,25 @@
 #   python       CPython (segv-child.py): faulthandler on, children that die
 #                of SIGSEGV (kernel-generated and sent) keep returncode -11,
 #                their traceback and their core dump.
+#   jvm-zgc, jvm-shenandoah  NpeStress with ZGC and with Shenandoah (their
+#                load barriers and relocation under NullPointerExceptions).
+#   sbcl-gc      SBCL (sbcl-gc.lisp): 4 threads consing with errors caught
+#                (int3 traps: SIGTRAP, whose handler has no SA_ONSTACK),
+#                stop-for-GC signals, a full GC, under SIGPROF sampling.
+#   sbcl-suite   SBCL's own tests of sb-concurrency (sbcl-source's
+#                contrib/sb-concurrency/tests, run by sb-rt): queues,
+#                mailboxes, gates, frlocks, with threads.
+#   mono-nre     Mono (NullStress.cs): NullReferenceExceptions from JIT
+#                code in 4 threads.
+#   mono-bus     Mono reading a truncated file's mapping: its crash report
+#                (SIGBUS, a handler without SA_ONSTACK) and abort.
+#   go-cgo       Go with cgo (nilrecover.go): nil dereferences recovered in
+#                4 goroutines, os/signal, a cgo call.
+#   python-tests CPython's own test_threading and test_subprocess.
+#   unshare-user unshare(1) --user --map-root-user id -u: a user namespace
+#                needs a single-threaded caller.
+# Each run's wall time is kept (wall), and a table at the end gives each
+# workload's times and its shim/plain and heal/plain ratios.
 # Besides the comparison, each run is checked for what it is meant to
 # exercise (expected exit status, the expected output, C2 really compiled
 # the method and really faulted in it), so that two runs that fail the same
@@ -70,6 +89,11 @@ java=$java_home/bin/java
 javac=$java_home/bin/javac
 node=${FL_NODE:-/usr/bin/node}
 python=${FL_PYTHON:-/usr/bin/python3}
+sbcl=${FL_SBCL:-/usr/bin/sbcl}
+mono=${FL_MONO:-/usr/bin/mono}
+mcs=${FL_MCS:-/usr/bin/mcs}
+go=${FL_GO:-/usr/bin/go}
+sbcl_source=/usr/share/sbcl-source/contrib/sb-concurrency/tests
 timeout_s=${FL_RT_TIMEOUT:-600}
 
 npass=0
@@ -92,7 +116,7 @@ show() {
 	sed -n "1,${2:-25}p" "$1" | sed 's/^/#   /'
 }
 
-for tool in "$java" "$javac" "$node" "$python" timeout; do
+for tool in "$java" "$javac" "$node" "$python" "$sbcl" "$mono" "$mcs" "$go" unshare timeout; do
 	if ! command -v "$tool" >/dev/null; then
 		notok "setup" "$tool not found (scripts/deps.sh installs it)"
 		echo "runtimes: $npass passed, $nfail failed"
@@ -113,6 +137,8 @@ run() {
 	[ "$mode" = shim ] && preload+=("LD_PRELOAD=$so")
 	[ "$mode" = heal ] && preload+=("LD_PRELOAD=$so" FAULTLINE_HEAL_AFTER=1)
 	# (The braces' 2>/dev/null: bash's own "Segmentation fault" notice.)
+	local t0 t1 st
+	t0=$(date +%s.%N)
 	{
 		(
 			cd "$d" || exit 125
@@ -121,8 +147,13 @@ run() {
 			exec timeout -k 5 "$timeout_s" "${preload[@]}" "$@" >stdout 2>stderr
 		)
 	} 2>/dev/null
-	echo $? >"$d/status"
+	st=$?
+	t1=$(date +%s.%N)
+	echo $st >"$d/status"
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >"$d/wall"
+	walls+=("$name")
 }
+walls=()
 
 # both NAME CMD...: the plain run, then the shim's run, then the shim's
 # with healing on.
@@ -353,6 +384,113 @@ if grep -q "^core dumps: on" "$out/plain/python/stdout" 2>/dev/null; then
 		'[ "$(grep -c "^core dumped: yes$" "$D/stdout")" = 4 ]'
 fi
 mapped python
+
+# ---- jvm-zgc, jvm-shenandoah ----
+if [ $java_ok = 1 ]; then
+	for gc in ZGC ShenandoahGC; do
+		n=jvm-zgc
+		[ "$gc" = ShenandoahGC ] && n=jvm-shenandoah
+		both $n "$java" -XX:+Use$gc -Xbatch -XX:-OmitStackTraceInFastThrow \
+			-XX:+ShowCodeDetailsInExceptionMessages -cp "$classes" NpeStress 4 300000 50 1
+		status_is $n 0
+		same $n stdout
+		same $n stderr
+		expect $n "all NullPointerExceptions caught" \
+			'[ "$(grep -c "3000 NullPointerExceptions caught" "$D/stdout")" = 4 ] &&
+			 [ "$(tail -n 1 "$D/stdout")" = done ]'
+		mapped $n
+	done
+fi
+
+# ---- sbcl-gc, sbcl-suite ----
+both sbcl-gc "$sbcl" --non-interactive --no-sysinit --no-userinit --load "$here/sbcl-gc.lisp"
+status_is sbcl-gc 0
+same sbcl-gc stdout
+same sbcl-gc stderr
+expect sbcl-gc "every error caught in every thread, SIGPROF samples taken" \
+	'grep -qx "caught (4000 4000 4000 4000)" "$D/stdout" && grep -qx "profiled: yes" "$D/stdout"'
+mapped sbcl-gc
+if [ -d "$sbcl_source" ]; then
+	both sbcl-suite env SB_CONCURRENCY_TESTS="$sbcl_source" "$sbcl" --non-interactive \
+		--no-sysinit --no-userinit --load "$here/sbcl-suite.lisp"
+	status_is sbcl-suite 0
+	same sbcl-suite stdout
+	same sbcl-suite stderr
+	expect sbcl-suite "sb-concurrency's tests passed" \
+		'grep -qx "No tests failed." "$D/stdout" && grep -qx "suite: passed" "$D/stdout"'
+else
+	notok "sbcl-suite" "$sbcl_source not found (scripts/deps.sh installs sbcl-source)"
+fi
+
+# ---- mono-nre, mono-bus ----
+if "$mcs" -unsafe -out:"$out/NullStress.exe" "$here/NullStress.cs" >"$out/mcs.log" 2>&1; then
+	ok "mcs"
+	both mono-nre "$mono" "$out/NullStress.exe"
+	status_is mono-nre 0
+	same mono-nre stdout
+	same mono-nre stderr
+	expect mono-nre "every NullReferenceException caught" \
+		'[ "$(grep -c ": 5000 NullReferenceExceptions caught$" "$D/stdout")" = 4 ] &&
+		 [ "$(tail -n 1 "$D/stdout")" = done ]'
+	mapped mono-nre
+	both mono-bus "$mono" "$out/NullStress.exe" bus
+	status_is mono-bus 134
+	# The report up to its native stack trace (addresses and gdb's thread list differ).
+	same mono-bus stdout sed -n '1,/Native stacktrace:/p'
+	expect mono-bus "Mono's crash report" \
+		'grep -q "Native Crash Reporting" "$D/stdout" && grep -q "^Got a SIG" "$D/stdout"'
+else
+	notok "mcs" "see $out/mcs.log"
+	show "$out/mcs.log"
+fi
+
+# ---- go-cgo ----
+if (cd "$out" && GOCACHE=$out/gocache GOPATH=$out/gopath GO111MODULE=off GOFLAGS= \
+	"$go" build -o "$out/nilrecover" "$here/nilrecover.go") >"$out/go.log" 2>&1; then
+	ok "go build (cgo)"
+	both go-cgo "$out/nilrecover"
+	status_is go-cgo 0
+	same go-cgo stdout
+	same go-cgo stderr
+	expect go-cgo "every nil dereference recovered; os/signal; cgo" \
+		'[ "$(grep -c ": 4000 nil dereferences recovered$" "$D/stdout")" = 4 ] &&
+		 grep -qx "os/signal: user defined signal 1" "$D/stdout" &&
+		 grep -qx "cgo: 42" "$D/stdout" && [ "$(tail -n 1 "$D/stdout")" = done ]'
+	expect go-cgo "a cgo binary" 'grep -q "libc.so" "$D/maps"'
+	mapped go-cgo
+else
+	notok "go build (cgo)" "see $out/go.log"
+	show "$out/go.log"
+fi
+
+# ---- python-tests ----
+# Sequential, so that the order of the lines is the run's.
+both python-tests "$python" -m test test_threading test_subprocess
+status_is python-tests 0
+same python-tests stdout sh -c 'grep -E "^(== Tests result|All [0-9]+ tests OK|Tests result)"'
+expect python-tests "both suites passed" \
+	'grep -qx "All 2 tests OK." "$D/stdout" && grep -qx "Tests result: SUCCESS" "$D/stdout"'
+
+# ---- unshare-user ----
+both unshare-user unshare --user --map-root-user id -u
+status_is unshare-user 0
+same unshare-user stdout
+same unshare-user stderr
+expect unshare-user "uid 0 in the new user namespace" 'grep -qx 0 "$D/stdout"'
+
+# ---- wall times ----
+echo "# wall time, seconds (this machine, side by side in one run)"
+printf '#   %-16s %9s %9s %9s %10s %10s\n' workload plain shim heal shim/plain heal/plain
+declare -A seen=()
+for n in "${walls[@]}"; do
+	[ -n "${seen[$n]:-}" ] && continue
+	seen[$n]=1
+	p=$(cat "$out/plain/$n/wall" 2>/dev/null) s=$(cat "$out/shim/$n/wall" 2>/dev/null)
+	h=$(cat "$out/heal/$n/wall" 2>/dev/null)
+	awk -v n="$n" -v p="${p:-0}" -v s="${s:-0}" -v h="${h:-0}" 'BEGIN {
+		printf "#   %-16s %9.2f %9.2f %9.2f %10.2f %10.2f\n", n, p, s, h,
+			p > 0 ? s / p : 0, p > 0 ? h / p : 0 }'
+done
 
 end=$(date +%s.%N)
 secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')

@@ -174,20 +174,30 @@ static int setns_mount_namespace(void)
  * every descriptor below its soft RLIMIT_NOFILE (what sysconf's
  * _SC_OPEN_MAX loops and CPython's fd_status.py look at).
  */
-static void list_fds(const char *who)
+/*
+ * The two the program opened are named a and b: their numbers may differ
+ * between the runs (a thread of faultline's may hold a number for a moment,
+ * reading a module's file, when the program opens them).
+ */
+static void list_fds(const char *who, int a, int b)
 {
 	long max = sysconf(_SC_OPEN_MAX);
 
 	printf("%s:", who);
 	for (int fd = 0; fd < max; fd++)
-		if (fcntl(fd, F_GETFD) >= 0)
-			printf(" %d", fd);
+		if (fcntl(fd, F_GETFD) >= 0) {
+			if (fd == a || fd == b)
+				printf(" %c", fd == a ? 'a' : 'b');
+			else
+				printf(" %d", fd);
+		}
 	printf("\n");
 	fflush(stdout);
 }
 
-static void run_self(char **argv, const char *who, bool shim)
+static void run_self(char **argv, const char *who, bool shim, int a, int b)
 {
+	char fa[16], fb[16];
 	int status;
 	pid_t pid = fork();
 
@@ -196,7 +206,9 @@ static void run_self(char **argv, const char *who, bool shim)
 	if (pid == 0) {
 		if (!shim)
 			unsetenv("LD_PRELOAD");
-		execl("/proc/self/exe", argv[0], "list-fds", who, (char *)NULL);
+		snprintf(fa, sizeof(fa), "%d", a);
+		snprintf(fb, sizeof(fb), "%d", b);
+		execl("/proc/self/exe", argv[0], "list-fds", who, fa, fb, (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
@@ -221,16 +233,59 @@ static int executed_programs_see_only_their_descriptors(char **argv)
 	}
 	if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
 		fail("setrlimit");
-	run_self(argv, "without the shim", false);
-	run_self(argv, "with the shim as its parent had it", true);
+	run_self(argv, "without the shim", false, a, b);
+	run_self(argv, "with the shim as its parent had it", true, a, b);
+	null_checks();
+	return 0;
+}
+
+/*
+ * A child of vfork (CPython's subprocess) resets a handler and the mask
+ * before it executes: the parent's handler and mask stay as they were.
+ */
+static volatile int usr1_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen++;
+}
+
+static int vfork_child_resets_its_handlers(void)
+{
+	struct sigaction act = { .sa_handler = on_usr1 }, dfl = { .sa_handler = SIG_DFL };
+	sigset_t all, none, now;
+	int status;
+	pid_t pid;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigaction(SIGUSR1, &act, NULL);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	pid = vfork();
+	if (pid == 0) {
+		sigaction(SIGUSR1, &dfl, NULL);
+		pthread_sigmask(SIG_SETMASK, &none, NULL);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		fail("vfork");
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	printf("the parent's mask: SIGSEGV %s, SIGUSR1 %s\n",
+	       sigismember(&now, SIGSEGV) ? "blocked" : "not blocked",
+	       sigismember(&now, SIGUSR1) ? "blocked" : "not blocked");
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	raise(SIGUSR1);
+	printf("the parent's SIGUSR1 handler ran %d time(s)\n", usr1_seen);
 	null_checks();
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "list-fds")) {
-		list_fds(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "list-fds")) {
+		list_fds(argv[2], atoi(argv[3]), atoi(argv[4]));
 		return 0;
 	}
 	if (argc != 2) {
@@ -247,6 +302,8 @@ int main(int argc, char **argv)
 		return unshare_user_namespace();
 	if (!strcmp(argv[1], "setns-mount"))
 		return setns_mount_namespace();
+	if (!strcmp(argv[1], "vfork-child"))
+		return vfork_child_resets_its_handlers();
 	if (!strcmp(argv[1], "exec-fds"))
 		return executed_programs_see_only_their_descriptors(argv);
 	fprintf(stderr, "%s: no case %s\n", argv[0], argv[1]);

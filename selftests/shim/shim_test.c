@@ -891,6 +891,7 @@ static void test_alone(void)
 	alone_compare("alone_setns_into_a_mount_namespace_succeeds", "setns-mount", true);
 	alone_compare("alone_executed_programs_see_only_the_descriptors_passed", "exec-fds",
 		      false);
+	alone_compare("alone_a_vfork_childs_handlers_and_mask_are_its_own", "vfork-child", true);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,26 @@
+;;;; SBCL under faultline (selftests/runtimes/run.sh, sbcl-gc): 4 threads cons
+;;;; and catch errors (SBCL's error traps are int3: SIGTRAP, whose handler
+;;;; has no SA_ONSTACK), its GC stops them with signals, a full GC at the
+;;;; end, the whole under SIGPROF sampling (sb-sprof).
+(require :sb-sprof)
+
+(defun churn (n)
+  (let ((keep (make-array 1000 :initial-element nil)) (caught 0))
+    (dotimes (i n)
+      (setf (aref keep (mod i 1000)) (make-list (mod i 50)))
+      (when (zerop (mod i 100))
+        (handler-case (error "boom ~a" i)
+          (error () (incf caught))))
+      (when (zerop (mod i 1000))
+        (handler-case (car (the list (aref keep (mod (+ i 7) 1000))))
+          (error () (incf caught)))))
+    caught))
+
+(let (results)
+  (sb-sprof:with-profiling (:max-samples 100000 :mode :cpu :sample-interval 0.001 :report nil)
+    (let ((threads (loop for k below 4
+                         collect (sb-thread:make-thread (lambda () (churn 400000))))))
+      (setf results (mapcar #'sb-thread:join-thread threads))))
+  (sb-ext:gc :full t)
+  (format t "caught ~a~%" results)
+  (format t "profiled: ~:[no~;yes~]~%" (plusp (sb-sprof::samples-index sb-sprof::*samples*))))
