@@ -37,7 +37,24 @@ class NullStress {
 		}
 	}
 
+	// RT_MAPS: a copy of /proc/self/maps; RT_TASKS: the threads' names (run.sh's mapped).
+	static void LeaveTraces() {
+		string maps = Environment.GetEnvironmentVariable("RT_MAPS");
+		if (maps != null)
+			File.WriteAllText(maps, File.ReadAllText("/proc/self/maps"));
+		string tasks = Environment.GetEnvironmentVariable("RT_TASKS");
+		if (tasks != null) {
+			var names = new System.Text.StringBuilder();
+			foreach (string t in Directory.GetDirectories("/proc/self/task")) {
+				try { names.Append(File.ReadAllText(t + "/comm")); }
+				catch (IOException) { /* the thread exited meanwhile */ }
+			}
+			File.WriteAllText(tasks, names.ToString());
+		}
+	}
+
 	static int Main(string[] args) {
+		LeaveTraces();
 		if (args.Length == 1 && args[0] == "bus") { Bus("truncated.bin"); return 0; }
 		int threads = 4, calls = 200000, every = 40;
 		var results = new int[threads];

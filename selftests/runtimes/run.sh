@@ -143,6 +143,9 @@ run() {
 		(
 			cd "$d" || exit 125
 			ulimit -S -c 0
+			# Debian's default soft limit, with room above it for
+			# faultline's descriptors (lib/core/ownfd.c), in every run.
+			ulimit -S -n 1024 2>/dev/null
 			export RT_MAPS=$d/maps RT_TASKS=$d/tasks
 			exec timeout -k 5 "$timeout_s" "${preload[@]}" "$@" >stdout 2>stderr
 		)
@@ -488,8 +491,9 @@ for n in "${walls[@]}"; do
 	p=$(cat "$out/plain/$n/wall" 2>/dev/null) s=$(cat "$out/shim/$n/wall" 2>/dev/null)
 	h=$(cat "$out/heal/$n/wall" 2>/dev/null)
 	awk -v n="$n" -v p="${p:-0}" -v s="${s:-0}" -v h="${h:-0}" 'BEGIN {
-		printf "#   %-16s %9.2f %9.2f %9.2f %10.2f %10.2f\n", n, p, s, h,
-			p > 0 ? s / p : 0, p > 0 ? h / p : 0 }'
+		rs = 0; rh = 0
+		if (p + 0 > 0) { rs = s / p; rh = h / p }
+		printf "#   %-16s %9.2f %9.2f %9.2f %10.2f %10.2f\n", n, p, s, h, rs, rh }'
 done
 
 end=$(date +%s.%N)

@@ -4,6 +4,22 @@
 ;;;; end, the whole under SIGPROF sampling (sb-sprof).
 (require :sb-sprof)
 
+;;; RT_MAPS: a copy of /proc/self/maps; RT_TASKS: the threads' names (run.sh's mapped).
+(defun leave-traces ()
+  (let ((maps (sb-ext:posix-getenv "RT_MAPS")) (tasks (sb-ext:posix-getenv "RT_TASKS")))
+    (when maps
+      (with-open-file (o maps :direction :output :if-exists :supersede)
+        (with-open-file (i "/proc/self/maps")
+          (loop for l = (read-line i nil) while l do (write-line l o)))))
+    (when tasks
+      (with-open-file (o tasks :direction :output :if-exists :supersede)
+        (dolist (d (directory "/proc/self/task/*/"))
+          (ignore-errors
+            (with-open-file (i (merge-pathnames "comm" d))
+              (write-line (read-line i) o))))))))
+
+(leave-traces)
+
 (defun churn (n)
   (let ((keep (make-array 1000 :initial-element nil)) (caught 0))
     (dotimes (i n)
