@@ -117,6 +117,11 @@ static int region_create(uint32_t max_sites, void *at, struct fl_ownfd *fd_out, 
 	if (p == MAP_FAILED)
 		goto fail;
 done:
+	/*
+	 * Not in the program's core dumps: the region is tens of MiB (a
+	 * crash without faultline dumps none of it), and faultlined has it.
+	 */
+	madvise(p, l->size, MADV_DONTDUMP);
 	fl_shm_init(p, l, (uint32_t)getpid());
 	*map_out = p;
 	return 0;
