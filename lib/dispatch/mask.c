@@ -304,7 +304,15 @@ bool fl_mask_resync(const void *ucv)
 void fl_mask_handler_enter(void *ucv, uint64_t blocks)
 {
 	ucontext_t *uc = ucv;
-	uint64_t shown = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed), before;
+	uint64_t shown, before;
+
+	/*
+	 * The outermost handler: a raw mask change before it is taken first,
+	 * or the handler's return would note the interrupted mask as the
+	 * shim's, with the virtual set from before the change.
+	 */
+	fl_mask_resync(uc);
+	shown = atomic_load_explicit(&fl_mask_virtual, memory_order_relaxed);
 
 	fl_mask_enter(shown);
 	atomic_store_explicit(&fl_mask_virtual, shown | blocks, memory_order_relaxed);

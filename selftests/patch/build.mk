@@ -35,8 +35,9 @@ $(PT_OUT)/libtoggle.so: $(B)/obj/$(PT_DIR)/toggle/toggle.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -shared -o $@ $<
-$(PT_TOGGLE): $(B)/obj/lib/preload/mask.o $(PT_OUT)/libtoggle.so
-$(PT_TOGGLE): PT_LIBS = $(B)/obj/lib/preload/mask.o -L$(PT_OUT) -ltoggle \
+$(PT_TOGGLE): $(B)/obj/lib/preload/mask.o $(B)/obj/lib/preload/threads.o $(PT_OUT)/libtoggle.so
+$(PT_TOGGLE): PT_LIBS = $(B)/obj/lib/preload/mask.o $(B)/obj/lib/preload/threads.o \
+	-L$(PT_OUT) -ltoggle \
 	-Wl,-rpath,'$$ORIGIN' -ldl
 
 $(PT_PROG): $(B)/obj/$(PT_DIR)/sigtrap_program.o
