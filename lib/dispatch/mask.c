@@ -330,11 +330,16 @@ void fl_mask_handler_leave(void *ucv)
 	atomic_store_explicit(&fl_mask_virtual, after & hide, memory_order_relaxed);
 	after &= ~hide;
 	memcpy(&uc->uc_sigmask, &after, sizeof(after));
+	/*
+	 * Held ones it unblocks are raised while this handler still counts:
+	 * the kernel's mask is still the handler's, which fl_mask_resync must
+	 * not take for a raw change of the program's.
+	 */
+	fl_mask_release();
 	fl_mask_leave();
 	/* The outermost handler's return: the kernel's mask is the one sigreturn restores. */
 	if (in_chain.depth == 0)
 		fl_mask_kernel_note(after);
-	fl_mask_release();
 }
 
 void fl_mask_jump(void)

@@ -104,7 +104,13 @@ static long alone_if_needed(long (*call)(long, long), long a, long b)
 	if (r == 0 || errno != EINVAL || !fl_workers_running())
 		return r;
 	fl_workers_stop();
-	r = call(a, b);
+	/*
+	 * A joined thread can still be in the thread group for a moment (the
+	 * kernel clears its tid, which pthread_join waits for, before it
+	 * leaves the group): tried again for up to 100 ms.
+	 */
+	for (int i = 0; (r = call(a, b)) != 0 && errno == EINVAL && i < 1000; i++)
+		usleep(100);
 	err = errno;
 	fl_workers_resume();
 	errno = err;
