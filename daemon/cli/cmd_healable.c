@@ -27,16 +27,19 @@
 #include "input.h"
 #include "opts.h"
 #include "print_json.h"
+#include "proto/proto.h"
 
 static const char healable_usage[] =
-	"Usage: faultline healable [--json] [--load-address ADDR] FILE...\n"
+	"Usage: faultline healable [--json] [--load-address ADDR] [--tactics LIST] FILE...\n"
 	"\n"
 	"Says, for every implicit-check site (.llvm_faultmaps entry) of each ELF\n"
 	"file (object, executable, shared library), whether the running process\n"
-	"could heal it in place (a jump to a stub that tests the pointer) and by\n"
-	"which tactic, B1, B2, T1 or T3, or why not; with the instruction's length\n"
-	"and bytes, and its function and offset.  A summary line per file, and one\n"
-	"for all of them.\n"
+	"could heal it and by which tactic, or why not; with the instruction's\n"
+	"length and bytes, and its function and offset.  In place (a jump to a\n"
+	"stub that tests the pointer): B1, B2, T1, T2, T3; else REL, the whole\n"
+	"function copied with its checks explicit and its entry a jump to the\n"
+	"copy.  A summary per file and one for all of them: the sites by tactic\n"
+	"and share, and those that cannot be healed by reason.\n"
 	"\n"
 	"A stub may go anywhere in user space outside the module: a position-\n"
 	"independent file is assumed loaded with its first segment at ADDR (an\n"
@@ -52,6 +55,7 @@ static const char healable_epilogue[] =
 
 struct totals {
 	uint64_t sites, healed, by[FL_HEAL_TACTICS];
+	uint64_t why[FL_SHM_WHY_LAST + 1];	/* the unhealable ones, by reason */
 };
 
 static void totals_add(struct totals *t, const struct totals *u)
@@ -60,14 +64,44 @@ static void totals_add(struct totals *t, const struct totals *u)
 	t->healed += u->healed;
 	for (int k = 0; k < FL_HEAL_TACTICS; k++)
 		t->by[k] += u->by[k];
+	for (int k = 0; k <= FL_SHM_WHY_LAST; k++)
+		t->why[k] += u->why[k];
 }
 
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The tactics in the order they are tried. */
+static const enum fl_heal_tactic order[] = {
+	FL_HEAL_B1, FL_HEAL_B2, FL_HEAL_T1, FL_HEAL_T2, FL_HEAL_T3, FL_HEAL_RELOC,
+};
+
+/*
+ * "LABEL: H of N sites can be healed (P%): B1 n (p%), ..." and, when some
+ * cannot, a line with their count by reason.
+ */
 static void print_summary(const char *label, const struct totals *t)
 {
-	printf("%s: %" PRIu64 " of %" PRIu64 " site%s can be healed in place (B1 %" PRIu64
-	       ", B2 %" PRIu64 ", T1 %" PRIu64 ", T3 %" PRIu64 ")\n", label, t->healed, t->sites,
-	       CLI_S(t->sites),
-	       t->by[FL_HEAL_B1], t->by[FL_HEAL_B2], t->by[FL_HEAL_T1], t->by[FL_HEAL_T3]);
+	uint64_t bad = t->sites - t->healed;
+
+	printf("%s: %" PRIu64 " of %" PRIu64 " site%s can be healed (%.2f%%):", label, t->healed,
+	       t->sites, CLI_S(t->sites), share(t->healed, t->sites));
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		printf("%s %s %" PRIu64 " (%.2f%%)", i ? "," : "", fl_heal_tactic_name(order[i]),
+		       t->by[order[i]], share(t->by[order[i]], t->sites));
+	printf("\n");
+	if (!bad)
+		return;
+	printf("%s: %" PRIu64 " cannot (%.2f%%):", label, bad, share(bad, t->sites));
+	for (int k = 0, first = 1; k <= FL_SHM_WHY_LAST; k++)
+		if (t->why[k]) {
+			printf("%s %s: %" PRIu64, first ? "" : ";",
+			       k ? fl_shm_why_text((unsigned)k) : "not planned", t->why[k]);
+			first = 0;
+		}
+	printf("\n");
 }
 
 static void hex(const uint8_t *b, size_t n, char *out, bool spaced)
@@ -101,12 +135,22 @@ static struct json_object *summary_json(const struct totals *t)
 {
 	struct json_object *o = json_object_new_object();
 
+	struct json_object *shares = json_object_new_object(), *why = json_object_new_object();
+
 	json_object_object_add(o, "sites", u64(t->sites));
 	json_object_object_add(o, "healable", u64(t->healed));
-	for (int k = FL_HEAL_B1; k < FL_HEAL_TACTICS; k++)
+	for (int k = FL_HEAL_B1; k < FL_HEAL_TACTICS; k++) {
 		json_object_object_add(o, fl_heal_tactic_name(k), u64(t->by[k]));
-	json_object_object_add(o, "percent", json_object_new_double(
-		t->sites ? 100.0 * (double)t->healed / (double)t->sites : 100.0));
+		json_object_object_add(shares, fl_heal_tactic_name(k),
+				       json_object_new_double(share(t->by[k], t->sites)));
+	}
+	json_object_object_add(o, "percent", json_object_new_double(share(t->healed, t->sites)));
+	json_object_object_add(o, "percent_by_tactic", shares);
+	for (int k = 0; k <= FL_SHM_WHY_LAST; k++)
+		if (t->why[k])
+			json_object_object_add(why, k ? fl_shm_why_text((unsigned)k) : "not planned",
+					       u64(t->why[k]));
+	json_object_object_add(o, "unhealable_by_reason", why);
 	return o;
 }
 
@@ -142,7 +186,15 @@ static struct json_object *site_json(const struct heal_site *s,
 		json_object_object_add(nb, "address", u64(s->addr + (p->nb.addr - p->site.addr)));
 		json_object_object_add(nb, "length", u64(p->nb.len));
 		json_object_object_add(nb, "bytes", json_object_new_string(hx));
-		json_object_object_add(o, "evicts", nb);
+		json_object_object_add(o, p->tactic == FL_HEAL_T2 ? "evicts_successor" : "evicts", nb);
+	}
+	if (p->reloc) {
+		struct json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "function_size", u64(p->reloc->end - p->reloc->fn));
+		json_object_object_add(r, "copy_size", u64(p->reloc->size));
+		json_object_object_add(r, "checks_made_explicit", u64(p->reloc->nmembers));
+		json_object_object_add(o, "relocation", r);
 	}
 	return o;
 }
@@ -163,8 +215,8 @@ static void site_text(const struct heal_site *s, const struct fl_heal_plan *p,
 }
 
 /* The file's sites, planned and printed.  Returns 0, or -errno with err set. */
-static int one_file(const char *path, uint64_t load, bool json, struct totals *all,
-		    char *err, size_t errlen)
+static int one_file(const char *path, uint64_t load, unsigned tactics, bool json,
+		    struct totals *all, char *err, size_t errlen)
 {
 	struct heal_file hf;
 	struct totals t = { 0 };
@@ -173,6 +225,7 @@ static int one_file(const char *path, uint64_t load, bool json, struct totals *a
 	ret = heal_file_open(&hf, path, load, err, errlen);
 	if (ret < 0)
 		return ret;
+	hf.tactics = tactics;
 	if (json) {
 		fputs("{\"file\":", stdout);
 		put_json(json_object_new_string(path));
@@ -199,6 +252,8 @@ static int one_file(const char *path, uint64_t load, bool json, struct totals *a
 		if (p.tactic != FL_HEAL_NONE) {
 			t.healed++;
 			t.by[p.tactic]++;
+		} else {
+			t.why[p.why_code >= 0 && p.why_code <= FL_SHM_WHY_LAST ? p.why_code : 0]++;
 		}
 		if (json) {
 			fputs(i ? ",\n" : "\n", stdout);
@@ -206,6 +261,7 @@ static int one_file(const char *path, uint64_t load, bool json, struct totals *a
 		} else {
 			site_text(s, &p, bytes, len);
 		}
+		fl_heal_plan_release(&p);
 	}
 	if (json) {
 		fputs("],\"summary\":", stdout);
@@ -223,6 +279,8 @@ int cmd_healable(int argc, char **argv)
 {
 	bool json = false;
 	uint64_t load = DEFAULT_LOAD_ADDRESS;
+	const char *only = NULL;
+	unsigned tactics = 0;
 	const struct cli_opt opts[] = {
 		{ "json", CLI_OPT_FLAG, &json,
 		  .help = "print one JSON document for all files (see faultline(1))" },
@@ -231,6 +289,9 @@ int cmd_healable(int argc, char **argv)
 		  .expect = "a user-space address, 0x10000 to 0x7fffffff0000",
 		  .help = "where a position-independent file is assumed loaded\n"
 			  "(default 0x555555554000)" },
+		{ "tactics", CLI_OPT_STRING, &only, .arg = "LIST",
+		  .help = "only these tactics, e.g. T2,REL (as FAULTLINE_HEAL_TACTICS\n"
+			  "in a process; default all)" },
 		{ NULL },
 	};
 	const struct cli_opts cli = { "healable", healable_usage, healable_epilogue, opts,
@@ -242,6 +303,11 @@ int cmd_healable(int argc, char **argv)
 		return parsed;
 	if (first >= argc) {
 		usage_error("healable", "no FILE given");
+		return EXIT_USAGE;
+	}
+	if (only && !(tactics = fl_heal_tactics_parse(only))) {
+		usage_error("healable", "--tactics: '%s' is not a list of B1, B2, T1, T2, T3, REL",
+			    only);
 		return EXIT_USAGE;
 	}
 	if (load & 4095) {
@@ -258,7 +324,7 @@ int cmd_healable(int argc, char **argv)
 			fputs(",", stdout);
 		if (json)
 			fputs("\n", stdout);
-		if (one_file(argv[i], load, json, &all, err, sizeof(err)) == 0) {
+		if (one_file(argv[i], load, tactics, json, &all, err, sizeof(err)) == 0) {
 			read++;
 		} else {
 			fprintf(stderr, "faultline: %s\n", err);

@@ -32,6 +32,7 @@
 
 #include <faultline/format.h>
 
+#include "discovery/internal.h"
 #include "heal_env.h"
 
 struct heal_key {
@@ -265,11 +266,58 @@ static bool env_busy(void *ctx, uint64_t a, size_t len)
 	return false;
 }
 
+/* Relocation: the function's extent is its symbol's size. */
+static bool env_extent(void *ctx, uint64_t fn, uint64_t *end, bool *lsda)
+{
+	const struct env_ctx *e = ctx;
+	uint64_t size;
+
+	if (!fl_elf_function_size(e->hf->elf, e->site->section, fn - (uint64_t)e->site->bias,
+				  &size))
+		return false;
+	*end = fn + size;
+	*lsda = false;	/* not known from the file alone: the process looks at its unwind entry */
+	return true;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct fl_heal_member *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* The sites of [lo, hi) of the site's section, in address order, each once. */
+static size_t env_sites(void *ctx, uint64_t lo, uint64_t hi, struct fl_heal_member *out,
+			size_t max)
+{
+	const struct env_ctx *e = ctx;
+	const struct heal_file *hf = e->hf;
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < hf->nsites; i++) {
+		const struct heal_site *s = &hf->sites[i];
+		uint64_t pc = heal_runtime(s, s->addr);
+
+		if (s->lost || s->section != e->site->section || pc < lo || pc >= hi)
+			continue;
+		if (n == max)
+			return max + 1;
+		out[n++] = (struct fl_heal_member){ pc, heal_runtime(s, s->handler) };
+	}
+	qsort(out, n, sizeof(*out), cmp_member);
+	for (size_t i = 0; i < n; i++)
+		if (!k || out[k - 1].pc != out[i].pc)
+			out[k++] = out[i];
+	return k;
+}
+
 size_t heal_plan_site(const struct heal_file *hf, const struct heal_site *s,
 		      struct fl_heal_plan *p, uint8_t bytes[15])
 {
 	struct env_ctx e = { .hf = hf, .site = s };
-	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .ctx = &e };
+	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .extent = env_extent,
+				   .sites = env_sites, .tactics = hf->tactics, .ctx = &e };
 	struct fl_elf_code code;
 
 	memset(p, 0, sizeof(*p));

@@ -37,6 +37,7 @@ struct heal_file {
 	struct heal_site *sites;	/* in the fault map's order */
 	size_t nsites;
 	struct heal_key *keys;	/* the sites by (section, addr), for busy() */
+	unsigned tactics;	/* fl_heal_env.tactics: 0, all */
 };
 
 /*

@@ -230,7 +230,7 @@ int fld_counts_flush(struct fld_proc *p, int dir_fd, unsigned *budget, bool sync
 static bool slot_valid(const struct fld_counts_slot *s)
 {
 	return s->state <= FL_SHM_HEAL_UNHEALABLE && (!s->tactic || fl_shm_tactic_name(s->tactic)) &&
-	       s->why <= FL_SHM_WHY_OTHER && !s->reserved;
+	       s->why <= FL_SHM_WHY_LAST && !s->reserved;
 }
 
 int fld_counts_load(struct fld_proc *p, int fd, size_t size, const char **why)

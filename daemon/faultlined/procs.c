@@ -228,7 +228,7 @@ static void heal_read(const struct fld_proc *p, uint32_t i, struct fl_shm_heal *
 	 */
 	out->state = state <= FL_SHM_HEAL_UNHEALABLE ? state : FL_SHM_HEAL_IMPLICIT;
 	out->tactic = fl_shm_tactic_name(slot->tactic) ? slot->tactic : 0;
-	out->why = slot->why <= FL_SHM_WHY_OTHER ? slot->why : FL_SHM_WHY_OTHER;
+	out->why = slot->why <= FL_SHM_WHY_LAST ? slot->why : FL_SHM_WHY_OTHER;
 	out->healed_at = slot->healed_at;
 	/* Relaxed: the stub's lock incq is a count, as the handler's. */
 	out->failures = atomic_load_explicit(&slot->failures, memory_order_relaxed);

@@ -1053,7 +1053,7 @@ static ssize_t next_line(struct lines *r, char **line)
 static bool heal_from(const uint64_t v[5], struct fl_shm_heal *h)
 {
 	if (v[1] > FL_SHM_HEAL_UNHEALABLE || v[2] > UINT8_MAX ||
-	    (v[2] && !fl_shm_tactic_name((unsigned)v[2])) || v[3] > FL_SHM_WHY_OTHER ||
+	    (v[2] && !fl_shm_tactic_name((unsigned)v[2])) || v[3] > FL_SHM_WHY_LAST ||
 	    v[4] > UINT32_MAX)
 		return false;
 	memset(h, 0, sizeof(*h));

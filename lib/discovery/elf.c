@@ -1148,6 +1148,21 @@ const char *fl_elf_function_containing(const struct fl_elf *elf, uint64_t addr,
 	return NULL;
 }
 
+bool fl_elf_function_size(const struct fl_elf *elf, uint32_t section, uint64_t value,
+			  uint64_t *size)
+{
+	for (size_t i = 0; i < elf->nfuncs; i++) {
+		const struct func_sym *s = &elf->funcs[i];
+
+		if (s->value == value && s->size && !s->undef &&
+		    (elf->type != ET_REL || s->shndx == section)) {
+			*size = s->size;
+			return true;
+		}
+	}
+	return false;
+}
+
 int fl_elf_file_address(const struct fl_elf *elf, uint64_t file_offset, uint64_t *addr)
 {
 	for (size_t i = 0; i < elf->phnum; i++) {

@@ -26,4 +26,12 @@ struct fl_elf_load_info {
 /* Fills *li for elf; the pointers stay valid until fl_elf_close. */
 void fl_elf_load_info(const struct fl_elf *elf, struct fl_elf_load_info *li);
 
+/*
+ * The size of the function symbol (STT_FUNC, with a size) whose value is
+ * exactly value, in section (ET_REL; 0 in linked files): true with *size
+ * set.  For faultline healable's relocation (heal_env.c).
+ */
+bool fl_elf_function_size(const struct fl_elf *elf, uint32_t section, uint64_t value,
+			  uint64_t *size);
+
 #endif /* FL_DISCOVERY_INTERNAL_H */

@@ -41,11 +41,18 @@
 #include "patch/maps.h"
 #include "patch/stubs.h"
 #include "proto/proto.h"
+#include "core/env.h"
+#include "core/log.h"
+#include "table/libunwind.h"
 #include "table/table.h"
+
+struct relocation;
 
 struct healed {
 	struct healed *next;	/* in its bucket */
 	struct fl_heal_plan plan;
+	/* FL_HEAL_RELOC: the relocation that healed it (the plan has no changes of its own). */
+	struct relocation *rel;
 	uint64_t healed_at;	/* CLOCK_REALTIME, ns */
 	uint32_t counter;	/* the site's counter slot */
 	/* For the policy's unhealing: the failures last seen, and since when. */
@@ -82,6 +89,18 @@ static struct zombie *zombies;
 static size_t num_zombies;
 /* A heal empties the quarantine from this many on. */
 #define ZOMBIES_REAPED_AT 32
+
+/*
+ * A relocated function (FL_HEAL_RELOC): its copy, the jump at its entry,
+ * and the sites it healed, each with a healed entry that points here.
+ * Undone as a whole: unhealing any of its sites gives back the entry.
+ */
+struct relocation {
+	struct relocation *next;
+	struct fl_heal_reloc *r;
+	size_t alive;		/* healed entries that point here */
+};
+static struct relocation *relocations;
 
 static fl_heal_fn callback;
 static void *callback_ctx;
@@ -179,7 +198,33 @@ static bool healed_busy(uint64_t a, size_t len)
 			    (p->evicts && overlaps(a, len, p->nb.addr, p->nb.len)))
 				return true;
 		}
+	for (struct relocation *rel = relocations; rel; rel = rel->next)
+		if (overlaps(a, len, rel->r->entry.addr, rel->r->entry.len))
+			return true;
 	return false;
+}
+
+static void overlay(uint64_t a, size_t len, uint8_t *out, const struct fl_heal_change *c)
+{
+	for (size_t i = 0; i < c->len; i++)
+		if (c->addr + i >= a && c->addr + i < a + len)
+			out[c->addr + i - a] = c->old[i];
+}
+
+/* [a, a + len) as compiled: the code, with what healed sites changed given back. */
+static void compiled(uint64_t a, size_t len, uint8_t *out)
+{
+	memcpy(out, (const void *)(uintptr_t)a, len);
+	for (uint64_t k = (a - REACH) / BUCKET; num_buckets && k <= (a + len + REACH) / BUCKET; k++)
+		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
+			if (h->plan.site.addr / BUCKET != k || h->rel)
+				continue;
+			overlay(a, len, out, &h->plan.site);
+			if (h->plan.evicts)
+				overlay(a, len, out, &h->plan.nb);
+		}
+	for (struct relocation *rel = relocations; rel; rel = rel->next)
+		overlay(a, len, out, &rel->r->entry);
 }
 
 /*
@@ -229,6 +274,120 @@ static bool env_busy(void *ctx, uint64_t a, size_t len)
 		if (near[i].faulting_pc != e->site)
 			return true;
 	return healed_busy(a, len);
+}
+
+/*
+ * Relocation (heal_reloc.c) asks the function's extent of its unwind
+ * entry (libunwind's, which also knows JIT code given to
+ * fl_jit_register), and is off when FAULTLINE_HEAL_RELOCATE is 0: a
+ * program that recognises its own faulting instructions by address (a
+ * safepoint poll) would not find them in the copy.
+ */
+static bool relocation_on(void)
+{
+	const char *v = fl_env("FAULTLINE_HEAL_RELOCATE");
+
+	return !v || strcmp(v, "0") != 0;
+}
+
+/*
+ * FAULTLINE_HEAL_TACTICS: the tactics the planner may use (heal_plan.h's
+ * names, "T2,REL"), all when unset; a list with an unknown name is
+ * ignored, and said once.  For tests that need one tactic, and for a
+ * program that wants to rule one out.
+ */
+static unsigned tactics_allowed(void)
+{
+	static _Atomic int said;
+	const char *v = fl_env("FAULTLINE_HEAL_TACTICS");
+	unsigned bits;
+
+	if (!v || !*v)
+		return 0;
+	bits = fl_heal_tactics_parse(v);
+	if (!bits && !atomic_exchange(&said, 1))
+		fl_log(FL_LOG_WARN, "FAULTLINE_HEAL_TACTICS=%s: not a list of B1, B2, T1, T2, T3, "
+		       "REL: every tactic is used", v);
+	return bits;
+}
+
+static bool env_extent(void *ctx, uint64_t fn, uint64_t *end, bool *lsda)
+{
+	unw_proc_info_t pi;
+
+	(void)ctx;
+	memset(&pi, 0, sizeof(pi));
+	if (fl_libunwind_load() != 0 ||
+	    fl_libunwind->get_proc_info_by_ip(fl_libunwind->local_addr_space, fn, &pi, NULL) < 0 ||
+	    pi.start_ip != fn || pi.end_ip <= fn)
+		return false;
+	*end = pi.end_ip;
+	*lsda = pi.lsda != 0;
+	return true;
+}
+
+static size_t env_sites(void *ctx, uint64_t lo, uint64_t hi, struct fl_heal_member *out,
+			size_t max)
+{
+	struct fl_site_entry v[FL_HEAL_RELOC_SITES];
+	size_t n = fl_table_sites_in(lo, hi, v, FL_HEAL_RELOC_SITES);
+
+	(void)ctx;
+	for (size_t i = 0; i < n && i < max && i < FL_HEAL_RELOC_SITES; i++)
+		out[i] = (struct fl_heal_member){ v[i].faulting_pc, v[i].handler_pc };
+	return n;
+}
+
+static void env_original(void *ctx, uint64_t a, size_t len, uint8_t *out)
+{
+	(void)ctx;
+	compiled(a, len, out);
+}
+
+/*
+ * The entry jump of a relocation may overwrite the jumps of healed sites
+ * whose site is inside it (the copy checks them too; the entry's old
+ * bytes, theirs, come back with it), never bytes another heal changed or
+ * pins.  Unhealing such a site undoes the relocation first (unheal_locked).
+ */
+static bool env_entry_free(void *ctx, uint64_t fn, size_t len)
+{
+	(void)ctx;
+	for (uint64_t k = (fn - REACH) / BUCKET; num_buckets && k <= (fn + len + REACH) / BUCKET; k++)
+		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
+			const struct fl_heal_plan *p = &h->plan;
+
+			if (p->site.addr / BUCKET != k || h->rel ||
+			    (p->site.addr >= fn && p->site.addr < fn + len))
+				continue;
+			if (overlaps(fn, len, p->site.addr, p->site.len) ||
+			    overlaps(fn, len, p->pin, p->pin_len) ||
+			    (p->evicts && overlaps(fn, len, p->nb.addr, p->nb.len)))
+				return false;
+		}
+	for (struct relocation *rel = relocations; rel; rel = rel->next)
+		if (overlaps(fn, len, rel->r->entry.addr, rel->r->entry.len))
+			return false;
+	return true;
+}
+
+static struct fl_shm_heal *slot_of(uint64_t pc, uint32_t *counter)
+{
+	struct fl_site_entry s;
+
+	if (fl_table_sites_in(pc, pc + 1, &s, 1) != 1)
+		return NULL;
+	if (counter)
+		*counter = s.counter;
+	return fl_counters_heal(s.counter);
+}
+
+static uint64_t env_counter(void *ctx, uint64_t pc)
+{
+	struct fl_shm_heal *slot = slot_of(pc, NULL);
+
+	(void)ctx;
+	return slot ? (uint64_t)(uintptr_t)&slot->failures : 0;
 }
 
 /* Sets slot's heal policy count (FL_HEAL_GAVE_UP, or 0 to start again). */
@@ -362,6 +521,39 @@ static struct zombie *zombie_of(const struct healed *h)
 	return z;
 }
 
+static void zombie_add(struct zombie *z)
+{
+	if (!z)
+		return;		/* the stubs stay taken: safe, a leak */
+	z->next = zombies;
+	zombies = z;
+	num_zombies++;
+}
+
+/*
+ * A relocation none of whose sites is healed any more, its entry given
+ * back (or its module gone): its copy waits with the zombies until no
+ * thread is in it or returns into it.
+ */
+static void reloc_retire(struct relocation *rel)
+{
+	struct zombie *z = calloc(1, sizeof(*z));
+
+	for (struct relocation **p = &relocations; *p; p = &(*p)->next)
+		if (*p == rel) {
+			*p = rel->next;
+			break;
+		}
+	if (z)
+		z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)rel->r->copy,
+						       .len = rel->r->size };
+	zombie_add(z);
+	free(rel->r->bytes);
+	free(rel->r->rows);
+	free(rel->r);
+	free(rel);
+}
+
 /* Under the patch lock: forgets the heals of the modules gone. */
 static void forget_gone(void)
 {
@@ -387,11 +579,13 @@ static void forget_gone(void)
 				}
 				*p = h->next;
 				num_healed--;
-				z = zombie_of(h);
-				if (z) {
-					z->next = zombies;
-					zombies = z;
-					num_zombies++;
+				if (h->rel) {
+					/* The copy goes with the last of its sites. */
+					if (--h->rel->alive == 0)
+						reloc_retire(h->rel);
+				} else {
+					z = zombie_of(h);
+					zombie_add(z);
 				}
 				free(h);
 			}
@@ -441,6 +635,9 @@ struct event {
 	struct fl_heal_event ev;
 	char tactic[4];
 	char reason[112];
+	/* The other sites a relocation healed or gave back with this one: told the same. */
+	uint64_t also[FL_HEAL_RELOC_SITES];
+	size_t nalso;
 };
 
 static void tell(struct event *e)
@@ -460,6 +657,10 @@ static void tell(struct event *e)
 	e->ev.tactic = e->tactic;
 	e->ev.reason = e->reason;
 	fn(&e->ev, ctx);
+	for (size_t i = 0; i < e->nalso; i++) {
+		e->ev.faulting_pc = e->also[i];
+		fn(&e->ev, ctx);
+	}
 }
 
 /*
@@ -483,7 +684,9 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 			struct event *ev, struct fl_diag *diag)
 {
 	struct env_ctx e = { .site = pc };
-	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .ctx = &e };
+	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .sites = env_sites,
+				   .original = env_original, .entry_free = env_entry_free,
+				   .counter = env_counter, .ctx = &e };
 	struct fl_site_entry site;
 	uint64_t code_start, code_end;
 	uint8_t stub[FL_HEAL_STUB_MAX], nb_stub[FL_HEAL_STUB_MAX];
@@ -515,6 +718,9 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 	env.base = code_start;
 	env.code = (const uint8_t *)(uintptr_t)code_start;
 	env.len = code_end - code_start;
+	if (relocation_on())
+		env.extent = env_extent;
+	env.tactics = tactics_allowed();
 
 	h = calloc(1, sizeof(*h));
 	if (!h) {
@@ -533,6 +739,19 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 		memset(&h->plan, 0, sizeof(h->plan));
 		err = fl_heal_plan(&env, pc, site.function, site.handler_pc, &h->plan);
 	}
+	if (!err && h->plan.tactic == FL_HEAL_RELOC) {
+		/* Every check of the copy counts somewhere: a null counter would fault in it. */
+		const struct fl_heal_reloc *r = h->plan.reloc;
+
+		for (size_t i = 0; i < r->nmembers; i++)
+			if (!env_counter(NULL, r->members[i].pc)) {
+				fl_heal_plan_release(&h->plan);
+				err = fl_diag_say(diag, -ENOSPC, "the site 0x%llx of the function to "
+						  "relocate has no healing slot",
+						  (unsigned long long)r->members[i].pc);
+				break;
+			}
+	}
 	if (!err && h->plan.tactic == FL_HEAL_NONE) {
 		say_unhealable(pc, h->plan.why);
 		watch_set(site.counter, FL_HEAL_GAVE_UP);
@@ -550,8 +769,13 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 	if (err)
 		goto fail;
 
-	fl_heal_site_stub(&h->plan, site.handler_pc, (uint64_t)(uintptr_t)&slot->failures, stub);
-	err = fl_stubs_take(h->plan.stub, stub, h->plan.stub_size);
+	if (h->plan.tactic == FL_HEAL_RELOC) {
+		err = fl_stubs_take(h->plan.reloc->copy, h->plan.reloc->bytes, h->plan.reloc->size);
+	} else {
+		fl_heal_site_stub(&h->plan, site.handler_pc, (uint64_t)(uintptr_t)&slot->failures,
+				  stub);
+		err = fl_stubs_take(h->plan.stub, stub, h->plan.stub_size);
+	}
 	if (!err && h->plan.evicts) {
 		fl_heal_nb_stub(&h->plan, nb_stub);
 		err = fl_stubs_take(h->plan.nb_stub, nb_stub, h->plan.nb_stub_size);
@@ -561,13 +785,19 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 	if (err) {
 		fl_diag_say(diag, err, "the stub of 0x%llx at 0x%llx: %s", (unsigned long long)pc,
 			    (unsigned long long)h->plan.stub, strerror(-err));
+		fl_heal_plan_release(&h->plan);
 		goto fail;
 	}
-	if (h->plan.evicts)
+	if (h->plan.tactic == FL_HEAL_RELOC)
+		changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.reloc->entry.addr,
+						     h->plan.reloc->entry.old,
+						     h->plan.reloc->entry.new, 5 };
+	else if (h->plan.evicts)
 		changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.old,
 						     h->plan.nb.new, h->plan.nb.len };
-	changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old,
-					     h->plan.site.new, h->plan.site.len };
+	if (h->plan.tactic != FL_HEAL_RELOC)
+		changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)pc, h->plan.site.old,
+						     h->plan.site.new, h->plan.site.len };
 	p->h = h;
 	p->slot = slot;
 	p->counter = site.counter;
@@ -586,8 +816,94 @@ static void heal_undo(struct prepared *p)
 	fl_stubs_free(p->h->plan.stub, p->h->plan.stub_size);
 	if (p->h->plan.evicts)
 		fl_stubs_free(p->h->plan.nb_stub, p->h->plan.nb_stub_size);
+	fl_heal_plan_release(&p->h->plan);
 	free(p->h);
 	free(p->maps.m);
+}
+
+/* Marks the slot of a site healed by tactic t. */
+static void slot_healed(struct fl_shm_heal *slot, uint32_t counter, uint64_t at_ns,
+			enum fl_heal_tactic t)
+{
+	slot->healed_at = (uint32_t)(at_ns / 1000000000u);
+	slot->tactic = (uint8_t)t;
+	slot->why = FL_SHM_WHY_NONE;
+	/* Release: the fields above before the state (the daemon's acquire). */
+	atomic_store_explicit(&slot->state, FL_SHM_HEAL_HEALED, memory_order_release);
+	/*
+	 * The daemon saves the block, and from then on reads it every period
+	 * while a slot in it is healed: the stub's lock incq of failures
+	 * marks nothing.
+	 */
+	fl_counters_mark_dirty(counter, 1);
+}
+
+/*
+ * A relocation's entry is written: every site of the function that is not
+ * healed already is healed by it, each with an entry of its own.  Returns
+ * 0, or -ENOMEM (said: the relocation stays, with the entries made).
+ */
+static int reloc_commit(struct prepared *p, struct event *ev, struct fl_diag *diag)
+{
+	struct healed *h = p->h;
+	struct relocation *rel = calloc(1, sizeof(*rel));
+	uint64_t now = now_ns(), pc = h->plan.site.addr;
+	struct fl_heal_reloc *r = h->plan.reloc;
+
+	if (!rel) {
+		/* The jump is written: the copy stays (a leak, safe), unhealable from here. */
+		free(h);
+		return fl_diag_say(diag, -ENOMEM, "out of memory for the relocation of 0x%llx",
+				   (unsigned long long)pc);
+	}
+	rel->r = r;
+	h->plan.reloc = NULL;
+	rel->next = relocations;
+	relocations = rel;
+	for (size_t i = 0; i < r->nmembers; i++) {
+		uint64_t m = r->members[i].pc;
+		struct healed *hm = m == pc ? h : NULL;
+		struct fl_shm_heal *slot;
+		uint32_t counter = 0;
+
+		if (!hm && healed_find(m))
+			continue;	/* healed in place: its stub stays, its check is in the copy too */
+		slot = slot_of(m, &counter);
+		if (!hm)
+			hm = calloc(1, sizeof(*hm));
+		if (!hm || !slot) {
+			if (hm != h)
+				free(hm);
+			continue;
+		}
+		/* Nothing of its own changed or pinned: the relocation's entry is (healed_busy). */
+		hm->plan.tactic = FL_HEAL_RELOC;
+		hm->plan.site = (struct fl_heal_change){ .addr = m };
+		hm->plan.stub = r->copy;
+		hm->plan.stub_size = 0;
+		hm->plan.evicts = false;
+		hm->plan.pin_len = 0;
+		hm->rel = rel;
+		if (healed_add(hm) != 0) {
+			if (hm != h)
+				free(hm);
+			continue;
+		}
+		hm->healed_at = now;
+		hm->counter = counter;
+		rel->alive++;
+		forget_unhealable(m);
+		slot_healed(slot, counter, now, FL_HEAL_RELOC);
+		if (m != pc && ev->nalso < FL_HEAL_RELOC_SITES)
+			ev->also[ev->nalso++] = m;
+	}
+	if (!healed_find(pc))
+		free(h);
+	ev->tell = true;
+	ev->ev.faulting_pc = pc;
+	ev->ev.state = FL_HEAL_HEALED;
+	snprintf(ev->tactic, sizeof(ev->tactic), "%s", fl_heal_tactic_name(FL_HEAL_RELOC));
+	return 0;
 }
 
 /* p's changes are written: it is healed.  Returns 0 or -ENOMEM (said). */
@@ -598,6 +914,8 @@ static int heal_commit(struct prepared *p, struct event *ev, struct fl_diag *dia
 	uint64_t pc = h->plan.site.addr;
 
 	free(p->maps.m);
+	if (h->plan.tactic == FL_HEAL_RELOC)
+		return reloc_commit(p, ev, diag);
 	if (healed_add(h) != 0) {
 		/*
 		 * The jump is written: the stubs stay taken (a leak, safe),
@@ -610,17 +928,7 @@ static int heal_commit(struct prepared *p, struct event *ev, struct fl_diag *dia
 	h->healed_at = now_ns();
 	h->counter = p->counter;
 	forget_unhealable(pc);
-	slot->healed_at = (uint32_t)(h->healed_at / 1000000000u);
-	slot->tactic = (uint8_t)h->plan.tactic;
-	slot->why = FL_SHM_WHY_NONE;
-	/* Release: the fields above before the state (the daemon's acquire). */
-	atomic_store_explicit(&slot->state, FL_SHM_HEAL_HEALED, memory_order_release);
-	/*
-	 * The daemon saves the block, and from then on reads it every period
-	 * while a slot in it is healed: the stub's lock incq of failures
-	 * marks nothing.
-	 */
-	fl_counters_mark_dirty(p->counter, 1);
+	slot_healed(slot, p->counter, h->healed_at, h->plan.tactic);
 	ev->tell = true;
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_HEALED;
@@ -638,12 +946,40 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	if (err)
 		return err > 0 ? 0 : err;
 	/* The stubs' new pages are not the code's: the mappings read then still hold. */
-	err = fl_patch_text_locked(changes, n, &p.maps, 0, diag);
+	if (p.h->plan.tactic == FL_HEAL_T2) {
+		/*
+		 * The site's jump reads the successor's new first bytes: they
+		 * are written, and every thread sees them, before it is.  Each
+		 * change is entered only at its first byte.
+		 */
+		err = fl_patch_text_locked(&changes[0], 1, &p.maps, FL_PATCH_ENTERED_AT_START, diag);
+		if (!err) {
+			err = fl_patch_text_locked(&changes[1], 1, &p.maps, FL_PATCH_ENTERED_AT_START,
+						   diag);
+			if (err && fl_patch_text_locked(&(struct fl_patch){ changes[0].addr,
+					changes[0].new_bytes, changes[0].old_bytes, changes[0].len }, 1, &p.maps,
+					FL_PATCH_ENTERED_AT_START, NULL) != 0) {
+				/* The successor stays a jump to its stub, which stays: correct, a leak. */
+				free(p.maps.m);
+				fl_heal_plan_release(&p.h->plan);
+				free(p.h);
+				return err;
+			}
+		}
+	} else {
+		err = fl_patch_text_locked(changes, n, &p.maps, 0, diag);
+	}
 	if (err) {
 		heal_undo(&p);
 		return err;
 	}
 	return heal_commit(&p, ev, diag);
+}
+
+/* Tactics whose changes are made alone, not in a batch: T2 (two changes), REL (a handshake). */
+static bool heals_alone(const struct healed *h)
+{
+	return h->plan.tactic == FL_HEAL_T2 || h->plan.tactic == FL_HEAL_RELOC;
 }
 
 /* Whether pc is within the planner's reach of one of the k heals prepared. */
@@ -686,10 +1022,16 @@ static void heal_batch(const uint64_t *pcs, size_t n, int *results, struct event
 				left = true;
 				continue;
 			}
+			size_t before = nchanges;
+
 			results[i] = heal_prepare(pcs[i], &preps[k], changes, &nchanges, &evs[i], NULL);
-			if (results[i] > 0)
+			if (results[i] > 0) {
 				results[i] = 0;		/* healed already */
-			else if (results[i] == 0) {
+			} else if (results[i] == 0 && heals_alone(preps[k].h)) {
+				heal_undo(&preps[k]);
+				nchanges = before;
+				results[i] = 2;		/* after the batches, alone */
+			} else if (results[i] == 0) {
 				which[k++] = i;
 			}
 		}
@@ -706,6 +1048,9 @@ static void heal_batch(const uint64_t *pcs, size_t n, int *results, struct event
 				results[i] = heal_commit(&preps[j], &evs[i], NULL);
 		}
 	}
+	for (size_t i = 0; i < n; i++)
+		if (results[i] == 2)
+			results[i] = heal_locked(pcs[i], &evs[i], NULL);
 }
 
 int fl_sites_heal(const uint64_t *pcs, size_t n, int *results)
@@ -745,10 +1090,52 @@ int fl_site_heal(const void *faulting_pc, struct fl_diag *diag)
 	return err;
 }
 
+/* The slot of a site no longer healed: implicit, and the policy counts from 0 again. */
+static void slot_implicit(uint32_t counter)
+{
+	struct fl_shm_heal *slot = fl_counters_heal(counter);
+
+	if (slot) {
+		atomic_store_explicit(&slot->state, FL_SHM_HEAL_IMPLICIT, memory_order_release);
+		fl_counters_mark_dirty(counter, 1);
+	}
+	watch_set(counter, 0);
+}
+
+/*
+ * Unhealing a site healed by relocation undoes the relocation: the entry's
+ * bytes back (the handshake: the change moves instruction boundaries),
+ * then every site it healed is implicit again.  Threads in the copy
+ * finish there; it is freed once none is in it.
+ */
+static int unheal_reloc(struct relocation *rel, uint64_t pc, struct event *ev,
+			struct fl_diag *diag)
+{
+	struct fl_heal_reloc *r = rel->r;
+	struct fl_patch back = { (void *)(uintptr_t)r->entry.addr, r->entry.new, r->entry.old,
+				 r->entry.len };
+	int err = fl_patch_text_locked(&back, 1, NULL, 0, diag);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < r->nmembers; i++) {
+		struct healed *h = healed_find(r->members[i].pc);
+
+		if (!h || h->rel != rel)
+			continue;
+		healed_remove(h);
+		slot_implicit(h->counter);
+		free(h);
+		if (r->members[i].pc != pc && ev->nalso < FL_HEAL_RELOC_SITES)
+			ev->also[ev->nalso++] = r->members[i].pc;
+	}
+	reloc_retire(rel);
+	return 0;
+}
+
 static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 {
 	struct healed *h;
-	struct fl_shm_heal *slot;
 	struct fl_patch changes[2];
 	struct zombie *z;
 	size_t n = 0;
@@ -759,6 +1146,39 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	if (!h)
 		return fl_diag_say(diag, -ENOENT, "the site 0x%llx is not healed",
 				   (unsigned long long)pc);
+	/* A site whose jump a relocation's entry overwrote: the relocation goes first. */
+	for (struct relocation *rel = relocations; rel && !h->rel; rel = rel->next)
+		if (overlaps(rel->r->entry.addr, rel->r->entry.len, h->plan.site.addr,
+			     h->plan.site.len)) {
+			err = unheal_reloc(rel, pc, ev, diag);
+			if (err)
+				return err;
+			break;
+		}
+	if (h->rel) {
+		err = unheal_reloc(h->rel, pc, ev, diag);
+		if (!err) {
+			ev->tell = true;
+			ev->ev.faulting_pc = pc;
+			ev->ev.state = FL_HEAL_IMPLICIT;
+		}
+		return err;
+	}
+	if (h->plan.tactic == FL_HEAL_T2) {
+		/* The other order than the heal's: no thread reads the successor's bytes as a rel32 once the site is back. */
+		struct fl_patch site_back = { (void *)(uintptr_t)pc, h->plan.site.new,
+					      h->plan.site.old, h->plan.site.len };
+		struct fl_patch succ_back = { (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.new,
+					      h->plan.nb.old, h->plan.nb.len };
+
+		err = fl_patch_text_locked(&site_back, 1, NULL, FL_PATCH_ENTERED_AT_START, diag);
+		if (err)
+			return err;
+		/* If this fails the successor stays a jump to its stub, which stays: correct. */
+		if (fl_patch_text_locked(&succ_back, 1, NULL, FL_PATCH_ENTERED_AT_START, diag) != 0)
+			h->plan.evicts = false;
+		goto unhealed;
+	}
 	if (h->plan.evicts)
 		changes[n++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.nb.addr, h->plan.nb.new,
 						  h->plan.nb.old, h->plan.nb.len };
@@ -774,14 +1194,9 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 				   diag);
 	if (err)
 		return err;
+unhealed:
 	healed_remove(h);
-	slot = fl_counters_heal(h->counter);
-	if (slot) {
-		atomic_store_explicit(&slot->state, FL_SHM_HEAL_IMPLICIT, memory_order_release);
-		fl_counters_mark_dirty(h->counter, 1);
-	}
-	/* The policy counts its failures from 0 again. */
-	watch_set(h->counter, 0);
+	slot_implicit(h->counter);
 	ev->tell = true;
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_IMPLICIT;
@@ -792,12 +1207,10 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	 * that an unheal disturbs no thread.
 	 */
 	z = zombie_of(h);
+	if (z && h->plan.tactic == FL_HEAL_T2 && !h->plan.evicts)
+		z->n = 1;	/* the successor's stub is still reached: it stays */
 	free(h);
-	if (!z)
-		return 0;	/* the stubs stay taken: safe, a leak */
-	z->next = zombies;
-	zombies = z;
-	num_zombies++;
+	zombie_add(z);
 	return 0;
 }
 

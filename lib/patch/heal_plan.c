@@ -19,6 +19,11 @@
  *       for a 2-byte instruction), which must be free.
  *   T1  the same behind 1 to 3 redundant CS prefixes (2E), which move the
  *       rel32 to other bytes, so to another window.
+ *   T2  the successor (the instruction right after the site) is evicted:
+ *       it becomes a jump of its own, behind CS prefixes, to a stub that
+ *       runs it and comes back; the site's punned jump reads those
+ *       prefixes (or its E9) as the last bytes of its rel32, whose window
+ *       they choose.
  *   T3  a 2-byte jmp rel8 to a neighbour within reach that is evicted:
  *       the neighbour (6 bytes or more) becomes a jmp rel32 to a stub of
  *       its own (itself, relocated, and a jump back), and the bytes after
@@ -34,6 +39,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <Zydis/Zydis.h>
 
@@ -55,12 +61,39 @@
 
 static const char *const names[FL_HEAL_TACTICS] = {
 	[FL_HEAL_NONE] = "none", [FL_HEAL_B1] = "B1", [FL_HEAL_B2] = "B2",
-	[FL_HEAL_T1] = "T1", [FL_HEAL_T3] = "T3",
+	[FL_HEAL_T1] = "T1", [FL_HEAL_T3] = "T3", [FL_HEAL_T2] = "T2",
+	[FL_HEAL_RELOC] = "REL",
 };
 
 const char *fl_heal_tactic_name(enum fl_heal_tactic t)
 {
 	return (unsigned)t < FL_HEAL_TACTICS ? names[t] : "?";
+}
+
+unsigned fl_heal_tactics_parse(const char *list)
+{
+	unsigned bits = 0;
+
+	while (list && *list) {
+		size_t n = strcspn(list, ", ");
+		int t;
+
+		for (t = FL_HEAL_B1; t < FL_HEAL_TACTICS; t++)
+			if (n && strlen(names[t]) == n && strncasecmp(list, names[t], n) == 0)
+				break;
+		if (n && t == FL_HEAL_TACTICS)
+			return 0;
+		if (n)
+			bits |= 1u << t;
+		list += n;
+		list += strspn(list, ", ");
+	}
+	return bits;
+}
+
+static bool allowed(const struct fl_heal_env *env, enum fl_heal_tactic t)
+{
+	return !env->tactics || (env->tactics & (1u << t));
 }
 
 static void decoder(ZydisDecoder *d)
@@ -297,11 +330,11 @@ static size_t tail_offset(const struct fl_heal_plan *p)
 	return nx + (p->addr32 ? 1 : 0) + 2 + nx + p->site.len;
 }
 
-void fl_heal_site_stub(const struct fl_heal_plan *p, uint64_t handler, uint64_t counter,
-		       uint8_t *out)
+size_t fl_heal_site_stub(const struct fl_heal_plan *p, uint64_t handler, uint64_t counter,
+			 uint8_t *out)
 {
 	/* The site's instruction has no RIP-relative operand: its base is a register. */
-	site_stub(p, p->site.old, handler, counter, out);
+	return site_stub(p, p->site.old, handler, counter, out);
 }
 
 void fl_heal_nb_stub(const struct fl_heal_plan *p, uint8_t *out)
@@ -315,6 +348,53 @@ void fl_heal_nb_stub(const struct fl_heal_plan *p, uint8_t *out)
 	jmp32(p->nb_stub + p->nb.len, p->nb.addr + p->nb.len, out + p->nb.len);
 }
 
+/*
+ * The rows follow site_stub's layout: the tests and the instruction are
+ * the site's own row; each instruction of the tail is its original's;
+ * the jump back and the null path are the site's again, with the bytes
+ * the null path puts on the stack (128 past the red zone, then the flags
+ * and %rax) while they are there.
+ */
+size_t fl_heal_stub_rows(const struct fl_heal_env *env, const struct fl_heal_plan *p,
+			 struct fl_heal_row *out)
+{
+	size_t nx = p->base_reg == ZYDIS_REGISTER_RCX ? 0 : 3, n = 0, off = tail_offset(p), k = 0;
+	uint64_t x = p->site.addr + p->site.len;
+	ZydisDecoder d;
+	ZydisDecodedInstruction t, o;
+
+	decoder(&d);
+	out[n++] = (struct fl_heal_row){ p->stub, p->site.addr, 0 };
+	while (k < p->tail_len && n + 8 < FL_HEAL_STUB_ROWS && in_code(env, x, 1)) {
+		size_t avail = env->len - (x - env->base);
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d, NULL, p->tail + k,
+								 p->tail_len - k, &t)) ||
+		    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d, NULL, at(env, x),
+								 avail < 15 ? avail : 15, &o)))
+			break;
+		out[n++] = (struct fl_heal_row){ p->stub + off + k, x, 0 };
+		k += t.length;
+		x += o.length;
+	}
+	off += p->tail_len;
+	if (p->back)
+		off += 5;
+	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 0 };
+	if (p->flags_dead && !p->addr32)
+		return n;
+	/* xchg, lea -128(%rsp), pushfq, push %rax, movabs, lock incq, pop %rax, popfq, lea. */
+	off += nx + 5;
+	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 128 };
+	out[n++] = (struct fl_heal_row){ p->stub + off + 1, p->site.addr, 136 };
+	out[n++] = (struct fl_heal_row){ p->stub + off + 2, p->site.addr, 144 };
+	off += 2 + 10 + 4 + 1;
+	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 136 };
+	out[n++] = (struct fl_heal_row){ p->stub + off + 1, p->site.addr, 128 };
+	out[n++] = (struct fl_heal_row){ p->stub + off + 1 + 8, p->site.addr, 0 };
+	return n;
+}
+
 /* ------------------------------------------------------------------------
  * Jumps
  */
@@ -325,20 +405,17 @@ void fl_heal_nb_stub(const struct fl_heal_plan *p, uint8_t *out)
  * of targets [*lo, *hi] it can have.  Returns false when the bytes it
  * would read are not code, or are busy.
  */
-static bool jump_window(const struct fl_heal_env *env, uint64_t j, unsigned prefixes,
-			uint64_t free_end, uint64_t *lo, uint64_t *hi)
+/*
+ * The targets [*lo, *hi] of a jmp rel32 that ends at end, whose rel32's
+ * first nfree bytes may be chosen and whose others are fixed (the high
+ * bytes of fixed, from byte nfree on).  Returns false when none is in
+ * user space.
+ */
+static bool window(uint64_t end, unsigned nfree, uint32_t fixed, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t rel_at = j + prefixes + 1, end = rel_at + 4;
-	unsigned nfree = free_end <= rel_at ? 0 : free_end - rel_at >= 4 ? 4 :
-		(unsigned)(free_end - rel_at);
-	uint32_t fixed = 0;
 	int64_t first, last;
 
 	if (nfree < 4) {
-		if (!in_code(env, rel_at + nfree, 4 - nfree) || busy(env, rel_at + nfree, 4 - nfree))
-			return false;
-		for (unsigned k = nfree; k < 4; k++)
-			fixed |= (uint32_t)at(env, rel_at + k)[0] << (8 * k);
 		first = (int64_t)end + (int32_t)fixed;
 		last = first + (int64_t)((1ull << (8 * nfree)) - 1);
 	} else {
@@ -355,6 +432,29 @@ static bool jump_window(const struct fl_heal_env *env, uint64_t j, unsigned pref
 	*lo = (uint64_t)first;
 	*hi = (uint64_t)last;
 	return true;
+}
+
+/*
+ * A jmp rel32 placed at j behind prefixes prefixes, whose bytes before
+ * free_end may be chosen and whose other bytes are the code's: the range
+ * of targets [*lo, *hi] it can have.  Returns false when the bytes it
+ * would read are not code, or are busy.
+ */
+static bool jump_window(const struct fl_heal_env *env, uint64_t j, unsigned prefixes,
+			uint64_t free_end, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t rel_at = j + prefixes + 1, end = rel_at + 4;
+	unsigned nfree = free_end <= rel_at ? 0 : free_end - rel_at >= 4 ? 4 :
+		(unsigned)(free_end - rel_at);
+	uint32_t fixed = 0;
+
+	if (nfree < 4) {
+		if (!in_code(env, rel_at + nfree, 4 - nfree) || busy(env, rel_at + nfree, 4 - nfree))
+			return false;
+		for (unsigned k = nfree; k < 4; k++)
+			fixed |= (uint32_t)at(env, rel_at + k)[0] << (8 * k);
+	}
+	return window(end, nfree, fixed, lo, hi);
 }
 
 /* Writes the jump at j (behind prefixes) to target into out (free bytes only). */
@@ -376,14 +476,15 @@ static size_t jump_bytes(uint64_t j, unsigned prefixes, uint64_t free_end, uint6
 }
 
 /*
- * Checks what a thread will decode at j once the bytes are written: a
- * jmp to target, of the expected length.  A guard against an error in the
- * arithmetic above, which would send threads to a wrong place.
+ * Checks what a thread will decode at j once the bytes are written (mine
+ * at j, then next, T2's successor, right after them): a jmp to target.  A
+ * guard against an error in the arithmetic above, which would send
+ * threads to a wrong place.
  */
-static bool jump_checks(const struct fl_heal_env *env, uint64_t j, const uint8_t *mine,
-			size_t nmine, uint64_t target)
+static bool jump_checks_over(const struct fl_heal_env *env, uint64_t j, const uint8_t *mine,
+			     size_t nmine, const uint8_t *next, size_t nnext, uint64_t target)
 {
-	uint8_t buf[16];
+	uint8_t buf[32];
 	ZydisDecoder d;
 	ZydisDecodedInstruction insn;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -391,15 +492,23 @@ static bool jump_checks(const struct fl_heal_env *env, uint64_t j, const uint8_t
 	size_t total = 0;
 
 	memcpy(buf, mine, nmine);
-	total = nmine;
+	if (nnext)
+		memcpy(buf + nmine, next, nnext);
+	total = nmine + nnext;
 	while (total < 16 && in_code(env, j + total, 1)) {
 		buf[total] = at(env, j + total)[0];
 		total++;
 	}
 	decoder(&d);
-	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, buf, total, &insn, ops)) &&
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, buf, total < 15 ? total : 15, &insn, ops)) &&
 	       insn.mnemonic == ZYDIS_MNEMONIC_JMP && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
 	       ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[0], j, &dest)) && dest == target;
+}
+
+static bool jump_checks(const struct fl_heal_env *env, uint64_t j, const uint8_t *mine,
+			size_t nmine, uint64_t target)
+{
+	return jump_checks_over(env, j, mine, nmine, NULL, 0, target);
 }
 
 /* ------------------------------------------------------------------------
@@ -560,6 +669,8 @@ static bool direct(const struct fl_heal_env *env, struct fl_heal_plan *p)
 		/* A B1 jump needs no prefix; more of them only narrow the window. */
 		if (prefixes && len >= 5)
 			break;
+		if (!allowed(env, t))
+			continue;
 		/*
 		 * A punned jump's rel32 overlaps the instructions after the
 		 * site: jumping back into them costs the path that does not
@@ -644,6 +755,113 @@ static bool evict_into(const struct fl_heal_env *env, uint64_t nb,
 }
 
 /*
+ * T2 (E9Patch's successor eviction): the successor S, the instruction
+ * right after the site, of 5 bytes or more, becomes behind q CS prefixes
+ * a jmp rel32 to a stub of its own (S relocated, a jump back after it).
+ * The site's punned jump, behind its own prefixes, has nfree bytes of its
+ * rel32 in the site and reads the other k = 4 - nfree from S's new first
+ * bytes.  With q >= k - 1 those are all prefixes or S's E9, which fix the
+ * site's window whatever S's stub is; q >= k (all prefixes, 2E: a
+ * positive rel32) is tried first.  Both stubs share one place, the
+ * site's first, as T3's do.  The site's stub runs S itself when its tail
+ * may copy it, and comes back after S.
+ *
+ * The site's jump reads bytes of S's change: heal.c writes S's change
+ * first and the site's once every thread sees it (two changes), and
+ * gives them back in the other order.
+ */
+static bool evict_successor(const struct fl_heal_env *env, struct fl_heal_plan *p)
+{
+	uint64_t a = p->site.addr, s = a + p->site.len, lo, hi, stub, nb_stub;
+	unsigned len = p->site.len;
+	ZydisDecoder d;
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint8_t reloc[15], probe[FL_HEAL_STUB_MAX];
+	size_t avail, base = p->stub_size;
+	const char *why;
+
+	if (len >= 5 || !in_code(env, s, 1) || !allowed(env, FL_HEAL_T2))
+		return false;
+	avail = env->len - (s - env->base);
+	decoder(&d);
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, at(env, s), avail < 15 ? avail : 15, &insn,
+						 ops)) ||
+	    insn.length < 5 || busy(env, s, insn.length) || !relocatable(&insn, &why))
+		return false;
+	/* The site's stub: the site's instruction, then S when the tail may copy it. */
+	tail(env, p, s + 1, 0);
+	if (p->back != s + insn.length) {
+		p->tail_len = 0;
+		p->back = s;
+	}
+	p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
+	p->nb_stub_size = insn.length + 5u;
+	for (unsigned pre = 0; pre + 1 < len && pre <= 3; pre++) {
+		unsigned nfree = len - pre - 1, k = 4 - nfree;
+
+		for (int round = 0; round < 2; round++) {
+			/* round 0: q = k, all prefixes; round 1: q = k - 1, S's E9 last. */
+			unsigned q = round ? k - 1 : k;
+			uint8_t snew[15];
+			uint32_t fixed = 0;
+			int64_t reach;
+
+			if (5 + q > insn.length || q > 3)
+				continue;
+			memcpy(snew, at(env, s), insn.length);
+			memset(snew, PREFIX, q);
+			snew[q] = JMP32;
+			for (unsigned i = 0; i < k; i++)
+				fixed |= (uint32_t)snew[i] << (8 * (nfree + i));
+			if (!window(a + pre + 5, nfree, fixed, &lo, &hi) ||
+			    !env->place(env->ctx, lo, hi, STUB_ALIGNED(p->stub_size) + p->nb_stub_size,
+					&stub))
+				continue;
+			nb_stub = stub + STUB_ALIGNED(p->stub_size);
+			reach = (int64_t)(nb_stub - (s + q + 5));
+			if (reach != (int32_t)reach || !relocate(at(env, s), &insn, s, nb_stub, reloc))
+				continue;
+			{
+				int32_t r = (int32_t)reach;
+
+				memcpy(snew + q + 1, &r, 4);
+			}
+			memcpy(p->site.new, p->site.old, len);
+			jump_bytes(a, pre, a + len, stub, p->site.new);
+			if (!jump_checks(env, s, snew, insn.length, nb_stub) ||
+			    !jump_checks_over(env, a, p->site.new, len, snew, insn.length, stub))
+				continue;
+			p->nb.addr = s;
+			p->nb.len = insn.length;
+			memcpy(p->nb.old, at(env, s), insn.length);
+			memcpy(p->nb.new, snew, insn.length);
+			p->tactic = FL_HEAL_T2;
+			p->evicts = true;
+			p->stub = stub;
+			p->nb_stub = nb_stub;
+			/* The tail again, for this stub (reach). */
+			if (p->back != s) {
+				tail(env, p, s + 1, stub + tail_offset(p));
+				if (p->back != s + insn.length) {
+					p->tail_len = 0;
+					p->back = s;
+				}
+				p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
+			}
+			/* The bytes of S's change the site's jump reads. */
+			p->pin = s;
+			p->pin_len = (uint8_t)k;
+			return true;
+		}
+	}
+	p->tail_len = 0;
+	p->back = a + len;
+	p->stub_size = base;
+	return false;
+}
+
+/*
  * T3: the instructions are found by decoding from the start of the
  * function (LLVM puts no data in code); the sweep must land on the site,
  * or the boundaries it found are not to be trusted.
@@ -657,7 +875,7 @@ static bool evict(const struct fl_heal_env *env, uint64_t fn, struct fl_heal_pla
 	bool on_site = false;
 	size_t n = 0;
 
-	if (p->site.len < 2 || fn > a)
+	if (p->site.len < 2 || fn > a || !allowed(env, FL_HEAL_T3))
 		return false;
 	decoder(&d);
 	for (uint64_t x = fn; x < reach_end && in_code(env, x, 1); x += insn.length) {
@@ -682,31 +900,23 @@ static bool evict(const struct fl_heal_env *env, uint64_t fn, struct fl_heal_pla
 	return false;
 }
 
-int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint64_t handler,
-		 struct fl_heal_plan *p)
+int fl_heal_site_of(const uint8_t *bytes, size_t avail, uint64_t site, struct fl_heal_plan *p)
 {
 	ZydisDecoder d;
 	ZydisDecodedInstruction insn;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	const ZydisDecodedOperand *mem = NULL;
-	size_t avail;
-	uint8_t probe[FL_HEAL_STUB_MAX];
 	const char *why;
 
-	memset(p, 0, sizeof(*p));
-	if (!in_code(env, site, 1) || !in_code(env, fn, 1))
-		return -EINVAL;
-	avail = env->len - (site - env->base);
 	decoder(&d);
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, at(env, site), avail < 15 ? avail : 15,
-						 &insn, ops))) {
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, bytes, avail < 15 ? avail : 15, &insn, ops))) {
 		snprintf(p->why, sizeof(p->why), "no instruction decodes at the site");
 		p->why_code = FL_SHM_WHY_UNDECODED;
-		return 0;
+		return -EINVAL;
 	}
 	p->site.addr = site;
 	p->site.len = insn.length;
-	memcpy(p->site.old, at(env, site), insn.length);
+	memcpy(p->site.old, bytes, insn.length);
 	for (unsigned i = 0; i < insn.operand_count_visible; i++)
 		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM)
 			mem = &ops[i];
@@ -716,31 +926,76 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint
 		snprintf(p->why, sizeof(p->why), "%s has no base register to test",
 			 ZydisMnemonicGetString(insn.mnemonic));
 		p->why_code = FL_SHM_WHY_NO_BASE;
-		return 0;
+		return -EINVAL;
 	}
 	if (!relocatable(&insn, &why)) {
 		snprintf(p->why, sizeof(p->why), "the site is %s", why);
 		p->why_code = FL_SHM_WHY_BRANCH;
-		return 0;
+		return -EINVAL;
 	}
-	if (busy(env, site, insn.length)) {
+	p->base_reg = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, mem->mem.base);
+	p->addr32 = insn.address_width == 32;
+	return 0;
+}
+
+bool fl_heal_flags_dead(const struct fl_heal_env *env, uint64_t handler)
+{
+	return flags_dead(env, handler);
+}
+
+void fl_heal_plan_release(struct fl_heal_plan *p)
+{
+	if (p->reloc) {
+		free(p->reloc->bytes);
+		free(p->reloc->rows);
+		free(p->reloc);
+		p->reloc = NULL;
+	}
+	p->tactic = FL_HEAL_NONE;
+}
+
+int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint64_t handler,
+		 struct fl_heal_plan *p)
+{
+	uint8_t probe[FL_HEAL_STUB_MAX];
+	char in_place[sizeof(p->why)];
+
+	memset(p, 0, sizeof(*p));
+	if (!in_code(env, site, 1) || !in_code(env, fn, 1))
+		return -EINVAL;
+	if (fl_heal_site_of(at(env, site), env->len - (site - env->base), site, p) != 0)
+		return 0;
+	if (busy(env, site, p->site.len)) {
 		snprintf(p->why, sizeof(p->why), "its bytes are pinned by another patch");
 		p->why_code = FL_SHM_WHY_PINNED;
 		return 0;
 	}
-	p->base_reg = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, mem->mem.base);
-	p->addr32 = insn.address_width == 32;
 	p->flags_dead = flags_dead(env, handler);
 	/* The stubs' sizes do not depend on where they go. */
 	p->stub = 0;
-	p->back = site + insn.length;
+	p->back = site + p->site.len;
 	p->stub_size = site_stub(p, p->site.old, 0, 0, probe);
 
-	if (direct(env, p) || evict(env, fn, p))
+	if (direct(env, p) || evict_successor(env, p) || evict(env, fn, p))
+		return 0;
+	/* The last tactic: the whole function moves (heal_reloc.c). */
+	snprintf(in_place, sizeof(in_place), "a %u-byte instruction: no free place for a stub "
+		 "in reach of a punned jump, and no neighbour to evict", (unsigned)p->site.len);
+	p->why_code = 0;
+	if (allowed(env, FL_HEAL_RELOC) && fl_heal_reloc_plan(env, site, fn, p) == 0 &&
+	    p->tactic == FL_HEAL_RELOC)
 		return 0;
 	p->tactic = FL_HEAL_NONE;
-	snprintf(p->why, sizeof(p->why), "a %u-byte instruction: no free place for a stub in "
-		 "reach of a punned jump, and no neighbour to evict", (unsigned)insn.length);
-	p->why_code = FL_SHM_WHY_NO_ROOM;
+	if (p->why_code) {
+		char reloc_why[sizeof(p->why)];
+
+		/* The relocation's reasons are short: the whole text fits. */
+		snprintf(reloc_why, sizeof(reloc_why), "%s", p->why);
+		snprintf(p->why, sizeof(p->why), "a %hhu-byte instruction, no room in place; its "
+			 "function: %.50s", p->site.len, reloc_why);
+	} else {
+		snprintf(p->why, sizeof(p->why), "%s", in_place);
+		p->why_code = FL_SHM_WHY_NO_ROOM;
+	}
 	return 0;
 }

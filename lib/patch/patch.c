@@ -170,6 +170,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <Zydis/Zydis.h>
@@ -183,6 +184,7 @@
 #include "patch/internal.h"
 #include "patch/maps.h"
 #include "patch/threads.h"
+#include "table/libunwind.h"
 
 #define INT3 0xcc
 
@@ -428,6 +430,9 @@ enum {
 	T_SENT,		/* the signal sent */
 };
 
+/* The most frames of the patching thread that are walked exactly. */
+#define SELF_FRAMES 256
+
 struct batch {
 	const struct fl_patch *p;
 	size_t n;
@@ -454,6 +459,13 @@ struct batch {
 	size_t stopped;
 	uint64_t gen;
 	struct fl_census census;
+	/*
+	 * The patching thread's return addresses, walked exactly before the
+	 * change (self_walk); self_walked false: its stack is scanned.
+	 */
+	bool self_walked;
+	size_t nself;
+	uint64_t self[SELF_FRAMES];
 	char why[200];
 };
 
@@ -1341,6 +1353,41 @@ static int stop_decided(struct batch *b, uint64_t gen)
 	return 0;
 }
 
+/*
+ * The patching thread's own frames, walked with libunwind before anything
+ * is stopped (the walk may take the loader's lock, which a stopped thread
+ * could hold).  Exact, unlike the scan of another thread's stack: its
+ * stack holds code addresses as data (a heal's site, the caller's
+ * arguments), and a site in a function's first bytes would then look like
+ * a return address into a relocation's entry.  Frames deeper than the
+ * walk's are faultline's own, which no change touches.  A walk that does
+ * not reach the thread's first frame leaves the scan to check_stopped.
+ */
+static void self_walk(struct batch *b)
+{
+	ucontext_t uc;
+	unw_cursor_t c;
+	unw_word_t ip;
+
+	b->self_walked = false;
+	b->nself = 0;
+	if (fl_libunwind_load() != 0 || getcontext(&uc) != 0 ||
+	    fl_libunwind->init_local(&c, &uc) < 0)
+		return;
+	for (;;) {
+		int r = fl_libunwind->step(&c);
+
+		if (r == 0) {
+			b->self_walked = true;
+			return;
+		}
+		if (r < 0 || b->nself == SELF_FRAMES ||
+		    fl_libunwind->get_reg(&c, UNW_REG_IP, &ip) < 0)
+			return;
+		b->self[b->nself++] = (uint64_t)ip;
+	}
+}
+
 /* H2 for the stopped threads and this one. */
 static int check_stopped(struct batch *b, const struct fl_maps *maps)
 {
@@ -1366,6 +1413,16 @@ static int check_stopped(struct batch *b, const struct fl_maps *maps)
 				   atomic_load_explicit(&s->tp, memory_order_relaxed));
 		if (err)
 			return err;
+	}
+	if (b->self_walked) {
+		for (size_t i = 0; i < b->nself; i++)
+			if (inside(b, b->self[i], true, &which)) {
+				fl_fmt(b->why, sizeof(b->why), "the patching thread would return "
+				       "inside change %zu (a return address 0x%llx)", which,
+				       (unsigned long long)b->self[i]);
+				return -EBUSY;
+			}
+		return 0;
 	}
 	r = scan_stack(b, maps, here, (uint64_t)pthread_self(), gettid(), &at, &which);
 	if (r != 0) {
@@ -1565,6 +1622,8 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
 		err = check_site(b, i, known ? known : &maps, pagesz, diag);
 	if (err)
 		goto out;
+	if (b->moves)
+		self_walk(b);
 	/* The stacks of the threads are checked against a copy of our own. */
 	if (b->moves && known) {
 		err = fl_maps_read(&maps);
@@ -1632,6 +1691,7 @@ int fl_patch_quiesce_locked(const struct fl_patch *ranges, size_t n, struct fl_d
 	b->n = n;
 	b->quiesce = true;
 	b->census.taskfd = -1;
+	self_walk(b);
 	maps.m = NULL;
 	err = fl_maps_read(&maps);
 	if (err)

@@ -79,7 +79,7 @@ enum fl_request_kind {
 	/*
 	 * Healing, sent as REQUEST messages: heal or unheal the site whose
 	 * faulting PC is arg (completion value: the tactic, 1 B1 2 B2 3 T1
-	 * 4 T3; refused -EOPNOTSUPP: the reason's code, FL_SHM_WHY_*); heal
+	 * 4 T3 5 T2 6 REL; refused -EOPNOTSUPP: the reason's code, FL_SHM_WHY_*); heal
 	 * every site with more than arg trapped failures (value: healed, and
 	 * unhealable << 32); unheal a healed site quiet for arg seconds (bits
 	 * 0-31; 0: never; bit 63 FL_HEAL_DEFAULT: a default, which the
@@ -578,9 +578,18 @@ enum fl_shm_unhealable {
 	FL_SHM_WHY_PINNED = 4,		/* its bytes are pinned by another patch */
 	FL_SHM_WHY_NO_ROOM = 5,		/* no free place for a stub in reach, no neighbour to evict */
 	FL_SHM_WHY_OTHER = 6,
+	/* Relocating the function, the last tactic, was refused too: */
+	FL_SHM_WHY_NO_EXTENT = 7,	/* the function has no known extent (symbol, unwind entry) */
+	FL_SHM_WHY_COMPUTED_JUMP = 8,	/* a computed jump (a jump table, an indirect tail call) */
+	FL_SHM_WHY_SELF_READ = 9,	/* the function reads its own bytes */
+	FL_SHM_WHY_EH_TABLES = 10,	/* the function has exception tables (an LSDA) */
+	FL_SHM_WHY_ENTRY = 11,		/* the function's entry cannot take a jump */
+	FL_SHM_WHY_TOO_LARGE = 12,	/* the copy would not fit in a page */
+	FL_SHM_WHY_UNMOVABLE = 13,	/* an instruction of the function cannot be moved */
+	FL_SHM_WHY_LAST = FL_SHM_WHY_UNMOVABLE,
 };
 
-/* "B1".."T3" for a tactic code (1..4), NULL otherwise. */
+/* "B1", "B2", "T1", "T3", "T2", "REL" for a tactic code (1..6), NULL otherwise. */
 const char *fl_shm_tactic_name(unsigned tactic);
 /* The words for an FL_SHM_WHY_* code ("" for FL_SHM_WHY_NONE, "?" unknown). */
 const char *fl_shm_why_text(unsigned why);
@@ -589,7 +598,7 @@ struct fl_shm_heal {
 	_Atomic uint64_t failures;	/* nulls the stub sent to the handler */
 	uint32_t healed_at;		/* CLOCK_REALTIME seconds of the last heal */
 	_Atomic uint8_t state;		/* FL_SHM_HEAL_* */
-	uint8_t tactic;			/* heal_plan.h's enum fl_heal_tactic: 1 B1 2 B2 3 T1 4 T3 */
+	uint8_t tactic;			/* enum fl_heal_tactic: 1 B1 2 B2 3 T1 4 T3 5 T2 6 REL */
 	uint8_t why;			/* enum fl_shm_unhealable */
 	uint8_t reserved;
 };

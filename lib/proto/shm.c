@@ -177,7 +177,7 @@ int fl_ring_pop(_Atomic uint32_t *head, _Atomic uint32_t *tail, const void *entr
 
 const char *fl_shm_tactic_name(unsigned tactic)
 {
-	static const char *const names[] = { NULL, "B1", "B2", "T1", "T3" };
+	static const char *const names[] = { NULL, "B1", "B2", "T1", "T3", "T2", "REL" };
 
 	return tactic < sizeof(names) / sizeof(names[0]) ? names[tactic] : NULL;
 }
@@ -192,6 +192,13 @@ const char *fl_shm_why_text(unsigned why)
 		[FL_SHM_WHY_PINNED] = "its bytes are pinned by another patch",
 		[FL_SHM_WHY_NO_ROOM] = "no free place for a stub in reach, and no neighbour to evict",
 		[FL_SHM_WHY_OTHER] = "other",
+		[FL_SHM_WHY_NO_EXTENT] = "no symbol or unwind entry gives the function's extent",
+		[FL_SHM_WHY_COMPUTED_JUMP] = "the function has a computed jump",
+		[FL_SHM_WHY_SELF_READ] = "the function reads its own bytes",
+		[FL_SHM_WHY_EH_TABLES] = "the function has exception tables",
+		[FL_SHM_WHY_ENTRY] = "the function's entry cannot take a jump",
+		[FL_SHM_WHY_TOO_LARGE] = "the function's copy would not fit in a page",
+		[FL_SHM_WHY_UNMOVABLE] = "an instruction of the function cannot be moved",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "?";

@@ -83,6 +83,8 @@ int32_t load_op_store(int32_t *p, int32_t x);
 int64_t compare_before_select_after(int64_t *p, int64_t a, int64_t b);
 int64_t list_len_sum(struct cell *head, int64_t limit);
 int64_t pressure(int64_t *p, int64_t *q);
+int64_t load_then_store_global(int32_t *p);
+extern int64_t last_load;
 
 static uint64_t npes;
 
@@ -229,6 +231,9 @@ static void calls_with(struct run *r, bool null)
 	}
 	C(compare_before_select_after, I64, int64_t, P(int64_t), 3, 4);
 	C(pressure, I64, int64_t, P(int64_t), &mem2.i64[3]);
+	last_load = -1;
+	C(load_then_store_global, I64, int64_t, P(int32_t));
+	said(r, "last_load", "%lld", (long long)last_load);
 #undef V
 #undef C
 #undef O

@@ -31,4 +31,13 @@ for entry in "${tests[@]}"; do
 	read -r -a words <<<"$entry"
 	t_run "$TIMEOUT" "$bin/${words[0]}" "${words[@]:1}"
 done
+# One tactic at a time (FAULTLINE_HEAL_TACTICS): the corpus healed by
+# relocation alone and by successor eviction alone computes the same, and
+# relocation heals and unheals while threads call.
+for only in REL T2; do
+	FAULTLINE_HEAL_TACTICS=$only t_run "$TIMEOUT" "$bin/healed_corpus_matches_explicit" \
+		"$bin/corpus_explicit"
+done
+FAULTLINE_HEAL_TACTICS=REL t_run "$TIMEOUT" "$bin/heal_unheal_while_threads_call" \
+	$((cycles / 10))
 t_summary check-heal

@@ -135,6 +135,25 @@ isnull:
   ret i32 -9
 }
 
+; A 3-byte load followed by a 7-byte RIP-relative store of what it read
+; (movslq (%rdi),%rax; mov %rax,last_load(%rip)): the successor a T2 heal
+; evicts (FAULTLINE_HEAL_TACTICS=T2 in run.sh), its displacement moved.
+@last_load = global i64 0
+
+define i64 @load_then_store_global(i32* %p) {
+entry:
+  %n = icmp eq i32* %p, null
+  br i1 %n, label %isnull, label %notnull, !make.implicit !0
+notnull:
+  %v = load i32, i32* %p
+  %w = sext i32 %v to i64
+  store i64 %w, i64* @last_load
+  ret i64 %w
+isnull:
+  call void @throw_npe()
+  ret i64 -11
+}
+
 ; A comparison computed before the check and used after the load: llc-14
 ; leaves this check explicit (no site), the flags being live; kept as a
 ; shape whose outputs must agree all the same.
