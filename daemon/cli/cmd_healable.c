@@ -87,7 +87,7 @@ static void print_summary(const char *label, const struct totals *t)
 	uint64_t bad = t->sites - t->healed;
 
 	printf("%s: %" PRIu64 " of %" PRIu64 " site%s can be healed (%.2f%%):", label, t->healed,
-	       t->sites, CLI_S(t->sites), share(t->healed, t->sites));
+	       t->sites, CLI_S(t->sites), t->sites ? share(t->healed, t->sites) : 100.0);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		printf("%s %s %" PRIu64 " (%.2f%%)", i ? "," : "", fl_heal_tactic_name(order[i]),
 		       t->by[order[i]], share(t->by[order[i]], t->sites));
@@ -144,7 +144,8 @@ static struct json_object *summary_json(const struct totals *t)
 		json_object_object_add(shares, fl_heal_tactic_name(k),
 				       json_object_new_double(share(t->by[k], t->sites)));
 	}
-	json_object_object_add(o, "percent", json_object_new_double(share(t->healed, t->sites)));
+	json_object_object_add(o, "percent", json_object_new_double(
+		t->sites ? share(t->healed, t->sites) : 100.0));
 	json_object_object_add(o, "percent_by_tactic", shares);
 	for (int k = 0; k <= FL_SHM_WHY_LAST; k++)
 		if (t->why[k])
@@ -152,6 +153,23 @@ static struct json_object *summary_json(const struct totals *t)
 					       u64(t->why[k]));
 	json_object_object_add(o, "unhealable_by_reason", why);
 	return o;
+}
+
+/* A stable name for each reason (FL_SHM_WHY_*), for scripts: the "reason" key. */
+static const char *reason_key(int why)
+{
+	static const char *const keys[FL_SHM_WHY_LAST + 1] = {
+		[FL_SHM_WHY_NONE] = "none", [FL_SHM_WHY_UNDECODED] = "undecoded",
+		[FL_SHM_WHY_NO_BASE] = "no_base_register", [FL_SHM_WHY_BRANCH] = "branch",
+		[FL_SHM_WHY_PINNED] = "pinned", [FL_SHM_WHY_NO_ROOM] = "no_room",
+		[FL_SHM_WHY_OTHER] = "other", [FL_SHM_WHY_NO_EXTENT] = "no_extent",
+		[FL_SHM_WHY_COMPUTED_JUMP] = "computed_jump",
+		[FL_SHM_WHY_SELF_READ] = "reads_own_code",
+		[FL_SHM_WHY_EH_TABLES] = "exception_tables", [FL_SHM_WHY_ENTRY] = "entry",
+		[FL_SHM_WHY_TOO_LARGE] = "too_large", [FL_SHM_WHY_UNMOVABLE] = "unmovable",
+	};
+
+	return why >= 0 && why <= FL_SHM_WHY_LAST ? keys[why] : "other";
 }
 
 static struct json_object *site_json(const struct heal_site *s,
@@ -177,6 +195,8 @@ static struct json_object *site_json(const struct heal_site *s,
 			       json_object_new_string(fl_heal_tactic_name(p->tactic)) : NULL);
 	json_object_object_add(o, "why", p->tactic == FL_HEAL_NONE ?
 			       json_object_new_string(p->why) : NULL);
+	json_object_object_add(o, "reason", p->tactic == FL_HEAL_NONE ?
+			       json_object_new_string(reason_key(p->why_code)) : NULL);
 	if (p->tactic != FL_HEAL_NONE)
 		json_object_object_add(o, "stub", u64(p->stub));
 	if (p->evicts) {

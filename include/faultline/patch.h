@@ -111,7 +111,7 @@ struct fl_heal_event {
 	size_t sz;
 	uint64_t faulting_pc;
 	int state;		/* enum fl_heal_state: what the site is now */
-	const char *tactic;	/* HEALED: "B1", "B2", "T1" or "T3" (E9Patch's names) */
+	const char *tactic;	/* HEALED: "B1", "B2", "T1", "T2", "T3" (E9Patch's names), "REL" */
 	const char *reason;	/* UNHEALABLE: why */
 };
 

@@ -219,25 +219,33 @@ run healable_low_load 2 "$FL" healable --load-address 0x1000 heal.o
 run healable_unaligned 2 "$FL" healable --load-address 0x555555554001 heal.o
 has healable_unaligned healable_unaligned.err "is not page-aligned"
 # An object: a punned jump heals the 2-byte load; the back-to-back 3-byte
-# sites in a section of their own cannot be healed, and say why.
+# sites in a section of their own cannot be healed in place (--tactics
+# without REL says why), and are healed by relocating their function.
 run healable_object 0 "$FL" healable heal.o
 has healable_object healable_object.out "heal.o: relocatable, assumed loaded at 0x555555554000"
 has healable_object healable_object.out "load_i32+0x1"
 grep -E '^  load_i32\+0x1 +0x1 +2  8b 07 +B2$' healable_object.out >/dev/null && ok ||
 	bad "healable_object: load_i32's line is not '... 2  8b 07  B2'"
 has healable_object healable_object.out "several+0x1"
+grep -E '^  several\+0x4 .* 3  89 46 08 +REL$' healable_object.out >/dev/null && ok ||
+	bad "healable_object: several+0x4 is not healed by relocation"
+has healable_object healable_object.out "heal.o: 5 of 5 sites can be healed (100.00%): B1 0 (0.00%), B2 3 (60.00%), T1 0 (0.00%), T2 0 (0.00%), T3 0 (0.00%), REL 2 (40.00%)"
+has healable_object healable_object.out "total: 5 of 5 sites can be healed (100.00%)"
+run healable_in_place 0 "$FL" healable --tactics B1,B2,T1,T2,T3 heal.o
 grep -E '^  several\+0x4 .* 3  89 46 08 +none: a 3-byte instruction: no free place for a stub' \
-	healable_object.out >/dev/null && ok || bad "healable_object: several+0x4 without its reason"
-has healable_object healable_object.out "heal.o: 3 of 5 sites can be healed in place (B1 0, B2 3, T1 0, T3 0)"
-has healable_object healable_object.out "total: 3 of 5 sites can be healed in place"
+	healable_in_place.out >/dev/null && ok || bad "healable_in_place: several+0x4 without its reason"
+has healable_in_place healable_in_place.out "heal.o: 3 of 5 sites can be healed (60.00%)"
+has healable_in_place healable_in_place.out "heal.o: 2 cannot (40.00%): no free place for a stub in reach, and no neighbour to evict: 2"
+run healable_bad_tactics 2 "$FL" healable --tactics B1,T9 heal.o
+has healable_bad_tactics healable_bad_tactics.err "--tactics: 'B1,T9' is not a list of B1, B2, T1, T2, T3, REL"
 # A shared library (assumed load address, which --load-address moves) and
 # an executable (its link-time addresses); with a file without a fault map.
 run healable_linked 0 "$FL" healable heal.so heal.exe plain.o
 has healable_linked healable_linked.out "heal.so: shared, assumed loaded at 0x555555554000"
 has healable_linked healable_linked.out "heal.exe: executable, loaded at its link-time addresses"
 has healable_linked healable_linked.out "plain.o: relocatable, no .llvm_faultmaps"
-has healable_linked healable_linked.out "plain.o: 0 of 0 sites can be healed in place"
-grep -qE '^total: [0-9]+ of 10 sites can be healed in place \(B1 [0-9]+, B2 [0-9]+, T1 [0-9]+, T3 [0-9]+\)$' \
+has healable_linked healable_linked.out "plain.o: 0 of 0 sites can be healed (100.00%)"
+grep -qE '^total: [0-9]+ of 10 sites can be healed \([0-9.]+%\): B1 [0-9]+ \([0-9.]+%\), B2 [0-9]+ \([0-9.]+%\), T1 [0-9]+ \([0-9.]+%\), T2 [0-9]+ \([0-9.]+%\), T3 [0-9]+ \([0-9.]+%\), REL [0-9]+ \([0-9.]+%\)$' \
 	healable_linked.out && ok || bad "healable_linked: no total line over 10 sites"
 run healable_json 0 "$FL" healable --json heal.o heal.so plain.o
 "$JSON_CHECK" command='"healable"' schema=1 load_address=93824992231424 \
@@ -246,9 +254,10 @@ run healable_json 0 "$FL" healable --json heal.o heal.so plain.o
 	files.0.sites.0.length=2 files.0.sites.0.bytes='"8b07"' files.0.sites.0.kind='"load"' \
 	files.0.sites.0.healable=true files.0.sites.0.tactic='"B2"' files.0.sites.0.why=null \
 	files.0.sites.0.runtime_address=93824992231425 \
-	files.0.sites.2.healable=false files.0.sites.2.tactic=null \
-	files.0.sites.2.why='"a 3-byte instruction: no free place for a stub in reach of a punned jump, and no neighbour to evict"' \
-	files.0.summary.sites=5 files.0.summary.healable=3 files.0.summary.B2=3 \
+	files.0.sites.2.healable=true files.0.sites.2.tactic='"REL"' files.0.sites.2.why=null \
+	files.0.sites.2.reason=null files.0.sites.2.relocation.checks_made_explicit=4 \
+	files.0.summary.sites=5 files.0.summary.healable=5 files.0.summary.B2=3 \
+	files.0.summary.REL=2 files.0.summary.percent_by_tactic.REL=40.0 \
 	files.1.type='"shared"' files.2.found=false files.2.sites='[]' files.2.summary.sites=0 \
 	summary.sites=10 <healable_json.out && ok || bad "healable JSON"
 run healable_json_exe 0 "$FL" healable --json --load-address 0x7f0000000000 heal.exe heal.so
@@ -264,7 +273,7 @@ run healable_aarch64 1 "$FL" healable le.o
 has healable_aarch64 healable_aarch64.err "le.o: e_machine 183 is not x86-64"
 run healable_bad_faultmap 1 "$FL" healable heal.o bad_faultmap.o heal.so
 has healable_bad_faultmap healable_bad_faultmap.err "bad_faultmap.o: .llvm_faultmaps: table 0: NumFunctions 4294967295"
-has healable_bad_faultmap healable_bad_faultmap.out "heal.so: 3 of 5 sites"
+has healable_bad_faultmap healable_bad_faultmap.out "heal.so: 5 of 5 sites"
 run healable_bad_json 1 "$FL" healable --json heal.o bad_faultmap.o does-not-exist.o
 "$JSON_CHECK" files.0.ok=true files.1.ok=false files.2.ok=false summary.sites=5 \
 	<healable_bad_json.out && ok || bad "healable JSON with bad files"

@@ -79,7 +79,7 @@ $(PROGS_OUT)/src/many.ll: $(PROGS_DIR)/gen-many.sh
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)sh $< $(PROGS_MANY_FUNCTIONS) > $@
 
-progs_src = $(if $(filter many random,$(1)),$(PROGS_OUT)/src/$(1).ll,$(PROGS_DIR)/$(1).ll)
+progs_src = $(if $(filter many random dense,$(1)),$(PROGS_OUT)/src/$(1).ll,$(PROGS_DIR)/$(1).ll)
 
 # $(1) module, $(2) O level, $(3) relocation model, $(4) suffix, $(5) llc flags
 define PROGS_OBJ_RULE
