@@ -17,6 +17,10 @@
  *    ROUNDS rounds of 10^7 calls, healed, unhealed (implicit) and
  *    explicit interleaved; ratios healed / explicit (goal <= 1.10) and
  *    healed / implicit.
+ * 1 and 2 again for T2 (bh_load_store: the same load, then a 7-byte
+ *    store of its value, the successor T2 evicts) and for REL (bh_load's
+ *    function relocated), each alone (FAULTLINE_HEAL_TACTICS), each
+ *    against its own explicit build.
  * 3. Heal latency: fl_site_heal's duration (then fl_site_unheal's), the
  *    median of 51 heal/unheal cycles [min .. max], with 0, 1, 2 and 8
  *    other threads calling the site (valid pointers) in a loop.
@@ -42,9 +46,13 @@
 
 int64_t bh_load(int64_t *p);
 int64_t bx_load(int64_t *p);
+int64_t bh_load_store(int64_t *p);
+int64_t bx_load_store(int64_t *p);
 
 static int64_t (*volatile fn_implicit)(int64_t *) = bh_load;
 static int64_t (*volatile fn_explicit)(int64_t *) = bx_load;
+/* The function whose site find_site looks for. */
+static uint64_t site_fn = (uint64_t)(uintptr_t)bh_load;
 static int64_t cell[2] = { 0, 42 };
 
 static double now(void)
@@ -97,8 +105,7 @@ static double per_call(int64_t (*volatile *fn)(int64_t *), int64_t *p, long n)
 static int find_site(const struct fl_site *s, void *ctx)
 {
 	(void)ctx;
-	if (s->faulting_pc >= (uint64_t)(uintptr_t)bh_load &&
-	    s->faulting_pc < (uint64_t)(uintptr_t)bh_load + 16)
+	if (s->faulting_pc >= site_fn && s->faulting_pc < site_fn + 16)
 		site = s->faulting_pc;
 	return 0;
 }
@@ -186,37 +193,12 @@ static int policy_latency(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Parts 1 and 2 for the site and functions set now. */
+static void paths(int rounds)
 {
-	int rounds = 10;
-	struct fl_diag d = { 0 };
 	struct fl_heal_info info = { .sz = sizeof(info) };
 	struct fl_stats st = { .sz = sizeof(st) };
-	FL_OPTS(fl_init_opts, o, .flags = FL_INIT_NO_AGENT);
 	uint64_t claimed0, failures0;
-	int err;
-
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--policy") == 0)
-			return policy_latency();
-		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
-			rounds = atoi(argv[++i]);
-	}
-	if (rounds < 1)
-		rounds = 1;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if ((err = fl_init(&o)) != 0)
-		die("fl_init", err, NULL);
-	if ((err = fl_patch_enable(&d)) != 0)
-		die("fl_patch_enable", err, d.msg);
-	fl_site_for_each(find_site, NULL);
-	if (!site)
-		die("bh_load has no registered site", -ENOENT, NULL);
-	heal();
-	fl_site_heal_info((const void *)(uintptr_t)site, &info);
-	unheal();
-	printf("  site: bh_load+%llu (movq 8(%%rdi), %%rax), healed with %s; %d rounds\n",
-	       (unsigned long long)(site - (uint64_t)(uintptr_t)bh_load), info.tactic, rounds);
 
 	{
 		double *u = calloc((size_t)rounds, sizeof(double)), *h = calloc((size_t)rounds, sizeof(double));
@@ -273,6 +255,70 @@ int main(int argc, char **argv)
 		free(u);
 		free(x);
 	}
+}
+
+/* Parts 1 and 2 with the tactic FAULTLINE_HEAL_TACTICS allows, said first. */
+static void paths_of(const char *what, int rounds)
+{
+	struct fl_heal_info info = { .sz = sizeof(info) };
+
+	heal();
+	fl_site_heal_info((const void *)(uintptr_t)site, &info);
+	unheal();
+	printf("\n  -- %s: healed with %s\n", what, info.tactic);
+	paths(rounds);
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 10;
+	struct fl_diag d = { 0 };
+	struct fl_heal_info info = { .sz = sizeof(info) };
+	FL_OPTS(fl_init_opts, o, .flags = FL_INIT_NO_AGENT);
+	int err;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--policy") == 0)
+			return policy_latency();
+		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+	}
+	if (rounds < 1)
+		rounds = 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((err = fl_init(&o)) != 0)
+		die("fl_init", err, NULL);
+	if ((err = fl_patch_enable(&d)) != 0)
+		die("fl_patch_enable", err, d.msg);
+	fl_site_for_each(find_site, NULL);
+	if (!site)
+		die("bh_load has no registered site", -ENOENT, NULL);
+	heal();
+	fl_site_heal_info((const void *)(uintptr_t)site, &info);
+	unheal();
+	printf("  site: bh_load+%llu (movq 8(%%rdi), %%rax), healed with %s; %d rounds\n",
+	       (unsigned long long)(site - (uint64_t)(uintptr_t)bh_load), info.tactic, rounds);
+
+	paths(rounds);
+	/* T2 and REL, each alone, each on the site it can heal. */
+	setenv("FAULTLINE_HEAL_TACTICS", "T2", 1);
+	fn_implicit = bh_load_store;
+	fn_explicit = bx_load_store;
+	site_fn = (uint64_t)(uintptr_t)bh_load_store;
+	site = 0;
+	fl_site_for_each(find_site, NULL);
+	if (!site)
+		die("bh_load_store has no registered site", -ENOENT, NULL);
+	paths_of("T2, bh_load_store+4 (its 7-byte store evicted)", rounds);
+	setenv("FAULTLINE_HEAL_TACTICS", "REL", 1);
+	fn_implicit = bh_load;
+	fn_explicit = bx_load;
+	site_fn = (uint64_t)(uintptr_t)bh_load;
+	site = 0;
+	fl_site_for_each(find_site, NULL);
+	paths_of("REL, bh_load relocated", rounds);
+	unsetenv("FAULTLINE_HEAL_TACTICS");
+
 
 	printf("\n  3. heal latency, 51 heal/unheal cycles, with threads calling the site:\n");
 	for (int nt = 0; nt <= 8; nt = nt ? nt * 2 : 1) {

@@ -20,4 +20,21 @@ isnull:
   ret i64 -1
 }
 
+; The same load followed by a 7-byte RIP-relative store of its value: the
+; successor that T2 evicts (bench_heal heals it with T2 alone).
+@bh_last = global i64 0
+
+define i64 @bh_load_store(i64* %p) {
+entry:
+  %c = icmp eq i64* %p, null
+  br i1 %c, label %isnull, label %notnull, !make.implicit !0
+notnull:
+  %f = getelementptr i64, i64* %p, i64 1
+  %v = load i64, i64* %f
+  store i64 %v, i64* @bh_last
+  ret i64 %v
+isnull:
+  ret i64 -1
+}
+
 !0 = !{}
