@@ -130,6 +130,7 @@ include selftests/patch/build.mk
 include selftests/points/build.mk
 include selftests/heal/build.mk
 include selftests/deopt/build.mk
+include selftests/seen/build.mk
 include selftests/gc/build.mk
 include selftests/shim/build.mk
 include selftests/bpf/build.mk
@@ -164,7 +165,7 @@ check-san: | deps
 		check-discovery check-jit check-stress
 
 CHECKS := check-layers check-unit check-cli check-docs check-codegen check-install check-conformance check-healable check-discovery \
-	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-gc check-runtimes check-stress check-stress-tsan \
+	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-seen check-gc check-runtimes check-stress check-stress-tsan \
 	check-daemon-loop check-daemon-cli check-daemon-metrics check-daemon-e2e check-daemon-hostile check-daemon-counts check-daemon-kprocs \
 	check-daemon-fair check-daemon-patch check-daemon-heal check-daemon-oneuser check-bpf check-profile check-vm \
 	check-fuzz check-san

@@ -6,7 +6,7 @@
 #   scripts/deps.sh test      build, and everything make check, make bench and
 #                             make fuzz run: LLVM's tools and libraries, Check,
 #                             the runtimes (OpenJDK, Node.js, Ruby, SBCL, Mono, Go,
-#                             CPython's test suite), QEMU, busybox, gdb
+#                             CPython's test suite), QEMU, busybox, gdb, perf
 #
 # The make targets call it with the purpose they need.  Idempotent: when
 # everything is already installed it only asks dpkg, once, and exits 0 in
@@ -30,7 +30,7 @@ llvm-14 llvm-14-dev lld-14 lld libclang-rt-14-dev
 check
 openjdk-17-jdk-headless nodejs python3 ruby
 sbcl sbcl-source mono-runtime mono-mcs golang-go libpython3.11-testsuite
-python3-prometheus-client tmux strace gdb
+python3-prometheus-client tmux strace gdb linux-perf
 man-db groff-base systemd util-linux
 busybox-static qemu-system-x86 cpio
 "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * JIT code's .eh_frame, registered with libunwind (unwind.h).
+ * JIT code's .eh_frame, and the code faultline writes (lib/patch/seen.c),
+ * registered with libunwind (unwind.h).
  *
  * libunwind looks up the unwind information of an address in its list of
  * dynamically registered code first (_U_dyn_info_list), then in the
@@ -33,9 +34,12 @@
  *    lookup compares).
  *
  * Locks: fl_unwind_register and the cancellation in fl_unwind_free run
- * under the table's lock, which also guards the spare entries.
+ * under their caller's lock (the table's for JIT code, the patch lock for
+ * faultline's own code), which keeps one fl_unwind to one thread; the
+ * spare entries, which both share, have their own.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +75,13 @@ struct fl_unwind {
 	struct node *node;	/* while registered */
 };
 
-/* Cancelled entries, to be used again (never freed).  Under the table's lock. */
+/*
+ * Cancelled entries, to be used again (never freed).  Under spare_lock:
+ * the table registers JIT code under its lock, the patch layer its stubs
+ * under the patch lock (lib/patch/seen.c).
+ */
 static struct node *spare;
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Whether v - base fits the index's 32-bit offsets. */
 static bool reaches(uint64_t v, uint64_t base)
@@ -82,23 +91,21 @@ static bool reaches(uint64_t v, uint64_t base)
 	return d >= INT32_MIN && d <= INT32_MAX;
 }
 
-int fl_unwind_of_jit(const struct fl_jit_reg *reg, struct fl_unwind **out,
-		     struct fl_diag *diag)
+int fl_unwind_of_ehframe(const void *eh_frame, size_t size, uint64_t code_lo,
+			 uint64_t code_hi, const char *name, struct fl_unwind **out,
+			 struct fl_diag *diag)
 {
-	uint64_t segbase = (uint64_t)(uintptr_t)reg->eh_frame;
+	uint64_t segbase = (uint64_t)(uintptr_t)eh_frame;
 	struct fl_eh_fde *fdes;
 	struct fl_unwind *u;
 	long n;
 
 	*out = NULL;
-	if (!reg->eh_frame || !reg->eh_frame_size)
-		return 0;
-	n = fl_ehframe_fdes(reg->eh_frame, reg->eh_frame_size, segbase, reg->code_start,
-			    reg->code_start + reg->code_size, &fdes, diag);
+	n = fl_ehframe_fdes(eh_frame, size, segbase, code_lo, code_hi, &fdes, diag);
 	if (n < 0)
 		return (int)n;
 	/* Every address libunwind may look up, [lo, hi), and every FDE. */
-	if (reg->eh_frame_size > INT32_MAX || !reaches(fdes[0].start, segbase) ||
+	if (size > INT32_MAX || !reaches(fdes[0].start, segbase) ||
 	    !reaches(fdes[n - 1].end - 1, segbase)) {
 		free(fdes);
 		return fl_diag_say(diag, -EINVAL, FL_EHFRAME_SECTION ": the code is more than "
@@ -107,7 +114,7 @@ int fl_unwind_of_jit(const struct fl_jit_reg *reg, struct fl_unwind **out,
 	}
 	u = calloc(1, sizeof(*u));
 	if (!u || !(u->table = calloc((size_t)n, sizeof(*u->table))) ||
-	    !(u->name = strdup(reg->name ? reg->name : "jit"))) {
+	    !(u->name = strdup(name))) {
 		free(fdes);
 		fl_unwind_free(u);
 		return -ENOMEM;
@@ -128,6 +135,17 @@ int fl_unwind_of_jit(const struct fl_jit_reg *reg, struct fl_unwind **out,
 	return 0;
 }
 
+int fl_unwind_of_jit(const struct fl_jit_reg *reg, struct fl_unwind **out,
+		     struct fl_diag *diag)
+{
+	*out = NULL;
+	if (!reg->eh_frame || !reg->eh_frame_size)
+		return 0;
+	return fl_unwind_of_ehframe(reg->eh_frame, reg->eh_frame_size, reg->code_start,
+				    reg->code_start + reg->code_size,
+				    reg->name ? reg->name : "jit", out, diag);
+}
+
 void fl_unwind_span(const struct fl_unwind *u, uint64_t *lo, uint64_t *hi)
 {
 	*lo = u->lo;
@@ -140,10 +158,12 @@ int fl_unwind_register(struct fl_unwind *u)
 
 	if (!u)
 		return 0;
+	pthread_mutex_lock(&spare_lock);
 	nd = spare;
 	if (nd)
 		spare = nd->spare;
-	else if (!(nd = calloc(1, sizeof(*nd))))
+	pthread_mutex_unlock(&spare_lock);
+	if (!nd && !(nd = calloc(1, sizeof(*nd))))
 		return -ENOMEM;
 	/*
 	 * Filled in before _U_dyn_register links it: lookups read the list
@@ -173,8 +193,10 @@ void fl_unwind_free(struct fl_unwind *u)
 	if (u->node) {
 		fl_libunwind->dyn_cancel(&u->node->di);
 		fl_libunwind->flush_cache(fl_libunwind->local_addr_space, u->lo, u->hi);
+		pthread_mutex_lock(&spare_lock);
 		u->node->spare = spare;
 		spare = u->node;
+		pthread_mutex_unlock(&spare_lock);
 	}
 	free(u->table);
 	free(u->name);

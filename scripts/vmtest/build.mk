@@ -15,7 +15,9 @@
 # patch points' (VMTEST_POINTS_REWRITES rewrites under load), healing's
 # (VMTEST_HEAL_CYCLES heal/unheal cycles under load), deoptimization's
 # (VMTEST_DEOPT_ROUNDS deoptimizations per thread), the statepoint example's
-# (check-gc: moving collections from C, IR and signal handlers), the unit tests
+# (check-gc: moving collections from C, IR and signal handlers), the seen
+# tests' (check-seen: unwinding out of faultline's own code, the perf map;
+# perf report itself is host only, the guest has no perf), the unit tests
 # (CK_FORK=yes; CK_TIMEOUT_MULTIPLIER=20: TCG is slow), the shim tests (the
 # llc-built programs and libfaultline-preload.so; llvm-objdump-14 for the
 # fault map counts).
@@ -70,13 +72,14 @@ VMTEST_DAEMON_FILES := $(FLD) $(CLI) $(PRELOAD_SO) $(FLD_ECHO) $(FLD_TEST_OUT) $
 VMTEST_DAEMON_PROGS = $(subst ',,$(foreach w,$(VMTEST_DAEMON_TESTS),$(if \
 	$(findstring ::,$(w)),$(lastword $(subst ::, ,$(w))))))
 VMTEST_DEPS = $(VMTEST_GDB) $(RG_BINS) $(PT_BINS) $(PT_PROG) $(PTS_BINS) $(HEAL_BINS) $(HEAL_PIE) $(HEAL_SO) $(HEAL_MODULE) $(DEOPT_BINS) \
-	$(DEOPT_CXX_BINS) $(GC_BINS) \
+	$(DEOPT_CXX_BINS) $(GC_BINS) $(SEEN_BINS) \
 	$(DEOPT_OUT)/ll/widen.opt.ll $(DEOPT_OUT)/ll/range.opt.ll $(UNIT) $(PRELOAD_SO) $(SHIM_BINS) $(VMTEST_BPF_FILES) $(FLD) $(CLI) \
 	$(FLD_ECHO) $(FLD_TEST_BINS) $(E2E_OUT)/e2e $(E2E_OUT)/e2e-prog $(E2E_OUT)/e2e-load \
 	$(filter $(B)/%,$(VMTEST_DAEMON_PROGS))
 VMTEST_FILES = $(RG_OUT) $(RG_DIR)/run.sh $(PT_OUT) $(PT_DIR)/run.sh $(PTS_OUT) $(PTS_DIR)/run.sh $(HEAL_OUT) $(HEAL_DIR)/run.sh selftests/common/run.sh $(UNIT) $(PRELOAD_SO) $(SHIM_OUT) \
 	$(DEOPT_OUT) $(DEOPT_DIR)/run.sh $(DEOPT_DIR)/widened_once.sh \
 	$(DEOPT_DIR)/returns.ll $(DEOPT_DIR)/values.ll $(GC_OUT) $(GC_DIR)/run.sh \
+	$(SEEN_OUT) $(SEEN_DIR)/run.sh $(SEEN_DIR)/perf_report_names_hot_new_code.sh \
 	/usr/bin/$(LLVM_OBJDUMP) /usr/bin/$(LLVM_READELF) $(VMTEST_BPF_FILES) $(VMTEST_DAEMON_FILES) $(VMTEST_DAEMON_PROGS) \
 	$(VMTEST_GDB_FILES)
 # a_patched_program_under_gdb: Debian's gdb-minimal (gdb without Python,
@@ -99,6 +102,7 @@ VMTEST_TESTS = 'region::$(RG_DIR)/run.sh $(RG_OUT)' \
 	'heal::$(HEAL_DIR)/run.sh $(HEAL_OUT) $(VMTEST_HEAL_CYCLES)' \
 	'deopt::DEOPT_PRELOAD=$(PRELOAD_SO) $(DEOPT_DIR)/run.sh $(DEOPT_OUT) $(VMTEST_DEOPT_ROUNDS)' \
 	'gc::$(GC_DIR)/run.sh $(GC_OUT)' \
+	'seen::$(SEEN_DIR)/run.sh $(SEEN_OUT)' \
 	'unit::CK_FORK=yes CK_TIMEOUT_MULTIPLIER=20 $(UNIT)' \
 	'shim::$(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP)' \
 	$(VMTEST_BPF_TESTS) $(VMTEST_DAEMON_TESTS)

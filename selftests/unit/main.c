@@ -21,6 +21,7 @@ int main(void)
 	srunner_add_suite(sr, chain_suite());
 	srunner_add_suite(sr, proto_suite());
 	srunner_add_suite(sr, table_registry_suite());
+	srunner_add_suite(sr, cfi_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -30,5 +30,6 @@ Suite *dispatch_suite(void);
 Suite *chain_suite(void);
 Suite *proto_suite(void);
 Suite *table_registry_suite(void);
+Suite *cfi_suite(void);
 
 #endif /* FL_TEST_SUITES_H */
