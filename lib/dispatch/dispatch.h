@@ -585,6 +585,15 @@ bool fl_naps_of(int32_t tid, struct fl_nap_seen *seen);
 bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc);
 
 /*
+ * Set while this thread's handler of ours decides where a SIGSEGV or
+ * SIGBUS goes on (handler.c): a stop that comes meanwhile is deferred
+ * until fl_trap_park_deferred, called with the decision made (the
+ * context's PC the handler's, when the fault is claimed).
+ */
+extern __thread int fl_dispatch_claiming __attribute__((tls_model("initial-exec")));
+void fl_trap_park_deferred(const ucontext_t *uc);
+
+/*
  * The handler side of patching, for a SIGTRAP (trap.c): returns true when
  * the trap was at an int3 of a patch, and uc resumes at the instruction
  * (which is then the old one or the new one, whole); false: chain it,

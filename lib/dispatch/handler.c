@@ -199,6 +199,26 @@ out:
 	return v;
 }
 
+/*
+ * claim(), with a handshake's stop that comes meanwhile deferred until its
+ * decision is in the context (fl_dispatch_claiming, trap.c).  The signal
+ * fences keep the compiler from moving the flag across the claim: the
+ * stop's handler runs on this thread.
+ */
+static enum verdict claim_deferring_stops(int sig, siginfo_t *si, void *ucv)
+{
+	enum verdict v;
+
+	fl_dispatch_claiming = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	v = claim(sig, si, ucv);
+	atomic_signal_fence(memory_order_seq_cst);
+	fl_dispatch_claiming = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	fl_trap_park_deferred(ucv);
+	return v;
+}
+
 void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 {
 	/* The kernel's: sa_restorer, which tells the mirror it used (chain.c). */
@@ -225,10 +245,10 @@ void fl_dispatch_handler(int sig, siginfo_t *si, void *ucv)
 	if (sig == SIGTRAP)
 		v = fl_trap_claim(si, ucv) ? CLAIMED : CHAIN;
 	else if (sig == SIGSEGV || sig == SIGBUS) {
-		v = claim(sig, si, ucv);
+		v = claim_deferring_stops(sig, si, ucv);
 		/* Before the first rescan published the sites (scan_wait.c). */
 		if (v == CHAIN && fl_dispatch_scan_wait(si))
-			v = claim(sig, si, ucv);
+			v = claim_deferring_stops(sig, si, ucv);
 	} else
 		v = CHAIN;	/* the handshake's signal, someone else's */
 	in_handler = 0;

@@ -86,12 +86,15 @@ static bool busy_at(uint64_t addr)
 	return false;
 }
 
+__thread int fl_dispatch_claiming __attribute__((tls_model("initial-exec")));
+/* The handshake a stop was deferred for (fl_trap_park), 0: none. */
+static __thread volatile uint64_t deferred __attribute__((tls_model("initial-exec")));
+
+static void park(uint64_t gen, const ucontext_t *uc);
+
 bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 {
-	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr, gen, i;
-	/* The handshake's signal in the kernel's 64-bit signal set. */
-	uint64_t park_bit = 1ull << (sig - 1);
-	struct fl_nap *me;
+	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr, gen;
 
 	if (sig != fl_park.signo || !sig ||
 	    si->si_code != SI_QUEUE || si->si_pid != getpid() || !fl_park.key ||
@@ -100,6 +103,41 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	gen = v - fl_park.key;
 	if (atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
 		return true;		/* late: that handshake is over */
+	/*
+	 * Stopped while a handler of ours decides where a fault goes on
+	 * (fl_dispatch_claiming): it would report the faulting PC, which the
+	 * claim is about to replace by the handler's.  A change that moves
+	 * boundaries around a hot site (a relocation's entry over it) would
+	 * find such a thread there on every try.  So the stop waits until the
+	 * decision is made (fl_trap_park_deferred): a few instructions.
+	 */
+	if (fl_dispatch_claiming) {
+		deferred = gen;
+		return true;
+	}
+	park(gen, uc);
+	return true;
+}
+
+void fl_trap_park_deferred(const ucontext_t *uc)
+{
+	uint64_t gen = deferred, park_bit = 1ull << (fl_park.signo - 1);
+
+	deferred = 0;
+	if (!gen || atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
+		return;
+	park(gen, uc);
+	/* park blocked the handshake's signal for its handler's sigreturn to restore: no handler here. */
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &park_bit, NULL, sizeof(park_bit));
+}
+
+/* Stops this thread for handshake gen until the patcher lets it go. */
+static void park(uint64_t gen, const ucontext_t *uc)
+{
+	/* The handshake's signal in the kernel's 64-bit signal set. */
+	uint64_t park_bit = 1ull << (fl_park.signo - 1), i;
+	struct fl_nap *me;
+
 	me = fl_nap_self();
 	/*
 	 * No nesting: the next handshake's signal waits until this handler
@@ -164,7 +202,6 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 	if (me)
 		atomic_store_explicit(&me->park, 0, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&fl_park.inside, 1, memory_order_relaxed);
-	return true;
 }
 
 #define INT3 0xcc

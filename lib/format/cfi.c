@@ -55,7 +55,7 @@ int fl_cfi_fde_parse(const void *fde, size_t fde_size, uint64_t fde_addr, const 
 	struct rd r = { cie, 0, cie_size };
 	const char *aug;
 	uint64_t v, range, len;
-	uint8_t version, b, lsda_enc = PE_OMIT;
+	uint8_t version = 0, b, lsda_enc = PE_OMIT;
 	bool z = false;
 	size_t aug_end = 0;
 

@@ -39,6 +39,7 @@
 #include "patch/heal_policy.h"
 #include "patch/internal.h"
 #include "patch/maps.h"
+#include "patch/seen.h"
 #include "patch/stubs.h"
 #include "proto/proto.h"
 #include "core/env.h"
@@ -53,6 +54,8 @@ struct healed {
 	struct fl_heal_plan plan;
 	/* FL_HEAL_RELOC: the relocation that healed it (the plan has no changes of its own). */
 	struct relocation *rel;
+	/* Its stub's and its evicted neighbour's stub's registrations (seen.h), or NULL. */
+	struct fl_seen *seen[2];
 	uint64_t healed_at;	/* CLOCK_REALTIME, ns */
 	uint32_t counter;	/* the site's counter slot */
 	/* For the policy's unhealing: the failures last seen, and since when. */
@@ -84,6 +87,7 @@ struct zombie {
 	struct zombie *next;
 	struct fl_patch ranges[2];
 	size_t n;
+	struct fl_seen *seen[2];	/* cancelled when the ranges are freed */
 };
 static struct zombie *zombies;
 static size_t num_zombies;
@@ -99,6 +103,7 @@ struct relocation {
 	struct relocation *next;
 	struct fl_heal_reloc *r;
 	size_t alive;		/* healed entries that point here */
+	struct fl_seen *seen;	/* the copy's registration (seen.h), or NULL */
 };
 static struct relocation *relocations;
 
@@ -515,9 +520,12 @@ static struct zombie *zombie_of(const struct healed *h)
 		return NULL;
 	z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.stub,
 					       .len = h->plan.stub_size };
-	if (h->plan.evicts)
+	z->seen[0] = h->seen[0];
+	if (h->plan.evicts) {
 		z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)h->plan.nb_stub,
 						       .len = h->plan.nb_stub_size };
+		z->seen[1] = h->seen[1];
+	}
 	return z;
 }
 
@@ -544,9 +552,11 @@ static void reloc_retire(struct relocation *rel)
 			*p = rel->next;
 			break;
 		}
-	if (z)
+	if (z) {
 		z->ranges[z->n++] = (struct fl_patch){ .addr = (void *)(uintptr_t)rel->r->copy,
 						       .len = rel->r->size };
+		z->seen[0] = rel->seen;
+	}
 	zombie_add(z);
 	free(rel->r->bytes);
 	free(rel->r->rows);
@@ -613,8 +623,10 @@ static void zombies_reap(void)
 			p = &z->next;
 			continue;
 		}
-		for (size_t i = 0; i < z->n; i++)
+		for (size_t i = 0; i < z->n; i++) {
 			fl_stubs_free((uint64_t)(uintptr_t)z->ranges[i].addr, z->ranges[i].len);
+			fl_seen_remove(z->seen[i]);
+		}
 		*p = z->next;
 		free(z);
 		num_zombies--;
@@ -673,6 +685,52 @@ struct prepared {
 	uint32_t counter;
 	struct fl_maps maps;	/* read while it was planned */
 };
+
+/* One registration of new code standing for the code at orig (seen.h). */
+static void seen_one(uint64_t at, size_t len, uint64_t orig, const struct fl_heal_row *rows,
+		     size_t n, struct fl_seen **out)
+{
+	static const char prefix[] = "faultline:heal:";
+	char name[256];
+	struct fl_seen_row *sr = calloc(n ? n : 1, sizeof(*sr));
+	struct fl_diag d = { 0 };
+
+	*out = NULL;
+	if (!sr)
+		return;
+	memcpy(name, prefix, sizeof(prefix));
+	fl_seen_name(orig, name + sizeof(prefix) - 1, sizeof(name) - (sizeof(prefix) - 1));
+	for (size_t i = 0; i < n; i++)
+		sr[i] = (struct fl_seen_row){ rows[i].at, rows[i].orig, rows[i].pushed };
+	if (fl_seen_add(at, len, name, sr, n, out, &d) != 0)
+		fl_log(FL_LOG_DEBUG, "%s at 0x%llx: %s", name, (unsigned long long)at, d.msg);
+	free(sr);
+}
+
+/*
+ * Names the heal's new code in the perf map and gives it the unwind rules
+ * of the code it stands for (seen.h), before any jump to it exists: a
+ * profiler names it, libunwind, backtrace() and a C++ exception step
+ * through it.  A registration that fails leaves the heal as it is.
+ */
+static void make_seen(const struct fl_heal_env *env, struct healed *h)
+{
+	const struct fl_heal_plan *p = &h->plan;
+	struct fl_heal_row rows[FL_HEAL_STUB_ROWS];
+
+	if (p->tactic == FL_HEAL_RELOC) {
+		seen_one(p->reloc->copy, p->reloc->size, p->reloc->fn, p->reloc->rows,
+			 p->reloc->nrows, &h->seen[0]);
+		return;
+	}
+	seen_one(p->stub, p->stub_size, p->site.addr, rows, fl_heal_stub_rows(env, p, rows),
+		 &h->seen[0]);
+	if (p->evicts) {
+		rows[0] = (struct fl_heal_row){ p->nb_stub, p->nb.addr, 0 };
+		rows[1] = (struct fl_heal_row){ p->nb_stub + p->nb.len, p->nb.addr + p->nb.len, 0 };
+		seen_one(p->nb_stub, p->nb_stub_size, p->nb.addr, rows, 2, &h->seen[1]);
+	}
+}
 
 /*
  * Plans the heal of pc and writes its stubs; its changes (one or two)
@@ -788,6 +846,7 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 		fl_heal_plan_release(&h->plan);
 		goto fail;
 	}
+	make_seen(&env, h);
 	if (h->plan.tactic == FL_HEAL_RELOC)
 		changes[(*n)++] = (struct fl_patch){ (void *)(uintptr_t)h->plan.reloc->entry.addr,
 						     h->plan.reloc->entry.old,
@@ -816,6 +875,8 @@ static void heal_undo(struct prepared *p)
 	fl_stubs_free(p->h->plan.stub, p->h->plan.stub_size);
 	if (p->h->plan.evicts)
 		fl_stubs_free(p->h->plan.nb_stub, p->h->plan.nb_stub_size);
+	fl_seen_remove(p->h->seen[0]);
+	fl_seen_remove(p->h->seen[1]);
 	fl_heal_plan_release(&p->h->plan);
 	free(p->h);
 	free(p->maps.m);
@@ -857,6 +918,8 @@ static int reloc_commit(struct prepared *p, struct event *ev, struct fl_diag *di
 				   (unsigned long long)pc);
 	}
 	rel->r = r;
+	rel->seen = h->seen[0];
+	h->seen[0] = NULL;
 	h->plan.reloc = NULL;
 	rel->next = relocations;
 	relocations = rel;
@@ -1207,8 +1270,10 @@ unhealed:
 	 * that an unheal disturbs no thread.
 	 */
 	z = zombie_of(h);
-	if (z && h->plan.tactic == FL_HEAL_T2 && !h->plan.evicts)
+	if (z && h->plan.tactic == FL_HEAL_T2 && !h->plan.evicts) {
 		z->n = 1;	/* the successor's stub is still reached: it stays */
+		z->seen[1] = NULL;
+	}
 	free(h);
 	zombie_add(z);
 	return 0;

@@ -351,7 +351,8 @@ void fl_heal_nb_stub(const struct fl_heal_plan *p, uint8_t *out)
 /*
  * The rows follow site_stub's layout: the tests and the instruction are
  * the site's own row; each instruction of the tail is its original's;
- * the jump back and the null path are the site's again, with the bytes
+ * the jump back is the row of where it goes; the null path is the site's
+ * again, with the bytes
  * the null path puts on the stack (128 past the red zone, then the flags
  * and %rax) while they are there.
  */
@@ -378,8 +379,11 @@ size_t fl_heal_stub_rows(const struct fl_heal_env *env, const struct fl_heal_pla
 		x += o.length;
 	}
 	off += p->tail_len;
-	if (p->back)
+	/* The jump back: where it goes back to. */
+	if (p->back) {
+		out[n++] = (struct fl_heal_row){ p->stub + off, p->back, 0 };
 		off += 5;
+	}
 	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 0 };
 	if (p->flags_dead && !p->addr32)
 		return n;

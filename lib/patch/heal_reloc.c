@@ -321,6 +321,10 @@ static bool emit(struct work *w, struct fl_heal_plan *p)
 			c->back = to + x->size;
 			fl_heal_site_stub(c, moved(w, mb->handler), counter, out);
 			k = fl_heal_stub_rows(w->env, c, rows);
+			/* Its jump over the null path goes on at the next instruction's rule. */
+			for (size_t j = 0; j < k; j++)
+				if (rows[j].orig == c->back)
+					rows[j].orig = from + x->len < r->end ? from + x->len : from;
 			/* The first row is the instruction's own, written above. */
 			memcpy(r->rows + nrows, rows + 1, (k - 1) * sizeof(*rows));
 			nrows += k - 1;

@@ -44,13 +44,17 @@ HEAL_BINS := $(HEAL_EXPLICIT) \
 	$(HEAL_OUT)/registers_and_flags_survive_the_stub \
 	$(HEAL_OUT)/no_room_for_a_stub_is_unhealable \
 	$(HEAL_OUT)/unheal_restores_the_compiled_bytes \
-	$(HEAL_OUT)/heals_wanted_at_once_share_a_change
+	$(HEAL_OUT)/heals_wanted_at_once_share_a_change \
+	$(HEAL_OUT)/stub_frames_unwind_to_main
 HEAL_LINK_corpus_explicit := $(HEAL_CORPUS) $(call heal_ll,explicit)
 HEAL_LINK_healed_corpus_matches_explicit := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_heal_unheal_while_threads_call := $(HEAL_OUT)/ll/nullchecks-implicit.o
 HEAL_LINK_no_room_for_a_stub_is_unhealable := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_unheal_restores_the_compiled_bytes := $(HEAL_CORPUS) $(call heal_ll,implicit)
 HEAL_LINK_heals_wanted_at_once_share_a_change := $(HEAL_CORPUS) $(call heal_ll,implicit)
+HEAL_LINK_stub_frames_unwind_to_main := $(HEAL_OUT)/ll/nullchecks-implicit.o
+# Each program's libraries besides libfaultline's.
+HEAL_LIBS_stub_frames_unwind_to_main := -lunwind
 # The same test, PIE: the IR in the pic model; GNU ld needs -z notext for the
 # fault maps' relocations (selftests/progs/build.mk, pie-gnu).
 HEAL_PIE := $(HEAL_OUT)/no_room_for_a_stub_is_unhealable_pie
@@ -63,7 +67,7 @@ $(HEAL_BINS): $(HEAL_OUT)/%: $(B)/obj/$(HEAL_DIR)/%.o $$(HEAL_LINK_$$*) $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $(filter %.o,$^) $(LIB_A) \
-		$(LIB_LIBS) -ldl
+		$(LIB_LIBS) -ldl $(HEAL_LIBS_$*)
 
 $(HEAL_PIE): $(B)/obj/$(HEAL_DIR)/no_room_for_a_stub_is_unhealable.o $(HEAL_CORPUS) \
 		$(call heal_ll,implicit-pic) $(LIB_A)
@@ -86,10 +90,20 @@ $(HEAL_MODULE): $(B)/obj/$(HEAL_DIR)/heals_go_with_their_module.o $(LIB_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -no-pie -rdynamic -pthread -o $@ $< $(LIB_A) $(LIB_LIBS) -ldl
 
+# A C++ program: the exception its null path throws is caught by its caller.
+HEAL_CXX := $(HEAL_OUT)/cxx_exception_through_healed_null_path
+$(HEAL_CXX): $(HEAL_DIR)/cxx_exception_through_healed_null_path.cc \
+		$(HEAL_OUT)/ll/nullchecks-implicit.o $(LIB_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $@")
+	$(Q)g++ -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -Iinclude $(SANFLAGS) \
+		-no-pie -pthread -o $@ \
+		$(filter %.cc %.o,$^) $(LIB_A) $(LIB_LIBS) -ldl
+
 .PHONY: check-heal
 # The sanitizer build heals and unheals 10,000 times under load: several
 # times slower.
-check-heal: $(HEAL_BINS) $(HEAL_PIE) $(HEAL_SO) $(HEAL_MODULE)
+check-heal: $(HEAL_BINS) $(HEAL_PIE) $(HEAL_SO) $(HEAL_MODULE) $(HEAL_CXX)
 	$(Q)$(HEAL_DIR)/run.sh $(HEAL_OUT) $(if $(filter 1,$(SAN)),5000)
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-heal

@@ -25,6 +25,8 @@ tests=(
 	"unheal_restores_the_compiled_bytes"
 	"heals_wanted_at_once_share_a_change"
 	"heals_go_with_their_module $bin/libnullchecks.so"
+	"stub_frames_unwind_to_main"
+	"cxx_exception_through_healed_null_path"
 )
 
 for entry in "${tests[@]}"; do
