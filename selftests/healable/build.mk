@@ -20,7 +20,7 @@ HEALABLE_FUNCTIONS ?= 600
 # The dense module: accessors with 1 to 10 checks from their entry on,
 # several in their first 16 bytes (gen-random-nullchecks.py --dense).
 HEALABLE_DENSE_SEED ?= 2
-HEALABLE_DENSE_FUNCTIONS ?= 200
+HEALABLE_DENSE_FUNCTIONS ?= 120
 HEALABLE_LINK_OPTS := O1 O2 O3
 
 $(PROGS_OUT)/src/random.ll: selftests/progs/gen-random-nullchecks.py selftests/healable/build.mk

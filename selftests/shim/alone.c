@@ -177,21 +177,40 @@ static int setns_mount_namespace(void)
 /*
  * The two the program opened are named a and b: their numbers may differ
  * between the runs (a thread of faultline's may hold a number for a moment,
- * reading a module's file, when the program opens them).
+ * reading a module's file, when the program opens them).  The executed
+ * program runs under the shim too, whose threads read files of their own
+ * at its start: a number taken for a moment is not one the program was
+ * given.  So the listing is taken again until two in a row agree (a
+ * descriptor passed by exec stays), 5 s at most.
  */
-static void list_fds(const char *who, int a, int b)
+static void list_once(int a, int b, char *out, size_t size)
 {
 	long max = sysconf(_SC_OPEN_MAX);
+	size_t n = 0;
 
-	printf("%s:", who);
-	for (int fd = 0; fd < max; fd++)
+	out[0] = 0;
+	for (int fd = 0; fd < max && n + 16 < size; fd++)
 		if (fcntl(fd, F_GETFD) >= 0) {
 			if (fd == a || fd == b)
-				printf(" %c", fd == a ? 'a' : 'b');
+				n += (size_t)snprintf(out + n, size - n, " %c", fd == a ? 'a' : 'b');
 			else
-				printf(" %d", fd);
+				n += (size_t)snprintf(out + n, size - n, " %d", fd);
 		}
-	printf("\n");
+}
+
+static void list_fds(const char *who, int a, int b)
+{
+	static char was[4096], now[4096];
+
+	list_once(a, b, was, sizeof(was));
+	for (int i = 0; i < 250; i++) {
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+		list_once(a, b, now, sizeof(now));
+		if (!strcmp(was, now))
+			break;
+		memcpy(was, now, sizeof(was));
+	}
+	printf("%s:%s\n", who, now);
 	fflush(stdout);
 }
 
