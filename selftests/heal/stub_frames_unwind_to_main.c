@@ -8,7 +8,10 @@
  * =REL: the copy).  The main thread calls load_i8 with null and valid
  * pointers in a loop, and another thread signals it until enough signals
  * have landed in the new code (at most 20 s); every such walk must reach
- * main, by both unwinders.
+ * main, by both unwinders.  And the process's perf map (written by
+ * faultline: the test has none of its own) names the new code
+ * faultline:heal:load_i8+0x..., at the address and with the size the stub
+ * or the copy has.
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -91,6 +94,27 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
+/* The perf map's line for the new code at at: its name, or the test fails. */
+static void perf_map_names(const char *how, uint64_t at)
+{
+	char path[64], line[512], name[256];
+	unsigned long long start, size;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "r");
+	t_check(f != NULL, "%s: %s: %s", how, path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %llx %255s", &start, &size, name) == 3 && start == at) {
+			found = strncmp(name, "faultline:heal:load_i8+0x", 25) == 0 && size > 0;
+			printf("%s: %s: %s", t_name, path, line);
+		}
+	fclose(f);
+	t_check(found, "%s: %s has no faultline:heal:load_i8 line at 0x%llx", how, path,
+		(unsigned long long)at);
+}
+
 /* One round: heal, call until WANT signals landed in the new code, unheal. */
 static void round_of(const char *how, uint64_t site)
 {
@@ -116,6 +140,7 @@ static void round_of(const char *how, uint64_t site)
 	       (unsigned long long)info.stub, (long)inside, (long)reached[0], (long)missed[0],
 	       (long)reached[1], (long)missed[1]);
 	t_check(inside >= WANT, "%s: only %ld signals landed in the new code", how, (long)inside);
+	perf_map_names(how, info.stub);
 	t_check(!missed[0] && !missed[1], "%s: a walk from the new code did not reach main", how);
 	t_unheal(site);
 }
