@@ -187,16 +187,18 @@ static bool overlaps(uint64_t a, size_t alen, uint64_t b, size_t blen)
 	return blen && alen && a < b + blen && b < a + alen;
 }
 
-/* What a healed site changes or pins overlaps [a, a + len). */
-static bool healed_busy(uint64_t a, size_t len)
+/*
+ * What a healed site changes or pins, or a relocation's entry, overlaps
+ * [a, a + len), the heals of sites in [own, own + own_len) left out.
+ */
+static bool taken(uint64_t a, size_t len, uint64_t own, size_t own_len)
 {
-	if (!num_buckets)
-		return false;
-	for (uint64_t k = (a - REACH) / BUCKET; k <= (a + len + REACH) / BUCKET; k++)
+	for (uint64_t k = (a - REACH) / BUCKET; num_buckets && k <= (a + len + REACH) / BUCKET; k++)
 		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
 			const struct fl_heal_plan *p = &h->plan;
 
-			if (p->site.addr / BUCKET != k)
+			if (p->site.addr / BUCKET != k ||
+			    (p->site.addr >= own && p->site.addr - own < own_len))
 				continue;
 			if (overlaps(a, len, p->site.addr, p->site.len) ||
 			    overlaps(a, len, p->pin, p->pin_len) ||
@@ -207,6 +209,11 @@ static bool healed_busy(uint64_t a, size_t len)
 		if (overlaps(a, len, rel->r->entry.addr, rel->r->entry.len))
 			return true;
 	return false;
+}
+
+static bool healed_busy(uint64_t a, size_t len)
+{
+	return taken(a, len, 0, 0);
 }
 
 static void overlay(uint64_t a, size_t len, uint8_t *out, const struct fl_heal_change *c)
@@ -358,22 +365,8 @@ static void env_original(void *ctx, uint64_t a, size_t len, uint8_t *out)
 static bool env_entry_free(void *ctx, uint64_t fn, size_t len)
 {
 	(void)ctx;
-	for (uint64_t k = (fn - REACH) / BUCKET; num_buckets && k <= (fn + len + REACH) / BUCKET; k++)
-		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
-			const struct fl_heal_plan *p = &h->plan;
-
-			if (p->site.addr / BUCKET != k || h->rel ||
-			    (p->site.addr >= fn && p->site.addr < fn + len))
-				continue;
-			if (overlaps(fn, len, p->site.addr, p->site.len) ||
-			    overlaps(fn, len, p->pin, p->pin_len) ||
-			    (p->evicts && overlaps(fn, len, p->nb.addr, p->nb.len)))
-				return false;
-		}
-	for (struct relocation *rel = relocations; rel; rel = rel->next)
-		if (overlaps(fn, len, rel->r->entry.addr, rel->r->entry.len))
-			return false;
-	return true;
+	/* A relocation's members (h->rel) change nothing of their own: site.len is 0. */
+	return !taken(fn, len, fn, len);
 }
 
 static struct fl_shm_heal *slot_of(uint64_t pc, uint32_t *counter)
