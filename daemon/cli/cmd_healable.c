@@ -167,6 +167,8 @@ static const char *reason_key(int why)
 		[FL_SHM_WHY_SELF_READ] = "reads_own_code",
 		[FL_SHM_WHY_EH_TABLES] = "exception_tables", [FL_SHM_WHY_ENTRY] = "entry",
 		[FL_SHM_WHY_TOO_LARGE] = "too_large", [FL_SHM_WHY_UNMOVABLE] = "unmovable",
+		[FL_SHM_WHY_RECORDS] = "stack_map_records",
+		[FL_SHM_WHY_RELOCATE_OFF] = "relocation_off",
 	};
 
 	return why >= 0 && why <= FL_SHM_WHY_LAST ? keys[why] : "other";

@@ -105,3 +105,16 @@ void fl_ownfd_close(struct fl_ownfd *o)
 		close(fd);
 	*o = FL_OWNFD_NONE;
 }
+
+int fl_ownfd_transient(int fd)
+{
+	int high;
+
+	if (fd < 0 || fd >= FL_OWNFD_FLOOR)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, FL_OWNFD_FLOOR);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}

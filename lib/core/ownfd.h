@@ -49,6 +49,18 @@ int fl_ownfd_adopt(struct fl_ownfd *o, int fd);
  */
 int fl_ownfd_get(struct fl_ownfd *o);
 
+/*
+ * A descriptor faultline holds only for a moment (a file it reads, a /proc
+ * listing), just opened: moved to FL_OWNFD_FLOOR or above, close-on-exec,
+ * the low number closed, so that the program's own opens get the numbers
+ * they would without faultline and a program that closes every number at
+ * its start (a daemon: 3..1023, while a thread of faultline's reads a
+ * module's file) does not close it under faultline, nor faultline the
+ * program's file that took its number.  Returns the new descriptor, or fd
+ * itself when nothing is free up there.  Thread-safe, async-signal-safe.
+ */
+int fl_ownfd_transient(int fd);
+
 /* Closes o's descriptor if it is still faultline's, and forgets it. */
 void fl_ownfd_close(struct fl_ownfd *o);
 

@@ -24,6 +24,7 @@
 
 #include <gelf.h>
 
+#include "core/ownfd.h"
 #include "core/opts.h"
 #include "discovery/internal.h"
 
@@ -877,7 +878,7 @@ int fl_elf_open(const char *path, const struct fl_elf_opts *opts,
 	if (err)
 		return fl_diag_say(diag, err, "%s: libelf does not work", path);
 	/* O_NONBLOCK: a FIFO must not block the open; it is refused below. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = fl_ownfd_transient(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
 	if (fd < 0) {
 		err = -errno;
 		return fl_diag_say(diag, err, "%s: %s", path, strerror(-err));

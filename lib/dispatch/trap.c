@@ -121,11 +121,14 @@ bool fl_trap_park(int sig, const siginfo_t *si, const ucontext_t *uc)
 
 void fl_trap_park_deferred(const ucontext_t *uc)
 {
-	uint64_t gen = deferred, park_bit = 1ull << (fl_park.signo - 1);
+	uint64_t gen = deferred, park_bit;
 
-	deferred = 0;
-	if (!gen || atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
+	if (!gen)
 		return;
+	deferred = 0;
+	if (atomic_load_explicit(&fl_park.running, memory_order_acquire) != gen)
+		return;
+	park_bit = 1ull << (fl_park.signo - 1);
 	park(gen, uc);
 	/* park blocked the handshake's signal for its handler's sigreturn to restore: no handler here. */
 	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &park_bit, NULL, sizeof(park_bit));

@@ -41,6 +41,8 @@
 #include "patch/maps.h"
 #include "patch/seen.h"
 #include "patch/stubs.h"
+#include "dispatch/dispatch.h"
+#include "format/smindex.h"
 #include "proto/proto.h"
 #include "core/env.h"
 #include "core/log.h"
@@ -104,6 +106,7 @@ struct relocation {
 	struct fl_heal_reloc *r;
 	size_t alive;		/* healed entries that point here */
 	struct fl_seen *seen;	/* the copy's registration (seen.h), or NULL */
+	bool loud;		/* fl_heal_unheal_quiet: a site of it failed lately */
 };
 static struct relocation *relocations;
 
@@ -187,18 +190,14 @@ static bool overlaps(uint64_t a, size_t alen, uint64_t b, size_t blen)
 	return blen && alen && a < b + blen && b < a + alen;
 }
 
-/*
- * What a healed site changes or pins, or a relocation's entry, overlaps
- * [a, a + len), the heals of sites in [own, own + own_len) left out.
- */
-static bool taken(uint64_t a, size_t len, uint64_t own, size_t own_len)
+/* What a healed site changes or pins, or a relocation's entry, overlaps [a, a + len). */
+static bool healed_busy(uint64_t a, size_t len)
 {
 	for (uint64_t k = (a - REACH) / BUCKET; num_buckets && k <= (a + len + REACH) / BUCKET; k++)
 		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
 			const struct fl_heal_plan *p = &h->plan;
 
-			if (p->site.addr / BUCKET != k ||
-			    (p->site.addr >= own && p->site.addr - own < own_len))
+			if (p->site.addr / BUCKET != k)
 				continue;
 			if (overlaps(a, len, p->site.addr, p->site.len) ||
 			    overlaps(a, len, p->pin, p->pin_len) ||
@@ -209,11 +208,6 @@ static bool taken(uint64_t a, size_t len, uint64_t own, size_t own_len)
 		if (overlaps(a, len, rel->r->entry.addr, rel->r->entry.len))
 			return true;
 	return false;
-}
-
-static bool healed_busy(uint64_t a, size_t len)
-{
-	return taken(a, len, 0, 0);
 }
 
 static void overlay(uint64_t a, size_t len, uint8_t *out, const struct fl_heal_change *c)
@@ -227,6 +221,9 @@ static void overlay(uint64_t a, size_t len, uint8_t *out, const struct fl_heal_c
 static void compiled(uint64_t a, size_t len, uint8_t *out)
 {
 	memcpy(out, (const void *)(uintptr_t)a, len);
+	/* A relocation's entry first: its old bytes may hold a healed site's jump. */
+	for (struct relocation *rel = relocations; rel; rel = rel->next)
+		overlay(a, len, out, &rel->r->entry);
 	for (uint64_t k = (a - REACH) / BUCKET; num_buckets && k <= (a + len + REACH) / BUCKET; k++)
 		for (struct healed *h = buckets[bucket_of(k * BUCKET)]; h; h = h->next) {
 			if (h->plan.site.addr / BUCKET != k || h->rel)
@@ -235,8 +232,6 @@ static void compiled(uint64_t a, size_t len, uint8_t *out)
 			if (h->plan.evicts)
 				overlay(a, len, out, &h->plan.nb);
 		}
-	for (struct relocation *rel = relocations; rel; rel = rel->next)
-		overlay(a, len, out, &rel->r->entry);
 }
 
 /*
@@ -357,16 +352,42 @@ static void env_original(void *ctx, uint64_t a, size_t len, uint8_t *out)
 }
 
 /*
- * The entry jump of a relocation may overwrite the jumps of healed sites
- * whose site is inside it (the copy checks them too; the entry's old
- * bytes, theirs, come back with it), never bytes another heal changed or
- * pins.  Unhealing such a site undoes the relocation first (unheal_locked).
+ * The entry jump of a relocation may overwrite no byte another heal
+ * changed or pins, its own sites' in-place heals included: a thread in
+ * such a heal's stub would come back inside the entry's jump, and no
+ * handshake looks in stubs.  (Such a site then stays as it is, and the
+ * relocation is refused, said.)
  */
 static bool env_entry_free(void *ctx, uint64_t fn, size_t len)
 {
 	(void)ctx;
 	/* A relocation's members (h->rel) change nothing of their own: site.len is 0. */
-	return !taken(fn, len, fn, len);
+	return !healed_busy(fn, len);
+}
+
+/*
+ * Stack map records in [lo, hi) (a function of a page at most): the
+ * module's records that the snapshot holds, looked at one by one (a
+ * relocation is rare; the index finds records by exact address only).
+ */
+static bool env_records(void *ctx, uint64_t lo, uint64_t hi)
+{
+	const struct fl_snapshot *snap;
+	const struct fl_snap_stackmap *m = NULL;
+	unsigned parity = fl_snapshot_enter(&snap);
+	bool found = false;
+
+	(void)ctx;
+	/* The module whose records' span meets [lo, hi) (one: the function is in one module). */
+	for (uint64_t a = lo; snap && a < hi && !m; a++)
+		m = fl_snapshot_stackmap(snap, a);
+	for (uint32_t i = 0, n = m ? fl_smindex_count(m->index) : 0; i < n && !found; i++) {
+		uint64_t pc = fl_smindex_record(m->index, i)->pc;
+
+		found = pc >= lo && pc < hi;
+	}
+	fl_snapshot_leave(parity);
+	return found;
 }
 
 static struct fl_shm_heal *slot_of(uint64_t pc, uint32_t *counter)
@@ -737,7 +758,7 @@ static int heal_prepare(uint64_t pc, struct prepared *p, struct fl_patch *change
 	struct env_ctx e = { .site = pc };
 	struct fl_heal_env env = { .place = env_place, .busy = env_busy, .sites = env_sites,
 				   .original = env_original, .entry_free = env_entry_free,
-				   .counter = env_counter, .ctx = &e };
+				   .records = env_records, .counter = env_counter, .ctx = &e };
 	struct fl_site_entry site;
 	uint64_t code_start, code_end;
 	uint8_t stub[FL_HEAL_STUB_MAX], nb_stub[FL_HEAL_STUB_MAX];
@@ -955,6 +976,16 @@ static int reloc_commit(struct prepared *p, struct event *ev, struct fl_diag *di
 	}
 	if (!healed_find(pc))
 		free(h);
+	if (!rel->alive) {
+		/* No site could be recorded (no memory, no slot): nothing heals; undone now. */
+		struct fl_patch back = { (void *)(uintptr_t)r->entry.addr, r->entry.new,
+					 r->entry.old, r->entry.len };
+
+		if (fl_patch_text_locked(&back, 1, NULL, 0, NULL) == 0)
+			reloc_retire(rel);
+		return fl_diag_say(diag, -ENOMEM, "the relocation of 0x%llx healed no site",
+				   (unsigned long long)pc);
+	}
 	ev->tell = true;
 	ev->ev.faulting_pc = pc;
 	ev->ev.state = FL_HEAL_HEALED;
@@ -1012,10 +1043,20 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 		if (!err) {
 			err = fl_patch_text_locked(&changes[1], 1, &p.maps, FL_PATCH_ENTERED_AT_START,
 						   diag);
-			if (err && fl_patch_text_locked(&(struct fl_patch){ changes[0].addr,
-					changes[0].new_bytes, changes[0].old_bytes, changes[0].len }, 1, &p.maps,
-					FL_PATCH_ENTERED_AT_START, NULL) != 0) {
-				/* The successor stays a jump to its stub, which stays: correct, a leak. */
+			if (err) {
+				/*
+				 * Threads may be in the successor's stub already: the
+				 * successor back, the stubs quarantined, not freed.  If
+				 * it cannot be given back it stays a jump to its stub,
+				 * which stays: correct, a leak.
+				 */
+				struct zombie *z = NULL;
+
+				if (fl_patch_text_locked(&(struct fl_patch){ changes[0].addr,
+						changes[0].new_bytes, changes[0].old_bytes, changes[0].len },
+						1, &p.maps, FL_PATCH_ENTERED_AT_START, NULL) == 0)
+					z = zombie_of(p.h);
+				zombie_add(z);
 				free(p.maps.m);
 				fl_heal_plan_release(&p.h->plan);
 				free(p.h);
@@ -1023,7 +1064,9 @@ static int heal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 			}
 		}
 	} else {
-		err = fl_patch_text_locked(changes, n, &p.maps, 0, diag);
+		/* A relocation's entry moves boundaries whatever its bytes decode to now. */
+		err = fl_patch_text_locked(changes, n, &p.maps, p.h->plan.tactic == FL_HEAL_RELOC ?
+					   FL_PATCH_CHECK_THREADS : 0, diag);
 	}
 	if (err) {
 		heal_undo(&p);
@@ -1202,15 +1245,6 @@ static int unheal_locked(uint64_t pc, struct event *ev, struct fl_diag *diag)
 	if (!h)
 		return fl_diag_say(diag, -ENOENT, "the site 0x%llx is not healed",
 				   (unsigned long long)pc);
-	/* A site whose jump a relocation's entry overwrote: the relocation goes first. */
-	for (struct relocation *rel = relocations; rel && !h->rel; rel = rel->next)
-		if (overlaps(rel->r->entry.addr, rel->r->entry.len, h->plan.site.addr,
-			     h->plan.site.len)) {
-			err = unheal_reloc(rel, pc, ev, diag);
-			if (err)
-				return err;
-			break;
-		}
 	if (h->rel) {
 		err = unheal_reloc(h->rel, pc, ev, diag);
 		if (!err) {
@@ -1340,6 +1374,9 @@ void fl_heal_unheal_quiet(uint32_t seconds)
 
 	if (fl_patch_lock(&old, NULL) != 0)
 		return;
+	/* A relocation is quiet when all its sites are: one unheal undoes it for all. */
+	for (struct relocation *rel = relocations; rel; rel = rel->next)
+		rel->loud = false;
 	for (size_t b = 0; b < num_buckets; b++)
 		for (struct healed *h = buckets[b]; h; h = h->next) {
 			struct fl_shm_heal *slot = fl_counters_heal(h->counter);
@@ -1349,10 +1386,15 @@ void fl_heal_unheal_quiet(uint32_t seconds)
 			if (!h->quiet_since || f != h->last_failures) {
 				h->last_failures = f;
 				h->quiet_since = now;
+				if (h->rel)
+					h->rel->loud = true;
 				continue;
 			}
-			if (now - h->quiet_since < seconds)
+			if (now - h->quiet_since < seconds) {
+				if (h->rel)
+					h->rel->loud = true;
 				continue;
+			}
 			if (n == cap) {
 				uint64_t *v = realloc(quiet, (cap ? 2 * cap : 16) * sizeof(*v));
 
@@ -1363,6 +1405,15 @@ void fl_heal_unheal_quiet(uint32_t seconds)
 			}
 			quiet[n++] = h->plan.site.addr;
 		}
+	/* The sites of a relocation that is not quiet as a whole stay healed. */
+	for (size_t i = 0, k = 0; i < n; i++) {
+		struct healed *h = healed_find(quiet[i]);
+
+		if (!h || !h->rel || !h->rel->loud)
+			quiet[k++] = quiet[i];
+		if (i + 1 == n)
+			n = k;
+	}
 	fl_patch_unlock(&old);
 	/* Unhealed one by one: each tells the callback. */
 	for (size_t i = 0; i < n; i++)

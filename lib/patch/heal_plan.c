@@ -580,8 +580,9 @@ static size_t tail_insn(uint64_t x, const uint8_t *bytes, const ZydisDecodedInst
 	    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative) {
 		bool jmp = insn->mnemonic == ZYDIS_MNEMONIC_JMP;
 
-		/* jcxz and loop have no rel32 form. */
+		/* jcxz and loop have no rel32 form; xbegin is no jcc. */
 		if ((!jmp && insn->meta.category != ZYDIS_CATEGORY_COND_BR) ||
+		    insn->mnemonic == ZYDIS_MNEMONIC_XBEGIN ||
 		    insn->mnemonic == ZYDIS_MNEMONIC_JRCXZ || insn->mnemonic == ZYDIS_MNEMONIC_JECXZ ||
 		    insn->mnemonic == ZYDIS_MNEMONIC_JCXZ || insn->mnemonic == ZYDIS_MNEMONIC_LOOP ||
 		    insn->mnemonic == ZYDIS_MNEMONIC_LOOPE || insn->mnemonic == ZYDIS_MNEMONIC_LOOPNE ||
@@ -990,7 +991,7 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint
 	    p->tactic == FL_HEAL_RELOC)
 		return 0;
 	p->tactic = FL_HEAL_NONE;
-	if (p->why_code) {
+	if (p->why_code && p->why_code != FL_SHM_WHY_RELOCATE_OFF) {
 		char reloc_why[sizeof(p->why)];
 
 		/* The relocation's reasons are short: the whole text fits. */
@@ -998,6 +999,7 @@ int fl_heal_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn, uint
 		snprintf(p->why, sizeof(p->why), "a %hhu-byte instruction, no room in place; its "
 			 "function: %.50s", p->site.len, reloc_why);
 	} else {
+		/* No relocation tried (off, or ruled out by FAULTLINE_HEAL_TACTICS): the room. */
 		snprintf(p->why, sizeof(p->why), "%s", in_place);
 		p->why_code = FL_SHM_WHY_NO_ROOM;
 	}

@@ -124,6 +124,12 @@ struct fl_heal_env {
 	 * NULL: the bytes must be as compiled and not busy.
 	 */
 	bool (*entry_free)(void *ctx, uint64_t fn, size_t len);
+	/*
+	 * Whether [lo, hi) holds code that faultline finds by address besides
+	 * its implicit checks (stack map records: deoptimization, patch points
+	 * and their shadows), which a copy would move.  NULL: none.
+	 */
+	bool (*records)(void *ctx, uint64_t lo, uint64_t hi);
 	/* Where the failures of the site at pc are counted (0 when only planning). */
 	uint64_t (*counter)(void *ctx, uint64_t pc);
 	/* The tactics the planner may use: bits 1u << FL_HEAL_*; 0: all. */

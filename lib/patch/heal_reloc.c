@@ -30,14 +30,20 @@
  *   - code that reads its own bytes (a RIP-relative operand into the
  *     function, a lea of one of its addresses: a table, a landing pad);
  *   - an entry that cannot take the jump: the function is shorter than
- *     five bytes, a branch of it lands in its first five, or a heal other
- *     than those of its own sites there changed or relies on them (the
- *     jump may overwrite a site's own jump to its stub: the copy checks
- *     that site too, and the old bytes come back with the entry's);
+ *     five bytes, a branch of it lands in its first five, or a heal
+ *     changed or relies on them (one of its own sites healed in place
+ *     there too: a thread in that stub would come back inside the jump);
  *   - an instruction that cannot move (loop, jrcxz: rel8 only; a branch
  *     into the middle of an instruction; bytes that do not decode, or
  *     that do not end exactly at the function's end);
- *   - a copy that would not fit in a page (stubs.c's unit).
+ *   - a copy that would not fit in a page (stubs.c's unit);
+ *   - stack map records in the function (env->records): deoptimization
+ *     finds its frame by the return address, and patch points and their
+ *     shadows are rewritten at their address, which a copy would move;
+ *   - a handler inside the entry's first five bytes, or an implicit check
+ *     that does not start an instruction of the decoding.
+ * Branches into the function's first five bytes from outside it (a .cold
+ * part) cannot be seen here: LLVM emits none into an entry block.
  * The program's own faulting instructions other than faultline's sites
  * fault at new addresses in the copy: a program that recognises such a
  * PC (a safepoint poll, another runtime's checks) should keep relocation
@@ -223,6 +229,14 @@ static bool classify(struct work *w, struct fl_heal_plan *p)
 	}
 	if (off != len)
 		return refuse(p, FL_SHM_WHY_UNMOVABLE, "%s", "its last instruction ends past its end");
+	/* Every check matched an instruction: one left implicit in the copy would fault there. */
+	for (size_t i = 0, k = 0; i < r->nmembers; i++) {
+		while (k < w->n && r->fn + w->insns[k].off < r->members[i].pc)
+			k++;
+		if (k == w->n || r->fn + w->insns[k].off != r->members[i].pc)
+			return refuse(p, FL_SHM_WHY_UNMOVABLE, "%s",
+				      "a check inside an instruction of its decoding");
+	}
 	return true;
 }
 
@@ -245,6 +259,8 @@ static bool targets_ok(const struct work *w, struct fl_heal_plan *p)
 
 		if (inside(w, h) && insn_at(w, h) < 0)
 			return refuse(p, FL_SHM_WHY_UNMOVABLE, "%s", "a handler inside an instruction");
+		if (h > w->r->fn && h < w->r->fn + 5)
+			return refuse(p, FL_SHM_WHY_ENTRY, "%s", "a handler in its first five bytes");
 	}
 	return true;
 }
@@ -407,9 +423,21 @@ int fl_heal_reloc_plan(const struct fl_heal_env *env, uint64_t site, uint64_t fn
 	bool lsda = false, ok = false;
 	uint32_t off = 0;
 
-	if (!env->extent || !env->sites || !env->extent(env->ctx, fn, &end, &lsda) ||
-	    end <= site || !in_code(env, fn, end - fn)) {
+	if (!env->extent || !env->sites) {
+		refuse(p, FL_SHM_WHY_RELOCATE_OFF, "%s", "relocation is off");
+		return 0;
+	}
+	if (!env->extent(env->ctx, fn, &end, &lsda) || end <= site || !in_code(env, fn, end - fn)) {
 		refuse(p, FL_SHM_WHY_NO_EXTENT, "%s", "no symbol or unwind entry gives its extent");
+		return 0;
+	}
+	/* The copy is at least as long: nothing shrinks. */
+	if (end - fn > COPY_MAX) {
+		refuse(p, FL_SHM_WHY_TOO_LARGE, "%s", "its copy would not fit in a page");
+		return 0;
+	}
+	if (env->records && env->records(env->ctx, fn, end)) {
+		refuse(p, FL_SHM_WHY_RECORDS, "%s", "it has stack map records");
 		return 0;
 	}
 	if (lsda) {

@@ -53,6 +53,13 @@ int fl_patch_text_locked(const struct fl_patch *p, size_t n, const struct fl_map
  * with bytes nothing reaches), so the change needs no thread checked.
  */
 #define FL_PATCH_ENTERED_AT_START 1u
+/*
+ * FL_PATCH_CHECK_THREADS: the change is to be treated as one that moves
+ * boundaries whatever the bytes at its address decode to now (a
+ * relocation's entry, written over a healed site's jump whose stub comes
+ * back inside it): every thread is checked.
+ */
+#define FL_PATCH_CHECK_THREADS 2u
 
 /*
  * With the patch lock held: the handshake of patch.c (threads that wait in

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/ownfd.h"
 #include "patch/maps.h"
 
 /* Skips one field and the blanks after it. */
@@ -57,7 +58,7 @@ int fl_maps_read(struct fl_maps *out)
 {
 	size_t cap = 1 << 16, len = 0, mcap = 0;
 	char *buf = malloc(cap), *line, *next;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = fl_ownfd_transient(open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
 	ssize_t r;
 
 	out->m = NULL;

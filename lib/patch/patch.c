@@ -466,6 +466,7 @@ struct batch {
 	bool self_walked;
 	size_t nself;
 	uint64_t self[SELF_FRAMES];
+	uint64_t self_sp;	/* the last frame walked: scanned from there up */
 	char why[200];
 };
 
@@ -518,6 +519,10 @@ static int check_site(struct batch *b, size_t i, const struct fl_maps *maps, uin
 	if (memcmp(p->addr, p->old_bytes, p->len) != 0)
 		return fl_diag_say(diag, -ESTALE, "change %zu at 0x%llx: the code is not its old bytes",
 				   i, (unsigned long long)a);
+	if (b->flags & FL_PATCH_CHECK_THREADS) {
+		b->moves = true;
+		return 0;
+	}
 	if (b->flags & FL_PATCH_ENTERED_AT_START)
 		return 0;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
@@ -1360,8 +1365,10 @@ static int stop_decided(struct batch *b, uint64_t gen)
  * stack holds code addresses as data (a heal's site, the caller's
  * arguments), and a site in a function's first bytes would then look like
  * a return address into a relocation's entry.  Frames deeper than the
- * walk's are faultline's own, which no change touches.  A walk that does
- * not reach the thread's first frame leaves the scan to check_stopped.
+ * walk's are faultline's own, which no change touches.  libunwind ends a
+ * walk also where it finds no unwind information and no frame pointer,
+ * so what lies above the last frame walked is still scanned word by word
+ * (check_stopped); a walk that fails leaves the whole scan to it.
  */
 static void self_walk(struct batch *b)
 {
@@ -1376,15 +1383,18 @@ static void self_walk(struct batch *b)
 		return;
 	for (;;) {
 		int r = fl_libunwind->step(&c);
+		unw_word_t sp;
 
 		if (r == 0) {
 			b->self_walked = true;
 			return;
 		}
 		if (r < 0 || b->nself == SELF_FRAMES ||
-		    fl_libunwind->get_reg(&c, UNW_REG_IP, &ip) < 0)
+		    fl_libunwind->get_reg(&c, UNW_REG_IP, &ip) < 0 ||
+		    fl_libunwind->get_reg(&c, UNW_REG_SP, &sp) < 0)
 			return;
 		b->self[b->nself++] = (uint64_t)ip;
+		b->self_sp = (uint64_t)sp;
 	}
 }
 
@@ -1422,7 +1432,8 @@ static int check_stopped(struct batch *b, const struct fl_maps *maps)
 				       (unsigned long long)b->self[i]);
 				return -EBUSY;
 			}
-		return 0;
+		if (b->self_sp)
+			here = b->self_sp;
 	}
 	r = scan_stack(b, maps, here, (uint64_t)pthread_self(), gettid(), &at, &which);
 	if (r != 0) {

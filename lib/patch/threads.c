@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/ownfd.h"
 #include "core/fmt.h"
 #include "patch/threads.h"
 
@@ -25,7 +26,7 @@ static int read_file(const struct fl_census *c, int32_t name, const char *file, 
 	int fd, err;
 
 	fl_fmt(path, sizeof(path), "%d/%s", (int)name, file);
-	fd = openat(c->taskfd, path, O_RDONLY | O_CLOEXEC);
+	fd = fl_ownfd_transient(openat(c->taskfd, path, O_RDONLY | O_CLOEXEC));
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	n = read(fd, buf, len - 1);
@@ -195,7 +196,7 @@ int fl_census_open(struct fl_census *c, char *why, size_t why_len)
 	char *end;
 
 	c->n = 0;
-	c->taskfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c->taskfd = fl_ownfd_transient(open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (c->taskfd < 0) {
 		int err = -errno;
 

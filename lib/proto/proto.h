@@ -586,7 +586,9 @@ enum fl_shm_unhealable {
 	FL_SHM_WHY_ENTRY = 11,		/* the function's entry cannot take a jump */
 	FL_SHM_WHY_TOO_LARGE = 12,	/* the copy would not fit in a page */
 	FL_SHM_WHY_UNMOVABLE = 13,	/* an instruction of the function cannot be moved */
-	FL_SHM_WHY_LAST = FL_SHM_WHY_UNMOVABLE,
+	FL_SHM_WHY_RECORDS = 14,	/* stack map records: faultline finds them by address */
+	FL_SHM_WHY_RELOCATE_OFF = 15,	/* FAULTLINE_HEAL_RELOCATE=0 */
+	FL_SHM_WHY_LAST = FL_SHM_WHY_RELOCATE_OFF,
 };
 
 /* "B1", "B2", "T1", "T3", "T2", "REL" for a tactic code (1..6), NULL otherwise. */

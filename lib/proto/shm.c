@@ -199,6 +199,8 @@ const char *fl_shm_why_text(unsigned why)
 		[FL_SHM_WHY_ENTRY] = "the function's entry cannot take a jump",
 		[FL_SHM_WHY_TOO_LARGE] = "the function's copy would not fit in a page",
 		[FL_SHM_WHY_UNMOVABLE] = "an instruction of the function cannot be moved",
+		[FL_SHM_WHY_RECORDS] = "the function has stack map records",
+		[FL_SHM_WHY_RELOCATE_OFF] = "relocation is off",
 	};
 
 	return why < sizeof(text) / sizeof(text[0]) ? text[why] : "?";

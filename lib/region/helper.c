@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/ownfd.h"
 #include "core/log.h"
 #include "region/internal.h"
 
@@ -123,7 +124,7 @@ static int fetch(int uffd, struct backlog *b)
 static bool read_proc(const char *path, char *buf, size_t size)
 {
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = fl_ownfd_transient(open(path, O_RDONLY | O_CLOEXEC));
 
 	if (fd < 0)
 		return false;

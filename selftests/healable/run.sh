@@ -56,7 +56,8 @@ def group(path):
 tactics = ["B1", "B2", "T1", "T2", "T3", "REL"]
 # A site may stay implicit for these reasons only: its function cannot move.
 excused = {"undecoded", "no_base_register", "branch", "no_extent", "computed_jump",
-           "reads_own_code", "exception_tables", "entry", "too_large", "unmovable"}
+           "reads_own_code", "exception_tables", "entry", "too_large", "unmovable",
+           "stack_map_records"}
 groups = collections.OrderedDict()
 bad = []
 unreadable = []
