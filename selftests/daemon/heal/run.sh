@@ -566,7 +566,8 @@ on_disk_is() {
 }
 # tactic_code NAME: the tactic's code in a record (docs/protocol.md, heal slots)
 tactic_code() {
-	case $1 in B1) echo 1 ;; B2) echo 2 ;; T1) echo 3 ;; T3) echo 4 ;; *) echo "?" ;; esac
+	case $1 in B1) echo 1 ;; B2) echo 2 ;; T1) echo 3 ;; T3) echo 4 ;; T2) echo 5 ;; REL) echo 6 ;;
+	*) echo "?" ;; esac
 }
 start_daemon
 start x ./heal-prog
@@ -637,8 +638,8 @@ record 3 '[4096,4100,1,5,0,0,9,1,2,0,1700000000,"f"]'
 # An escape: json-c reads it (parse_site), not the plain reader.
 record 4 '[4096,4100,1,5,0,0,4,2,0,5,0,"\u0066"]'
 record 5 '[4096,4100,1,5,0,0,9,3,0,0,0,"f"]'
-record 6 '[4096,4100,1,5,0,0,9,1,5,0,1700000000,"f"]'
-record 7 '[4096,4100,1,5,0,0,0,2,0,7,0,"f"]'
+record 6 '[4096,4100,1,5,0,0,9,1,7,0,1700000000,"f"]'
+record 7 '[4096,4100,1,5,0,0,0,2,0,16,0,"f"]'
 record 8 '[4096,4100,1,5,0,0,9,1,2,0,4294967296,"f"]'
 record 9 '[4096,4100,1,5,0,0,-1,1,2,0,1700000000,"f"]'
 record 10 '[4096,4100,1,5,0,0,9,1,2,0,"f"]'
@@ -690,7 +691,7 @@ check "a record without base or offsets: null" [ "$(where_of 4301)" = "None None
 export FAULTLINE_SOCKET=$SOCK
 stop_daemon
 for n in 5:"heal state 3" 16:"an offset of 32 bits" 17:"an offset without a name" \
-	 18:"a negative offset" 6:"tactic 5" 7:"why 7" 8:"healed_at past 32 bits" \
+	 18:"a negative offset" 6:"tactic 7" 7:"why 16" 8:"healed_at past 32 bits" \
 	 9:"negative failures" 10:"11 values" 11:"a state that is a string"; do
 	check "a site line with ${n#*:}: its record is kept aside" \
 		test -e "$(ls "$R/proc.${n%%:*}.json".corrupt-* 2>/dev/null | head -1)"
