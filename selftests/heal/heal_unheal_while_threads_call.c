@@ -14,9 +14,23 @@
  * counter, fl_site_for_each) plus the failures healed (healed_failures,
  * fl_site_heal_info) equal the null calls the threads made there.  Both
  * ways must have happened.  At the end every site is as compiled.
+ *
+ * Beside them, threads blocked in the kernel all along: nanosleep, poll,
+ * epoll_wait and a futex wait with a timeout (200 ms each, again and
+ * again).  No call may return EINTR or before its time: a heal or an
+ * unheal (a relocation's entry moves boundaries: the handshake looks at
+ * these threads, never signals them) must not show in a blocking call.
+ * Then one more thread, blocking every signal, asleep in nanosleep: it
+ * could wake into an int3 and cannot be stopped, so a heal must be
+ * refused (-EBUSY, saying why) with the site as compiled, never written
+ * on a guess; once it has gone, the site heals.
  */
+#include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -110,6 +124,88 @@ static void *caller(void *arg)
 	return NULL;
 }
 
+/* The blocked threads: one per kind, each counting its calls and what went wrong. */
+enum { NANOSLEEP, POLL, EPOLL, FUTEX, SLEEPERS };
+static const char *const sleep_names[SLEEPERS] = { "nanosleep", "poll", "epoll_wait", "futex" };
+static _Atomic long slept[SLEEPERS], short_or_eintr[SLEEPERS];
+static _Atomic int sleepers_stop;
+static _Atomic uint32_t never_woken;
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *sleeper(void *arg)
+{
+	int kind = (int)(uintptr_t)arg, ep = -1, pipefd[2];
+
+	t_check(pipe(pipefd) == 0, "pipe");
+	if (kind == EPOLL) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ep = epoll_create1(EPOLL_CLOEXEC);
+		t_check(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, pipefd[0], &ev) == 0, "epoll");
+	}
+	while (!atomic_load(&sleepers_stop)) {
+		double t0 = mono();
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+		struct epoll_event out;
+		long r;
+		int err;
+
+		errno = 0;
+		switch (kind) {
+		case NANOSLEEP:
+			r = nanosleep(&ts, NULL);
+			break;
+		case POLL:
+			r = poll(&pfd, 1, 200);
+			break;
+		case EPOLL:
+			r = epoll_wait(ep, &out, 1, 200);
+			break;
+		default:
+			r = syscall(SYS_futex, &never_woken, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+			if (r < 0 && errno == ETIMEDOUT)
+				r = 0;
+			break;
+		}
+		err = errno;
+		/* Its timeout, whole: 0 (nothing ready) after 200 ms, never EINTR. */
+		if (r != 0 || mono() - t0 < 0.199) {
+			if (atomic_fetch_add(&short_or_eintr[kind], 1) < 3)
+				fprintf(stderr, "%s: %s returned %ld (%s) after %.1f ms\n", t_name,
+					sleep_names[kind], r, strerror(err), (mono() - t0) * 1e3);
+		}
+		slept[kind]++;
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	if (ep >= 0)
+		close(ep);
+	return NULL;
+}
+
+static _Atomic int masked_stop;
+
+/* Every signal blocked, asleep in nanosleep until told to stop. */
+static void *masked_sleeper(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	while (!atomic_load(&masked_stop))
+		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+	return NULL;
+}
+
 /*
  * Waits (a millisecond at most) until each caller has made a few calls:
  * healed and unhealed, the sites are run between the changes.
@@ -182,7 +278,7 @@ int main(int argc, char **argv)
 {
 	long cycles = argc > 1 ? atol(argv[1]) : 100000;
 	uint64_t pc[SITES], trapped0[SITES], healed0[SITES];
-	pthread_t th[THREADS];
+	pthread_t th[THREADS], sleepers[SLEEPERS];
 	struct t_sites t;
 	bool ever_trapped = false, ever_healed = false;
 
@@ -214,6 +310,8 @@ int main(int argc, char **argv)
 		t_unheal(pc[s]);
 	}
 
+	for (uintptr_t i = 0; i < SLEEPERS; i++)
+		t_check(pthread_create(&sleepers[i], NULL, sleeper, (void *)i) == 0, "pthread_create");
 	for (uintptr_t i = 0; i < THREADS; i++)
 		t_check(pthread_create(&th[i], NULL, caller, (void *)i) == 0, "pthread_create");
 	for (long i = 0; i < cycles; i++) {
@@ -237,6 +335,15 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
+	atomic_store(&sleepers_stop, 1);
+	for (int i = 0; i < SLEEPERS; i++) {
+		pthread_join(sleepers[i], NULL);
+		printf("  %-33s %ld blocking calls, %ld short or EINTR\n", sleep_names[i],
+		       (long)slept[i], (long)short_or_eintr[i]);
+		t_check(slept[i] > 0, "%s never returned", sleep_names[i]);
+		t_check(short_or_eintr[i] == 0, "%s: %ld calls returned early or with EINTR",
+			sleep_names[i], (long)short_or_eintr[i]);
+	}
 
 	printf("%s: %ld heals and unheals (%ld refused -EBUSY first), %llu calls, %llu wrong\n",
 	       t_name, cycles, busy, (unsigned long long)calls, (unsigned long long)wrong);
@@ -255,6 +362,29 @@ int main(int argc, char **argv)
 		t_check(info.state == FL_HEAL_IMPLICIT, "%s: state %d at the end", names[s], info.state);
 		ever_trapped |= trapped > 0;
 		ever_healed |= healed > 0;
+	}
+	/* A thread that blocks every signal, asleep: refused, the site as compiled. */
+	{
+		struct fl_diag d = { 0 };
+		uint8_t before[16];
+		pthread_t m;
+		int err;
+
+		memcpy(before, (const void *)(uintptr_t)pc[0], sizeof(before));
+		t_check(pthread_create(&m, NULL, masked_sleeper, NULL) == 0, "pthread_create");
+		nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+		err = fl_site_heal((const void *)(uintptr_t)pc[0], &d);
+		printf("%s: with a thread that blocks every signal asleep: %d: %s\n", t_name, err,
+		       err ? d.msg : "(healed)");
+		t_check(err == -EBUSY && strstr(d.msg, "SIGTRAP"), "a heal with a thread that blocks "
+			"every signal asleep: %d %s", err, d.msg);
+		t_check(t_heal_info(pc[0]).state != FL_HEAL_HEALED &&
+			memcmp(before, (const void *)(uintptr_t)pc[0], sizeof(before)) == 0,
+			"a refused heal changed the code");
+		atomic_store(&masked_stop, 1);
+		pthread_join(m, NULL);
+		t_heal(pc[0]);
+		t_unheal(pc[0]);
 	}
 	t_check(cycles < 100 || (ever_trapped && ever_healed),
 		"the failures were not both trapped and healed: the test did not race");
