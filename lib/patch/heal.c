@@ -701,24 +701,17 @@ struct prepared {
 };
 
 /* One registration of new code standing for the code at orig (seen.h). */
-static void seen_one(uint64_t at, size_t len, uint64_t orig, const struct fl_heal_row *rows,
+static void seen_one(uint64_t at, size_t len, uint64_t orig, const struct fl_seen_row *rows,
 		     size_t n, struct fl_seen **out)
 {
 	static const char prefix[] = "faultline:heal:";
 	char name[256];
-	struct fl_seen_row *sr = calloc(n ? n : 1, sizeof(*sr));
 	struct fl_diag d = { 0 };
 
-	*out = NULL;
-	if (!sr)
-		return;
 	memcpy(name, prefix, sizeof(prefix));
 	fl_seen_name(orig, name + sizeof(prefix) - 1, sizeof(name) - (sizeof(prefix) - 1));
-	for (size_t i = 0; i < n; i++)
-		sr[i] = (struct fl_seen_row){ rows[i].at, rows[i].orig, rows[i].pushed };
-	if (fl_seen_add(at, len, name, sr, n, out, &d) != 0)
+	if (fl_seen_add(at, len, name, rows, n, out, &d) != 0)
 		fl_log(FL_LOG_DEBUG, "%s at 0x%llx: %s", name, (unsigned long long)at, d.msg);
-	free(sr);
 }
 
 /*
@@ -730,7 +723,7 @@ static void seen_one(uint64_t at, size_t len, uint64_t orig, const struct fl_hea
 static void make_seen(const struct fl_heal_env *env, struct healed *h)
 {
 	const struct fl_heal_plan *p = &h->plan;
-	struct fl_heal_row rows[FL_HEAL_STUB_ROWS];
+	struct fl_seen_row rows[FL_HEAL_STUB_ROWS];
 
 	if (p->tactic == FL_HEAL_RELOC) {
 		seen_one(p->reloc->copy, p->reloc->size, p->reloc->fn, p->reloc->rows,
@@ -740,8 +733,8 @@ static void make_seen(const struct fl_heal_env *env, struct healed *h)
 	seen_one(p->stub, p->stub_size, p->site.addr, rows, fl_heal_stub_rows(env, p, rows),
 		 &h->seen[0]);
 	if (p->evicts) {
-		rows[0] = (struct fl_heal_row){ p->nb_stub, p->nb.addr, 0 };
-		rows[1] = (struct fl_heal_row){ p->nb_stub + p->nb.len, p->nb.addr + p->nb.len, 0 };
+		rows[0] = (struct fl_seen_row){ p->nb_stub, p->nb.addr, 0 };
+		rows[1] = (struct fl_seen_row){ p->nb_stub + p->nb.len, p->nb.addr + p->nb.len, 0 };
 		seen_one(p->nb_stub, p->nb_stub_size, p->nb.addr, rows, 2, &h->seen[1]);
 	}
 }

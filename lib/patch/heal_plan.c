@@ -357,7 +357,7 @@ void fl_heal_nb_stub(const struct fl_heal_plan *p, uint8_t *out)
  * and %rax) while they are there.
  */
 size_t fl_heal_stub_rows(const struct fl_heal_env *env, const struct fl_heal_plan *p,
-			 struct fl_heal_row *out)
+			 struct fl_seen_row *out)
 {
 	size_t nx = p->base_reg == ZYDIS_REGISTER_RCX ? 0 : 3, n = 0, off = tail_offset(p), k = 0;
 	uint64_t x = p->site.addr + p->site.len;
@@ -365,7 +365,7 @@ size_t fl_heal_stub_rows(const struct fl_heal_env *env, const struct fl_heal_pla
 	ZydisDecodedInstruction t, o;
 
 	decoder(&d);
-	out[n++] = (struct fl_heal_row){ p->stub, p->site.addr, 0 };
+	out[n++] = (struct fl_seen_row){ p->stub, p->site.addr, 0 };
 	while (k < p->tail_len && n + 8 < FL_HEAL_STUB_ROWS && in_code(env, x, 1)) {
 		size_t avail = env->len - (x - env->base);
 
@@ -374,28 +374,28 @@ size_t fl_heal_stub_rows(const struct fl_heal_env *env, const struct fl_heal_pla
 		    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d, NULL, at(env, x),
 								 avail < 15 ? avail : 15, &o)))
 			break;
-		out[n++] = (struct fl_heal_row){ p->stub + off + k, x, 0 };
+		out[n++] = (struct fl_seen_row){ p->stub + off + k, x, 0 };
 		k += t.length;
 		x += o.length;
 	}
 	off += p->tail_len;
 	/* The jump back: where it goes back to. */
 	if (p->back) {
-		out[n++] = (struct fl_heal_row){ p->stub + off, p->back, 0 };
+		out[n++] = (struct fl_seen_row){ p->stub + off, p->back, 0 };
 		off += 5;
 	}
-	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 0 };
+	out[n++] = (struct fl_seen_row){ p->stub + off, p->site.addr, 0 };
 	if (p->flags_dead && !p->addr32)
 		return n;
 	/* xchg, lea -128(%rsp), pushfq, push %rax, movabs, lock incq, pop %rax, popfq, lea. */
 	off += nx + 5;
-	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 128 };
-	out[n++] = (struct fl_heal_row){ p->stub + off + 1, p->site.addr, 136 };
-	out[n++] = (struct fl_heal_row){ p->stub + off + 2, p->site.addr, 144 };
+	out[n++] = (struct fl_seen_row){ p->stub + off, p->site.addr, 128 };
+	out[n++] = (struct fl_seen_row){ p->stub + off + 1, p->site.addr, 136 };
+	out[n++] = (struct fl_seen_row){ p->stub + off + 2, p->site.addr, 144 };
 	off += 2 + 10 + 4 + 1;
-	out[n++] = (struct fl_heal_row){ p->stub + off, p->site.addr, 136 };
-	out[n++] = (struct fl_heal_row){ p->stub + off + 1, p->site.addr, 128 };
-	out[n++] = (struct fl_heal_row){ p->stub + off + 1 + 8, p->site.addr, 0 };
+	out[n++] = (struct fl_seen_row){ p->stub + off, p->site.addr, 136 };
+	out[n++] = (struct fl_seen_row){ p->stub + off + 1, p->site.addr, 128 };
+	out[n++] = (struct fl_seen_row){ p->stub + off + 1 + 8, p->site.addr, 0 };
 	return n;
 }
 

@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The unwind rows of new code (struct fl_seen_row): the plan gives them, seen.c registers them. */
+#include "patch/seen.h"
+
 /* The tactics, after E9Patch's names; the values are the heal slots' (proto.h). */
 enum fl_heal_tactic {
 	FL_HEAL_NONE = 0,
@@ -54,15 +57,6 @@ struct fl_heal_member {
 	uint64_t handler;
 };
 
-/*
- * A stretch of new code whose unwind rule is the original code's at orig,
- * with pushed more bytes on the stack (lib/patch/seen.h's rows).
- */
-struct fl_heal_row {
-	uint64_t at;
-	uint64_t orig;
-	uint32_t pushed;
-};
 
 /* The most implicit-check sites of one relocated function. */
 #define FL_HEAL_RELOC_SITES 64
@@ -80,7 +74,7 @@ struct fl_heal_reloc {
 	struct fl_heal_member members[FL_HEAL_RELOC_SITES];
 	size_t nmembers;
 	/* The copy's unwind rows: each instruction's original. */
-	struct fl_heal_row *rows;
+	struct fl_seen_row *rows;
 	size_t nrows;
 };
 
@@ -214,7 +208,7 @@ void fl_heal_plan_release(struct fl_heal_plan *plan);
  */
 #define FL_HEAL_STUB_ROWS 16
 size_t fl_heal_stub_rows(const struct fl_heal_env *env, const struct fl_heal_plan *plan,
-			 struct fl_heal_row *out);
+			 struct fl_seen_row *out);
 
 /*
  * Writes the site's stub (plan->stub_size bytes, for address plan->stub)

@@ -324,13 +324,13 @@ static bool emit(struct work *w, struct fl_heal_plan *p)
 		uint64_t from = r->fn + x->off, to = r->copy + x->copy_off;
 		uint8_t *out = r->bytes + x->copy_off;
 
-		r->rows[nrows++] = (struct fl_heal_row){ to, from, 0 };
+		r->rows[nrows++] = (struct fl_seen_row){ to, from, 0 };
 		switch (x->kind) {
 		case CHECK: {
 			struct fl_heal_plan *c = &w->checks[x->member];
 			const struct fl_heal_member *mb = &r->members[x->member];
 			uint64_t counter = w->env->counter ? w->env->counter(w->env->ctx, mb->pc) : 0;
-			struct fl_heal_row rows[FL_HEAL_STUB_ROWS];
+			struct fl_seen_row rows[FL_HEAL_STUB_ROWS];
 			size_t k;
 
 			c->stub = to;

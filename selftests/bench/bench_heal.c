@@ -257,16 +257,28 @@ static void paths(int rounds)
 	}
 }
 
-/* Parts 1 and 2 with the tactic FAULTLINE_HEAL_TACTICS allows, said first. */
-static void paths_of(const char *what, int rounds)
+/* Parts 1 and 2 for the site of implicit (explicit its other build), healed by tactic alone. */
+static void paths_of(const char *tactic, const char *what, int64_t (*implicit)(int64_t *),
+		     int64_t (*explicit)(int64_t *), int rounds)
 {
 	struct fl_heal_info info = { .sz = sizeof(info) };
 
+	setenv("FAULTLINE_HEAL_TACTICS", tactic, 1);
+	fn_implicit = implicit;
+	fn_explicit = explicit;
+	site_fn = (uint64_t)(uintptr_t)implicit;
+	site = 0;
+	fl_site_for_each(find_site, NULL);
+	if (!site)
+		die(what, -ENOENT, "has no registered site");
 	heal();
 	fl_site_heal_info((const void *)(uintptr_t)site, &info);
 	unheal();
-	printf("\n  -- %s: healed with %s\n", what, info.tactic);
+	printf("\n  -- %s, %s: healed with %s\n", tactic, what, info.tactic);
 	paths(rounds);
+	unsetenv("FAULTLINE_HEAL_TACTICS");
+	fn_implicit = bh_load;
+	fn_explicit = bx_load;
 }
 
 int main(int argc, char **argv)
@@ -301,24 +313,9 @@ int main(int argc, char **argv)
 
 	paths(rounds);
 	/* T2 and REL, each alone, each on the site it can heal. */
-	setenv("FAULTLINE_HEAL_TACTICS", "T2", 1);
-	fn_implicit = bh_load_store;
-	fn_explicit = bx_load_store;
-	site_fn = (uint64_t)(uintptr_t)bh_load_store;
-	site = 0;
-	fl_site_for_each(find_site, NULL);
-	if (!site)
-		die("bh_load_store has no registered site", -ENOENT, NULL);
-	paths_of("T2, bh_load_store+4 (its 7-byte store evicted)", rounds);
-	setenv("FAULTLINE_HEAL_TACTICS", "REL", 1);
-	fn_implicit = bh_load;
-	fn_explicit = bx_load;
-	site_fn = (uint64_t)(uintptr_t)bh_load;
-	site = 0;
-	fl_site_for_each(find_site, NULL);
-	paths_of("REL, bh_load relocated", rounds);
-	unsetenv("FAULTLINE_HEAL_TACTICS");
-
+	paths_of("T2", "bh_load_store+4 (its 7-byte store evicted)", bh_load_store, bx_load_store,
+		 rounds);
+	paths_of("REL", "bh_load relocated", bh_load, bx_load, rounds);
 
 	printf("\n  3. heal latency, 51 heal/unheal cycles, with threads calling the site:\n");
 	for (int nt = 0; nt <= 8; nt = nt ? nt * 2 : 1) {
