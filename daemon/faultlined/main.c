@@ -692,6 +692,7 @@ stop:
 #endif
 	fld_loop_free(loop);
 #ifndef FLD_TRANSPORT_TEST
+	fld_session_stop();
 	fld_state_save();
 #endif
 #ifndef FLD_TRANSPORT_TEST

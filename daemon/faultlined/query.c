@@ -532,6 +532,12 @@ static void head(struct query *q, const struct fld_proc *p)
 	put_key(q, "uid");
 	put_i64(q, p->uid);
 	put_bool(q, "exited", p->exited);
+	/*
+	 * Its counts are final once it is gone: one that disconnected (or
+	 * was given back by the keeper) and lives on still counts in its
+	 * region, until check_lingering sees it gone.
+	 */
+	put_bool(q, "final", p->exited && !p->region);
 	put_u64(q, "registered_ms", p->registered_ms);
 	if (p->exited)
 		put_u64(q, "exited_ms", p->exited_ms);

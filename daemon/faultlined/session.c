@@ -747,13 +747,14 @@ static void on_disconnect(struct fld_client *c, void *ctx)
  * Once a second: the processes that disconnected and lived on, and the
  * ones the keeper gave back, are looked at; those gone have their final
  * counts now.
+ * at_once: now, whatever the time (a stop).
  */
-static void check_lingering(void)
+static void check_lingering(bool at_once)
 {
 	static uint64_t last;
 	uint64_t now = mono_ms();
 
-	if (now - last < 1000)
+	if (now - last < 1000 && !at_once)
 		return;
 	last = now;
 	for (size_t i = 0; i < fld_num_procs; i++) {
@@ -822,7 +823,7 @@ void fld_session_adopt(struct fld_kept *k, size_t n)
 static void on_tick(void *ctx)
 {
 	(void)ctx;
-	check_lingering();
+	check_lingering(false);
 	fld_requests_poll();
 	fld_state_tick();
 	fld_bpf_tick();
@@ -852,6 +853,11 @@ const struct fld_loop_ops fld_session_ops = {
 	.on_work = on_work,
 	.on_drained = on_drained,
 };
+
+void fld_session_stop(void)
+{
+	check_lingering(true);
+}
 
 void fld_session_init(const struct fld_session_opts *o)
 {

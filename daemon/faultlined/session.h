@@ -32,5 +32,11 @@ struct fld_kept;
  * descriptors are closed.
  */
 void fld_session_adopt(struct fld_kept *k, size_t n);
+/*
+ * At a stop, once every client is gone: the processes that disconnected
+ * and lived on are looked at once more, so that those gone since the last
+ * tick are saved with their final counts (the keeper stops with the daemon).
+ */
+void fld_session_stop(void);
 
 #endif /* FLD_SESSION_H */

@@ -76,6 +76,17 @@ static size_t num_mods;
 static int *removed;		/* ids to send MODULE_REMOVE for */
 static size_t num_removed;
 /*
+ * Modules unregistered after their MODULE_ADD went, each with the list's
+ * reference, kept while their slots hold final counts the daemon has not
+ * saved (fl_counters_unsaved): a daemon killed before its record held them
+ * knows nothing of them when the process registers again, so the next
+ * connection sends them again, MODULE_ADD then MODULE_REMOVE, as a module
+ * unregistered before its MODULE_ADD went (reset_sent).  At most
+ * MAX_UNSENT_REMOVED; the oldest are let go first.
+ */
+static struct amod **retiring;
+static size_t num_retiring;
+/*
  * The queue changed: a datagram on wake_pair[1] wakes the fl-agent thread in
  * poll on wake_pair[0].  A socket pair rather than an eventfd, so that ownfd
  * can tell it from any other (eventfds share one inode), and written with
@@ -445,10 +456,33 @@ static void unsend(struct amod *m)
 	num_unsent_removed++;
 }
 
+/*
+ * Takes the ones of retiring whose counts the daemon has saved off it (or
+ * the oldest, when keep is under their number) into *drop, for amod_put
+ * after the lock.  Returns how many went there.  Under lock.
+ */
+static size_t prune_retiring(size_t keep, struct amod **drop)
+{
+	size_t kept = 0, n = 0;
+
+	for (size_t i = 0; i < num_retiring; i++) {
+		struct amod *m = retiring[i];
+
+		if (fl_counters_unsaved(m->first_counter, m->num_sites, (uint32_t)m->id) &&
+		    num_retiring - i <= keep - kept)
+			retiring[kept++] = m;
+		else
+			drop[n++] = m;
+	}
+	num_retiring = kept;
+	return n;
+}
+
 /* The table unpublished module id. */
 static void module_removed(int id)
 {
-	struct amod *gone = NULL;
+	struct amod *gone = NULL, *drop[MAX_UNSENT_REMOVED + 1];
+	size_t num_drop = 0;
 	bool was_sent = false;
 
 	pthread_mutex_lock(&lock);
@@ -468,10 +502,21 @@ static void module_removed(int id)
 			break;
 		}
 	}
-	if (was_sent)
+	if (was_sent) {
 		queue_removal(id);
+		if (!retiring)
+			retiring = calloc(MAX_UNSENT_REMOVED, sizeof(*retiring));
+		if (retiring) {
+			/* Its counts are final now: kept until the daemon saves them. */
+			num_drop = prune_retiring(MAX_UNSENT_REMOVED - 1, drop);
+			retiring[num_retiring++] = gone;
+			gone = NULL;
+		}
+	}
 	pthread_mutex_unlock(&lock);
 	amod_put(gone);
+	for (size_t i = 0; i < num_drop; i++)
+		amod_put(drop[i]);
 	wake();
 }
 
@@ -774,14 +819,41 @@ static int flush(int fd, int64_t deadline, bool names)
 	}
 }
 
-/* Marks every module unsent and forgets removals: a new connection. */
+/*
+ * Marks every module unsent and forgets removals: a new connection.  The
+ * modules unregistered since their MODULE_ADD went whose counts the daemon
+ * has not saved go back on the list as unregistered before it went (both
+ * messages again: the daemon may have died before they reached its record).
+ */
 static void reset_sent(void)
 {
+	struct amod *drop[MAX_UNSENT_REMOVED];
+	size_t num_drop;
+
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < num_mods; i++)
 		mods[i]->sent = mods[i]->named = false;
 	num_removed = 0;
+	num_drop = prune_retiring(MAX_UNSENT_REMOVED, drop);
+	for (size_t i = 0; i < num_retiring; i++) {
+		struct amod *m = retiring[i];
+		struct amod **grown = num_unsent_removed < MAX_UNSENT_REMOVED ?
+			realloc(mods, (num_mods + 1) * sizeof(*mods)) : NULL;
+
+		if (!grown) {
+			drop[num_drop++] = m;
+			continue;
+		}
+		mods = grown;
+		mods[num_mods++] = m;	/* with retiring's reference */
+		m->sent = m->named = false;
+		m->removed = true;
+		num_unsent_removed++;
+	}
+	num_retiring = 0;
 	pthread_mutex_unlock(&lock);
+	for (size_t i = 0; i < num_drop; i++)
+		amod_put(drop[i]);
 }
 
 /*
@@ -1158,7 +1230,13 @@ static void fork_parent(void)
 
 static void fork_child(int counters_err)
 {
+	/* The parent's unregistered modules are the parent's to send again. */
+	size_t n = num_retiring;
+
+	num_retiring = 0;
 	pthread_mutex_unlock(&lock);
+	for (size_t i = 0; i < n; i++)
+		amod_put(retiring[i]);
 	if (!started)
 		return;
 	/*

@@ -338,6 +338,21 @@ static bool saved(struct block b)
 	return true;
 }
 
+bool fl_counters_unsaved(uint32_t base, uint32_t n, uint32_t module)
+{
+	const struct fl_shm_site *t;
+
+	if (!region || base >= layout.capacity || n > layout.capacity - base)
+		return false;
+	t = site_table();
+	for (uint32_t k = 0; k < n; k++)
+		/* Relaxed: a hint for what to send again; the daemon reads the state itself. */
+		if (atomic_load_explicit(&t[base + k].state, memory_order_relaxed) ==
+		    FL_SHM_SITE_RETIRED && t[base + k].module == module)
+			return true;
+	return false;
+}
+
 /* Releases every retired block the daemon has saved, in one pass. */
 static void sweep(void)
 {

@@ -196,5 +196,11 @@ int64_t fl_counters_alloc(uint32_t n);
 int fl_counters_free(uint32_t base, uint32_t n);
 /* An unregistered module's block, kept until the daemon saves its counts. */
 int fl_counters_retire(uint32_t base, uint32_t n);
+/*
+ * Whether a slot of [base, base + n) still holds module's final count
+ * unsaved (RETIRED, its entry module's): the daemon has not said SAVED.
+ * Lock-free; a slot saved and reused meanwhile reads as not.
+ */
+bool fl_counters_unsaved(uint32_t base, uint32_t n, uint32_t module);
 
 #endif /* FL_TABLE_TABLE_H */

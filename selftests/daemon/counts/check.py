@@ -93,7 +93,9 @@ def entries(what, path):
                     by_kind[KINDS.get(s["kind"], "?")] = \
                         by_kind.get(KINDS.get(s["kind"], "?"), 0) + s["faults"]
                     sites += 1
-        out.append({"pid": p["pid"], "exited": p["exited"], "kinds": by_kind,
+        # The daemon's "final" (its counts are final); a record has none.
+        out.append({"pid": p["pid"], "exited": p["exited"] and p.get("final", True),
+                    "kinds": by_kind,
                     "sites": sites, "modules": sorted(mods)})
     return out
 

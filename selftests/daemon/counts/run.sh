@@ -104,7 +104,7 @@ import json, sys
 procs = json.load(open(sys.argv[1]))["processes"]
 for pid in map(int, sys.argv[2:]):
     mine = [p for p in procs if p["pid"] == pid]
-    if not mine or not all(p["exited"] for p in mine):
+    if not mine or not all(p["exited"] and p["final"] for p in mine):
         sys.exit(1)
 EOF
 }
@@ -131,6 +131,8 @@ exact_state() {
 	else
 		bad "$name"
 		sed 's/^/       | /' "$W/$name.check" | head -12
+		rm -rf "$OUT/state"
+		cp -r "$STATE" "$OUT/state" && echo "       | (the state directory: $OUT/state)"
 	fi
 }
 
