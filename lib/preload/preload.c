@@ -121,6 +121,23 @@ static void read_env(struct fl_init_opts *o)
 			   "no summary", NULL);
 }
 
+/*
+ * HotSpot's libjsig must come before the shim in LD_PRELOAD: after it, the
+ * program's sigaction calls reach the shim's and never libjsig's, whose
+ * chaining the JVM relies on (a JNI library's sigaction sees the JVM's
+ * handler as the previous action, and its own handler runs first).  Found
+ * after the shim, it is said, at every level: the program does not get
+ * what libjsig promises.
+ */
+static void check_jsig_order(void)
+{
+	if (dlsym(RTLD_NEXT, "JVM_begin_signal_setting"))
+		log_stderr(FL_LOG_ERROR, "libjsig.so comes after libfaultline-preload.so in "
+			   "LD_PRELOAD: its sigaction is bypassed and the JVM's signal chaining "
+			   "with it; put libjsig.so first (faultline run keeps LD_PRELOAD's order "
+			   "and puts the shim after it)", NULL);
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
 	/* The program's modules are registered beside it, not before main (fl_init(3)). */
@@ -131,6 +148,7 @@ __attribute__((constructor)) static void preload_init(void)
 
 	fl_set_log(log_stderr, NULL);
 	read_env(&o);
+	check_jsig_order();
 	/* faultline's threads (fl_init starts them) are not the program's; its main one is. */
 	fl_preload_mask_prepare();
 	fl_preload_threads_start();

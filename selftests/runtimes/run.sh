@@ -345,6 +345,23 @@ if [ $java_ok = 1 ]; then
 		 [ "$(tail -n 1 "$D/stdout")" = done ]'
 	expect jvm-jsig "libjsig mapped" 'grep -q "/libjsig.so$" "$D/maps"'
 	mapped jvm-jsig
+	# The shim before libjsig, by hand: libjsig's sigaction is bypassed
+	# (the library sees the JVM's handler, and its handler ends the JVM at
+	# the first NPE), and the shim says so on stderr, at every level.
+	d=$out/order/jvm-jsig
+	rm -rf "$d" && mkdir -p "$d"
+	(cd "$d" && ulimit -S -c 0 && exec env -u FAULTLINE_HEAL_AFTER LD_PRELOAD="$so:$jsig" \
+		timeout -k 5 "$timeout_s" "$java" -Xbatch -cp "$classes" JsigJni "$jni" 3000 \
+		>stdout 2>stderr)
+	if grep -q "^faultline: error: libjsig.so comes after libfaultline-preload.so in LD_PRELOAD: " \
+		"$d/stderr" && ! grep -qx "the library.s sigaction(SIGSEGV) saw as the previous action: SIG_DFL" \
+		"$d/stdout"; then
+		ok "jvm-jsig: the shim before libjsig says so (and libjsig's chaining is bypassed)"
+	else
+		notok "jvm-jsig: the shim before libjsig says so" "its stderr and stdout:"
+		show "$d/stderr" 5
+		show "$d/stdout" 5
+	fi
 
 	# ---- jvm-crash ----
 	both jvm-crash "$java" -XX:ErrorFile=hs_err.log -cp "$classes" Crash
