@@ -33,6 +33,7 @@ sbcl sbcl-source mono-runtime mono-mcs golang-go libpython3.11-testsuite
 python3-prometheus-client tmux strace gdb linux-perf
 man-db groff-base systemd util-linux
 busybox-static qemu-system-x86 cpio
+gcc-aarch64-linux-gnu
 "
 
 case "${1:-build}" in

@@ -28,6 +28,24 @@ static const char *format_name(uint16_t machine, int big)
 	return "elf64-unknown";
 }
 
+/* The architecture's name, as in target triples (and uname -m). */
+static const char *arch_name(uint16_t machine)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return "x86_64";
+	case EM_AARCH64:
+		return "aarch64";
+	case EM_PPC64:
+		return "ppc64";
+	case EM_S390:
+		return "s390x";
+	case EM_RISCV:
+		return "riscv64";
+	}
+	return "unknown";
+}
+
 static void take_section(struct fl_elf *elf, enum fl_section_kind kind,
 			 struct cli_section *sec)
 {
@@ -64,8 +82,9 @@ int cli_file_open(struct cli_file *f, const char *path, bool names, char *err,
 	}
 	f->priv = elf;
 	f->parse_flags = fl_elf_parse_flags(elf);
-	f->format_name = format_name(fl_elf_machine(elf),
-				     !!(f->parse_flags & FL_PARSE_BIG_ENDIAN));
+	f->machine = fl_elf_machine(elf);
+	f->format_name = format_name(f->machine, !!(f->parse_flags & FL_PARSE_BIG_ENDIAN));
+	f->arch = arch_name(f->machine);
 	take_section(elf, FL_SECTION_FAULTMAP, &f->faultmap);
 	take_section(elf, FL_SECTION_STACKMAP, &f->stackmap);
 	return 0;

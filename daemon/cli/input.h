@@ -17,6 +17,8 @@ struct cli_section {
 struct cli_file {
 	const char *path;
 	const char *format_name;	/* "elf64-x86-64", as llvm-objdump names it */
+	const char *arch;		/* "x86_64", "aarch64", ... or "unknown" (e_machine) */
+	uint16_t machine;		/* e_machine */
 	uint32_t parse_flags;		/* FL_PARSE_BIG_ENDIAN for MSB objects */
 	struct cli_section faultmap;
 	struct cli_section stackmap;

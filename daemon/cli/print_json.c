@@ -26,6 +26,8 @@ static struct json_object *file_object(struct cli_file *f, const struct cli_sect
 	add(o, "file", json_object_new_string(f->path));
 	add(o, "ok", json_object_new_boolean(1));
 	add(o, "found", json_object_new_boolean(sec->found));
+	add(o, "machine", json_object_new_string(f->arch));
+	add(o, "e_machine", u64(f->machine));
 	add(o, "big_endian", json_object_new_boolean(!!(f->parse_flags & FL_PARSE_BIG_ENDIAN)));
 	if (sec->found)
 		add(o, "section_size", u64(sec->size));

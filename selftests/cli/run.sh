@@ -101,6 +101,7 @@ run json_faultmap 0 "$FL" faultmap --json sample.o plain.o
 	files.0.tables.0.functions.0.faults.0.kind='"load"' \
 	files.0.tables.0.functions.1.symbol='"store_field"' \
 	files.0.tables.0.functions.1.faults.0.kind='"store"' \
+	files.0.machine='"x86_64"' files.0.e_machine=62 \
 	files.1.found=false files.1.tables='[]' <json_faultmap.out && ok || bad "faultmap JSON"
 run json_stackmap 0 "$FL" stackmap --json sample.o
 "$JSON_CHECK" command='"stackmap"' files.0.tables.0.version=3 \
@@ -124,6 +125,10 @@ done
 has be_faultmap be_faultmap.out "Fault kind: FaultingStore"
 run be_json 0 "$FL" faultmap --json be.o
 "$JSON_CHECK" files.0.big_endian=true files.0.tables.0.functions.1.faults.0.kind='"store"' <be_json.out && ok || bad "big-endian JSON"
+# --json names the architecture of each file.
+run arch_json 0 "$FL" stackmap --json le.o sample.o
+"$JSON_CHECK" files.0.machine='"aarch64"' files.0.e_machine=183 files.0.big_endian=false \
+	files.1.machine='"x86_64"' files.1.e_machine=62 <arch_json.out && ok || bad "the architecture in JSON"
 
 # ---- malformed input: exit 1, the file and the diagnostic on stderr, nothing on stdout
 run missing 1 "$FL" faultmap does-not-exist.o

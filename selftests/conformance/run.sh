@@ -44,12 +44,16 @@
 # between files.
 #
 # Environment: LLVM_OBJDUMP (llvm-objdump-14), LLVM_READELF (llvm-readelf-14),
-# OBJCOPY (objcopy).  Also uses binutils' size and GNU dd.
+# OBJCOPY (objcopy: it wraps tables as x86-64 objects, which LLVM's tools
+# print as they print any), OBJCOPY_DUMP (OBJCOPY: the one that reads the
+# files' machine, aarch64-linux-gnu-objcopy for AArch64's).  Also uses
+# binutils' size and GNU dd.
 set -u
 
 LLVM_OBJDUMP=${LLVM_OBJDUMP:-llvm-objdump-14}
 LLVM_READELF=${LLVM_READELF:-llvm-readelf-14}
 OBJCOPY=${OBJCOPY:-objcopy}
+OBJCOPY_DUMP=${OBJCOPY_DUMP:-$OBJCOPY}
 cli=build/bin/faultline
 verbose=0
 
@@ -69,7 +73,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || usage
 
-for tool in "$LLVM_OBJDUMP" "$LLVM_READELF" "$OBJCOPY" size dd; do
+for tool in "$LLVM_OBJDUMP" "$LLVM_READELF" "$OBJCOPY" "$OBJCOPY_DUMP" size dd; do
 	command -v "$tool" >/dev/null 2>&1 || {
 		echo "$0: $tool not found" >&2
 		exit 2
@@ -221,7 +225,7 @@ plan_file() {
 	# of an object.
 	local dir=$tmp/tables.$f.$kind
 	mkdir "$dir" &&
-		"$OBJCOPY" --dump-section "$sec=$dir/whole.bin" "$file" "$dir/copy" || {
+		"$OBJCOPY_DUMP" --dump-section "$sec=$dir/whole.bin" "$file" "$dir/copy" || {
 		plan[$f,$kind]="error cannot copy $sec out of $file"
 		return
 	}
