@@ -29,9 +29,37 @@ MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/faultline
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
-ifeq ($(origin CC),default)
-CC := gcc
+# The architecture built for: the build machine's by default (uname -m;
+# arm64 and amd64 are accepted for aarch64 and x86_64).  Each layer's code
+# that knows an instruction set, a signal frame or a calling convention is
+# in its ARCH directory (lib/dispatch/x86_64/, lib/deopt/x86_64/, ...:
+# docs/architecture.md, "One place per architecture"), which ARCH picks.
+HOST_ARCH := $(shell uname -m)
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(patsubst arm64,aarch64,$(patsubst amd64,x86_64,$(ARCH)))
+ifeq ($(filter x86_64 aarch64,$(ARCH)),)
+$(error ARCH=$(ARCH): faultline builds for x86_64 or aarch64)
 endif
+
+# Another architecture than the build machine's: Debian's cross compiler
+# (gcc-aarch64-linux-gnu) and binutils, and the libraries of its multiarch
+# packages (libelf-dev:arm64, ...: scripts/deps.sh), under build/ARCH/.
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS := $(ARCH)-linux-gnu-
+ARCH_SUB := /$(ARCH)
+export PKG_CONFIG_LIBDIR := /usr/lib/$(ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig
+else
+CROSS :=
+ARCH_SUB :=
+endif
+
+ifeq ($(origin CC),default)
+CC := $(CROSS)gcc
+endif
+ifeq ($(origin AR),default)
+AR := $(CROSS)ar
+endif
+OBJCOPY := $(CROSS)objcopy
 CLANG := clang-14
 LLC := llc-14
 LLVM_OBJDUMP := llvm-objdump-14
@@ -44,11 +72,11 @@ Q := @
 endif
 
 ifeq ($(SAN),1)
-B := build/san
+B := build/san$(ARCH_SUB)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 else
-B := build
+B := build$(ARCH_SUB)
 SANFLAGS :=
 endif
 
@@ -63,7 +91,9 @@ CHECK_LIBS = $(shell pkg-config --libs check)
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Ilib $(WARN) $(SANFLAGS)
+# The per-architecture parts' headers, each found by its own name.
+ARCH_CFLAGS := -Ilib/dispatch/$(ARCH) -Ilib/deopt/$(ARCH) -Ilib/table/$(ARCH)
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Ilib $(ARCH_CFLAGS) $(WARN) $(SANFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
@@ -237,9 +267,9 @@ install: all $(PC_FILE)
 	# and lost the file names of the frames after the shim's) finds none;
 	# gdb follows the debug link into .debug/.
 	install -d $(DESTDIR)$(LIBDIR)/.debug
-	objcopy --only-keep-debug $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug
+	$(OBJCOPY) --only-keep-debug $(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug
 	chmod 644 $(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug
-	objcopy --strip-debug \
+	$(OBJCOPY) --strip-debug \
 		--add-gnu-debuglink=$(DESTDIR)$(LIBDIR)/.debug/libfaultline-preload.so.debug \
 		$(PRELOAD_SO) $(DESTDIR)$(LIBDIR)/libfaultline-preload.so
 	chmod 755 $(DESTDIR)$(LIBDIR)/libfaultline-preload.so

@@ -2,9 +2,11 @@
 # archive and one shared object (exports: libfaultline.map).  The shim
 # (lib/preload/) is built on it, in its own build.mk.
 
-LIB_SRCS := $(filter-out lib/preload/%,$(wildcard lib/*/*.c))
-# Assembly: the deoptimization entry (lib/deopt/entry.S).
-LIB_ASM := $(wildcard lib/*/*.S)
+# Each layer's files, and those of its ARCH directory (the per-architecture
+# part, e.g. lib/dispatch/x86_64/).
+LIB_SRCS := $(filter-out lib/preload/%,$(wildcard lib/*/*.c lib/*/$(ARCH)/*.c))
+# Assembly: the deoptimization's and the stack walk's entries (lib/deopt/ARCH/).
+LIB_ASM := $(wildcard lib/*/*.S lib/*/$(ARCH)/*.S)
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS)) $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 LIB_SO := $(B)/lib/libfaultline.so
 LIB_A := $(B)/lib/libfaultline.a
@@ -25,7 +27,7 @@ $(B)/obj/%.o: %.S | deps
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
 	@mkdir -p $(@D)

@@ -20,6 +20,8 @@
 # checked.
 #
 # It fails (exit 1), naming what it found, when
+#   - a file outside an architecture's directory (lib/LAYER/x86_64/, ...)
+#     tests a compiler's architecture macro (__x86_64__, __aarch64__, ...), or
 #   - the graph has a circle (tsort finds it), or
 #   - an edge is not among the allowed ones: DOC's block that follows the
 #     line "<!-- check-layers: allowed edges -->", of lines "A: B C ...".
@@ -164,8 +166,20 @@ while read -r a b; do
 	fi
 done <"$tmp/graph.f"
 
+# One place per architecture: only a layer's ARCH directory (lib/*/x86_64/,
+# lib/*/aarch64/, bpf/*/...) tells the architectures apart.
+arch_tests=$(grep -rlE '__(x86_64|amd64|aarch64|arm64|i386|arm)__' lib daemon bpf include \
+	--include='*.[chS]' --include='*.inc' 2>/dev/null |
+	grep -vE '/(x86_64|aarch64)/' || true)
+if [ -n "$arch_tests" ]; then
+	echo "check-layers: these test the architecture outside an architecture's directory:"
+	echo "$arch_tests" | sed 's/^/  /'
+	fail=1
+fi
+
 if [ $fail = 0 ]; then
 	echo "check-layers: $(wc -l <"$tmp/graph.f") edges between $(awk '{ print $1; print $2 }' \
-		"$tmp/graph.f" | sort -u | wc -l) nodes, no circle, each one allowed by $doc"
+		"$tmp/graph.f" | sort -u | wc -l) nodes, no circle, each one allowed by $doc;" \
+		"the architecture is told apart only in its directories"
 fi
 exit $fail

@@ -10,8 +10,8 @@
  *     a fault a region's helper thread forwarded reads as once
  *     fl_region_forwarded has checked it);
  *  2. the PC is exactly a registered faulting PC;
- *  3. the access fits the site's kind: bit 1 of the page fault error code
- *     (uc_mcontext REG_ERR) is the write bit;
+ *  3. the access fits the site's kind (fl_uc_fault_wrote: on x86-64 bit 1
+ *     of the page fault error code, uc_mcontext REG_ERR);
  *  4. the address is in the null area (below fl_dispatch.null_bound) or
  *     past the committed limit of a registered region (there also a
  *     SIGSEGV with SEGV_ACCERR, in a region's guard tail: see
@@ -25,6 +25,7 @@
 #include <faultline/format.h>
 
 #include "dispatch/dispatch.h"
+#include "uctx.h"
 
 struct fl_dispatch_state fl_dispatch;
 
@@ -73,8 +74,8 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 	const struct fl_snapshot *snap;
 	const struct fl_site_entry *site;
 	uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
-	uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	bool write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+	uint64_t pc = fl_uc_pc(uc);
+	bool write = fl_uc_fault_wrote(uc, si);
 	bool guarded = addr < fl_dispatch.null_bound;
 	/* The kernel's own signal, which its eBPF program counts at pc. */
 	bool from_kernel = !(sig == SIGBUS && si->si_code == SI_QUEUE);
@@ -156,7 +157,7 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 				through_uffd = r->region;
 			/*
 			 * The helper thread's SIGBUS is not a page fault of
-			 * this thread: REG_ERR is stale, and si_errno carries
+			 * this thread: its fault's write bit is stale, and si_errno carries
 			 * the write bit of the userfaultfd message instead.
 			 */
 			if (r->region->flags & FL_REGION_HELPER_THREAD) {
@@ -186,7 +187,7 @@ static enum verdict claim(int sig, siginfo_t *si, ucontext_t *uc)
 				  memory_order_relaxed);
 	fl_dispatch_mark_dirty(site->counter);
 	fl_heal_note(site->counter);
-	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)site->handler_pc;
+	fl_uc_set_pc(uc, site->handler_pc);
 	atomic_fetch_add_explicit(&fl_dispatch.claimed, 1, memory_order_relaxed);
 	/* The next guard faults of this region need no userfaultfd. */
 	if (through_uffd && atomic_fetch_add_explicit(&through_uffd->uffd_guards, 1,

@@ -14,6 +14,7 @@
 #include <ucontext.h>
 
 #include "dispatch/dispatch.h"
+#include "uctx.h"
 
 _Static_assert(sizeof(struct fl_region_forward) == 48,
 	       "the kernel keeps 48 bytes of a queued siginfo");
@@ -153,8 +154,8 @@ int fl_region_forwarded(siginfo_t *si, const void *ucv)
 	 * there by another signal before this one came, this may be that
 	 * signal's handler: not the faulting instruction.
 	 */
-	if (f.pc && (f.pc != (uint64_t)uc->uc_mcontext.gregs[REG_RIP] ||
-		     f.sp != (uint64_t)uc->uc_mcontext.gregs[REG_RSP])) {
+	if (f.pc && (f.pc != fl_uc_pc(uc) ||
+		     f.sp != fl_uc_sp(uc))) {
 		ret = -1;
 		goto out;
 	}

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "dispatch/dispatch.h"
+#include "uctx.h"
 
 struct fl_pokes fl_pokes;
 struct fl_poked fl_poked;
@@ -58,9 +59,9 @@ static const ucontext_t *where_it_goes_on(const ucontext_t *uc, int *sig)
 	stack_t ss;
 
 	*sig = 0;
-	if ((uint64_t)uc->uc_mcontext.gregs[REG_RIP] == (uint64_t)(uintptr_t)fl_dispatch_handler) {
-		*sig = (int)uc->uc_mcontext.gregs[REG_RDI];
-		return (const ucontext_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RDX];
+	if (fl_uc_pc(uc) == (uint64_t)(uintptr_t)fl_dispatch_handler) {
+		*sig = (int)fl_uc_arg(uc, 0);
+		return (const ucontext_t *)(uintptr_t)fl_uc_arg(uc, 2);
 	}
 	if (fl_handler_uc) {
 		*sig = fl_handler_sig;
@@ -68,7 +69,7 @@ static const ucontext_t *where_it_goes_on(const ucontext_t *uc, int *sig)
 	}
 	/* The stop's own handler may run on the alternate stack: what it interrupted? */
 	if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) && ss.ss_size) {
-		uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+		uint64_t sp = fl_uc_sp(uc);
 		uint64_t lo = (uint64_t)(uintptr_t)ss.ss_sp;
 
 		if (sp >= lo && sp - lo < ss.ss_size)
@@ -167,12 +168,12 @@ static void park(uint64_t gen, const ucontext_t *uc)
 		atomic_store_explicit(&s->unknown, !at, memory_order_relaxed);
 		if (!at)
 			at = uc;
-		pc = (uint64_t)at->uc_mcontext.gregs[REG_RIP];
+		pc = fl_uc_pc(at);
 		/* A SIGTRAP at a busy slot's int3 goes back to it (fl_trap_claim). */
 		if (inner == SIGTRAP && busy_at(pc - 1))
 			pc--;
 		atomic_store_explicit(&s->pc, pc, memory_order_relaxed);
-		atomic_store_explicit(&s->sp, (uint64_t)at->uc_mcontext.gregs[REG_RSP],
+		atomic_store_explicit(&s->sp, fl_uc_sp(at),
 				      memory_order_relaxed);
 		/* glibc's pthread_self reads the thread pointer: no lock, no call. */
 		atomic_store_explicit(&s->tp, (uint64_t)pthread_self(), memory_order_relaxed);
@@ -340,7 +341,7 @@ static bool traced(void)
 	char buf[512];
 	const char *at;
 	ssize_t n;
-	int fd = (int)syscall(SYS_open, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
@@ -360,7 +361,7 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 
 	if (si->si_code != SI_KERNEL)
 		return false;
-	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	pc = fl_uc_pc(uc) - 1;
 
 	/*
 	 * A debugger that stopped the thread at the int3 may have moved its PC
@@ -382,7 +383,7 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 			if (fl_pokes.here && !atomic_load_explicit(fl_pokes.here, memory_order_acquire))
 				fl_trap_orphans_undo();
 			else
-				wait_for_patch(pc, (uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
+				wait_for_patch(pc, fl_uc_sp(uc));
 			break;
 		}
 		if (!fl_poked_has(pc))
@@ -396,7 +397,7 @@ bool fl_trap_claim(const siginfo_t *si, ucontext_t *uc)
 			return false;
 	}
 	atomic_fetch_add_explicit(&fl_pokes.trapped, 1, memory_order_relaxed);
-	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	fl_uc_set_pc(uc, pc);
 	return true;
 }
 

@@ -185,6 +185,7 @@
 #include "patch/maps.h"
 #include "patch/threads.h"
 #include "table/libunwind.h"
+#include "unw_arch.h"
 
 #define INT3 0xcc
 
@@ -1372,13 +1373,13 @@ static int stop_decided(struct batch *b, uint64_t gen)
  */
 static void self_walk(struct batch *b)
 {
-	ucontext_t uc;
+	unw_context_t uc;
 	unw_cursor_t c;
 	unw_word_t ip;
 
 	b->self_walked = false;
 	b->nself = 0;
-	if (fl_libunwind_load() != 0 || getcontext(&uc) != 0 ||
+	if (fl_libunwind_load() != 0 || fl_unw_capture(&uc) != 0 ||
 	    fl_libunwind->init_local(&c, &uc) < 0)
 		return;
 	for (;;) {

@@ -27,7 +27,7 @@ FUZZ_OUT := build/fuzz
 FUZZ_TARGETS := faultmap:8192 stackmap:8192 ehframe:4096 elf:65536 proto:8192 request:1400 heal:64
 FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz_$(firstword $(subst :, ,$(t))))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib $(WARN) -O1 -g $(FUZZ_SAN) \
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib $(ARCH_CFLAGS) $(WARN) -O1 -g $(FUZZ_SAN) \
 	$(PKG_CFLAGS)
 # Assembly is not instrumented: the library's own objects.
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(LIB_SRCS)) \
@@ -50,7 +50,7 @@ $(FUZZ_OUT)/obj/selftests/fuzz/%.o: selftests/fuzz/%.c | deps
 
 $(FUZZ_LIB_A): $(FUZZ_LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(FUZZ_OUT)/fuzz_%: $(FUZZ_OUT)/obj/selftests/fuzz/fuzz_%.o $(FUZZ_LIB_A)
 	@$(if $(Q),echo "  LD      $@")

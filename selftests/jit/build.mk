@@ -76,7 +76,7 @@ check-stress: $(JIT_OUT)/stress
 	$(Q)STRESS_SECONDS=$(STRESS_SECONDS) $(JIT_OUT)/stress $(JIT_OUT)/libstress-dl.so
 
 TSAN_OUT := build/tsan
-TSAN_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Ilib $(WARN) -Wno-tsan \
+TSAN_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Ilib $(ARCH_CFLAGS) $(WARN) -Wno-tsan \
 	-O1 -g -fsanitize=thread $(PKG_CFLAGS)
 # Assembly is not instrumented: the library's own objects.
 TSAN_LIB_OBJS := $(patsubst %.c,$(TSAN_OUT)/obj/%.o,$(LIB_SRCS)) \
@@ -96,7 +96,7 @@ $(TSAN_OUT)/obj/%.o: %.c | deps
 $(TSAN_LIB_A): $(TSAN_LIB_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(TSAN_JIT_OUT)/libstress-%.so: $(JIT_OUT)/libstress-%.so
 	@mkdir -p $(@D)

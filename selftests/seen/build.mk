@@ -45,7 +45,7 @@ $(SEEN_OUT)/cxx_exception_crosses_new_code: $(SEEN_DIR)/cxx_exception_crosses_ne
 		$(B)/obj/$(SEEN_DIR)/seen_asm.o $(LIB_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CXX     $@")
-	$(Q)g++ -O2 -g -Wall -Wextra -Werror -Iinclude -Ilib $(SANFLAGS) -o $@ \
+	$(Q)g++ -O2 -g -Wall -Wextra -Werror -Iinclude -Ilib $(ARCH_CFLAGS) $(SANFLAGS) -o $@ \
 		$(filter %.cc %.o,$^) $(SEEN_LIBS)
 
 .PHONY: check-seen
