@@ -44,13 +44,20 @@ endif
 # Another architecture than the build machine's: Debian's cross compiler
 # (gcc-aarch64-linux-gnu) and binutils, and the libraries of its multiarch
 # packages (libelf-dev:arm64, ...: scripts/deps.sh), under build/ARCH/.
+# The tests run what they built through RUN_TARGET: for AArch64 on another
+# machine, scripts/qemu-user.sh (qemu-aarch64-static, for the program and
+# every program it starts); RUN_WHERE says where in their first line.
 ifneq ($(ARCH),$(HOST_ARCH))
 CROSS := $(ARCH)-linux-gnu-
 ARCH_SUB := /$(ARCH)
 export PKG_CONFIG_LIBDIR := /usr/lib/$(ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig
+RUN_TARGET := scripts/qemu-user.sh
+RUN_WHERE := qemu-user $(ARCH) on the host
 else
 CROSS :=
 ARCH_SUB :=
+RUN_TARGET :=
+RUN_WHERE := host
 endif
 
 ifeq ($(origin CC),default)

@@ -6,7 +6,8 @@ UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(UNIT_SRCS))
 UNIT := $(B)/tests/unit
 
-$(B)/obj/selftests/unit/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+# selftests/unit/ARCH/jit_arch.h: the architecture's hand-made JIT code.
+$(B)/obj/selftests/unit/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Iselftests/unit/$(ARCH)
 
 $(UNIT): $(UNIT_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
@@ -15,4 +16,4 @@ $(UNIT): $(UNIT_OBJS) $(LIB_A)
 
 .PHONY: check-unit
 check-unit: $(UNIT)
-	$(Q)echo "kernel: $$(uname -r) ($${VMTEST_WHERE:-host})"; CK_FORK=yes $(UNIT)
+	$(Q)echo "kernel: $$(uname -r) ($${VMTEST_WHERE:-$(RUN_WHERE)})"; CK_FORK=yes $(RUN_TARGET) $(UNIT)

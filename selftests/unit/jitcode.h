@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Hand-made JIT code with a fault map, for the tests of the table and of
- * dispatch: one page of machine code,
- *   +0   load:  mov (%rdi),%eax; ret        handler +3:  mov $-1,%eax; ret
- *   +16  store: movl $1,(%rdi); xor %eax,%eax; ret
- *                                            handler +25: mov $-2,%eax; ret
- * and a fault map naming the load and the store with the kinds asked for.
+ * dispatch: one page of machine code (jit_arch.h, one per architecture), a
+ * load and a store, each with a handler, and a fault map naming the load
+ * and the store with the kinds asked for.
  */
 #ifndef FL_TEST_JITCODE_H
 #define FL_TEST_JITCODE_H
@@ -18,14 +16,8 @@
 
 #include <faultline/dispatch.h>
 
+#include "jit_arch.h"
 #include "vec.h"
-
-static const unsigned char jit_code_bytes[] = {
-	0x8b, 0x07, 0xc3, 0xb8, 0xff, 0xff, 0xff, 0xff, 0xc3,
-	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
-	0xc7, 0x07, 0x01, 0x00, 0x00, 0x00, 0x31, 0xc0, 0xc3,
-	0xb8, 0xfe, 0xff, 0xff, 0xff, 0xc3,
-};
 
 typedef int (*fn_t)(int *p);
 
@@ -51,8 +43,9 @@ static inline void jit_make(struct jit *j)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(j->code, MAP_FAILED);
 	memcpy(j->code, jit_code_bytes, sizeof(jit_code_bytes));
-	j->load = (fn_t)(void *)j->code;
-	j->store = (fn_t)(void *)(j->code + 16);
+	__builtin___clear_cache((char *)j->code, (char *)j->code + sizeof(jit_code_bytes));
+	j->load = (fn_t)(void *)(j->code + JIT_LOAD_FN);
+	j->store = (fn_t)(void *)(j->code + JIT_STORE_FN);
 }
 
 /* A fault map for j: the load as load_kind, the store as store_kind. */
@@ -62,10 +55,12 @@ static inline void jit_map(struct jit *j, uint32_t load_kind, uint32_t store_kin
 
 	vec_init(v, 0);
 	put8(v, 1); put8(v, 0); put16(v, 0); put32(v, 2);
-	put64(v, (uint64_t)(uintptr_t)j->code); put32(v, 1); put32(v, 0);
-	put32(v, load_kind); put32(v, 0); put32(v, 3);
-	put64(v, (uint64_t)(uintptr_t)j->code + 16); put32(v, 1); put32(v, 0);
-	put32(v, store_kind); put32(v, 0); put32(v, 9);
+	put64(v, (uint64_t)(uintptr_t)j->code + JIT_LOAD_FN); put32(v, 1); put32(v, 0);
+	put32(v, load_kind); put32(v, JIT_LOAD_FAULT - JIT_LOAD_FN);
+	put32(v, JIT_LOAD_HANDLER - JIT_LOAD_FN);
+	put64(v, (uint64_t)(uintptr_t)j->code + JIT_STORE_FN); put32(v, 1); put32(v, 0);
+	put32(v, store_kind); put32(v, JIT_STORE_FAULT - JIT_STORE_FN);
+	put32(v, JIT_STORE_HANDLER - JIT_STORE_FN);
 }
 
 /* fl_jit_register of j's page and map, under name. */

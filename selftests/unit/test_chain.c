@@ -40,10 +40,10 @@ static void app_handler(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 	(void)si;
 	pthread_sigmask(SIG_BLOCK, NULL, &app_blocked);
-	app_fault_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	app_fault_pc = test_uc_pc(uc);
 	app_nframes = backtrace(app_frames, 64);
-	/* Skip the 2-byte load. */
-	uc->uc_mcontext.gregs[REG_RIP] += 2;
+	/* Skip the load. */
+	test_uc_skip(uc, JIT_LOAD_BYTES);
 	app_calls++;
 }
 

@@ -231,8 +231,8 @@ static void app_handler(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 	app_calls++;
 	app_addr = (uintptr_t)si->si_addr;
-	/* Skip the 2-byte load, as a runtime's own handler might. */
-	uc->uc_mcontext.gregs[REG_RIP] += 2;
+	/* Skip the load, as a runtime's own handler might. */
+	test_uc_skip(uc, JIT_LOAD_BYTES);
 }
 
 START_TEST(dispatch_unclaimed_fault_reaches_recorded_handler)

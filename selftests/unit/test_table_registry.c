@@ -114,11 +114,11 @@ START_TEST(registration_needs_init_and_publishes_the_sites)
 	/* A site is found at its faulting PC only, with its handler and kind. */
 	e = fl_snapshot_lookup(current(), at);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_uint_eq(e->handler_pc, at + 3);
+	ck_assert_uint_eq(e->handler_pc, at + JIT_LOAD_HANDLER);
 	ck_assert_uint_eq(e->kind, FL_FAULT_LOAD);
-	e = fl_snapshot_lookup(current(), at + 16);
+	e = fl_snapshot_lookup(current(), at + JIT_STORE_FAULT);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_uint_eq(e->handler_pc, at + 25);
+	ck_assert_uint_eq(e->handler_pc, at + JIT_STORE_HANDLER);
 	ck_assert_uint_eq(e->kind, FL_FAULT_STORE);
 	ck_assert_ptr_null(fl_snapshot_lookup(current(), at + 1));
 	ck_assert_ptr_null(fl_snapshot_lookup(current(), at + 4096));
