@@ -99,7 +99,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes 
 	-Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 # The per-architecture parts' headers, each found by its own name.
-ARCH_CFLAGS := -Ilib/dispatch/$(ARCH) -Ilib/deopt/$(ARCH) -Ilib/table/$(ARCH)
+ARCH_CFLAGS := -Ilib/core/$(ARCH) -Ilib/dispatch/$(ARCH) -Ilib/deopt/$(ARCH) -Ilib/table/$(ARCH)
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fPIC -Iinclude -Ilib $(ARCH_CFLAGS) $(WARN) $(SANFLAGS)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 LDFLAGS ?=

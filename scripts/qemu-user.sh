@@ -18,6 +18,8 @@
 # no ESR record in a fault's signal frame, and DC/IC do nothing: the suites
 # that need those run in the arm64 QEMU guest instead (scripts/vmtest.sh).
 #
+# FL_QEMU_USER=1 in CMD's environment tells a test it runs so.
+#
 # Where the kernel lets no user namespace have its own binfmt_misc (before
 # 6.7), it says so and exits 1: registering in the machine's would change
 # what every process of it runs.
@@ -50,4 +52,6 @@ magic='\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
 mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
 printf ':fl-qemu-aarch64:M::%s:%s:%s:F\n' "$magic" "$mask" "$QEMU" >"$mnt/register"
 unset FL_QEMU_USER_INSIDE
+# For the tests that must say why they do not run here.
+export FL_QEMU_USER=1
 exec "$@"

@@ -164,7 +164,8 @@ static uint8_t insn_length(const struct heal_file *hf, const struct heal_site *s
 int heal_file_open(struct heal_file *hf, const char *path, uint64_t load, char *err,
 		   size_t errlen)
 {
-	struct fl_elf_opts opts = { .sz = sizeof(opts), .flags = FL_ELF_CODE };
+	/* x86-64 files, on any machine: the planner knows x86-64 code only. */
+	struct fl_elf_opts opts = { .sz = sizeof(opts), .flags = FL_ELF_CODE | FL_ELF_ANY_MACHINE };
 	struct fl_diag diag = { 0 };
 	struct fl_elf_section sec;
 	int ret;
@@ -175,6 +176,11 @@ int heal_file_open(struct heal_file *hf, const char *path, uint64_t load, char *
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", diag.msg[0] ? diag.msg : strerror(-ret));
 		return ret;
+	}
+	if (fl_elf_machine(hf->elf) != EM_X86_64) {
+		snprintf(err, errlen, "%s: e_machine %u is not x86-64 (EM_X86_64 = 62): "
+			 "healing is planned for x86-64 code only", path, fl_elf_machine(hf->elf));
+		return -ENOEXEC;
 	}
 	hf->type = fl_elf_type(hf->elf);
 	hf->assumed = hf->type != ET_EXEC;

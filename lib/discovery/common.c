@@ -33,3 +33,27 @@ const char *fl_section_kind_name(enum fl_section_kind kind)
 	}
 	return NULL;
 }
+
+const struct fl_disc_relocs *fl_disc_relocs_of(uint16_t machine)
+{
+	static const struct fl_disc_relocs x86_64 = {
+		R_X86_64_RELATIVE, R_X86_64_64, R_X86_64_GLOB_DAT, R_X86_64_IRELATIVE,
+	};
+	static const struct fl_disc_relocs aarch64 = {
+		R_AARCH64_RELATIVE, R_AARCH64_ABS64, R_AARCH64_GLOB_DAT, R_AARCH64_IRELATIVE,
+	};
+
+	switch (machine) {
+	case EM_X86_64:
+		return &x86_64;
+	case EM_AARCH64:
+		return &aarch64;
+	}
+	return NULL;
+}
+
+bool fl_disc_sets_address(const struct fl_disc_relocs *r, uint32_t type)
+{
+	return r && (type == r->relative || type == r->abs64 || type == r->glob_dat ||
+		     type == r->irelative);
+}

@@ -27,6 +27,7 @@
 #include "core/ownfd.h"
 #include "core/opts.h"
 #include "discovery/internal.h"
+#include "arch.h"
 
 #define BUILD_ID_MAX 64
 
@@ -151,10 +152,10 @@ static int check_header(struct fl_elf *f, const unsigned char *h, size_t n,
 	shentsize = fix16(f, eh.e_shentsize);
 	phentsize = fix16(f, eh.e_phentsize);
 
-	if (f->machine != EM_X86_64 && !(flags & FL_ELF_ANY_MACHINE))
+	if (f->machine != FL_ARCH_MACHINE && !(flags & FL_ELF_ANY_MACHINE))
 		return fl_diag_say(diag, -ENOEXEC,
-				   "%s: e_machine %u is not x86-64 (EM_X86_64 = 62)",
-				   f->label, f->machine);
+				   "%s: e_machine %u is not this machine's (%s, %u)",
+				   f->label, f->machine, FL_ARCH_NAME, FL_ARCH_MACHINE);
 	if (f->type != ET_REL && f->type != ET_EXEC && f->type != ET_DYN)
 		return fl_diag_say(diag, -ENOEXEC,
 				   "%s: e_type %u: only ET_REL, ET_EXEC and ET_DYN files have maps",
@@ -413,15 +414,15 @@ static uint64_t field_value(const struct fl_elf *f, const struct map_section *m,
 static bool reloc_target(const struct fl_elf *f, const struct fl_elf_reloc *r,
 			 uint64_t *addr)
 {
-	if (f->machine != EM_X86_64)
+	const struct fl_disc_relocs *k = fl_disc_relocs_of(f->machine);
+
+	if (!k)
 		return false;
-	switch (r->type) {
-	case R_X86_64_RELATIVE:
+	if (r->type == k->relative) {
 		*addr = (uint64_t)r->addend;
 		return true;
-	case R_X86_64_64:
-		if (r->symbol_section == SHN_UNDEF)
-			return false;
+	}
+	if (r->type == k->abs64 && r->symbol_section != SHN_UNDEF) {
 		*addr = r->symbol_value + (uint64_t)r->addend;
 		return true;
 	}
@@ -624,7 +625,8 @@ static int load_relr_section(struct fl_elf *f, Elf_Scn *scn, const GElf_Shdr *sh
 				    addrs[j] - m->sec.addr >= m->sec.size)
 					continue;
 				r.offset = addrs[j] - m->sec.addr;
-				r.type = f->machine == EM_X86_64 ? R_X86_64_RELATIVE : 0;
+				r.type = fl_disc_relocs_of(f->machine) ?
+					 fl_disc_relocs_of(f->machine)->relative : 0;
 				r.addend = (int64_t)field_value(f, m, r.offset);
 				if (reloc_target(f, &r, &target))
 					r.function = function_at(f, 0, target);

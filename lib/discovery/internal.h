@@ -34,4 +34,22 @@ void fl_elf_load_info(const struct fl_elf *elf, struct fl_elf_load_info *li);
 bool fl_elf_function_size(const struct fl_elf *elf, uint32_t section, uint64_t value,
 			  uint64_t *size);
 
+/*
+ * A machine's dynamic relocation types that leave a field holding a
+ * runtime address (R_X86_64_RELATIVE, _64, _GLOB_DAT, _IRELATIVE;
+ * R_AARCH64_RELATIVE, _ABS64, _GLOB_DAT, _IRELATIVE): what discovery reads
+ * a module's function address fields by, and the CLI names them by.
+ */
+struct fl_disc_relocs {
+	uint32_t relative;	/* the addend is the link-time value */
+	uint32_t abs64;		/* the symbol's value plus the addend */
+	uint32_t glob_dat;
+	uint32_t irelative;
+};
+
+/* machine's (e_machine), or NULL: no relocation of another machine is understood. */
+const struct fl_disc_relocs *fl_disc_relocs_of(uint16_t machine);
+/* Whether type is one of the four of r (r may be NULL: none is). */
+bool fl_disc_sets_address(const struct fl_disc_relocs *r, uint32_t type);
+
 #endif /* FL_DISCOVERY_INTERNAL_H */

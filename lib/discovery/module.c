@@ -19,9 +19,10 @@
  * Runtime addresses.  Whether the loader relocated a function address field
  * depends on the linker (see discovery.h for what each link mode does), so
  * it is read from the module's own dynamic relocations, in memory (PT_DYNAMIC:
- * DT_RELA, DT_JMPREL, DT_REL, DT_RELR): a field named by R_X86_64_RELATIVE,
- * R_X86_64_64, R_X86_64_GLOB_DAT or R_X86_64_IRELATIVE holds the runtime
- * address; any other field holds the link-time value, to which the load bias
+ * DT_RELA, DT_JMPREL, DT_REL, DT_RELR): a field named by the machine's
+ * RELATIVE, 64-bit absolute, GLOB_DAT or IRELATIVE relocation
+ * (fl_disc_relocs_of: R_X86_64_RELATIVE ..., R_AARCH64_RELATIVE ...) holds
+ * the runtime address; any other field holds the link-time value, to which the load bias
  * is added.  Every result must fall in an executable PT_LOAD of the module
  * (and so must every faulting PC, handler PC and stack map record PC), or
  * the module is rejected with -ERANGE: a symbol preempted by another module,
@@ -39,6 +40,7 @@
 #include "core/fmt.h"
 #include "core/opts.h"
 #include "discovery/internal.h"
+#include "arch.h"
 
 struct relocated {
 	size_t offset;		/* section offset of a relocated field */
@@ -392,7 +394,7 @@ static int scan_relr(struct module *m, uint64_t ptr, uint64_t size, uint64_t ent
 
 		memcpy(&e, p + i * ent, sizeof(e));
 		if (!(e & 1)) {
-			err = note_reloc(m, e, R_X86_64_RELATIVE);
+			err = note_reloc(m, e, fl_disc_relocs_of(FL_ARCH_MACHINE)->relative);
 			if (err)
 				return err;
 			where = e + 8;
@@ -401,7 +403,7 @@ static int scan_relr(struct module *m, uint64_t ptr, uint64_t size, uint64_t ent
 		for (bits = e >> 1, j = 0; bits; bits >>= 1, j++) {
 			if (!(bits & 1))
 				continue;
-			err = note_reloc(m, where + 8 * j, R_X86_64_RELATIVE);
+			err = note_reloc(m, where + 8 * j, fl_disc_relocs_of(FL_ARCH_MACHINE)->relative);
 			if (err)
 				return err;
 		}
@@ -465,10 +467,10 @@ static size_t relocs_touching(const struct module_section *ms, size_t off, size_
 	return first;
 }
 
+/* A loaded module is this machine's (fl_elf_open checked its e_machine). */
 static bool sets_address(uint32_t type)
 {
-	return type == R_X86_64_RELATIVE || type == R_X86_64_64 ||
-	       type == R_X86_64_GLOB_DAT || type == R_X86_64_IRELATIVE;
+	return fl_disc_sets_address(fl_disc_relocs_of(FL_ARCH_MACHINE), type);
 }
 
 /*

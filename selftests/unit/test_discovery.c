@@ -20,8 +20,13 @@
 
 #include <faultline/discovery.h>
 
+#include "arch.h"
 #include "suites.h"
 #include "vec.h"
+
+/* This machine's relocation types: the images are this machine's files. */
+#define REL_RELATIVE (FL_ARCH_MACHINE == EM_X86_64 ? R_X86_64_RELATIVE : R_AARCH64_RELATIVE)
+#define REL_ABS64 (FL_ARCH_MACHINE == EM_X86_64 ? R_X86_64_64 : R_AARCH64_ABS64)
 
 /* ------------------------------------------------------------------------
  * A minimal ELF writer: header, section contents, .shstrtab, section headers.
@@ -50,7 +55,7 @@ struct hdr {
 	uint8_t cls;		/* default ELFCLASS64 */
 	uint8_t data;		/* default ELFDATA2LSB */
 	uint16_t type;		/* default ET_REL */
-	uint16_t machine;	/* default EM_X86_64 */
+	uint16_t machine;	/* default this machine's (FL_ARCH_MACHINE) */
 };
 
 static void put_shdr(struct vec *v, uint32_t name, uint32_t type, uint64_t flags,
@@ -117,7 +122,7 @@ static void build(struct img *im, const struct hdr *h, const struct sec *secs, s
 	v->buf[EI_DATA] = h->data ? h->data : ELFDATA2LSB;
 	v->buf[EI_VERSION] = EV_CURRENT;
 	patch_n(v, 16, h->type ? h->type : ET_REL, 2);
-	patch_n(v, 18, h->machine ? h->machine : EM_X86_64, 2);
+	patch_n(v, 18, h->machine ? h->machine : FL_ARCH_MACHINE, 2);
 	patch_n(v, 20, EV_CURRENT, 4);
 	patch_n(v, 40, im->shoff, 8);			/* e_shoff */
 	patch_n(v, 52, sizeof(Elf64_Ehdr), 2);		/* e_ehsize */
@@ -210,7 +215,7 @@ START_TEST(elf_finds_both_maps_in_a_relocatable_file)
 	build_plain(&im, &(struct hdr){ 0 });
 	ck_assert_int_eq(open_img(&im, &elf, &d), 0);
 	ck_assert_uint_eq(fl_elf_type(elf), ET_REL);
-	ck_assert_uint_eq(fl_elf_machine(elf), EM_X86_64);
+	ck_assert_uint_eq(fl_elf_machine(elf), FL_ARCH_MACHINE);
 	ck_assert_uint_eq(fl_elf_parse_flags(elf), 0);
 
 	ck_assert_int_eq(fl_elf_section(elf, FL_SECTION_FAULTMAP, &s), 0);
@@ -284,7 +289,7 @@ START_TEST(elf_big_endian_file_asks_for_big_endian_stack_maps)
 	ck_assert_int_eq(fl_stackmap_validate(s.data, s.size, s.parse_flags, NULL), 1);
 	fl_elf_close(elf);
 
-	/* An MSB x86-64 file (no such thing in practice) passes the machine check. */
+	/* An MSB file of this machine (no such thing in practice) passes the machine check. */
 	build(&im, &(struct hdr){ .data = ELFDATA2MSB }, &s2, 1);
 	ck_assert_int_eq(open_img(&im, &elf, &d), 0);
 	ck_assert_uint_eq(fl_elf_parse_flags(elf), FL_PARSE_BIG_ENDIAN);
@@ -373,9 +378,15 @@ START_TEST(elf_rejects_other_machines)
 	struct fl_diag d;
 	struct img im;
 
-	build_plain(&im, &(struct hdr){ .machine = EM_AARCH64 });
+	/* Another machine's than this one's (x86-64's or AArch64's). */
+	uint16_t other = FL_ARCH_MACHINE == EM_X86_64 ? EM_AARCH64 : EM_X86_64;
+	char want[64];
+
+	build_plain(&im, &(struct hdr){ .machine = other });
 	ck_assert_int_eq(open_img(&im, &elf, &d), -ENOEXEC);
-	ck_assert_ptr_nonnull(strstr(d.msg, "e_machine 183 is not x86-64"));
+	snprintf(want, sizeof(want), "e_machine %u is not this machine's (%s, %u)", other,
+		 FL_ARCH_NAME, FL_ARCH_MACHINE);
+	ck_assert_msg(strstr(d.msg, want), "%s: no \"%s\"", d.msg, want);
 }
 END_TEST
 
@@ -596,8 +607,8 @@ static void build_relocatable(struct img *im, uint64_t rel_off1, uint32_t sym1)
 	put_sym(&syms, 6, STT_FUNC, STB_LOCAL, 1, 0x20, 8);		/* 2: fl_b */
 	put_sym(&syms, 1, STT_FUNC, STB_GLOBAL, 1, 0, 8);		/* 3: fl_a */
 	vec_init(&rela, 0);
-	put_rela(&rela, 8, 3, R_X86_64_64, 0);
-	put_rela(&rela, rel_off1, sym1, R_X86_64_64, 0x20);
+	put_rela(&rela, 8, 3, REL_ABS64, 0);
+	put_rela(&rela, rel_off1, sym1, REL_ABS64, 0x20);
 	secs[2].data = rela.buf;
 	secs[2].size = rela.len;
 	secs[3].data = syms.buf;
@@ -618,7 +629,7 @@ START_TEST(elf_names_the_symbol_and_addend_of_each_function_in_objects)
 
 	ck_assert_int_eq(fl_elf_reloc(elf, FL_SECTION_FAULTMAP, 8, &r), 0);
 	ck_assert_uint_eq(r.offset, 8);
-	ck_assert_uint_eq(r.type, R_X86_64_64);
+	ck_assert_uint_eq(r.type, REL_ABS64);
 	ck_assert(!r.dynamic);
 	ck_assert_str_eq(r.symbol, "fl_a");
 	ck_assert_uint_eq(r.symbol_section, 1);
@@ -676,8 +687,8 @@ END_TEST
 /*
  * A linked file (ET_DYN) as lld -z notext or GNU ld -shared leave it: the
  * section holds 0 at both address fields and the dynamic relocations fill
- * them in: R_X86_64_RELATIVE (addend = link-time address) for the first,
- * R_X86_64_64 against a dynamic symbol for the second.  Sections: 1 .text
+ * them in: a RELATIVE relocation (addend = link-time address) for the first,
+ * a 64-bit absolute one against a dynamic symbol for the second.  Sections: 1 .text
  * at 0x1000, 2 .llvm_faultmaps at 0x2000, 3 .rela.dyn, 4 .dynsym, 5 .dynstr.
  */
 static void build_linked_n(struct img *im, uint32_t rel_type, int relr_repeat)
@@ -700,8 +711,8 @@ static void build_linked_n(struct img *im, uint32_t rel_type, int relr_repeat)
 	vec_init(&rela, 0);
 	if (rel_type == SHT_RELA) {
 		fm_size = faultmap2(fm_bytes, 0, 0);
-		put_rela(&rela, 0x2008, 0, R_X86_64_RELATIVE, 0x1010);
-		put_rela(&rela, 0x2024, 2, R_X86_64_64, 0);
+		put_rela(&rela, 0x2008, 0, REL_RELATIVE, 0x1010);
+		put_rela(&rela, 0x2024, 2, REL_ABS64, 0);
 		secs[2].entsize = sizeof(Elf64_Rela);
 	} else {
 		/* SHT_RELR: the field holds the link-time address. */
@@ -736,12 +747,12 @@ START_TEST(elf_gives_link_time_addresses_from_dynamic_relocations)
 	ck_assert_int_eq(open_img(&im, &elf, &d), 0);
 	ck_assert_int_eq(fl_elf_reloc(elf, FL_SECTION_FAULTMAP, 8, &r), 0);
 	ck_assert(r.dynamic);
-	ck_assert_uint_eq(r.type, R_X86_64_RELATIVE);
+	ck_assert_uint_eq(r.type, REL_RELATIVE);
 	ck_assert_int_eq(r.addend, 0x1010);
 	ck_assert_str_eq(r.symbol, "");
 	ck_assert_str_eq(r.function, "fl_a");
 	ck_assert_int_eq(fl_elf_reloc(elf, FL_SECTION_FAULTMAP, 36, &r), 0);
-	ck_assert_uint_eq(r.type, R_X86_64_64);
+	ck_assert_uint_eq(r.type, REL_ABS64);
 	ck_assert_str_eq(r.symbol, "fl_b");
 	ck_assert_uint_eq(r.symbol_value, 0x1020);
 
@@ -771,7 +782,7 @@ START_TEST(elf_reads_packed_relative_relocations)
 	ck_assert_int_eq(open_img(&im, &elf, &d), 0);
 	ck_assert_int_eq(fl_elf_reloc(elf, FL_SECTION_FAULTMAP, 8, &r), 0);
 	ck_assert(r.dynamic);
-	ck_assert_uint_eq(r.type, R_X86_64_RELATIVE);
+	ck_assert_uint_eq(r.type, REL_RELATIVE);
 	ck_assert_int_eq(r.addend, 0x1010);
 	ck_assert_str_eq(r.function, "fl_a");
 	ck_assert_int_eq(fl_elf_reloc(elf, FL_SECTION_FAULTMAP, 36, &r), -ENOENT);
