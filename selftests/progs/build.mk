@@ -62,7 +62,9 @@
 # module + main.c (several tables per section, concatenated in link order).
 
 PROGS_DIR := selftests/progs
-PROGS_OUT := $(B)/progs
+# One corpus for every build (plain, SAN=1, ARCH=aarch64): its files do not
+# depend on how faultline is built.
+PROGS_OUT := build/progs
 PROGS_MODULES := nullchecks many stackmaps patchpoints deopt dynamic mixed
 PROGS_OPTS := O0 O1 O2 O3
 PROGS_RELOCS := static pic
@@ -76,7 +78,7 @@ PROGS_GCC_x86_64 := gcc -fuse-ld=bfd
 PROGS_GCC_aarch64 := aarch64-linux-gnu-gcc -fuse-ld=bfd
 PROGS_LLD_x86_64 := $(CLANG) -fuse-ld=lld
 PROGS_LLD_aarch64 := $(CLANG) --target=aarch64-linux-gnu -fuse-ld=lld
-PROGS_CC_x86_64 = $(CC)
+PROGS_CC_x86_64 := gcc
 PROGS_CC_aarch64 := aarch64-linux-gnu-gcc
 PROGS_TRIPLE_x86_64 := x86_64-unknown-linux-gnu
 PROGS_TRIPLE_aarch64 := aarch64-unknown-linux-gnu
@@ -241,11 +243,12 @@ CORPUS_FILES_AARCH64 := $(PROGS_OBJS_aarch64) $(PROGS_LINKED_aarch64)
 corpus: $(CORPUS_FILES) $(CORPUS_FILES_AARCH64)
 corpus-aarch64: $(CORPUS_FILES_AARCH64)
 
+# This build's faultline (an AArch64 one under qemu-user: RUN_TARGET) on both.
 check-conformance: $(CLI) $(CORPUS_FILES) $(CORPUS_FILES_AARCH64)
-	$(Q)echo "x86-64 corpus:"
-	$(Q)LLVM_OBJDUMP=$(LLVM_OBJDUMP) LLVM_READELF=$(LLVM_READELF) \
+	$(Q)echo "x86-64 corpus, $(ARCH) faultline ($(RUN_WHERE)):"
+	$(Q)$(RUN_TARGET) env LLVM_OBJDUMP=$(LLVM_OBJDUMP) LLVM_READELF=$(LLVM_READELF) \
 		selftests/conformance/run.sh --cli $(CLI) $(CORPUS_FILES)
-	$(Q)echo "AArch64 corpus:"
-	$(Q)LLVM_OBJDUMP=$(LLVM_OBJDUMP) LLVM_READELF=$(LLVM_READELF) \
+	$(Q)echo "AArch64 corpus, $(ARCH) faultline ($(RUN_WHERE)):"
+	$(Q)$(RUN_TARGET) env LLVM_OBJDUMP=$(LLVM_OBJDUMP) LLVM_READELF=$(LLVM_READELF) \
 		OBJCOPY_DUMP=aarch64-linux-gnu-objcopy \
 		selftests/conformance/run.sh --cli $(CLI) $(CORPUS_FILES_AARCH64)
