@@ -1,50 +1,81 @@
 #!/bin/bash
-# Runs kernel-facing selftests in QEMU (TCG) on Debian 12's 6.1 kernel.
+# Runs kernel-facing selftests in QEMU (TCG) on Debian 12's 6.1 kernel, for
+# x86-64 or arm64.
 #
-#   vmtest.sh [-o DIR] [-t SECONDS] [-f PATH]... [--] 'NAME::COMMAND'...
+#   vmtest.sh [-a ARCH] [-o DIR] [-t SECONDS] [-f PATH]... [--] 'NAME::COMMAND'...
 #
-#   -o DIR      work and cache directory (default build/vm)
+#   -a ARCH     the guest's architecture: x86_64 (default) or aarch64
+#               (amd64 and arm64 are accepted too)
+#   -o DIR      work and cache directory (default build/vm, or
+#               build/vm-aarch64 for aarch64)
 #   -t SECONDS  outer timeout for QEMU, boot to result (default 300)
 #   -f PATH     a file or directory to copy into the guest, at the same
 #               absolute path as on the host (relative paths are taken from
 #               the current directory, which is also the guest's working
 #               directory); ELF files among them bring their shared
-#               libraries (ldd) and the dynamic loader
+#               libraries and the dynamic loader
 #   NAME::COMMAND  one guest test: COMMAND runs under the guest's /bin/sh
 #               (busybox) from the working directory; exit 0 passes, 77
 #               skips, anything else fails
 #
-# Steps: resolve the kernel package Debian's linux-image-amd64 depends on
-# (linux-image-6.1.0-*-amd64) with apt-cache, `apt-get download` it into
-# DIR/kernel/ once and extract vmlinuz (everything the tests need is built
-# in: CONFIG_USERFAULTFD, CONFIG_BPF_SYSCALL, CONFIG_DEBUG_INFO_BTF,
-# CONFIG_DEVTMPFS, CONFIG_SERIAL_8250_CONSOLE, CONFIG_BLK_DEV_INITRD,
-# CONFIG_RD_GZIP: no modules); build a gzip cpio initramfs with
-# busybox-static, bash, the files and their libraries, a static debug-exit
-# helper and an /init that mounts proc, sysfs, devtmpfs and bpffs (not
-# tracefs: nothing needs it),
+# Steps: resolve the kernel package Debian's linux-image-amd64 (or
+# linux-image-arm64:arm64) depends on (linux-image-6.1.0-*-amd64, -arm64)
+# with apt-cache, `apt-get download` it into DIR/kernel/ once and extract
+# vmlinuz (everything the tests need is built in: CONFIG_USERFAULTFD,
+# CONFIG_BPF_SYSCALL, CONFIG_DEBUG_INFO_BTF, CONFIG_DEVTMPFS, the serial
+# console (CONFIG_SERIAL_8250_CONSOLE, CONFIG_SERIAL_AMBA_PL011_CONSOLE on
+# arm64), CONFIG_BLK_DEV_INITRD, CONFIG_RD_GZIP: no modules, so no virtio
+# and no 9p); build a gzip cpio initramfs with busybox-static, bash, the
+# files and their libraries, a static exit helper and an /init that mounts
+# proc, sysfs, devtmpfs and bpffs (not tracefs: nothing needs it),
 # writes /etc/passwd and /etc/group (root, nobody), puts /usr/bin (the
 # copied host tools) before busybox's applets in PATH, exports
 # VMTEST_WHERE="QEMU guest", prints `uname -r`, runs the tests and prints
-# "vmtest: N passed, N failed", then ends QEMU through isa-debug-exit
-# (written 0: QEMU exits 1; written 1: QEMU exits 3).
+# "vmtest: N passed, N failed", then ends QEMU through the exit helper
+# (/vmtest/exit 0: QEMU exits 1; /vmtest/exit 1: QEMU exits 3).
+#
+# x86_64: qemu-system-x86_64 -machine q35 -cpu max, console ttyS0; the
+# host's /bin/busybox and /bin/bash, libraries as ldd names them; the exit
+# helper is debug-exit (vmtest/debug-exit.c, gcc -static), which writes to
+# isa-debug-exit.
+# aarch64: qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on
+# (pointer authentication's default algorithm is very slow under TCG),
+# -kernel/-initrd with no firmware (Debian's arm64 vmlinuz is a plain
+# Image: no EFI_ZBOOT), console ttyAMA0.  busybox-static, bash
+# and libtinfo6 for arm64 are `apt-get download`ed into DIR/debs/ once and
+# unpacked with dpkg -x, not installed (they cannot be co-installed with
+# the amd64 ones).  The test programs are cross-built: ldd cannot run them,
+# so the arm64 dynamic loader itself lists their libraries
+# (qemu-aarch64-static /lib/ld-linux-aarch64.so.1 --list: the libraries'
+# libraries too, RUNPATH and $ORIGIN as in the guest), found among the host's
+# /usr/lib/aarch64-linux-gnu (Debian's arm64 multiarch packages) and the
+# unpacked ones.  -M virt has no isa-debug-exit: the exit helper is
+# semihost-exit (vmtest/semihost-exit.c, aarch64-linux-gnu-gcc -static), an
+# Arm semihosting SYS_EXIT_EXTENDED call that QEMU takes from user space
+# with -semihosting-config enable=on,target=native,userspace=on.  (That
+# also lets the guest's programs open host files through semihosting; only
+# this helper makes such a call.)  If it does not end QEMU, init runs
+# poweroff -f, QEMU exits 0 and the run counts as unfinished.
 #
 # The serial console is printed with a "guest| " prefix and saved to
-# DIR/console.log.  Exit status: 0 iff the guest ran every test and none
-# failed; 1 if a test failed; 2 if the kernel did not boot, init did not
-# finish, or the timeout struck (the message says which); 3 on a setup
-# error on the host.
+# DIR/console.log.  QEMU runs under timeout(1) and is stopped when this
+# script ends for any reason (a signal too).  Exit status: 0 iff the guest
+# ran every test and none failed; 1 if a test failed; 2 if the kernel did
+# not boot, init did not finish, the timeout struck (the message says
+# which) or a signal ended the script; 3 on a setup error on the host.
 set -u
 
-out=build/vm
+arch=x86_64
+out=
 timeout_s=300
 files=()
-while getopts o:t:f: opt; do
+while getopts a:o:t:f: opt; do
 	case $opt in
+	a) arch=$OPTARG ;;
 	o) out=$OPTARG ;;
 	t) timeout_s=$OPTARG ;;
 	f) files+=("$OPTARG") ;;
-	*) sed -n '2,14p' "$0" >&2; exit 3 ;;
+	*) sed -n '2,19p' "$0" >&2; exit 3 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -54,35 +85,67 @@ cwd=$(pwd)
 
 die() { echo "vmtest: $*" >&2; exit 3; }
 
+case $arch in
+x86_64 | amd64) arch=x86_64 deb_arch=amd64 ;;
+aarch64 | arm64) arch=aarch64 deb_arch=arm64 ;;
+*) die "-a $arch: the guest is x86_64 or aarch64" ;;
+esac
+if [ "$arch" = x86_64 ]; then
+	: "${out:=build/vm}"
+	# The kernel's meta package, and how apt names its packages.
+	kmeta=linux-image-amd64 qual=
+	serial_config=SERIAL_8250_CONSOLE
+	console=ttyS0
+	tools=(qemu-system-x86_64 cpio gzip gcc)
+else
+	: "${out:=build/vm-aarch64}"
+	kmeta=linux-image-arm64:arm64 qual=:arm64
+	serial_config=SERIAL_AMBA_PL011_CONSOLE
+	console=ttyAMA0
+	tools=(qemu-system-aarch64 qemu-aarch64-static aarch64-linux-gnu-gcc cpio gzip)
+fi
+for t in "${tools[@]}"; do
+	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh test installs it)"
+done
+
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
+
+# download PKG DIR: `apt-get download PKG` into DIR, once more after an
+# apt-get update if the lists name a version the mirror no longer has.
+download() {
+	(cd "$2" && apt-get download "$1" >/dev/null 2>&1) && return 0
+	echo "vmtest: apt-get download $1 failed: apt-get update, then again"
+	apt-get update -qq >/dev/null 2>&1 || true
+	(cd "$2" && apt-get download "$1")
+}
 
 # ---- kernel ---------------------------------------------------------------
 
 resolve_pkg() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\.0-.*-amd64$/ { print $2; exit }'
+	apt-cache depends "$kmeta" 2>/dev/null |
+		awk -v a="$deb_arch" -v q="$qual" '
+			$1 == "Depends:" && $2 ~ ("^linux-image-6\\.1\\.0-.*-" a q "$") {
+				sub(q "$", "", $2); print $2; exit }'
 }
 pkg=$(resolve_pkg)
 if [ -z "$pkg" ]; then
-	echo "vmtest: apt lists have no linux-image-amd64: apt-get update"
+	echo "vmtest: apt lists have no $kmeta: apt-get update"
 	apt-get update -qq >/dev/null 2>&1 || true
 	pkg=$(resolve_pkg)
 fi
 if [ -z "$pkg" ]; then
 	# Offline: use the newest kernel already downloaded.
 	pkg=$(ls -1 "$out/kernel" 2>/dev/null | grep '^linux-image-6\.1\.0-' | sort -V | tail -n 1)
-	[ -n "$pkg" ] || die "cannot resolve Debian's 6.1 kernel package (apt-cache depends linux-image-amd64)"
+	[ -n "$pkg" ] || die "cannot resolve Debian's 6.1 kernel package (apt-cache depends $kmeta${qual:+; scripts/deps.sh test adds the arm64 architecture})"
 	echo "vmtest: apt-cache failed; using the cached $pkg"
 fi
 kdir=$out/kernel/$pkg
 vmlinuz=$kdir/vmlinuz
 if [ ! -s "$vmlinuz" ]; then
-	echo "vmtest: downloading $pkg"
+	echo "vmtest: downloading $pkg$qual"
 	rm -rf "$kdir" && mkdir -p "$kdir/dl" "$kdir/x" || die "cannot create $kdir"
-	(cd "$kdir/dl" && apt-get download "$pkg" >/dev/null 2>&1) ||
-		(cd "$kdir/dl" && apt-get download "$pkg") ||
-		die "apt-get download $pkg failed"
+	download "$pkg$qual" "$kdir/dl" || die "apt-get download $pkg$qual failed"
 	deb=$(ls "$kdir"/dl/*.deb | head -n 1)
 	dpkg-deb -x "$deb" "$kdir/x" || die "dpkg-deb -x $deb failed"
 	cp "$kdir"/x/boot/config-* "$kdir/config" &&
@@ -92,31 +155,59 @@ if [ ! -s "$vmlinuz" ]; then
 	# The modules are not needed (see above): keep only vmlinuz and config.
 	rm -rf "$kdir/x" "$kdir/dl"
 fi
-for c in USERFAULTFD BPF_SYSCALL DEBUG_INFO_BTF DEVTMPFS SERIAL_8250_CONSOLE \
+for c in USERFAULTFD BPF_SYSCALL DEBUG_INFO_BTF DEVTMPFS $serial_config \
 	BLK_DEV_INITRD RD_GZIP FTRACE BPF_EVENTS; do
 	grep -qx "CONFIG_$c=y" "$kdir/config" ||
 		die "$pkg: CONFIG_$c is not built in (the initramfs carries no modules)"
 done
 
+# ---- the guest's own programs ----------------------------------------------
+
+if [ "$arch" = x86_64 ]; then
+	busybox=/bin/busybox
+	bash_bin=/bin/bash
+	[ -x "$busybox" ] && ! ldd "$busybox" >/dev/null 2>&1 ||
+		die "$busybox is missing or not busybox-static (scripts/deps.sh installs busybox-static)"
+	helper=$out/debug-exit helper_src=$here/vmtest/debug-exit.c helper_cc=gcc
+else
+	# Debian's arm64 packages, unpacked once into DIR/debs/root.
+	debs=$out/debs
+	guest_debs="busybox-static bash libtinfo6"
+	if [ "$(cat "$debs/list" 2>/dev/null)" != "$guest_debs" ] ||
+		[ ! -x "$debs/root/bin/busybox" ] || [ ! -x "$debs/root/bin/bash" ]; then
+		echo "vmtest: downloading $guest_debs for arm64"
+		rm -rf "$debs" && mkdir -p "$debs/dl" "$debs/root" || die "cannot create $debs"
+		for p in $guest_debs; do
+			download "$p:arm64" "$debs/dl" || die "apt-get download $p:arm64 failed"
+		done
+		for d in "$debs"/dl/*.deb; do
+			dpkg -x "$d" "$debs/root" || die "dpkg -x $d failed"
+		done
+		(cd "$debs/dl" && ls -- *.deb) > "$debs/debs"
+		rm -rf "$debs/dl"
+		echo "$guest_debs" > "$debs/list"
+	fi
+	busybox=$debs/root/bin/busybox
+	bash_bin=$debs/root/bin/bash
+	[ -x "$busybox" ] && [ -x "$bash_bin" ] || die "no bin/busybox or bin/bash in $debs/root"
+	helper=$out/semihost-exit helper_src=$here/vmtest/semihost-exit.c
+	helper_cc=aarch64-linux-gnu-gcc
+	ld_so=/lib/ld-linux-aarch64.so.1
+	[ -x "$ld_so" ] || die "no $ld_so (scripts/deps.sh test installs libc6-dev:arm64)"
+fi
+if [ ! -x "$helper" ] || [ "$helper_src" -nt "$helper" ]; then
+	$helper_cc -static -O2 -Wall -Werror -o "$helper" "$helper_src" ||
+		die "cannot build $helper ($helper_cc -static: libc6-dev${qual} has libc.a)"
+fi
+
 # ---- initramfs ------------------------------------------------------------
 
-busybox=/bin/busybox
-[ -x "$busybox" ] && ! ldd "$busybox" >/dev/null 2>&1 ||
-	die "$busybox is missing or not busybox-static (scripts/deps.sh installs busybox-static)"
-for t in qemu-system-x86_64 cpio gzip gcc; do
-	command -v $t >/dev/null || die "$t not found (scripts/deps.sh installs it)"
-done
-
 root=$out/root
-rm -rf "$root" && mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc,vmtest,lib64} ||
+rm -rf "$root" && mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc,vmtest} ||
 	die "cannot create $root"
-cp "$busybox" "$root/bin/busybox"
-helper=$out/debug-exit
-if [ ! -x "$helper" ] || [ "$here/vmtest/debug-exit.c" -nt "$helper" ]; then
-	gcc -static -O2 -Wall -Werror -o "$helper" "$here/vmtest/debug-exit.c" ||
-		die "cannot build the debug-exit helper (gcc -static: libc6-dev has libc.a)"
-fi
-cp "$helper" "$root/vmtest/debug-exit"
+cp "$busybox" "$root/bin/busybox" || die "cannot copy $busybox"
+cp "$bash_bin" "$root/bin/bash" || die "cannot copy $bash_bin"
+cp "$helper" "$root/vmtest/exit" || die "cannot copy $helper"
 
 # copy_path SRC: SRC (absolute) into the root at the same path, symlinks
 # followed; directories whole.
@@ -126,28 +217,73 @@ copy_path() {
 	cp -rL "$src" "$root$src" || die "cannot copy $src"
 }
 
-# Every copied ELF file brings the libraries ldd names and the loader.
-libs_of() {
-	ldd "$1" 2>/dev/null | awk '
-		$2 == "=>" && $3 ~ /^\// { print $3 }
-		$1 ~ /^\// { print $1 }'
+# elf_machine FILE: prints FILE's e_machine (62 x86-64, 183 AArch64) if it
+# is an ELF executable or shared object (e_type 2 or 3), nothing otherwise.
+elf_machine() {
+	[ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] || return 0
+	od -An -tu2 -j16 -N4 "$1" | awk '$1 == 2 || $1 == 3 { print $2 }'
 }
 
-copy_path /bin/bash
+# libs_of FILE: the libraries FILE (a guest path, in the root) needs and
+# the loader, one path a line.  x86_64: ldd on the host's copy.  aarch64:
+# "not found: NAME" for a library that is missing; the arm64 loader
+# lists them as it would in the guest, with the root's library directories
+# (the unpacked arm64 packages') first and the host's arm64 multiarch
+# directories after them.
+if [ "$arch" = x86_64 ]; then
+	libs_of() {
+		ldd "$1" 2>/dev/null | awk '
+			$2 == "=>" && $3 ~ /^\// { print $3 }
+			$1 ~ /^\// { print $1 }'
+	}
+else
+	libs_of() {
+		[ "$(elf_machine "$root$1")" = 183 ] || return 0
+		qemu-aarch64-static "$ld_so" \
+			--library-path "$root/lib/aarch64-linux-gnu:$root/usr/lib/aarch64-linux-gnu" \
+			--list "$root$1" 2>&1 | awk -v r="$root" '
+			# The loader stops at the first library it cannot find.
+			/error while loading shared libraries: / {
+				sub(/.*error while loading shared libraries: /, "")
+				sub(/: cannot open shared object file.*/, "")
+				print "not found: " $0; next }
+			$2 == "=>" && $3 == "not" { print "not found: " $1; next }
+			$2 == "=>" && $3 ~ /^\// { p = $3 }
+			$2 != "=>" && $1 ~ /^\// { p = $1 }
+			p != "" { if (index(p, r "/") == 1) p = substr(p, length(r) + 1); print p; p = "" }'
+	}
+	# The unpacked packages' libraries (libtinfo for bash), where the
+	# guest's loader looks.
+	for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu; do
+		[ -d "$debs/root/$d" ] || continue
+		mkdir -p "$root/$d" && cp -a "$debs/root/$d"/*.so* "$root/$d/" 2>/dev/null
+	done
+fi
+
 for f in "${files[@]}"; do
 	case $f in /*) ;; *) f=$cwd/$f ;; esac
 	[ -e "$f" ] || die "$f does not exist"
+	if [ "$arch" = aarch64 ] && [ -f "$f" ] && [ "$(elf_machine "$f")" = 62 ]; then
+		echo "vmtest: warning: $f is an x86-64 program: it cannot run in the arm64 guest"
+	fi
 	copy_path "$f"
 done
+# The loader's list is whole (the libraries' libraries too), as ldd's is.
 mapfile -t elves < <(find "$root" -type f -perm -u+x -o -type f -name '*.so*' | sort)
 declare -A seen=()
 for e in "${elves[@]}"; do
 	head -c 4 "$e" 2>/dev/null | grep -q 'ELF' || continue
-	for l in $(libs_of "${e#"$root"}"); do
-		[ -n "${seen[$l]:-}" ] && continue
-		seen[$l]=1
-		[ -e "$root$l" ] || copy_path "$l"
-	done
+	while IFS= read -r l; do
+		case $l in
+		"not found: "*)
+			echo "vmtest: warning: ${e#"$root"} needs ${l#not found: }, which is not found" ;;
+		?*)
+			[ -n "${seen[$l]:-}" ] && continue
+			seen[$l]=1
+			[ -e "$root$l" ] || copy_path "$l"
+			;;
+		esac
+	done < <(libs_of "${e#"$root"}")
 done
 
 # The tests: one per line, NAME<TAB>COMMAND.
@@ -182,7 +318,7 @@ ulimit -c 0
 # The tests print where their kernel runs: "kernel: RELEASE (QEMU guest)".
 export VMTEST_WHERE="QEMU guest"
 kernel=$(uname -r)
-echo "vmtest: guest kernel $kernel ($(nproc) CPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo))"
+echo "vmtest: guest kernel $kernel ($(uname -m), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo); init at uptime $(cut -d' ' -f1 /proc/uptime) s)"
 cd "$(cat /vmtest/cwd)"
 passed=0 failed=0 skipped=0
 tab=$(printf '\t')
@@ -201,8 +337,8 @@ while IFS=$tab read -r name cmd; do
 done < /vmtest/tests
 echo "vmtest: kernel $kernel: $passed passed, $failed failed, $skipped skipped (uptime $(cut -d' ' -f1 /proc/uptime) s)"
 sync
-if [ "$failed" = 0 ]; then /vmtest/debug-exit 0; else /vmtest/debug-exit 1; fi
-echo "vmtest: isa-debug-exit did not end QEMU"
+if [ "$failed" = 0 ]; then /vmtest/exit 0; else /vmtest/exit 1; fi
+echo "vmtest: the exit helper did not end QEMU"
 poweroff -f
 EOF
 chmod 755 "$root/init"
@@ -217,16 +353,45 @@ echo "vmtest: $pkg ($(cat "$kdir/deb" 2>/dev/null)), initramfs $(du -k "$initrd"
 
 # ---- QEMU -----------------------------------------------------------------
 
+append="console=$console panic=-1 quiet loglevel=3 oops=panic"
+if [ "$arch" = x86_64 ]; then
+	qemu=(qemu-system-x86_64 -machine q35,accel=tcg -cpu max -m 1G -smp 2
+		-nographic -no-reboot -nic none -vga none
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04)
+else
+	qemu=(qemu-system-aarch64 -machine virt,accel=tcg -cpu max,pauth-impdef=on -m 1G -smp 2
+		-nographic -no-reboot -nic none
+		-semihosting-config enable=on,target=native,userspace=on)
+fi
+
+# QEMU's output goes through a FIFO to the printer, so that QEMU (under
+# timeout) is this shell's own job: waiting for it can be interrupted, and
+# the EXIT trap stops it on any way out of this script.
 log=$out/console.log
+fifo=$out/console.fifo
+rm -f "$fifo" && mkfifo "$fifo" || die "cannot create $fifo"
+qemu_pid=
+stop_qemu() {
+	[ -n "$qemu_pid" ] || return 0
+	echo "vmtest: stopping QEMU" >&2
+	kill -TERM "$qemu_pid" 2>/dev/null
+	wait "$qemu_pid" 2>/dev/null
+	qemu_pid=
+}
+trap 'stop_qemu; rm -f "$fifo"' EXIT
+trap 'echo "vmtest: interrupted" >&2; exit 2' INT TERM HUP
+tr -d '\r' < "$fifo" | tee "$log" | sed -u 's/^/guest| /' &
+printer=$!
 start=$(date +%s.%N)
-timeout -k 10 "$timeout_s" qemu-system-x86_64 -machine q35,accel=tcg -cpu max -m 1G -smp 2 \
-	-nographic -no-reboot -nic none -vga none \
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-	-kernel "$vmlinuz" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=3 oops=panic" </dev/null 2>&1 |
-	tr -d '\r' | tee "$log" | sed -u 's/^/guest| /'
-rc=${PIPESTATUS[0]}
+timeout -k 10 "$timeout_s" "${qemu[@]}" -kernel "$vmlinuz" -initrd "$initrd" \
+	-append "$append" </dev/null >"$fifo" 2>&1 &
+qemu_pid=$!
+wait "$qemu_pid"
+rc=$?
+qemu_pid=
 end=$(date +%s.%N)
+# The printer ends when QEMU's end of the FIFO closes.
+wait "$printer"
 took=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
 result=$(grep -E '^vmtest: kernel .*: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
@@ -247,6 +412,14 @@ if [ -z "$result" ]; then
 		echo "vmtest: the kernel did not boot to init (QEMU exit status $rc) after $took s (log: $log)"
 	fi
 	exit 2
+fi
+# Boot: the kernel's start to init by the guest's clock, and QEMU's start
+# to init by the host's (the run's time less the guest's after init).
+init_up=$(sed -n 's/.*vmtest: guest kernel .*; init at uptime \([0-9.]*\) s)$/\1/p' "$log" | tail -n 1)
+end_up=$(sed -n 's/^vmtest: kernel .*(uptime \([0-9.]*\) s)$/\1/p' "$log" | tail -n 1)
+if [ -n "$init_up" ] && [ -n "$end_up" ]; then
+	echo "vmtest: boot to init: $init_up s of guest uptime, $(awk -v t="$took" -v a="$init_up" \
+		-v b="$end_up" 'BEGIN { printf "%.1f", t - (b - a) }') s from QEMU's start"
 fi
 echo "vmtest: ${result#vmtest: }; QEMU boot to result $took s"
 case $rc in

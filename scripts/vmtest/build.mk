@@ -7,6 +7,9 @@
 # Console log: build/vm/console.log.  In CHECKS as check-vm: about 3
 # minutes under TCG on the 2-core build machine (2m47s: the daemon's tests
 # 90 s, the shim tests 40 s, the unit tests 10 s, boot and initramfs 25 s).
+# The arm64 guest, make vmtest-aarch64 (Debian's arm64 6.1 kernel under
+# qemu-system-aarch64 -M virt), is in scripts/vmtest/aarch64.mk, included
+# at the end.
 #
 #   make vmtest [VMTEST_TIMEOUT=900]      (check-vm: the same)
 #
@@ -113,3 +116,5 @@ vmtest: $(VMTEST_DEPS) | deps
 		$(addprefix -f ,$(sort $(VMTEST_FILES))) -- $(VMTEST_TESTS)
 
 check-vm: vmtest
+
+include scripts/vmtest/aarch64.mk
