@@ -34,15 +34,20 @@ static sigset_t app_blocked;
 static void *app_frames[64];
 static volatile int app_nframes;
 static volatile uintptr_t app_fault_pc;
+/* Where the handler ran: a local's address, its siginfo's and ucontext's, the interrupted sp. */
+static volatile uintptr_t app_local, app_si, app_uc, app_sp;
 
 static void app_handler(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 
 	(void)sig;
-	(void)si;
 	pthread_sigmask(SIG_BLOCK, NULL, &app_blocked);
 	app_fault_pc = test_uc_pc(uc);
+	app_local = (uintptr_t)&uc;
+	app_si = (uintptr_t)si;
+	app_uc = (uintptr_t)uc;
+	app_sp = test_uc_sp(uc);
 	app_nframes = backtrace(app_frames, 64);
 	/* Skip the load. */
 	test_uc_skip(uc, JIT_LOAD_BYTES);
@@ -215,6 +220,38 @@ START_TEST(backtrace_crosses_the_mirror_signal_frame)
 }
 END_TEST
 
+/*
+ * An action without SA_ONSTACK, in a thread with an alternate stack: the
+ * handler runs on the interrupted stack, below its stack pointer, with its
+ * siginfo and ucontext there too (the kernel's frame for the action, not
+ * faultline's on the alternate stack), and the program goes on after.
+ */
+START_TEST(handler_without_onstack_runs_below_the_interrupted_stack)
+{
+	static char alt[1 << 16] __attribute__((aligned(16)));
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old;
+	uintptr_t lo = (uintptr_t)alt, hi = lo + sizeof(alt);
+	struct sigaction a;
+	struct jit j;
+
+	jit_init_only();
+	jit_make(&j);
+	ck_assert_int_eq(sigaltstack(&ss, &old), 0);
+	app_action(&a, 0, 0);
+	ck_assert_int_eq(fl_sigaction(SIGSEGV, &a, NULL), 0);
+	unclaimed_fault(&j);
+	ck_assert_int_eq(sigaltstack(&old, NULL), 0);
+	ck_assert_msg(app_local < lo || app_local >= hi, "the handler ran on the alternate stack");
+	ck_assert_msg(app_uc < lo || app_uc >= hi, "its ucontext is on the alternate stack");
+	ck_assert_msg(app_si < lo || app_si >= hi, "its siginfo is on the alternate stack");
+	ck_assert_msg(app_uc < app_sp && app_sp - app_uc < 65536 && app_si < app_sp &&
+		      app_local < app_si && app_local < app_uc,
+		      "the frame is not below the interrupted sp %#lx: siginfo %#lx, ucontext %#lx, "
+		      "a local %#lx", (unsigned long)app_sp, (unsigned long)app_si,
+		      (unsigned long)app_uc, (unsigned long)app_local);
+}
+END_TEST
+
 Suite *chain_suite(void)
 {
 	Suite *s = suite_create("chain");
@@ -224,6 +261,7 @@ Suite *chain_suite(void)
 	tcase_add_test(tc, handler_runs_with_its_mask_through_any_mirror);
 	tcase_add_test(tc, mirror_leaves_the_handshake_signal_unblocked);
 	tcase_add_test(tc, backtrace_crosses_the_mirror_signal_frame);
+	tcase_add_test(tc, handler_without_onstack_runs_below_the_interrupted_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

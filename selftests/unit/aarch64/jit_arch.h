@@ -43,6 +43,11 @@ static inline uintptr_t test_uc_pc(const ucontext_t *uc)
 	return (uintptr_t)uc->uc_mcontext.pc;
 }
 
+static inline uintptr_t test_uc_sp(const ucontext_t *uc)
+{
+	return (uintptr_t)uc->uc_mcontext.sp;
+}
+
 static inline void test_uc_skip(ucontext_t *uc, unsigned bytes)
 {
 	uc->uc_mcontext.pc += bytes;

@@ -34,6 +34,11 @@ static inline uintptr_t test_uc_pc(const ucontext_t *uc)
 	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 }
 
+static inline uintptr_t test_uc_sp(const ucontext_t *uc)
+{
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+}
+
 static inline void test_uc_skip(ucontext_t *uc, unsigned bytes)
 {
 	uc->uc_mcontext.gregs[REG_RIP] += bytes;
