@@ -74,23 +74,35 @@ int fl_stackmap_record_at(uint64_t pc, struct fl_stackmap_at *out);
  * Locations
  */
 
-/* DWARF register numbers of x86-64, as stack map locations name them. */
-enum {
-	FL_DWARF_RAX = 0, FL_DWARF_RDX, FL_DWARF_RCX, FL_DWARF_RBX,
-	FL_DWARF_RSI, FL_DWARF_RDI, FL_DWARF_RBP, FL_DWARF_RSP,
-	FL_DWARF_R8, FL_DWARF_R9, FL_DWARF_R10, FL_DWARF_R11,
-	FL_DWARF_R12, FL_DWARF_R13, FL_DWARF_R14, FL_DWARF_R15,
-	FL_DWARF_RA = 16,	/* the return address */
-	FL_DWARF_XMM0 = 17,	/* xmm0..xmm15: 17..32 */
-	FL_DWARF_REGS = 33,
+/*
+ * The low 8 bytes of a floating-point or vector register (an XMM register
+ * of x86-64, a V register of AArch64): a double, a float, or the bits.
+ */
+union fl_xmm {
+	double d;
+	float f;
+	uint64_t bits;
 };
+
+/*
+ * The architecture's part: FL_DWARF_REGS, the DWARF register names
+ * (FL_DWARF_* of x86-64, FL_DWARF_A64_* of AArch64), FL_DEOPT_INT_ARGS,
+ * FL_DEOPT_FP_ARGS and struct fl_deopt_return.  Each header defines them
+ * only when compiled for its architecture.
+ */
+#include <faultline/x86_64/deopt_regs.h>
+#include <faultline/aarch64/deopt_regs.h>
+
+#ifndef FL_DEOPT_ARCH_KNOWN
+#error "<faultline/deopt.h>: faultline knows x86-64 and AArch64 only"
+#endif
 
 /*
  * A frame's registers, as locations are read in it: for each DWARF
  * register, where its value in that frame is stored (8 bytes; 16 for an
- * XMM register), or NULL when it is unknown.  RSP's is the frame's stack
- * pointer at the call, the value Direct and Indirect locations add their
- * offset to.  Pointing at where a register is stored, not holding its
+ * XMM or V register), or NULL when it is unknown.  The stack pointer's
+ * (FL_DWARF_RSP, FL_DWARF_A64_SP) is the frame's stack pointer at the
+ * call, the value Direct and Indirect locations add their offset to.  Pointing at where a register is stored, not holding its
  * value, lets a writer change it: a callee-saved register that a callee
  * spilled is changed in its spill slot.
  */
@@ -107,8 +119,8 @@ struct fl_frame_regs {
  *   ConstantIndex  the constant (loc->constant: sign-extended from 32 bits
  *                  for Constant)
  * Register and Indirect values of 1, 2 or 4 bytes are zero-extended: the
- * reader knows the value's type.  An XMM register location (size 16: a
- * float or a double kept there) reads as the register's low 8 bytes.
+ * reader knows the value's type.  An XMM or V register location (size
+ * 16: a float or a double kept there) reads as the register's low 8 bytes.
  * Returns 0 with *value set, -EINVAL for a location kind it does not
  * know, a size other than 1, 2, 4 or 8 where it reads memory or a
  * general register, or a register outside FL_DWARF_REGS;
@@ -160,15 +172,19 @@ struct fl_walk_frame {
 	const struct fl_stackmap_at *at;	/* the record at pc, its function, its module */
 	/*
 	 * Where its registers are stored, for fl_location_read and
-	 * fl_location_write.  The callee-saved ones (rbx, rbp, r12..r15):
-	 * where the frame gets them back from when it resumes, a callee's
-	 * save slot or, when no callee saved one, the start's context (the
-	 * register itself, which fl_stack_walk or the signal's return
-	 * reloads), so that a write is what the frame sees.  RSP and RA
-	 * point at copies of sp and pc (writing them changes nothing).  The
-	 * other registers are NULL, for a call does not keep them, but in
-	 * the first frame from a signal context, interrupted anywhere: all
-	 * the general registers and xmm0..xmm15 are the context's.
+	 * fl_location_write.  The callee-saved ones (x86-64: rbx, rbp,
+	 * r12..r15; AArch64: x19..x28, x29, d8..d15, the low 8 bytes of
+	 * v8..v15): where the frame gets them back from when it resumes, a
+	 * callee's save slot or, when no callee saved one, the start's
+	 * context (the register itself, which fl_stack_walk or the signal's
+	 * return reloads), so that a write is what the frame sees.  The
+	 * stack pointer (RSP, A64_SP) and the return address (RA; AArch64:
+	 * LR, x30, which holds it at the call) point at copies of sp and pc
+	 * (writing them changes nothing).  The other registers are NULL, for
+	 * a call does not keep them, but in the first frame from a signal
+	 * context, interrupted anywhere: all the general registers and the
+	 * vector registers (xmm0..xmm15; v0..v31) are the context's, and its
+	 * LR too on AArch64.
 	 */
 	const struct fl_frame_regs *regs;
 };
@@ -211,13 +227,6 @@ int fl_stack_walk(const struct fl_walk_start *start, fl_walk_fn fn, void *ctx);
  * Deoptimization
  */
 
-/* The low 8 bytes of an XMM register: a double, a float, or the bits. */
-union fl_xmm {
-	double d;
-	float f;
-	uint64_t bits;
-};
-
 /* One decoded deopt value. */
 struct fl_deopt_value {
 	const struct fl_stackmap_location *location;
@@ -238,33 +247,31 @@ struct fl_deopt_state {
 	const struct fl_deopt_value *values;	/* locations 3.. */
 	/*
 	 * The intrinsic's own call arguments, as the calling convention
-	 * passed them: the integer and pointer ones in rdi, rsi, rdx, rcx,
-	 * r8, r9, the floating-point ones in xmm0..xmm7, the rest on the
-	 * stack from stack_args (the caller's stack pointer at the call).
+	 * passed them: the integer and pointer ones in int_args (x86-64: rdi,
+	 * rsi, rdx, rcx, r8, r9; AArch64: x0..x7), the floating-point ones in
+	 * xmm_args (xmm0..xmm7; d0..d7), the rest on the stack from
+	 * stack_args (the caller's stack pointer at the call).
 	 */
-	uint64_t int_args[6];
-	union fl_xmm xmm_args[8];
+	uint64_t int_args[FL_DEOPT_INT_ARGS];
+	union fl_xmm xmm_args[FL_DEOPT_FP_ARGS];
 	const uint64_t *stack_args;
 	/*
 	 * The deoptimized frame's registers at the call, for reading more
-	 * (fl_location_read): the general registers, xmm0..xmm7 and the
-	 * return address.  Valid during the handler's call only.
+	 * (fl_location_read): the general registers, the return address
+	 * (x86-64: RA; AArch64: LR) and the argument registers xmm0..xmm7
+	 * (x86-64) or every V register's low 8 bytes (AArch64: v0..v7 hold
+	 * arguments, v8..v15 callee-saved values).  Valid during the
+	 * handler's call only.
 	 */
 	const struct fl_frame_regs *regs;
 };
 
 /*
- * What the deoptimized function returns to its caller: rax for an integer
- * or a pointer, xmm0 for a float or a double (a two-register result uses
- * rdx and xmm1 too).  Every one of them is loaded; the handler sets the
- * one the function's type returns in.  Zeroed before the handler's call.
+ * struct fl_deopt_return, what the deoptimized function returns to its
+ * caller, is the architecture's (x86_64/deopt_regs.h, aarch64/
+ * deopt_regs.h): the registers the calling convention returns in, all
+ * loaded, zeroed before the handler's call.
  */
-struct fl_deopt_return {
-	uint64_t rax;
-	uint64_t rdx;
-	union fl_xmm xmm0;
-	union fl_xmm xmm1;
-};
 
 /*
  * The runtime's deopt handler: rebuilds the interpreter's frames from

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A deoptimization, from __llvm_deoptimize's saved registers (entry.S) to
+ * A deoptimization, from __llvm_deoptimize's saved registers (ARCH/entry.S) to
  * the deoptimized frame's caller: find the record of the return address,
  * decode the deopt state, work out the frame's return with libunwind, call
  * the runtime's handler, and return its value from the frame.
@@ -10,6 +10,8 @@
  * information.  The return itself is faultline's (fl_deopt_resume), not
  * unw_resume: libunwind 1.6.2 cannot set an XMM register (unw_set_reg
  * returns -UNW_EBADREG), so it could not return a float or a double.
+ * What knows the registers (the saved ones, the calling convention's, the
+ * return's) is the architecture's: lib/deopt/ARCH/deopt_arch.h.
  *
  * The compiled code may deoptimize in any context, a signal handler's
  * callee included: nothing here allocates or locks until the handler
@@ -136,17 +138,10 @@ static void say_site(struct msg *m, uint64_t pc, const struct fl_stackmap_at *at
 		    (unsigned long long)at->record->id);
 }
 
-static const char *const reg_names[FL_DWARF_REGS] = {
-	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "ra",
-	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
-};
-
 static void say_location(struct msg *m, const struct fl_stackmap_location *l)
 {
 	const char *kind = fl_location_kind_name(l->kind);
-	const char *reg = l->dwarf_reg < FL_DWARF_REGS ? reg_names[l->dwarf_reg] : "?";
+	const char *reg = fl_arch_reg_name(l->dwarf_reg);
 
 	say(m, "%s %u", kind ? kind : "?", l->size);
 	if (l->kind == FL_LOC_REGISTER)
@@ -159,20 +154,6 @@ static void say_location(struct msg *m, const struct fl_stackmap_location *l)
 /* ------------------------------------------------------------------------
  * Decoding
  */
-
-static void frame_regs(struct fl_deopt_saved *sv, struct fl_frame_regs *regs)
-{
-	memset(regs, 0, sizeof(*regs));
-	for (int i = 0; i <= FL_DWARF_RA; i++)
-		regs->at[i] = &sv->gpr[i];
-	for (int i = 0; i < 8; i++)
-		regs->at[FL_DWARF_XMM0 + i] = sv->xmm[i];
-}
-
-/* The integer argument registers of the SysV ABI, in order. */
-static const int int_arg_regs[6] = {
-	FL_DWARF_RDI, FL_DWARF_RSI, FL_DWARF_RDX, FL_DWARF_RCX, FL_DWARF_R8, FL_DWARF_R9,
-};
 
 /* Deopt values that fit on the stack; a record with more maps an array. */
 #define STACK_VALUES 64
@@ -249,50 +230,36 @@ static uint32_t deopt_count(uint64_t pc, const struct fl_stackmap_at *at)
 static void unwind_one(uint64_t pc, const struct fl_stackmap_at *at,
 		       const struct fl_deopt_saved *sv, struct fl_deopt_resume *out)
 {
-	static const struct {
-		int reg;
-		size_t off;
-	} callee_saved[] = {
-		{ UNW_X86_64_RBX, offsetof(struct fl_deopt_resume, rbx) },
-		{ UNW_X86_64_RBP, offsetof(struct fl_deopt_resume, rbp) },
-		{ UNW_X86_64_R12, offsetof(struct fl_deopt_resume, r12) },
-		{ UNW_X86_64_R13, offsetof(struct fl_deopt_resume, r13) },
-		{ UNW_X86_64_R14, offsetof(struct fl_deopt_resume, r14) },
-		{ UNW_X86_64_R15, offsetof(struct fl_deopt_resume, r15) },
-	};
-	static const int gregs[16] = {
-		REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
-		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
-	};
 	struct msg m = { .len = 0 };
 	unw_proc_info_t pi;
 	unw_context_t uc;
 	unw_cursor_t c;
-	unw_word_t v;
+	unw_word_t v, ip;
+	const struct fl_arch_resume_reg *callee_saved;
+	size_t n;
 	const char *why;
 	int err;
 
 	/*
 	 * The context is the frame at the call, as if it had been captured
 	 * there: its pc the return address.  unw_init_local treats it as a
-	 * return address and looks up pc - 1, the call itself: a call that
-	 * ends its function (nothing follows a deoptimization) is still
-	 * found in its function's unwind information.
+	 * return address and looks up an address before it, in the call
+	 * itself: a call that ends its function (nothing follows a
+	 * deoptimization) is still found in its function's unwind
+	 * information.
 	 */
-	memset(&uc, 0, sizeof(uc));
-	for (int i = 0; i < 16; i++)
-		uc.uc_mcontext.gregs[gregs[i]] = (greg_t)sv->gpr[i];
-	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	fl_arch_saved_context(sv, pc, &uc);
 	if ((err = fl_libunwind->init_local(&c, &uc)) < 0) {
 		why = "unw_init_local failed";
 		goto fail;
 	}
 	/*
 	 * Without unwind information libunwind would guess from rbp: refuse
-	 * instead.  Asked by address (of the call): unw_get_proc_info makes up
-	 * a one-byte procedure where it finds none.
+	 * instead.  Asked by address (of the call, fl_arch_call_pc):
+	 * unw_get_proc_info makes up a one-byte procedure where it finds none.
 	 */
-	if ((err = fl_libunwind->get_proc_info_by_ip(fl_libunwind->local_addr_space, pc - 1, &pi, NULL)) < 0) {
+	if ((err = fl_libunwind->get_proc_info_by_ip(fl_libunwind->local_addr_space,
+						     fl_arch_call_pc(pc), &pi, NULL)) < 0) {
 		why = "no unwind information covers it (its .eh_frame; JIT code: is it given "
 		      "to fl_jit_register?)";
 		goto fail;
@@ -301,18 +268,37 @@ static void unwind_one(uint64_t pc, const struct fl_stackmap_at *at,
 		why = "libunwind cannot step out of it";
 		goto fail;
 	}
-	if ((err = fl_libunwind->get_reg(&c, UNW_REG_IP, &v)) < 0) {
+	if ((err = fl_libunwind->get_reg(&c, UNW_REG_IP, &ip)) < 0) {
 		why = "no return address";
 		goto fail;
 	}
-	out->rip = v;
 	if ((err = fl_libunwind->get_reg(&c, UNW_REG_SP, &v)) < 0) {
 		why = "no stack pointer";
 		goto fail;
 	}
-	out->rsp = v;
-	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++) {
-		if ((err = fl_libunwind->get_reg(&c, callee_saved[i].reg, &v)) < 0) {
+	fl_arch_resume_to(out, ip, v);
+	callee_saved = fl_arch_resume_callee_saved(&n);
+	for (size_t i = 0; i < n; i++) {
+		unw_save_loc_t loc;
+
+		if (!callee_saved[i].fp) {
+			err = fl_libunwind->get_reg(&c, callee_saved[i].unw_reg, &v);
+		} else {
+			/*
+			 * unw_get_reg reads no floating-point register; where the
+			 * frame's caller gets it back from does: the frame's save
+			 * slot, or none when the frame did not save it (its value
+			 * is the register's at the call, in the context).
+			 */
+			err = fl_libunwind->get_save_loc(&c, callee_saved[i].unw_reg, &loc);
+			if (err == 0 && loc.type == UNW_SLT_MEMORY)
+				memcpy(&v, (const void *)(uintptr_t)loc.u.addr, sizeof(v));
+			else if (err == 0 && loc.type == UNW_SLT_NONE)
+				v = *fl_arch_context_reg(&uc, callee_saved[i].unw_reg);
+			else if (err == 0)
+				err = -UNW_EBADREG;
+		}
+		if (err < 0) {
 			why = "a callee-saved register is not known";
 			goto fail;
 		}
@@ -356,7 +342,7 @@ __attribute__((visibility("hidden"))) void fl_deopt_enter(struct fl_deopt_saved 
 	struct fl_deopt_state st;
 	struct fl_frame_regs regs;
 	struct handler *h;
-	uint64_t pc = sv->gpr[FL_DWARF_RA];
+	uint64_t pc = fl_arch_saved_ra(sv);
 	bool mapped = false;
 	int err;
 
@@ -388,14 +374,10 @@ __attribute__((visibility("hidden"))) void fl_deopt_enter(struct fl_deopt_saved 
 			die(&m);
 		}
 	}
-	frame_regs(sv, &regs);
+	fl_arch_saved_frame_regs(sv, &regs);
 	decode(pc, &at, &regs, &st, values);
 	st.values = values;
-	for (int i = 0; i < 6; i++)
-		st.int_args[i] = sv->gpr[int_arg_regs[i]];
-	for (int i = 0; i < 8; i++)
-		st.xmm_args[i].bits = sv->xmm[i][0];
-	st.stack_args = (const uint64_t *)(uintptr_t)sv->gpr[FL_DWARF_RSP];
+	fl_arch_saved_args(sv, &st);
 	st.regs = &regs;
 
 	unwind_one(pc, &at, sv, &back);
@@ -408,10 +390,7 @@ __attribute__((visibility("hidden"))) void fl_deopt_enter(struct fl_deopt_saved 
 
 	if (mapped)
 		fl_deopt_values_put(values);
-	back.rax = ret.rax;
-	back.rdx = ret.rdx;
-	back.xmm0 = ret.xmm0.bits;
-	back.xmm1 = ret.xmm1.bits;
+	fl_arch_resume_return(&back, &ret);
 	skip_frames();
 	fl_deopt_resume(&back);
 }

@@ -9,6 +9,8 @@
 
 #include <faultline/deopt.h>
 
+#include "deopt_arch.h"
+
 /* The address of the register's storage in regs, or NULL; -EINVAL: no such register. */
 static int reg_at(const struct fl_frame_regs *regs, uint16_t reg, void **at)
 {
@@ -20,7 +22,7 @@ static int reg_at(const struct fl_frame_regs *regs, uint16_t reg, void **at)
 
 /*
  * The bytes of a Register or Indirect location that are its value: its
- * size, but for an XMM register (llc-14 gives a float or double kept in
+ * size, but for a vector register (llc-14 gives a float or double kept in
  * one the register's size, 16), whose low 8 bytes hold it.  0: a size
  * faultline does not read.
  */
@@ -28,7 +30,7 @@ static size_t value_size(const struct fl_stackmap_location *loc)
 {
 	if (loc->size == 1 || loc->size == 2 || loc->size == 4 || loc->size == 8)
 		return loc->size;
-	if (loc->kind == FL_LOC_REGISTER && loc->size == 16 && loc->dwarf_reg >= FL_DWARF_XMM0)
+	if (loc->kind == FL_LOC_REGISTER && loc->size == 16 && fl_arch_reg_is_vector(loc->dwarf_reg))
 		return 8;
 	return 0;
 }

@@ -51,7 +51,12 @@
 
 DEOPT_DIR := selftests/deopt
 DEOPT_OUT := $(B)/tests/deopt
-DEOPT_LLC := $(LLC) -mtriple=x86_64-unknown-linux-gnu -filetype=obj
+# The IR is compiled for the ARCH built (make ARCH=aarch64: llc-14
+# -mtriple=aarch64-linux-gnu, whose bl __llvm_deoptimize lib/deopt/aarch64/
+# takes).
+DEOPT_TRIPLE_x86_64 := x86_64-unknown-linux-gnu
+DEOPT_TRIPLE_aarch64 := aarch64-linux-gnu
+DEOPT_LLC := $(LLC) -mtriple=$(DEOPT_TRIPLE_$(ARCH)) -filetype=obj
 DEOPT_VARIANTS := O0_stack O1_stack O2_stack O3_stack O0_reg O1_reg O2_reg O3_reg
 
 # values.ll, one copy per variant (its functions renamed) and relocation model.

@@ -21,6 +21,35 @@
 
 #include "../common/t.h"
 
+/*
+ * The registers struct fl_deopt_return returns an integer and a float or
+ * a double in: the architecture's (x86-64: rax, xmm0; AArch64: x0, d0).
+ */
+#if defined(__aarch64__)
+#define RET_INT(r) ((r)->x0)
+#define RET_FP(r) ((r)->d0)
+#else
+#define RET_INT(r) ((r)->rax)
+#define RET_FP(r) ((r)->xmm0)
+#endif
+
+/*
+ * DWARF registers the location tests name: the stack pointer, two
+ * callee-saved registers and the first vector register (x86-64: rsp, rbx,
+ * r12, xmm0; AArch64: sp, x19, x20, v0).
+ */
+#if defined(__aarch64__)
+#define T_DWARF_SP FL_DWARF_A64_SP
+#define T_DWARF_CALLEE0 FL_DWARF_A64_X19
+#define T_DWARF_CALLEE1 (FL_DWARF_A64_X19 + 1)
+#define T_DWARF_VEC0 FL_DWARF_A64_V0
+#else
+#define T_DWARF_SP FL_DWARF_RSP
+#define T_DWARF_CALLEE0 FL_DWARF_RBX
+#define T_DWARF_CALLEE1 FL_DWARF_R12
+#define T_DWARF_VEC0 FL_DWARF_XMM0
+#endif
+
 /* fl_init, with the log on stderr; the loaded modules are registered. */
 static inline void t_start(const char *name)
 {
@@ -79,23 +108,23 @@ static inline bool ret_handle(const struct fl_deopt_state *st, struct fl_deopt_r
 	v = st->values[0].value;
 	switch (kind) {
 	case RET_I32:
-		ret->rax = (uint32_t)ret_i32_expected((int32_t)v);
+		RET_INT(ret) = (uint32_t)ret_i32_expected((int32_t)v);
 		break;
 	case RET_I64:
-		ret->rax = (uint64_t)ret_i64_expected((int64_t)v);
+		RET_INT(ret) = (uint64_t)ret_i64_expected((int64_t)v);
 		break;
 	case RET_PTR:
-		ret->rax = (uint64_t)(uintptr_t)ret_ptr_expected((void *)(uintptr_t)v);
+		RET_INT(ret) = (uint64_t)(uintptr_t)ret_ptr_expected((void *)(uintptr_t)v);
 		break;
 	case RET_F32:
 		f32.u = (uint32_t)v;
-		/* The intrinsic's own argument: the same float, in xmm0. */
+		/* The intrinsic's own argument: the same float, in xmm0 (s0). */
 		if (st->xmm_args[0].f != f32.f) {
 			snprintf(why, len, "f32: argument %g, deopt value %g",
 				 (double)st->xmm_args[0].f, (double)f32.f);
 			return false;
 		}
-		ret->xmm0.f = ret_f32_expected(f32.f);
+		RET_FP(ret).f = ret_f32_expected(f32.f);
 		break;
 	case RET_F64:
 		f64.u = v;
@@ -104,7 +133,7 @@ static inline bool ret_handle(const struct fl_deopt_state *st, struct fl_deopt_r
 				 f64.d);
 			return false;
 		}
-		ret->xmm0.d = ret_f64_expected(f64.d);
+		RET_FP(ret).d = ret_f64_expected(f64.d);
 		break;
 	case RET_VOID:
 		*(int64_t *)(uintptr_t)v = ret_void_expected((int64_t)st->values[1].value);

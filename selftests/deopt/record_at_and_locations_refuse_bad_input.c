@@ -121,12 +121,12 @@ static void locations(void)
 	struct fl_stackmap_location l;
 
 	rsp_value = (uint64_t)(uintptr_t)slot;
-	regs.at[FL_DWARF_RSP] = &rsp_value;
-	regs.at[FL_DWARF_RBX] = &rbx;
-	regs.at[FL_DWARF_XMM0 + 1] = xmm;
+	regs.at[T_DWARF_SP] = &rsp_value;
+	regs.at[T_DWARF_CALLEE0] = &rbx;
+	regs.at[T_DWARF_VEC0 + 1] = xmm;
 
 	l = (struct fl_stackmap_location){ .kind = FL_LOC_INDIRECT, .size = 8,
-					   .dwarf_reg = FL_DWARF_RSP, .offset = 8 };
+					   .dwarf_reg = T_DWARF_SP, .offset = 8 };
 	t_check(fl_location_read(&regs, &l, &v) == 0 && v == slot[1], "Indirect 8");
 	l.size = 2;
 	t_check(fl_location_read(&regs, &l, &v) == 0 && v == 0xf00d, "Indirect 2: 0x%llx",
@@ -136,21 +136,21 @@ static void locations(void)
 	l.size = 3;
 	t_check(fl_location_read(&regs, &l, &v) == -EINVAL, "Indirect of 3 bytes");
 	l = (struct fl_stackmap_location){ .kind = FL_LOC_DIRECT, .size = 8,
-					   .dwarf_reg = FL_DWARF_RSP, .offset = 16 };
+					   .dwarf_reg = T_DWARF_SP, .offset = 16 };
 	t_check(fl_location_read(&regs, &l, &v) == 0 && v == rsp_value + 16, "Direct");
 	t_check(fl_location_write(&regs, &l, 1) == -EINVAL, "a Direct location written");
 	l = (struct fl_stackmap_location){ .kind = FL_LOC_REGISTER, .size = 4,
-					   .dwarf_reg = FL_DWARF_RBX };
+					   .dwarf_reg = T_DWARF_CALLEE0 };
 	t_check(fl_location_read(&regs, &l, &v) == 0 && v == 0x55667788, "Register 4");
 	t_check(fl_location_write(&regs, &l, 0xaabbccdd) == 0 && rbx == 0x11223344aabbccddull,
 		"Register 4 written");
-	l.dwarf_reg = FL_DWARF_R12;
+	l.dwarf_reg = T_DWARF_CALLEE1;
 	t_check(fl_location_read(&regs, &l, &v) == -ENOENT, "an unknown register read");
 	l.dwarf_reg = 99;
 	t_check(fl_location_read(&regs, &l, &v) == -EINVAL, "register 99 read");
 	l = (struct fl_stackmap_location){ .kind = FL_LOC_REGISTER, .size = 16,
-					   .dwarf_reg = FL_DWARF_XMM0 + 1 };
-	t_check(fl_location_read(&regs, &l, &v) == 0 && v == xmm[0], "an XMM register");
+					   .dwarf_reg = T_DWARF_VEC0 + 1 };
+	t_check(fl_location_read(&regs, &l, &v) == 0 && v == xmm[0], "a vector register");
 	l = (struct fl_stackmap_location){ .kind = FL_LOC_CONSTANT, .size = 8,
 					   .constant = (uint64_t)-5 };
 	t_check(fl_location_read(&regs, &l, &v) == 0 && v == (uint64_t)-5, "Constant");

@@ -107,7 +107,7 @@ static void values_handler(const struct fl_deopt_state *st, struct fl_deopt_retu
 			i, fl_location_kind_name(l->kind), l->size, l->dwarf_reg, l->offset,
 			(unsigned long long)v, (unsigned long long)exp[i].v);
 	}
-	ret->rax = (uint64_t)(w->d * 7 + 1);
+	RET_INT(ret) = (uint64_t)(w->d * 7 + 1);
 }
 
 /* What @keeps computes from x when @values returns r. */

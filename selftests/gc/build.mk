@@ -49,7 +49,7 @@ $(GC_OUT)/ll/workload.opt.ll: $(GC_DIR)/workload.ll | deps
 define GC_VARIANT_RULE
 $(GC_OUT)/ll/workload-$(1).o: $(GC_OUT)/ll/workload.opt.ll
 	@$$(if $$(Q),echo "  LLC     $$@")
-	$$(Q)$$(LLC) -mtriple=x86_64-unknown-linux-gnu -filetype=obj -relocation-model=static \
+	$$(Q)$$(LLC) -mtriple=$(DEOPT_TRIPLE_$(ARCH)) -filetype=obj -relocation-model=static \
 		-$(firstword $(subst _, ,$(1))) $(if $(filter %_reg,$(1)),$(GC_REG_FLAGS)) $$< -o $$@
 
 $(GC_OUT)/moved_roots_keep_results_$(1): $(B)/obj/$(GC_DIR)/moved_roots_keep_results.o \
@@ -92,7 +92,7 @@ $(GC_OUT)/ll/sigframe-%.o: $(GC_DIR)/sigframe.ll | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LLC     $@")
 	$(Q)sed 's/@load_after_stackmap\b/@load_after_stackmap_$*/' $< | \
-		$(LLC) -mtriple=x86_64-unknown-linux-gnu -filetype=obj -relocation-model=static \
+		$(LLC) -mtriple=$(DEOPT_TRIPLE_$(ARCH)) -filetype=obj -relocation-model=static \
 		-$* -o $@
 
 $(GC_OUT)/signal_frame_is_the_context: $(B)/obj/$(GC_DIR)/signal_frame_is_the_context.o \
