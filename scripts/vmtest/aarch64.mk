@@ -41,7 +41,18 @@ VMTEST_AARCH64_TESTS = \
 	'bpf::$(VMA64_OUT)/bpf_exists' \
 	'esr::$(VMA64_OUT)/null_access_signal_has_esr_record' \
 	'bash::$(VMA64_DIR)/guest_runs_bash_scripts.sh' \
-	'fails-when-asked::VMTEST_AARCH64_FAIL=$(VMTEST_AARCH64_FAIL) $(VMA64_OUT)/fails_when_asked'
+	'fails-when-asked::VMTEST_AARCH64_FAIL=$(VMTEST_AARCH64_FAIL) $(VMA64_OUT)/fails_when_asked' \
+	'unit::CK_FORK=yes CK_TIMEOUT_MULTIPLIER=20 $(VMA64_UNIT)'
+
+# The arm64 build's programs the guest runs, made by make ARCH=aarch64
+# (build/aarch64/): asked of it each time, so that they are up to date.
+VMA64_UNIT := build/aarch64/tests/unit
+# What is loaded with dlopen (no DT_NEEDED names it): libunwind (the
+# library's), libgcc_s (glibc's backtrace()).
+VMA64_DLOPENED := /usr/lib/aarch64-linux-gnu/libunwind.so.8 /lib/aarch64-linux-gnu/libgcc_s.so.1
+.PHONY: vmtest-aarch64-progs
+vmtest-aarch64-progs: | vmtest-aarch64-deps
+	$(Q)$(MAKE) --no-print-directory ARCH=aarch64 $(VMA64_UNIT)
 
 # The top-level deps target installs the test packages only for goals
 # named check*, vmtest, bench* or fuzz*: this one asks for them itself.
@@ -49,6 +60,11 @@ VMTEST_AARCH64_TESTS = \
 vmtest-aarch64-deps:
 	$(Q)scripts/deps.sh test
 
-vmtest-aarch64: $(VMA64_BINS) | vmtest-aarch64-deps
+vmtest-aarch64: $(VMA64_BINS) vmtest-aarch64-progs | vmtest-aarch64-deps
 	$(Q)scripts/vmtest.sh -a aarch64 -o $(VMTEST_AARCH64_OUT) -t $(VMTEST_AARCH64_TIMEOUT) \
-		-f $(VMA64_OUT) $(addprefix -f ,$(VMA64_SCRIPTS)) -- $(VMTEST_AARCH64_TESTS)
+		-f $(VMA64_OUT) $(addprefix -f ,$(VMA64_SCRIPTS)) -f $(VMA64_UNIT) $(addprefix -f ,$(VMA64_DLOPENED)) \
+		-- $(VMTEST_AARCH64_TESTS)
+
+# In make check: the guest's suites (check-aarch64-user runs what qemu-user can).
+.PHONY: check-vm-aarch64
+check-vm-aarch64: vmtest-aarch64

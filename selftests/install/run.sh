@@ -9,7 +9,7 @@ PREFIX=/opt/faultline-test
 make --no-print-directory -s install DESTDIR="$W/root" PREFIX="$PREFIX" >/dev/null
 R=$W/root$PREFIX
 for f in bin/faultline lib/libfaultline.so lib/libfaultline.so.0 lib/libfaultline.a \
-	 lib/pkgconfig/faultline.pc include/faultline/format.h include/faultline/discovery.h \
+	 lib/pkgconfig/faultline.pc include/faultline/format.h include/faultline/discovery.h include/faultline/x86_64/deopt_regs.h include/faultline/aarch64/deopt_regs.h \
 	 share/man/man1/faultline.1 share/man/man3/fl_stackmap_next.3 share/doc/faultline/json.md \
 	 share/bash-completion/completions/faultline; do
 	[ -e "$R/$f" ] || { echo "install: missing $f"; exit 1; }

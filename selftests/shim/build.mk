@@ -20,7 +20,7 @@
 
 SHIM_DIR := selftests/shim
 SHIM_OUT := $(B)/tests/shim
-SHIM_LLC_FLAGS := -O2 -mtriple=x86_64-unknown-linux-gnu -filetype=obj
+SHIM_LLC_FLAGS := -O2 -mtriple=$(ARCH)-unknown-linux-gnu -filetype=obj
 SHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -I$(SHIM_DIR)
 SHIM_GNU := $(CC) -fuse-ld=bfd
 SHIM_LLD := $(CC) -fuse-ld=lld
