@@ -209,3 +209,25 @@ check-deopt: $(DEOPT_BINS) $(DEOPT_CXX_BINS) $(PRELOAD_SO) $(DEOPT_OUT)/ll/widen
 ifneq ($(SAN),1)
 	$(Q)$(MAKE) --no-print-directory SAN=1 check-deopt
 endif
+
+# make check-deopt-aarch64-user: the deopt and gc tests that need no
+# userfaultfd, bpf or perf, built for AArch64 (make ARCH=aarch64, under
+# build/aarch64/) and run under qemu-user (RUN_TARGET: scripts/qemu-user.sh)
+# by selftests/deopt/run_user.sh, which says what it does not run and why.
+# From another ARCH it makes itself with ARCH=aarch64.
+DEOPT_USER_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BINS) \
+	$(DEOPT_VALUES)_nopie $(DEOPT_VALUES)_pie $(DEOPT_VALUES)_shared \
+	$(DEOPT_OUT)/record_at_and_locations_refuse_bad_input \
+	$(DEOPT_OUT)/eh_frame_checked_before_registration
+# selftests/gc's (its build.mk, read after this one, has their rules).
+DEOPT_USER_GC_BINS := $(foreach v,$(DEOPT_VARIANTS),$(B)/tests/gc/moved_roots_keep_results_$(v)) \
+	$(B)/tests/gc/walk_refuses_bad_input
+
+.PHONY: check-deopt-aarch64-user
+ifeq ($(ARCH),aarch64)
+check-deopt-aarch64-user: $(DEOPT_USER_BINS) $(DEOPT_USER_GC_BINS)
+	$(Q)$(RUN_TARGET) $(DEOPT_DIR)/run_user.sh $(DEOPT_OUT) $(B)/tests/gc
+else
+check-deopt-aarch64-user:
+	$(Q)$(MAKE) --no-print-directory ARCH=aarch64 check-deopt-aarch64-user
+endif

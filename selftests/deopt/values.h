@@ -32,6 +32,8 @@ static const char *variant;
 static unsigned deopts;
 /* Seen: [kind][log2 size], sizes 1..16. */
 static bool seen[6][5];
+/* Register locations of a vector register (xmm, v), by log2 of their size. */
+static bool seen_vector[5];
 
 static uint64_t bits_f32(float f)
 {
@@ -92,6 +94,8 @@ static void values_handler(const struct fl_deopt_state *st, struct fl_deopt_retu
 		t_check(l->kind >= 1 && l->kind <= 5 && s >= 0, "%s: value %u: kind %u size %u",
 			variant, i, l->kind, l->size);
 		seen[l->kind][s] = true;
+		if (l->kind == FL_LOC_REGISTER && l->dwarf_reg >= T_DWARF_VEC0)
+			seen_vector[s] = true;
 		if (i == 7) {
 			/* The alloca's address: it holds d. */
 			t_check(*(const int64_t *)(uintptr_t)v == w->d,

@@ -18,6 +18,13 @@
  */
 #include <errno.h>
 #include <signal.h>
+
+/* The stack pointer's DWARF number. */
+#if defined(__aarch64__)
+#define T_DWARF_SP FL_DWARF_A64_SP
+#else
+#define T_DWARF_SP FL_DWARF_RSP
+#endif
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
@@ -52,9 +59,9 @@ static int record(const struct fl_walk_frame *f, void *ctx)
 		"frame %u: record ID 0x%llx, function 0x%llx, pc 0x%llx", f->index,
 		(unsigned long long)f->at->record->id, (unsigned long long)f->at->function,
 		(unsigned long long)f->pc);
-	t_check(f->regs && f->regs->at[FL_DWARF_RSP] &&
-		*(uint64_t *)f->regs->at[FL_DWARF_RSP] == f->sp,
-		"frame %u: regs' RSP is not the frame's sp", f->index);
+	t_check(f->regs && f->regs->at[T_DWARF_SP] &&
+		*(uint64_t *)f->regs->at[T_DWARF_SP] == f->sp,
+		"frame %u: regs' stack pointer is not the frame's sp", f->index);
 	if (s->n < 16) {
 		s->index[s->n] = f->index;
 		s->pc[s->n] = f->pc;

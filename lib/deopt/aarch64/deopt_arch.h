@@ -238,30 +238,48 @@ static inline bool fl_arch_unsaved_in_context(int dwarf)
 
 /*
  * Whether uc is the context the kernel gave a signal handler, as
- * arch/arm64/kernel/signal.c lays it out: uc_flags and uc_link zero,
+ * arch/arm64/kernel/signal.c lays out its signal frame (lib/dispatch/
+ * aarch64/frame.c has the whole of it): uc_flags and uc_link zero,
  * __reserved a list of records that starts with the FPSIMD one (always
- * there) and ends, within __reserved, with a zero magic.  Unlike x86-64's,
- * the frame has no pointer into itself: a copy of a signal handler's
- * context (or a getcontext one with the same records) is not told apart.
+ * there) and ends with a zero magic, and right above the frame (above the
+ * ucontext, or above an EXTRA record's area) the frame record { x29, x30 }
+ * of the interrupted code, which the handler's x29 points at.  A copy of
+ * the context or a getcontext one has the records, but not the frame
+ * record above it (their x29 and x30 are not the next 16 bytes).  Reads
+ * those 16 bytes: a context passed as a signal handler's must be one.
  */
 static inline bool fl_arch_signal_from_kernel(const ucontext_t *uc)
 {
 	const unsigned char *p = uc->uc_mcontext.__reserved;
 	size_t off = 0, room = sizeof(uc->uc_mcontext.__reserved);
+	uintptr_t above = (uintptr_t)uc + sizeof(*uc);
+	uint64_t record[2];
 
 	if (uc->uc_flags || uc->uc_link || !fl_arch_fpsimd((ucontext_t *)(uintptr_t)uc))
 		return false;
-	while (off + sizeof(struct _aarch64_ctx) <= room) {
+	for (;;) {
 		struct _aarch64_ctx h;
 
+		if (off + sizeof(h) > room)
+			return false;
 		memcpy(&h, p + off, sizeof(h));
-		if (h.magic == 0)
-			return h.size == 0;
+		if (h.magic == 0) {
+			if (h.size != 0)
+				return false;
+			break;
+		}
 		if (h.size < sizeof(h) || h.size % 16 || h.size > room - off)
 			return false;
+		if (h.magic == EXTRA_MAGIC && h.size >= sizeof(struct extra_context)) {
+			struct extra_context x;
+
+			memcpy(&x, p + off, sizeof(x));
+			above = ((uintptr_t)x.datap + x.size + 15) & ~(uintptr_t)15;
+		}
 		off += h.size;
 	}
-	return false;
+	memcpy(record, (const void *)above, sizeof(record));
+	return record[0] == uc->uc_mcontext.regs[29] && record[1] == uc->uc_mcontext.regs[30];
 }
 
 /*
