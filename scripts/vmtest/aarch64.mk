@@ -6,7 +6,7 @@
 # busybox-static, bash and libtinfo6 (downloaded and unpacked, not
 # installed), the cross-built test programs and the arm64 loader and
 # libraries they need (the loader's own --list under qemu-aarch64-static);
-# the result through the serial console and a semihosting exit call.  Every
+# the result through the serial console (its summary line), then poweroff.  Every
 # guest test prints the kernel it runs on (VMTEST_WHERE="QEMU guest"); the
 # run ends with "N passed, N failed" as the x86-64 guest's does, and fails
 # if a test failed.  Downloads, the programs and the console log
