@@ -225,8 +225,10 @@ DEOPT_USER_GC_BINS := $(foreach v,$(DEOPT_VARIANTS),$(B)/tests/gc/moved_roots_ke
 
 .PHONY: check-deopt-aarch64-user
 ifeq ($(ARCH),aarch64)
-check-deopt-aarch64-user: $(DEOPT_USER_BINS) $(DEOPT_USER_GC_BINS)
-	$(Q)$(RUN_TARGET) $(DEOPT_DIR)/run_user.sh $(DEOPT_OUT) $(B)/tests/gc
+check-deopt-aarch64-user: $(DEOPT_USER_BINS) $(DEOPT_USER_GC_BINS) $(DEOPT_OUT)/ll/widen.opt.ll \
+		$(DEOPT_OUT)/ll/range.opt.ll
+	$(Q)LLVM_READELF=$(LLVM_READELF) LLVM_OBJDUMP=$(LLVM_OBJDUMP) \
+		$(RUN_TARGET) $(DEOPT_DIR)/run_user.sh $(DEOPT_OUT) $(B)/tests/gc
 else
 check-deopt-aarch64-user:
 	$(Q)$(MAKE) --no-print-directory ARCH=aarch64 check-deopt-aarch64-user

@@ -13,6 +13,7 @@ gc=$2
 rounds=${DEOPT_USER_ROUNDS:-2000}
 TIMEOUT=${DEOPT_TEST_TIMEOUT:-900}
 
+t_run "$TIMEOUT" "$(dirname "$0")/widened_once.sh" "$deopt/ll"
 for t in widening_matches_unoptimized returns_every_type \
 	deopt_values_every_kind_and_size_nopie deopt_values_every_kind_and_size_pie \
 	deopt_values_every_kind_and_size_shared deopt_in_a_signal_handler \
@@ -28,7 +29,6 @@ t_run "$TIMEOUT" "$gc/walk_refuses_bad_input"
 
 cat <<'NOT'
 not run under qemu-user:
-  widened_once.sh: counts x86-64 compares in the widened code (not yet for AArch64)
   deopt_left_by_longjmp_keeps_memory_flat: under qemu-aarch64-static every
     deoptimization grows RSS by about 8 KiB, returned ones too (x86-64 under
     qemu-x86_64-static stays flat): to be measured in the arm64 guest

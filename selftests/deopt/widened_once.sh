@@ -9,7 +9,10 @@
 # its pair `i + 3 u< len` and `i u< len`; the object has one stack map
 # record and one call of __llvm_deoptimize; and its code checks that many
 # times, no more: one compare and one conditional branch for widen, two of
-# each for range, where the unwidened code had four.
+# each for range, where the unwidened code had four.  The objects may be
+# x86-64's or AArch64's (their ELF header says which): on AArch64 a
+# compare is cmp, cmn or tst, a conditional branch b.COND, and cbz, cbnz,
+# tbz and tbnz are both.
 set -u
 dir=$1
 readelf=${LLVM_READELF:-llvm-readelf-14}
@@ -33,14 +36,27 @@ for name in widen range; do
 	first=$(grep -c '@llvm.experimental.deoptimize.isVoid() \[ "deopt"(i32 0,' "$ll")
 	branches=$(grep -c 'br i1 %wide.chk2, label %guarded, label %deopt' "$ll")
 	records=$("$readelf" --stackmap "$obj" | sed -n 's/^Num Records: //p')
-	calls=$("$objdump" -dr "$obj" | grep -c 'R_X86_64_PLT32	__llvm_deoptimize\|R_X86_64_PC32	__llvm_deoptimize')
+	if "$readelf" -h "$obj" | grep -q 'Machine:.*AArch64'; then
+		call_relocs='R_AARCH64_CALL26	__llvm_deoptimize\|R_AARCH64_JUMP26	__llvm_deoptimize'
+		call_insn='__llvm_deoptimize'
+		compare_re='\s(cmp|cmn|tst|cbn?z|tbn?z)\s'
+		jcc_re='\s(b\.[a-z]+|cbn?z|tbn?z)\s'
+		jmp_re='^$'
+	else
+		call_relocs='R_X86_64_PLT32	__llvm_deoptimize\|R_X86_64_PC32	__llvm_deoptimize'
+		call_insn='call'
+		compare_re='\s(cmp|test)[bwlq]?\s'
+		jcc_re='\sj[a-z]+\s'
+		jmp_re='\sjmp[q]?\s'
+	fi
+	calls=$("$objdump" -dr "$obj" | grep -c "$call_relocs")
 	cond=$(grep -c -- "${!cond_var}" "$ll")
 	c3=$(grep -c -- '%c3 = icmp ult i32 %i3, %len$' "$ll")
 	c0=$(grep -c -- '%c0 = icmp ult i32 %i, %len$' "$ll")
 	# The function's code up to the call: its compares and conditional jumps.
-	code=$("$objdump" -d --no-show-raw-insn "$obj" | sed -n '/^[0-9a-f]* <[a-z]*>:$/,/call/p')
-	compares=$(grep -cE '\s(cmp|test)[bwlq]?\s' <<<"$code")
-	jccs=$(grep -E '\sj[a-z]+\s' <<<"$code" | grep -vcE '\sjmp[q]?\s')
+	code=$("$objdump" -dr --no-show-raw-insn "$obj" | sed -n "/^[0-9a-f]* <[a-z]*>:\$/,/$call_insn/p")
+	compares=$(grep -cE "$compare_re" <<<"$code")
+	jccs=$(grep -E "$jcc_re" <<<"$code" | grep -vcE "$jmp_re")
 	[ "$guards" = 0 ] || bad "$name: $guards guards left"
 	[ "$cond" = 1 ] || bad "$name: the branch's condition is not the widened one (${!cond_var})"
 	[ "$name" = widen ] || [ "$c3$c0" = 11 ] || bad "$name: the widened condition is not i + 3 u< len and i u< len"
