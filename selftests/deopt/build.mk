@@ -221,7 +221,7 @@ DEOPT_USER_BINS := $(DEOPT_OUT)/widening_matches_unoptimized $(DEOPT_RETURNS_BIN
 	$(DEOPT_OUT)/eh_frame_checked_before_registration
 # selftests/gc's (its build.mk, read after this one, has their rules).
 DEOPT_USER_GC_BINS := $(foreach v,$(DEOPT_VARIANTS),$(B)/tests/gc/moved_roots_keep_results_$(v)) \
-	$(B)/tests/gc/walk_refuses_bad_input
+	$(B)/tests/gc/walk_refuses_bad_input $(B)/tests/gc/signal_frame_is_the_context
 
 .PHONY: check-deopt-aarch64-user
 ifeq ($(ARCH),aarch64)

@@ -26,6 +26,7 @@ for v in O0_stack O1_stack O2_stack O3_stack O0_reg O1_reg O2_reg O3_reg; do
 	t_run "$TIMEOUT" "$gc/moved_roots_keep_results_$v" "$v"
 done
 t_run "$TIMEOUT" "$gc/walk_refuses_bad_input"
+t_run "$TIMEOUT" "$gc/signal_frame_is_the_context"
 
 cat <<'NOT'
 not run under qemu-user:
@@ -36,7 +37,7 @@ not run under qemu-user:
     libraries (llvm-14-dev:arm64), not installed
   deopt_left_by_exception_keeps_memory_flat, cxx_exceptions_stay_with_libgcc_s:
     need an AArch64 C++ compiler (g++-aarch64-linux-gnu), not installed
-  walk_ends_at_a_frame_it_cannot_step_out_of, walk_gives_up_past_max_frames,
-    signal_frame_is_the_context: x86-64 code and registers (not yet for AArch64)
+  walk_ends_at_a_frame_it_cannot_step_out_of, walk_gives_up_past_max_frames:
+    hand-made x86-64 JIT code (not yet for AArch64)
 NOT
 t_summary check-deopt-aarch64-user

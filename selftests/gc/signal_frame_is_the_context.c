@@ -39,6 +39,25 @@ static const struct {
 	{ "-O2", load_after_stackmap_O2 }, { "-O3", load_after_stackmap_O3 },
 };
 
+/*
+ * The interrupted pc, and the registers every first frame from a signal
+ * context must know: x86-64's rax..r15 and xmm0..xmm15, AArch64's x0..x30
+ * and v0..v31.
+ */
+#if defined(__aarch64__)
+#define UC_PC(uc) ((uint64_t)(uc)->uc_mcontext.pc)
+#define GREG_FIRST FL_DWARF_A64_X0
+#define GREG_LAST (FL_DWARF_A64_LR)
+#define VREG_FIRST FL_DWARF_A64_V0
+#define VREG_LAST (FL_DWARF_A64_V0 + 31)
+#else
+#define UC_PC(uc) ((uint64_t)(uc)->uc_mcontext.gregs[REG_RIP])
+#define GREG_FIRST FL_DWARF_RAX
+#define GREG_LAST FL_DWARF_R15
+#define VREG_FIRST FL_DWARF_XMM0
+#define VREG_LAST (FL_DWARF_XMM0 + 15)
+#endif
+
 #define K 5
 static int64_t cell = 1000;
 static volatile sig_atomic_t faults;
@@ -51,15 +70,15 @@ static int fix_pointer(const struct fl_walk_frame *f, void *uc)
 
 	t_check(f->index == 0, "the first frame yielded is frame %u, not the interrupted one",
 		f->index);
-	t_check(f->pc == (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP],
+	t_check(f->pc == UC_PC((ucontext_t *)uc),
 		"frame 0 at 0x%llx, not at the interrupted instruction",
 		(unsigned long long)f->pc);
 	t_check(r->id == 77 && r->num_locations == 2, "record ID %llu, %u locations",
 		(unsigned long long)r->id, r->num_locations);
-	for (int reg = FL_DWARF_RAX; reg <= FL_DWARF_R15; reg++)
+	for (int reg = GREG_FIRST; reg <= GREG_LAST; reg++)
 		t_check(f->regs->at[reg], "register %d unknown in the interrupted frame", reg);
-	t_check(f->regs->at[FL_DWARF_XMM0] && f->regs->at[FL_DWARF_XMM0 + 15],
-		"xmm0..xmm15 unknown in the interrupted frame");
+	t_check(f->regs->at[VREG_FIRST] && f->regs->at[VREG_LAST],
+		"the vector registers unknown in the interrupted frame");
 	err = fl_location_read(f->regs, &r->locations[0], &p);
 	t_check(err == 0 && p == 0, "the pointer: %d, 0x%llx (not the null one)", err,
 		(unsigned long long)p);
