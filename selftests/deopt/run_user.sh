@@ -32,7 +32,11 @@ cat <<'NOT'
 not run under qemu-user:
   deopt_left_by_longjmp_keeps_memory_flat: under qemu-aarch64-static every
     deoptimization grows RSS by about 8 KiB, returned ones too (x86-64 under
-    qemu-x86_64-static stays flat): to be measured in the arm64 guest
+    qemu-x86_64-static stays flat): the check that the frame has unwind
+    information (unw_get_proc_info_by_ip) of Debian's arm64 libunwind reads
+    /proc/self/maps and maps the program's file each time (its .debug_frame
+    search), and qemu keeps what it tracks of each new address; to be
+    measured in the arm64 guest
   deopt_from_mcjit_code, moved_roots_in_mcjit_code: need LLVM 14's arm64
     libraries (llvm-14-dev:arm64), not installed
   deopt_left_by_exception_keeps_memory_flat, cxx_exceptions_stay_with_libgcc_s:
