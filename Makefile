@@ -202,12 +202,13 @@ check-san: | deps
 		check-discovery check-jit check-stress
 
 # AArch64 on this machine, under qemu-user (scripts/qemu-user.sh): the
-# cross build (make ARCH=aarch64), its unit tests, and its faultline on
+# cross build (make ARCH=aarch64), its unit tests, its deoptimization and
+# stack walk suites (check-deopt-aarch64-user), and its faultline on
 # both corpora.  What qemu-user cannot run (userfaultfd, bpf, perf, code
 # changes: DC/IC do nothing there) is the arm64 guest's.
 .PHONY: check-aarch64-user
 check-aarch64-user: | deps
-	$(Q)$(MAKE) --no-print-directory ARCH=aarch64 all check-unit check-conformance
+	$(Q)$(MAKE) --no-print-directory ARCH=aarch64 all check-unit check-conformance check-deopt-aarch64-user
 
 CHECKS := check-layers check-unit check-cli check-docs check-codegen check-install check-conformance check-aarch64-user check-healable check-discovery \
 	check-shim check-jit check-region check-patch check-points check-heal check-deopt check-seen check-gc check-runtimes check-stress check-stress-tsan \

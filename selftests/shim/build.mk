@@ -17,13 +17,26 @@
 # program's way.
 #
 #   make check-shim [SHIM_FILTER=substring-of-test-names]
+#
+# The programs' architecture part is SHIM_DIR/ARCH/shim_arch.h (probes, a
+# trap, the context's registers, the kernel's frame).  make ARCH=aarch64
+# check-shim builds the suite for AArch64 and runs it under qemu-user; it
+# is not in make check yet: 155 of 185 pass there, the rest are qemu-user's
+# own (it cannot block signals 9 and 19 as the kernel does, nor 63 and 64,
+# has no SS_AUTODISARM, and is a threaded process: unshare(CLONE_NEWUSER)
+# refuses) or AArch64's still to do (no FaultingLoadStore on AArch64; how
+# the shim reads back SA_RESTORER, which AArch64's glibc never asks for).
 
 SHIM_DIR := selftests/shim
 SHIM_OUT := $(B)/tests/shim
 SHIM_LLC_FLAGS := -O2 -mtriple=$(ARCH)-unknown-linux-gnu -filetype=obj
-SHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -I$(SHIM_DIR)
+# SHIM_DIR/ARCH/shim_arch.h: the test programs' architecture part.
+SHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -I$(SHIM_DIR) -I$(SHIM_DIR)/$(ARCH)
 SHIM_GNU := $(CC) -fuse-ld=bfd
-SHIM_LLD := $(CC) -fuse-ld=lld
+# lld through clang for another architecture (a cross gcc finds no ld.lld).
+SHIM_LLD_x86_64 := $(CC) -fuse-ld=lld
+SHIM_LLD_aarch64 := $(if $(CROSS),$(CLANG) --target=aarch64-linux-gnu,$(CC)) -fuse-ld=lld
+SHIM_LLD := $(SHIM_LLD_$(ARCH))
 SHIM_NOTEXT := -Wl,-z,notext
 SHIM_RPATH := -Wl,-rpath,'$$ORIGIN'
 SHIM_FILTER ?=
@@ -139,4 +152,4 @@ $(SHIM_OUT)/shim_test: $(SHIM_OUT)/obj/shim_test.o
 
 .PHONY: check-shim
 check-shim: $(PRELOAD_SO) $(SHIM_BINS)
-	$(Q)$(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP) $(SHIM_FILTER)
+	$(Q)$(RUN_TARGET) $(SHIM_OUT)/shim_test $(PRELOAD_SO) $(SHIM_OUT) $(LLVM_OBJDUMP) $(SHIM_FILTER)

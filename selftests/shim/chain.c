@@ -41,29 +41,18 @@
 #include <sys/ucontext.h>
 #include <unistd.h>
 
+#include "shim_arch.h"
 #include "sites.h"
 #include "truncated.h"
 
 /* libchainctor.so calls this from its constructor (see chainctor.c). */
 extern void (*chain_ctor_hook)(int argc, char **argv);
 
-/*
- * probe_load(p) returns *p, probe_store(p, x) stores x; a handler that
- * finds RIP at one of them resumes at the matching *_end label (the ret),
- * with RAX = 42 for a load.
- */
+/* The probes (shim_arch.h): a load and a store a handler can step over. */
 int probe_load(const volatile int *p);
 void probe_store(volatile int *p, int x);
 extern const char probe_load_end[], probe_store_end[];
-__asm__(".text\n"
-	".globl probe_load\n.type probe_load,@function\n"
-	"probe_load:\n\tmovl (%rdi), %eax\n"
-	".globl probe_load_end\nprobe_load_end:\n\tret\n"
-	".size probe_load, .-probe_load\n"
-	".globl probe_store\n.type probe_store,@function\n"
-	"probe_store:\n\tmovl %esi, (%rdi)\n"
-	".globl probe_store_end\nprobe_store_end:\n\tret\n"
-	".size probe_store, .-probe_store\n");
+__asm__(SHIM_PROBES_ASM);
 
 /* ------------------------------------------------------------------------
  * What handlers saw
@@ -117,38 +106,21 @@ static uint64_t mask_bits(const sigset_t *set)
 	return bits;
 }
 
-/*
- * The kernel's x86-64 frame below top (get_sigframe: the xsave area
- * rounded down to 64 bytes, then struct rt_sigframe, 440 bytes, at
- * round_down(sp, 16) - 8; its ucontext 8 bytes in): where the ucontext
- * is.  The xsave area's size is the extended_size of its software
- * bytes, or 512 without xsave.
- */
-static uintptr_t kernel_uc_below(uintptr_t top, const ucontext_t *uc)
-{
-	uint32_t sw[2];
-	uintptr_t fp;
-
-	memcpy(sw, (const char *)uc->uc_mcontext.fpregs + 464, sizeof(sw));
-	fp = (top - (sw[0] == 0x46505853u ? sw[1] : 512)) & ~(uintptr_t)63;
-	return ((fp - 440) & ~(uintptr_t)15);
-}
-
 static void note_frame(struct rec *r, const siginfo_t *si, const ucontext_t *uc,
 		       const char *local)
 {
 	uintptr_t at = (uintptr_t)uc;
 
 	r->has_frame = 1;
-	if (at == kernel_uc_below((uintptr_t)alt + sizeof(alt), uc))
+	if (at == shim_kernel_uc_below((uintptr_t)alt + sizeof(alt), uc))
 		r->frame_at = "alt-top";
-	else if (at == kernel_uc_below((uintptr_t)uc->uc_mcontext.gregs[REG_RSP] - 128, uc))
+	else if (at == shim_kernel_uc_below(shim_uc_sp(uc) - SHIM_RED_ZONE, uc))
 		r->frame_at = "below-sp";
 	else
 		r->frame_at = "elsewhere";
 	r->local_below_uc = (intptr_t)(at - (uintptr_t)local);
 	r->si_above_uc = si ? (intptr_t)((uintptr_t)si - at) : 0;
-	r->fp_above_uc = (intptr_t)((uintptr_t)uc->uc_mcontext.fpregs - at);
+	r->fp_above_uc = shim_uc_fp_offset(uc);
 }
 
 /* Signal context: only syscalls and stores. */
@@ -182,9 +154,9 @@ static struct rec *note(int sig, siginfo_t *si, void *ucv)
 		r->value = si->si_value.sival_int;
 	}
 	if (uc) {
-		r->rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-		r->err_write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
-		r->trapno = (int)uc->uc_mcontext.gregs[REG_TRAPNO];
+		r->rip = shim_uc_pc(uc);
+		r->err_write = shim_uc_wrote(uc);
+		r->trapno = shim_uc_trapno(uc);
 		r->uc_mask = mask_bits(&uc->uc_sigmask);
 		note_frame(r, si, uc, &local);
 	}
@@ -280,13 +252,12 @@ static void h_plain_jmp(int sig)
 static void skip_probe(void *ucv)
 {
 	ucontext_t *uc = ucv;
-	greg_t *g = uc->uc_mcontext.gregs;
 
-	if (g[REG_RIP] == (greg_t)(uintptr_t)probe_load) {
-		g[REG_RIP] = (greg_t)(uintptr_t)probe_load_end;
-		g[REG_RAX] = 42;
-	} else if (g[REG_RIP] == (greg_t)(uintptr_t)probe_store) {
-		g[REG_RIP] = (greg_t)(uintptr_t)probe_store_end;
+	if (shim_uc_pc(uc) == (uintptr_t)probe_load) {
+		shim_uc_set_pc(uc, (uintptr_t)probe_load_end);
+		shim_uc_set_return(uc, 42);
+	} else if (shim_uc_pc(uc) == (uintptr_t)probe_store) {
+		shim_uc_set_pc(uc, (uintptr_t)probe_store_end);
 	}
 }
 
@@ -956,6 +927,8 @@ static void h_outer(int sig, siginfo_t *si, void *ucv)
 			outer_intact[2] = 0;
 	recs[mine].value = v;
 	skip_probe(uc);
+	if (sig == SIGTRAP)
+		shim_after_trap(uc);
 	depth--;
 }
 
@@ -994,7 +967,7 @@ static void i_nested_trap_segv(void)
 static int r_nested_sigsegv_in_sigtrap_handler_leaves_outer_frame_intact(void)
 {
 	nested_at = NULL;
-	__asm__ volatile("int3");
+	SHIM_TRAP();
 	printf("after the int3\n");
 	print_outer();
 	null_checks();
@@ -1011,9 +984,13 @@ static int r_nested_sigsegv_in_sigtrap_handler_leaves_outer_frame_intact(void)
 static volatile int in_trap, usr1_wrong;
 static volatile int sending;
 
-static void h_trap_count(int sig)
+/* Its context only with SHIM_TRAP_FLAGS' SA_SIGINFO (where a trap must be stepped over). */
+static void h_trap_count(int sig, siginfo_t *si, void *ucv)
 {
 	(void)sig;
+	(void)si;
+	if (SHIM_TRAP_FLAGS & SA_SIGINFO)
+		shim_after_trap(ucv);
 	in_trap = 1;
 	for (volatile int i = 0; i < 20; i++)
 		;
@@ -1023,7 +1000,7 @@ static void h_trap_count(int sig)
 static void h_usr1_check(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t sp = shim_uc_sp(uc);
 
 	(void)sig;
 	(void)si;
@@ -1045,7 +1022,7 @@ static void i_trap_mask(void)
 	static const int usr1[] = { SIGUSR1, 0 };
 
 	use_altstack();
-	set_action(SIGTRAP, h_trap_count, 0, usr1);
+	set_action(SIGTRAP, h_trap_count, SHIM_TRAP_FLAGS, usr1);
 	set_action(SIGUSR1, h_usr1_check, SA_SIGINFO | SA_RESTART, NULL);
 }
 
@@ -1059,7 +1036,7 @@ static int r_sigtrap_handler_sa_mask_holds_from_delivery(void)
 	if (pthread_create(&sender, NULL, send_usr1, &self) != 0)
 		return 3;
 	for (int i = 0; i < traps; i++)
-		__asm__ volatile("int3");
+		SHIM_TRAP();
 	sending = 0;
 	pthread_join(sender, NULL);
 	printf("%d traps; SIGUSR1 inside the SIGTRAP handler or on the alternate stack: %d\n",
