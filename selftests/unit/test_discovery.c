@@ -814,11 +814,14 @@ END_TEST
  * Files and hostile input
  */
 
-/* Writes an image to path (a mkstemp template, filled in when it ends in X). */
+/*
+ * Writes an image to path: a mkstemp template, filled in, when it ends in
+ * XXXXXX, else the file mkstemp made before (whose name may end in an X).
+ */
 static void write_image(char *path, const struct img *im)
 {
 	size_t n = strlen(path);
-	int fd = n && path[n - 1] == 'X' ? mkstemp(path) :
+	int fd = n >= 6 && !strcmp(path + n - 6, "XXXXXX") ? mkstemp(path) :
 		 open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
 	ck_assert_msg(fd >= 0, "writing the image to %s: %s", path, strerror(errno));
